@@ -1,0 +1,142 @@
+//! The one table of thresholds, each with its source.
+//!
+//! Every verdict in gpufeed compares a measured figure with a constant from this module;
+//! no other crate holds a threshold literal. Each constant is declared once, through the
+//! `thresholds!` macro, which also puts it into [`TABLE`] together with its unit, what it
+//! means and where it comes from, so the table printed in reports and the value used in code
+//! cannot drift apart.
+//!
+//! Sources are cited as in `research/gpu-tools.md` and `research/myxtts.md`. Where a value
+//! is gpufeed's own judgement, the source says so and gives the reasoning.
+
+use serde::Serialize;
+
+/// One row of the thresholds table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Threshold {
+    /// The constant's name in this module.
+    pub name: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// Unit of `value` (`%`, `pp` for percentage points, `ratio`, `z`, ...).
+    pub unit: &'static str,
+    /// What crossing it means.
+    pub meaning: &'static str,
+    /// Where the value comes from.
+    pub source: &'static str,
+}
+
+macro_rules! thresholds {
+    ($( $(#[$doc:meta])* $name:ident = $value:expr, $unit:expr, $meaning:expr, $source:expr; )*) => {
+        $( $(#[$doc])* pub const $name: f64 = $value; )*
+        /// Every threshold of gpufeed, in declaration order.
+        pub const TABLE: &[Threshold] = &[
+            $( Threshold {
+                name: stringify!($name),
+                value: $name,
+                unit: $unit,
+                meaning: $meaning,
+                source: $source,
+            }, )*
+        ];
+    };
+}
+
+thresholds! {
+    /// A utilisation sample below this is idle.
+    IDLE_UTIL_PCT = 10.0, "%",
+        "a utilisation sample below this counts as idle",
+        "SageMaker Debugger LowGPUUtilization rule: p5 < 10 % marks the GPU as idle part of the time (smdebug rule docs)";
+    /// A utilisation sample at or above this is busy.
+    BUSY_UTIL_PCT = 80.0, "%",
+        "a utilisation sample at or above this counts as busy",
+        "DCGM feature overview: SM activity >= 0.8 is necessary (not sufficient) for effective use; applied here to the duty-cycle reading, which can only overstate activity";
+    /// Mean utilisation below this is starved.
+    STARVED_MEAN_UTIL_PCT = 50.0, "%",
+        "mean utilisation below this, without a cycle or bursts, is `starved`",
+        "Nsight Systems gpu_time_util rule (< 50 %) and torch_tb_profiler low-utilisation flag (< 0.5)";
+    /// A p95 below the idle level means the GPU hardly works at all.
+    IDLE_P95_UTIL_PCT = 10.0, "%",
+        "p95 utilisation below this is `idle`: the GPU is idle at least 95 % of the time",
+        "same idle level as IDLE_UTIL_PCT (SageMaker p5 < 10 %), applied to the p95";
+    /// Swing (p95 - p5) at or above this is large.
+    SWING_LARGE_PP = 20.0, "pp",
+        "p95 - p5 at or above this is a large swing (needed for `oscillating` and `bursty`)",
+        "gpufeed judgement: SageMaker's fluctuation test (p95 > 70 and p5 < 10) needs a 60 pp swing and misses a GPU swinging 2-40 %, the pattern the seeds reported; 20 pp is a fifth of the scale, far above nvidia-smi's 1 % reading resolution";
+    /// Idle time share from which irregular idle gaps make the run `bursty`.
+    BURSTY_IDLE_FRACTION = 0.05, "ratio",
+        "idle share of time at or above this, in two or more gaps without a cycle, is `bursty`",
+        "TF Profiler input-pipeline analyzer: waiting >= 5 % of step time is moderately input-bound (op_stats_to_input_pipeline_analysis.cc)";
+    /// Idle gaps needed for `bursty`.
+    BURSTY_MIN_GAPS = 2.0, "count",
+        "number of idle gaps needed for `bursty` (one gap is a pause, not a pattern)",
+        "gpufeed judgement";
+    /// Minimum autocorrelation at the period lag.
+    PERIOD_MIN_STRENGTH = 0.3, "r",
+        "autocorrelation at the period lag must reach this for a period to be reported",
+        "the seeds' cyclic-pattern threshold (MyXTTS enhanced_gpu_profiler, research/myxtts.md section 1.2); kept because weaker peaks of smooth, non-periodic signals (AR(1) with phi 0.99) otherwise pass the significance bounds";
+    /// Family-wise false-alarm rate of the white-noise bound.
+    PERIOD_ALPHA = 0.05, "probability",
+        "family-wise false-alarm rate for white noise over all lags tested (Bonferroni)",
+        "conventional 5 % level; the bound is z(1 - alpha / 2K) / sqrt(n) with K lags (Box, Jenkins & Reinsel, Time Series Analysis, ch. 2)";
+    /// z for the per-lag Bartlett bound.
+    PERIOD_BARTLETT_Z = 1.96, "z",
+        "a period's autocorrelation must exceed this many Bartlett standard errors",
+        "Bartlett's formula se(k) = sqrt((1 + 2 sum_{j<k} r_j^2) / n), 95 % two-sided, as statsmodels plot_acf draws it; it rejects slow trends and steps whose early lags are all large";
+    /// A peak within this fraction of the best one is preferred if its lag is shorter.
+    PERIOD_FUNDAMENTAL_RATIO = 0.9, "ratio",
+        "the shortest lag whose peak reaches this fraction of the highest peak is the period (the others are its multiples)",
+        "gpufeed judgement, as in autocorrelation pitch trackers that pick the first peak near the maximum rather than a multiple";
+    /// Modified Z-score above which a value is an outlier.
+    OUTLIER_MODIFIED_Z = 3.5, "z",
+        "a value whose modified Z-score exceeds this is an outlier",
+        "Iglewicz & Hoaglin (1993), How to Detect and Handle Outliers; hyperfine uses the same score";
+    /// Coefficient of variation of step times from which a run is `unstable`.
+    STEP_CV_UNSTABLE = 0.2, "ratio",
+        "step-time cv at or above this, without a cycle, is `unstable`",
+        "MyXTTS docs targets: batch-time variation < 20 % is good, 20-50 % acceptable, > 50 % bad (research/myxtts.md section 1.15)";
+    /// Coefficient of variation of step times from which a cycle matters.
+    STEP_CV_OSCILLATING = 0.05, "ratio",
+        "step-time cv at or above this, with a period, is `oscillating`; below it the cycle is reported but harmless",
+        "gpufeed judgement, on the scale of TF Profiler's 5 % moderately-input-bound floor";
+    /// TF Profiler: input time share that is moderately input-bound.
+    INPUT_BOUND_MODERATE = 0.05, "ratio",
+        "data wait + host-to-device copy at or above this share of the step is moderately input-bound",
+        "TF Profiler input-pipeline analyzer (op_stats_to_input_pipeline_analysis.cc)";
+    /// TF Profiler: input time share that is highly input-bound.
+    INPUT_BOUND_HIGH = 0.20, "ratio",
+        "data wait + host-to-device copy at or above this share of the step is highly input-bound",
+        "TF Profiler input-pipeline analyzer (op_stats_to_input_pipeline_analysis.cc)";
+    /// DCGM: SM activity below this is likely ineffective.
+    SM_ACTIVE_INEFFECTIVE = 0.5, "ratio",
+        "SM activity below this likely means ineffective GPU use",
+        "DCGM feature overview, DCGM_FI_PROF_SM_ACTIVE";
+    /// DCGM: SM activity needed for effective use.
+    SM_ACTIVE_EFFECTIVE = 0.8, "ratio",
+        "SM activity of at least this is necessary, not sufficient, for effective GPU use",
+        "DCGM feature overview, DCGM_FI_PROF_SM_ACTIVE";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_are_unique_and_sourced() {
+        let mut names: Vec<_> = TABLE.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len());
+        for t in TABLE {
+            assert!(!t.source.is_empty() && !t.meaning.is_empty(), "{}", t.name);
+            assert!(t.value.is_finite(), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn table_carries_the_constants() {
+        let find = |n: &str| TABLE.iter().find(|t| t.name == n).map(|t| t.value);
+        assert_eq!(find("IDLE_UTIL_PCT"), Some(IDLE_UTIL_PCT));
+        assert_eq!(find("INPUT_BOUND_HIGH"), Some(INPUT_BOUND_HIGH));
+    }
+}

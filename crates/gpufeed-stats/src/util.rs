@@ -1,0 +1,284 @@
+//! Utilisation analysis: how much of the time the GPU works, how it idles, and in what
+//! pattern.
+//!
+//! Input is one GPU's utilisation in percent, sampled at a fixed interval (the readers
+//! derive it from the timestamps with [`sampling_interval`]).
+//!
+//! # Figures
+//! - `idle_fraction`: share of samples below [`IDLE_UTIL_PCT`];
+//! - `busy_fraction`: share of samples at or above [`BUSY_UTIL_PCT`];
+//! - idle gaps: maximal runs of consecutive idle samples; a run of `k` samples lasts
+//!   `k × interval` seconds (a run cut by the start or end of the log counts with the part
+//!   that was seen);
+//! - `swing`: p95 - p5 in percentage points;
+//! - the dominant period from [`detect_period`], in seconds.
+//!
+//! # Verdict (first rule that holds)
+//! 1. `idle`: p95 < [`IDLE_P95_UTIL_PCT`]: the GPU is idle at least 95 % of the time.
+//! 2. `oscillating`: a significant period (see [`crate::periodicity`]) **and**
+//!    swing >= [`SWING_LARGE_PP`]: the GPU alternates between work and waiting in a cycle,
+//!    the signature of a data pipeline that delivers in bursts (e.g. too few workers).
+//! 3. `bursty`: no period, but at least [`BURSTY_MIN_GAPS`] idle gaps covering at least
+//!    [`BURSTY_IDLE_FRACTION`] of the time, **and** swing >= [`SWING_LARGE_PP`]: irregular
+//!    stalls (storage hiccups, garbage collection, uneven batch sizes).
+//! 4. `starved`: mean < [`STARVED_MEAN_UTIL_PCT`]: steadily under-used, e.g. a model too
+//!    small for the GPU or a pipeline that is slow but even.
+//! 5. `stable`: well fed.
+//!
+//! ```
+//! use gpufeed_stats::util::{analyze_util, UtilVerdict};
+//! let square: Vec<f64> = (0..600).map(|i| if i % 15 < 7 { 40.0 } else { 2.0 }).collect();
+//! let a = analyze_util(&square, 0.1).unwrap();
+//! assert_eq!(a.verdict, UtilVerdict::Oscillating);
+//! assert!((a.period_s.unwrap() - 1.5).abs() < 0.05);
+//! ```
+
+use serde::Serialize;
+
+use crate::periodicity::{Periodicity, detect_period};
+use crate::summary::{Summary, percentile_sorted, summarize};
+use crate::thresholds::{
+    BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, IDLE_P95_UTIL_PCT, IDLE_UTIL_PCT,
+    STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP,
+};
+
+/// What the utilisation pattern says about the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UtilVerdict {
+    /// Well fed.
+    Stable,
+    /// Steadily low utilisation.
+    Starved,
+    /// Utilisation swings in a cycle.
+    Oscillating,
+    /// Irregular idle gaps, no cycle.
+    Bursty,
+    /// The GPU hardly works at all.
+    Idle,
+}
+
+impl UtilVerdict {
+    /// The verdict as it appears in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stable => "stable",
+            Self::Starved => "starved",
+            Self::Oscillating => "oscillating",
+            Self::Bursty => "bursty",
+            Self::Idle => "idle",
+        }
+    }
+}
+
+/// Idle gaps: runs of consecutive samples below the idle level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IdleGaps {
+    /// Number of gaps.
+    pub count: usize,
+    /// Mean gap length in seconds (0 when there is none).
+    pub mean_s: f64,
+    /// Longest gap in seconds (0 when there is none).
+    pub max_s: f64,
+}
+
+/// Analysis of one GPU's utilisation series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct UtilAnalysis {
+    /// Summary of the percentages.
+    pub summary: Summary,
+    /// Sampling interval in seconds used to turn samples into time.
+    pub interval_s: f64,
+    /// Share of samples below [`IDLE_UTIL_PCT`].
+    pub idle_fraction: f64,
+    /// Share of samples at or above [`BUSY_UTIL_PCT`].
+    pub busy_fraction: f64,
+    /// p95 - p5, percentage points.
+    pub swing: f64,
+    /// Idle gaps.
+    pub idle_gaps: IdleGaps,
+    /// The dominant cycle, in samples.
+    pub period: Option<Periodicity>,
+    /// The dominant cycle in seconds (`period × interval_s`).
+    pub period_s: Option<f64>,
+    /// The verdict (see the module docs for the rules).
+    pub verdict: UtilVerdict,
+}
+
+/// Median of the positive differences between consecutive timestamps: the sampling
+/// interval of a log, robust to a paused logger or a clock step. `None` with fewer than two
+/// timestamps or no positive difference.
+#[must_use]
+pub fn sampling_interval(timestamps: &[f64]) -> Option<f64> {
+    let mut diffs: Vec<f64> = timestamps
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .collect();
+    if diffs.is_empty() {
+        return None;
+    }
+    diffs.sort_unstable_by(f64::total_cmp);
+    Some(percentile_sorted(&diffs, 0.5))
+}
+
+/// Idle gaps of `values` at the given idle level.
+#[must_use]
+pub fn idle_gaps(values: &[f64], idle_below: f64, interval_s: f64) -> IdleGaps {
+    let mut count = 0usize;
+    let mut total = 0usize;
+    let mut longest = 0usize;
+    let mut run = 0usize;
+    for &v in values.iter().chain(std::iter::once(&f64::INFINITY)) {
+        if v < idle_below {
+            run += 1;
+        } else if run > 0 {
+            count += 1;
+            total += run;
+            longest = longest.max(run);
+            run = 0;
+        }
+    }
+    IdleGaps {
+        count,
+        mean_s: if count == 0 {
+            0.0
+        } else {
+            total as f64 / count as f64 * interval_s
+        },
+        max_s: longest as f64 * interval_s,
+    }
+}
+
+/// Analyses one GPU's utilisation (percent) sampled every `interval_s` seconds.
+/// `None` for an empty series.
+#[must_use]
+pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
+    let summary = summarize(values)?;
+    let n = values.len() as f64;
+    let idle_fraction = values.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / n;
+    let busy_fraction = values.iter().filter(|v| **v >= BUSY_UTIL_PCT).count() as f64 / n;
+    let gaps = idle_gaps(values, IDLE_UTIL_PCT, interval_s);
+    let period = detect_period(values);
+    let swing = summary.swing();
+    let large_swing = swing >= SWING_LARGE_PP;
+    let verdict = if summary.p95 < IDLE_P95_UTIL_PCT {
+        UtilVerdict::Idle
+    } else if period.is_some() && large_swing {
+        UtilVerdict::Oscillating
+    } else if large_swing
+        && gaps.count as f64 >= BURSTY_MIN_GAPS
+        && idle_fraction >= BURSTY_IDLE_FRACTION
+    {
+        UtilVerdict::Bursty
+    } else if summary.mean < STARVED_MEAN_UTIL_PCT {
+        UtilVerdict::Starved
+    } else {
+        UtilVerdict::Stable
+    };
+    Some(UtilAnalysis {
+        summary,
+        interval_s,
+        idle_fraction,
+        busy_fraction,
+        swing,
+        idle_gaps: gaps,
+        period,
+        period_s: period.map(|p| p.period * interval_s),
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::Rng;
+
+    fn noisy(base: impl Fn(usize) -> f64, n: usize, sd: f64, seed: u64) -> Vec<f64> {
+        let mut g = Rng::new(seed);
+        (0..n)
+            .map(|i| (base(i) + sd * g.normal()).clamp(0.0, 100.0))
+            .collect()
+    }
+
+    #[test]
+    fn issue_square_wave_is_oscillating() {
+        // 2 % / 40 %, 1.5 s period, sampled every 100 ms, with noise: the acceptance case.
+        for seed in 0..5 {
+            let v = noisy(|i| if (i % 15) < 8 { 40.0 } else { 2.0 }, 600, 2.0, seed);
+            let a = analyze_util(&v, 0.1).unwrap();
+            assert_eq!(a.verdict, UtilVerdict::Oscillating, "seed {seed}: {a:?}");
+            let p = a.period_s.unwrap();
+            assert!((p - 1.5).abs() <= 0.15, "seed {seed}: period {p}");
+            assert!(a.idle_gaps.count >= 35, "{:?}", a.idle_gaps);
+            assert!((a.idle_fraction - 7.0 / 15.0).abs() < 0.1);
+        }
+    }
+
+    #[test]
+    fn well_fed_gpu_is_stable() {
+        let v = noisy(|_| 95.0, 600, 2.0, 1);
+        let a = analyze_util(&v, 0.1).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Stable);
+        assert!(a.busy_fraction > 0.99);
+        assert_eq!(a.idle_gaps.count, 0);
+    }
+
+    #[test]
+    fn steady_low_is_starved() {
+        let a = analyze_util(&noisy(|_| 30.0, 600, 3.0, 2), 0.1).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Starved);
+        assert_eq!(a.idle_fraction, 0.0);
+    }
+
+    #[test]
+    fn near_zero_is_idle() {
+        let a = analyze_util(&noisy(|_| 1.0, 300, 1.0, 3), 1.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Idle);
+    }
+
+    #[test]
+    fn irregular_gaps_are_bursty() {
+        // Busy at 90 % with idle gaps of random length at random places.
+        let mut g = Rng::new(5);
+        let mut v = Vec::new();
+        while v.len() < 1200 {
+            let busy = 20 + (g.uniform() * 200.0) as usize;
+            let idle = 3 + (g.uniform() * 40.0) as usize;
+            v.extend(std::iter::repeat_n(90.0, busy));
+            v.extend(std::iter::repeat_n(1.0, idle));
+        }
+        let a = analyze_util(&v, 0.1).unwrap();
+        assert!(a.period.is_none(), "{:?}", a.period);
+        assert_eq!(a.verdict, UtilVerdict::Bursty, "{a:?}");
+    }
+
+    #[test]
+    fn idle_gap_lengths() {
+        let v = [50.0, 0.0, 0.0, 50.0, 1.0, 50.0, 0.0, 0.0, 0.0];
+        let g = idle_gaps(&v, 10.0, 0.5);
+        assert_eq!(g.count, 3);
+        assert!((g.mean_s - 1.0).abs() < 1e-12); // (2 + 1 + 3) / 3 samples × 0.5 s
+        assert!((g.max_s - 1.5).abs() < 1e-12);
+        let none = idle_gaps(&[50.0; 4], 10.0, 0.5);
+        assert_eq!((none.count, none.mean_s, none.max_s), (0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn interval_is_the_median_step() {
+        let t = [0.0, 0.1, 0.2, 0.3, 5.0, 5.1, 5.2];
+        assert!((sampling_interval(&t).unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(sampling_interval(&[1.0]), None);
+        assert_eq!(sampling_interval(&[1.0, 1.0]), None);
+    }
+
+    #[test]
+    fn verdict_serialises_lowercase() {
+        assert_eq!(serde_json_like(UtilVerdict::Oscillating), "oscillating");
+    }
+
+    fn serde_json_like(v: UtilVerdict) -> &'static str {
+        v.as_str()
+    }
+}
