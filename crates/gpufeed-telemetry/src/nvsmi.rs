@@ -1,0 +1,558 @@
+//! Reader for `nvidia-smi --query-gpu` CSV logs.
+//!
+//! # Recording a log
+//!
+//! ```text
+//! nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv -lms 100 > gpu.csv
+//! ```
+//!
+//! samples every GPU every 100 ms (`-l 1` samples every second). The output looks like
+//!
+//! ```text
+//! timestamp, index, utilization.gpu [%], memory.used [MiB]
+//! 2026/11/21 10:00:00.123, 0, 45 %, 1234 MiB
+//! 2026/11/21 10:00:00.123, 1, 3 %, 800 MiB
+//! ```
+//!
+//! # What is read
+//!
+//! - Fields are separated by `,`; whitespace around a field is ignored. Blank lines, `\r\n`
+//!   line endings and a UTF-8 byte-order mark are fine.
+//! - **Header** (the first non-empty line, when every field is an nvidia-smi property name
+//!   such as `utilization.gpu [%]`): names are matched without case and without the
+//!   bracketed unit, in any column order. Utilisation is `utilization.gpu` (or, for logs
+//!   from other tools, `gpu_util` or `utilization`); times are `timestamp`; GPUs are told
+//!   apart by `index`, else by `uuid` or `pci.bus_id` (numbered 0, 1, ... in order of first
+//!   appearance), else everything is GPU 0. Other columns are ignored. A header without a
+//!   utilisation column is an error; a copy of the header later in the file (two logs
+//!   joined) is skipped.
+//! - **No header** (`--format=csv,noheader`): the columns are guessed from the first row.
+//!   The timestamp is the field that looks like one; utilisation is the first field ending
+//!   in `%`. Without units (`nounits`) nothing ends in `%`, so the usual order
+//!   `timestamp, index, utilization.gpu, ...` is assumed: leaving out the timestamp, the
+//!   first field that is a whole number is the GPU index and the next numeric field is
+//!   utilisation (with a single numeric field, that is utilisation and there is no index).
+//!   Record with the header when the query has another order: a wrong guess usually shows
+//!   as a utilisation outside 0..=100 %.
+//! - `nounits` values (`45`) and values with units (`45 %`) are both read.
+//! - Timestamps are `YYYY/MM/DD HH:MM:SS` with optional fractional seconds, read as naive
+//!   local time in seconds; only differences matter. Without a timestamp column the time
+//!   axis is the row number of each GPU and [`UtilTrace::has_timestamps`] is false.
+//! - Utilisation values in square brackets (nvidia-smi's `[N/A]`, `[Not Supported]`,
+//!   `[Unknown Error]`, ...) and `N/A` are skipped and counted in [`UtilTrace::skipped`];
+//!   any other value that is not a number, or outside 0..=100, is an error naming the line.
+//!   So is a row with a different number of fields than the header.
+//!
+//! The reader streams: one reused line buffer, no allocation per row, hand-written
+//! timestamp parsing. Memory is the samples themselves, 16 bytes each.
+//!
+//! ```
+//! use std::path::Path;
+//! let log = "timestamp, index, utilization.gpu [%]\n\
+//!            2026/11/21 10:00:00.100, 0, 45 %\n\
+//!            2026/11/21 10:00:00.100, 1, [N/A]\n\
+//!            2026/11/21 10:00:00.200, 0, 47 %\n";
+//! let trace = gpufeed_telemetry::nvsmi::read(log.as_bytes(), Path::new("gpu.csv")).unwrap();
+//! assert_eq!(trace.gpus[0].util, vec![45.0, 47.0]);
+//! assert!((trace.gpus[0].t[1] - trace.gpus[0].t[0] - 0.1).abs() < 1e-6);
+//! assert_eq!(trace.skipped, 1);
+//! ```
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use crate::TraceError;
+use crate::error::shown;
+use crate::lines::LineReader;
+use crate::trace::{SeriesBuilder, TraceFormat, UtilTrace};
+
+/// Reads an nvidia-smi CSV log; `path` is only used in messages.
+pub fn read(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> {
+    let mut lines = LineReader::new(reader);
+    let mut state;
+    loop {
+        let Some((n, line)) = lines.next_str(path)? else {
+            return Err(TraceError::Empty {
+                path: path.to_owned(),
+            });
+        };
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        if is_header(line) {
+            state = State::new(Layout::from_header(line, n, path)?);
+        } else {
+            state = State::new(Layout::guess(line, n, path)?);
+            state.row(n, line, path)?;
+        }
+        break;
+    }
+    while let Some((n, line)) = lines.next_str(path)? {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        state.row(n, line, path)?;
+    }
+    let has_timestamps = state.layout.time.is_some();
+    state.series.finish(
+        path,
+        TraceFormat::NvidiaSmiCsv,
+        state.skipped,
+        has_timestamps,
+    )
+}
+
+/// How GPUs are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    /// The `index` column.
+    Index(usize),
+    /// A `uuid` or `pci.bus_id` column, numbered in order of first appearance.
+    Name(usize),
+    /// Everything is GPU 0.
+    None,
+}
+
+#[derive(Debug)]
+struct Layout {
+    fields: usize,
+    util: usize,
+    time: Option<usize>,
+    key: Key,
+    /// Column names for messages: as written in the header, or the guessed role.
+    names: Vec<String>,
+    /// The header as written, to skip a copy of it later in the file.
+    header: Option<String>,
+    /// No header: the columns were guessed.
+    guessed: bool,
+}
+
+impl Layout {
+    fn from_header(line: &str, n: usize, path: &Path) -> Result<Layout, TraceError> {
+        let names: Vec<String> = line.split(',').map(|f| f.trim_ascii().to_owned()).collect();
+        let norm: Vec<String> = names
+            .iter()
+            .map(|f| property(f).to_ascii_lowercase())
+            .collect();
+        let find = |wanted: &[&str]| {
+            wanted
+                .iter()
+                .find_map(|w| norm.iter().position(|name| name == w))
+        };
+        let Some(util) = find(&["utilization.gpu"]).or_else(|| find(&["gpu_util", "utilization"]))
+        else {
+            return Err(TraceError::NoUtilColumn {
+                path: path.to_owned(),
+                line: n,
+                found: names.into_iter().filter(|s| !s.is_empty()).collect(),
+            });
+        };
+        let key = match (
+            find(&["index"]),
+            find(&["uuid", "gpu_uuid"]),
+            find(&["pci.bus_id"]),
+        ) {
+            (Some(i), _, _) => Key::Index(i),
+            (None, Some(i), _) | (None, None, Some(i)) => Key::Name(i),
+            (None, None, None) => Key::None,
+        };
+        Ok(Layout {
+            fields: names.len(),
+            util,
+            time: find(&["timestamp"]),
+            key,
+            names,
+            header: Some(line.trim_ascii().to_owned()),
+            guessed: false,
+        })
+    }
+
+    /// The layout of a file without a header, from its first row (see the module docs).
+    fn guess(line: &str, n: usize, path: &Path) -> Result<Layout, TraceError> {
+        let fields: Vec<&str> = line.split(',').map(str::trim_ascii).collect();
+        let time = fields
+            .iter()
+            .position(|f| parse_timestamp(f.as_bytes()).is_some());
+        let others = || (0..fields.len()).filter(move |&i| Some(i) != time);
+        let is_index = |i: usize| parse_index(fields[i]).is_some();
+        let percent = others().find(|&i| fields[i].ends_with('%'));
+        let (util, index) = match percent {
+            Some(u) => (u, others().find(|&i| i != u && is_index(i))),
+            None => {
+                let numeric: Vec<usize> = others()
+                    .filter(|&i| {
+                        matches!(parse_util(fields[i]), Some(Util::Value(_) | Util::Missing))
+                    })
+                    .collect();
+                match numeric.as_slice() {
+                    [first, second, ..] if is_index(*first) => (*second, Some(*first)),
+                    [first, ..] => (*first, None),
+                    [] => {
+                        return Err(TraceError::NoUtilGuess {
+                            path: path.to_owned(),
+                            line: n,
+                            values: fields.iter().map(|f| shown(f)).collect(),
+                        });
+                    }
+                }
+            }
+        };
+        let key = match index {
+            Some(i) => Key::Index(i),
+            None => others()
+                .find(|&i| i != util && (is_uuid(fields[i]) || is_bus_id(fields[i])))
+                .map_or(Key::None, Key::Name),
+        };
+        let names = (0..fields.len())
+            .map(|i| {
+                if Some(i) == time {
+                    "timestamp".to_owned()
+                } else if i == util {
+                    "utilization.gpu".to_owned()
+                } else if key == Key::Index(i) {
+                    "index".to_owned()
+                } else if key == Key::Name(i) {
+                    if is_uuid(fields[i]) {
+                        "uuid"
+                    } else {
+                        "pci.bus_id"
+                    }
+                    .to_owned()
+                } else {
+                    format!("field {}", i + 1)
+                }
+            })
+            .collect();
+        Ok(Layout {
+            fields: fields.len(),
+            util,
+            time,
+            key,
+            names,
+            header: None,
+            guessed: true,
+        })
+    }
+}
+
+struct State {
+    layout: Layout,
+    series: SeriesBuilder,
+    skipped: usize,
+    /// UUID or bus id -> GPU number, for [`Key::Name`].
+    named: HashMap<Box<str>, u32>,
+    timestamps: Timestamps,
+}
+
+impl State {
+    fn new(layout: Layout) -> State {
+        State {
+            layout,
+            series: SeriesBuilder::default(),
+            skipped: 0,
+            named: HashMap::new(),
+            timestamps: Timestamps::default(),
+        }
+    }
+
+    fn row(&mut self, n: usize, line: &str, path: &Path) -> Result<(), TraceError> {
+        let layout = &self.layout;
+        if layout.header.as_deref() == Some(line.trim_ascii()) {
+            // A copy of the header: two logs joined into one file.
+            return Ok(());
+        }
+        let time_at = layout.time.unwrap_or(usize::MAX);
+        let key_at = match layout.key {
+            Key::Index(i) | Key::Name(i) => i,
+            Key::None => usize::MAX,
+        };
+        let (mut util, mut time, mut key) = ("", "", "");
+        // A byte loop: fields are short, so this beats `str::split` (memchr per field).
+        let mut count = 0;
+        let mut start = 0;
+        let ends = line
+            .bytes()
+            .enumerate()
+            .filter_map(|(i, c)| (c == b',').then_some(i));
+        for end in ends.chain(std::iter::once(line.len())) {
+            // `start..end` lies between ASCII commas, so it is on char boundaries.
+            let field = line.get(start..end).unwrap_or_default();
+            if count == layout.util {
+                util = field;
+            } else if count == time_at {
+                time = field;
+            } else if count == key_at {
+                key = field;
+            }
+            count += 1;
+            start = end + 1;
+        }
+        if count != layout.fields {
+            return Err(TraceError::FieldCount {
+                path: path.to_owned(),
+                line: n,
+                found: count,
+                expected: layout.fields,
+                headerless: layout.guessed,
+            });
+        }
+        let gpu = match layout.key {
+            Key::Index(i) => parse_index(key).ok_or_else(|| TraceError::InvalidGpuIndex {
+                path: path.to_owned(),
+                line: n,
+                value: shown(key.trim_ascii()),
+                column: layout.names[i].clone(),
+            })?,
+            Key::Name(_) => {
+                let name = key.trim_ascii();
+                match self.named.get(name) {
+                    Some(&g) => g,
+                    None => {
+                        // At most one name per row, so the count fits a u32 for any file
+                        // this reader can hold in memory.
+                        let g = u32::try_from(self.named.len()).unwrap_or(u32::MAX);
+                        self.named.insert(name.into(), g);
+                        g
+                    }
+                }
+            }
+            Key::None => 0,
+        };
+        let slot = self.series.slot(gpu);
+        let row = self.series.tick(slot);
+        let layout = &self.layout;
+        let value = match parse_util(util) {
+            Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => v,
+            Some(Util::Value(v)) => {
+                return Err(TraceError::UtilOutOfRange {
+                    path: path.to_owned(),
+                    line: n,
+                    value: v,
+                    column: layout.names[layout.util].clone(),
+                    guessed: layout.guessed,
+                });
+            }
+            Some(Util::Missing) => {
+                self.skipped += 1;
+                return Ok(());
+            }
+            None => {
+                return Err(TraceError::NotANumber {
+                    path: path.to_owned(),
+                    line: n,
+                    value: shown(util.trim_ascii()),
+                    column: Some(layout.names[layout.util].clone()),
+                });
+            }
+        };
+        let t = match layout.time {
+            Some(i) => self.timestamps.parse(time.as_bytes()).ok_or_else(|| {
+                TraceError::InvalidTimestamp {
+                    path: path.to_owned(),
+                    line: n,
+                    value: shown(time.trim_ascii()),
+                    column: layout.names[i].clone(),
+                }
+            })?,
+            None => row as f64,
+        };
+        self.series.push(slot, t, value);
+        Ok(())
+    }
+}
+
+enum Util {
+    Value(f64),
+    /// `[N/A]` and the like.
+    Missing,
+}
+
+/// A utilisation field: `45`, `45 %`, `45.5`, or a missing marker. `None`: not a number.
+#[inline]
+fn parse_util(field: &str) -> Option<Util> {
+    let f = field.trim_ascii();
+    let f = f.strip_suffix('%').map_or(f, str::trim_ascii_end);
+    let b = f.as_bytes();
+    // Fast path: nvidia-smi writes whole percentages.
+    if !b.is_empty() && b.len() <= 3 && b.iter().all(u8::is_ascii_digit) {
+        let v = b.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
+        return Some(Util::Value(f64::from(v)));
+    }
+    if (f.starts_with('[') && f.ends_with(']')) || f.eq_ignore_ascii_case("n/a") {
+        return Some(Util::Missing);
+    }
+    f.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Util::Value)
+}
+
+/// A GPU index: a whole number.
+#[inline]
+fn parse_index(field: &str) -> Option<u32> {
+    let b = field.trim_ascii().as_bytes();
+    if b.is_empty() || b.len() > 9 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0')))
+}
+
+fn is_uuid(field: &str) -> bool {
+    field.len() > 4 && (field.starts_with("GPU-") || field.starts_with("MIG-"))
+}
+
+/// `00000000:01:00.0`
+fn is_bus_id(field: &str) -> bool {
+    let parts: Vec<&str> = field.split([':', '.']).collect();
+    parts.len() == 4
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Whether every field of `line` is an nvidia-smi property name such as `index` or
+/// `utilization.gpu [%]` (empty fields aside), so that the line is a header.
+fn is_header(line: &str) -> bool {
+    let mut names = 0;
+    for field in line.split(',') {
+        let field = field.trim_ascii();
+        if field.is_empty() {
+            continue;
+        }
+        let name = property(field);
+        if name.len() == field.len() && field.contains(['[', ']']) {
+            return false;
+        }
+        let mut bytes = name.bytes();
+        let ok = bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+            && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+        if !ok {
+            return false;
+        }
+        names += 1;
+    }
+    names > 0
+}
+
+/// A header field without its bracketed unit: `utilization.gpu [%]` -> `utilization.gpu`.
+fn property(field: &str) -> &str {
+    match field.find('[') {
+        Some(i) if field.ends_with(']') => field[..i].trim_ascii_end(),
+        _ => field,
+    }
+}
+
+/// Whether `b` starts with a `YYYY/MM/DD` date.
+pub(crate) fn starts_with_date(b: &[u8]) -> bool {
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'/'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'/'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+}
+
+/// Seconds since 1970-01-01 00:00:00 of a naive `YYYY/MM/DD HH:MM:SS[.fff]` timestamp
+/// (surrounding whitespace allowed), or `None` if it is not one or not a real date.
+pub(crate) fn parse_timestamp(b: &[u8]) -> Option<f64> {
+    Timestamps::default().parse(b)
+}
+
+/// Timestamp parser that remembers the last date: in a log the date changes once a day,
+/// so the calendar arithmetic runs once a day and each row parses only its time of day.
+#[derive(Debug, Default)]
+pub(crate) struct Timestamps {
+    date: [u8; 10],
+    days: i64,
+    known: bool,
+}
+
+const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+
+impl Timestamps {
+    #[inline]
+    pub(crate) fn parse(&mut self, b: &[u8]) -> Option<f64> {
+        let b = b.trim_ascii();
+        if b.len() < 19 || b[10] != b' ' || b[13] != b':' || b[16] != b':' {
+            return None;
+        }
+        let days = if self.known && b[..10] == self.date {
+            self.days
+        } else {
+            let days = parse_date(&b[..10])?;
+            self.date.copy_from_slice(&b[..10]);
+            self.days = days;
+            self.known = true;
+            days
+        };
+        let (hour, minute, second) = (two(b, 11)?, two(b, 14)?, two(b, 17)?);
+        if hour > 23 || minute > 59 || second > 60 {
+            return None;
+        }
+        let fraction = match &b[19..] {
+            [] => 0.0,
+            [b'.', digits @ ..] if (1..=9).contains(&digits.len()) => {
+                let v = digits
+                    .iter()
+                    .try_fold(0u32, |acc, &c| Some(acc * 10 + digit(c)?))?;
+                f64::from(v) / POW10[digits.len()]
+            }
+            _ => return None,
+        };
+        let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+        Some(secs as f64 + fraction)
+    }
+}
+
+/// Days since 1970-01-01 of `YYYY/MM/DD`, if it is a real date.
+fn parse_date(b: &[u8]) -> Option<i64> {
+    if !starts_with_date(b) {
+        return None;
+    }
+    let year = two(b, 0)? * 100 + two(b, 2)?;
+    let (month, day) = (two(b, 5)?, two(b, 8)?);
+    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
+#[inline]
+fn digit(c: u8) -> Option<u32> {
+    let d = c.wrapping_sub(b'0');
+    (d < 10).then_some(u32::from(d))
+}
+
+/// The two-digit number at `b[i..i + 2]`; the caller has checked the length.
+#[inline]
+fn two(b: &[u8], i: usize) -> Option<u32> {
+    Some(digit(*b.get(i)?)? * 10 + digit(*b.get(i + 1)?)?)
+}
+
+fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400)) => {
+            29
+        }
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date: Howard Hinnant's
+/// `days_from_civil` (<https://howardhinnant.github.io/date_algorithms.html>). Years
+/// start in March so that the leap day is the last day of the year.
+fn days_from_civil(year: u32, month: u32, day: u32) -> i64 {
+    let y = i64::from(year) - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400; // [0, 399]
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1; // [0, 365]
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; // [0, 146096]
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests;

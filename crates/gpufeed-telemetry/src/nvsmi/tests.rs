@@ -1,0 +1,622 @@
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn read_str(input: &str) -> Result<UtilTrace, TraceError> {
+    read(input.as_bytes(), Path::new("gpu.csv"))
+}
+
+fn ok(input: &str) -> UtilTrace {
+    read_str(input).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(input: &str) -> String {
+    read_str(input).unwrap_err().to_string()
+}
+
+/// Seconds since midnight of `2026/11/21` for the times used below.
+fn ts(s: &str) -> f64 {
+    parse_timestamp(s.as_bytes()).unwrap()
+}
+
+const REAL: &str = "\
+timestamp, index, utilization.gpu [%], memory.used [MiB]
+2026/11/21 10:00:00.123, 0, 45 %, 1234 MiB
+2026/11/21 10:00:00.123, 1, 3 %, 800 MiB
+2026/11/21 10:00:00.223, 0, 47 %, 1234 MiB
+2026/11/21 10:00:00.223, 1, 5 %, 800 MiB
+";
+
+#[test]
+fn real_output_two_gpus_interleaved() {
+    let t = ok(REAL);
+    assert_eq!(t.format, TraceFormat::NvidiaSmiCsv);
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!((t.gpus[0].gpu, t.gpus[1].gpu), (0, 1));
+    assert_eq!(t.gpus[0].util, vec![45.0, 47.0]);
+    assert_eq!(t.gpus[1].util, vec![3.0, 5.0]);
+    assert!((t.gpus[0].t[1] - t.gpus[0].t[0] - 0.1).abs() < 1e-6);
+    assert_eq!(t.gpus[0].t[0], ts("2026/11/21 10:00:00.123"));
+    assert_eq!((t.rows, t.skipped), (4, 0));
+    assert!(t.has_timestamps);
+}
+
+#[test]
+fn any_column_order() {
+    let t = ok("index, utilization.gpu [%], timestamp\n\
+                1, 10 %, 2026/11/21 10:00:01\n\
+                0, 20 %, 2026/11/21 10:00:01\n\
+                1, 30 %, 2026/11/21 10:00:02\n");
+    assert_eq!(t.gpus[0].util, vec![20.0]);
+    assert_eq!(t.gpus[1].util, vec![10.0, 30.0]);
+    assert_eq!(t.gpus[1].t[1] - t.gpus[1].t[0], 1.0);
+}
+
+#[test]
+fn header_is_case_insensitive_and_ignores_units() {
+    let t = ok("Timestamp,INDEX,Utilization.GPU\n2026/11/21 10:00:00,0,50\n");
+    assert_eq!(t.gpus[0].util, vec![50.0]);
+}
+
+#[test]
+fn nounits() {
+    let t = ok("timestamp, index, utilization.gpu [%], memory.used [MiB]\n\
+                2026/11/21 10:00:00.000, 0, 45, 1234\n\
+                2026/11/21 10:00:00.100, 0, 46, 1234\n");
+    assert_eq!(t.gpus[0].util, vec![45.0, 46.0]);
+}
+
+#[test]
+fn noheader_with_units_any_order() {
+    let t = ok("1, 1234 MiB, 45 %, 2026/11/21 10:00:00.000\n\
+                0, 99 MiB, 7 %, 2026/11/21 10:00:00.000\n");
+    assert_eq!(t.gpus[0].util, vec![7.0]);
+    assert_eq!(t.gpus[1].util, vec![45.0]);
+    assert!(t.has_timestamps);
+}
+
+#[test]
+fn noheader_nounits_assumes_the_usual_order() {
+    let t = ok("2026/11/21 10:00:00.000, 0, 45, 1234\n\
+                2026/11/21 10:00:00.000, 1, 46, 1234\n\
+                2026/11/21 10:00:00.100, 0, 47, 1234\n");
+    assert_eq!(t.gpus[0].util, vec![45.0, 47.0]);
+    assert_eq!(t.gpus[1].util, vec![46.0]);
+}
+
+#[test]
+fn noheader_nounits_single_numeric_column_is_util() {
+    let t = ok("2026/11/21 10:00:00.000, 45\n2026/11/21 10:00:00.100, 46\n");
+    assert_eq!(t.gpus.len(), 1);
+    assert_eq!(t.gpus[0].util, vec![45.0, 46.0]);
+}
+
+#[test]
+fn noheader_wrong_guess_says_so() {
+    // timestamp, utilization.gpu, memory.used: the guess takes 45 for the index.
+    let e = err("2026/11/21 10:00:00.000, 45, 1234\n");
+    assert!(
+        e.starts_with("`gpu.csv` line 1: utilisation `1234` is outside 0..=100 %"),
+        "{e}"
+    );
+    assert!(e.contains("no header, so columns were guessed"), "{e}");
+}
+
+#[test]
+fn noheader_nothing_numeric() {
+    let e = err("NVIDIA H100, GPU-abc\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 1: no header, and no column looks like utilisation (found `NVIDIA \
+         H100`, `GPU-abc`); record with `nvidia-smi --query-gpu=timestamp,index,utilization.gpu \
+         --format=csv -lms 100`"
+    );
+}
+
+#[test]
+fn noheader_groups_by_uuid() {
+    let t = ok("GPU-bbb, 10 %\nGPU-aaa, 20 %\nGPU-bbb, 30 %\n");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(t.gpus[0].util, vec![10.0, 30.0]);
+    assert_eq!(t.gpus[1].util, vec![20.0]);
+    assert!(!t.has_timestamps);
+    assert_eq!(t.gpus[0].t, vec![0.0, 1.0]);
+}
+
+#[test]
+fn groups_by_uuid_then_bus_id_then_nothing() {
+    let t = ok("uuid, utilization.gpu\nGPU-b, 1\nGPU-a, 2\nGPU-b, 3\n");
+    assert_eq!(t.gpus[0].util, vec![1.0, 3.0]);
+    assert_eq!(t.gpus[1].util, vec![2.0]);
+    let t = ok("pci.bus_id, utilization.gpu\n00000000:02:00.0, 1\n00000000:01:00.0, 2\n");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(t.gpus[0].util, vec![1.0]);
+    let t = ok("utilization.gpu [%]\n1 %\n2 %\n");
+    assert_eq!(t.gpus.len(), 1);
+    assert_eq!(t.gpus[0].gpu, 0);
+    assert_eq!(t.gpus[0].t, vec![0.0, 1.0]);
+    assert!(!t.has_timestamps);
+}
+
+#[test]
+fn index_wins_over_uuid() {
+    let t = ok("uuid, index, utilization.gpu\nGPU-a, 3, 1\nGPU-b, 2, 2\n");
+    assert_eq!(t.gpus.iter().map(|g| g.gpu).collect::<Vec<_>>(), vec![2, 3]);
+}
+
+#[test]
+fn aliases() {
+    assert_eq!(ok("gpu_util\n5\n").gpus[0].util, vec![5.0]);
+    assert_eq!(
+        ok("timestamp,utilization\n2026/11/21 10:00:00,5\n").gpus[0].util,
+        vec![5.0]
+    );
+}
+
+#[test]
+fn crlf_bom_and_blank_lines() {
+    let input = "\u{feff}timestamp, index, utilization.gpu [%]\r\n\r\n\
+                 2026/11/21 10:00:00.000, 0, 45 %\r\n   \r\n\
+                 2026/11/21 10:00:00.100, 0, 46 %\r\n";
+    let t = ok(input);
+    assert_eq!(t.gpus[0].util, vec![45.0, 46.0]);
+}
+
+#[test]
+fn na_values_are_skipped_and_counted() {
+    let t = ok("timestamp, index, utilization.gpu [%]\n\
+                2026/11/21 10:00:00.000, 0, [N/A]\n\
+                2026/11/21 10:00:00.000, 1, [Not Supported]\n\
+                2026/11/21 10:00:00.000, 2, [Unknown Error]\n\
+                2026/11/21 10:00:00.000, 3, N/A\n\
+                2026/11/21 10:00:00.100, 0, 50 %\n");
+    assert_eq!(t.skipped, 4);
+    assert_eq!(t.rows, 1);
+    assert_eq!(t.gpus.len(), 1, "GPUs with no sample are left out");
+}
+
+#[test]
+fn na_rows_still_advance_the_row_clock() {
+    let t = ok("index, utilization.gpu\n0, 5\n0, [N/A]\n0, 7\n");
+    assert_eq!(t.gpus[0].t, vec![0.0, 2.0]);
+}
+
+#[test]
+fn all_na_is_no_samples() {
+    let e = err("index, utilization.gpu\n0, [N/A]\n1, [N/A]\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` has no utilisation samples: all 2 values were unavailable (such as \
+         `[N/A]`); this GPU or driver does not report utilisation"
+    );
+}
+
+#[test]
+fn header_only_is_no_samples() {
+    let e = err("timestamp, index, utilization.gpu [%]\n");
+    assert!(
+        e.starts_with("`gpu.csv` has no utilisation samples; record with"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_file() {
+    assert!(err("").starts_with("`gpu.csv` is empty"));
+    assert!(err(" \n\n").starts_with("`gpu.csv` is empty"));
+}
+
+#[test]
+fn non_numeric_util_on_line_57() {
+    let mut input = String::from("timestamp, index, utilization.gpu [%], memory.used [MiB]\n");
+    for i in 0..55 {
+        writeln!(input, "2026/11/21 10:00:{:02}.000, 0, 45 %, 1 MiB", i).unwrap();
+    }
+    input.push_str("2026/11/21 10:00:59.000, 0, abc, 1 MiB\n");
+    let e = err(&input);
+    assert_eq!(
+        e,
+        "`gpu.csv` line 57: `abc` is not a number (column `utilization.gpu [%]`)"
+    );
+}
+
+#[test]
+fn out_of_range_util() {
+    let e = err("index, utilization.gpu\n0, 5\n0, 140\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 3: utilisation `140` is outside 0..=100 % (column `utilization.gpu`)"
+    );
+    assert!(err("index, utilization.gpu\n0, -1\n").contains("utilisation `-1`"));
+    assert!(err("index, utilization.gpu\n0, NaN\n").contains("`NaN` is not a number"));
+}
+
+#[test]
+fn missing_util_column_lists_what_was_found() {
+    let e = err("timestamp, index, memory.used [MiB]\n2026/11/21 10:00:00, 0, 5 MiB\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 1: no utilisation column (found `timestamp`, `index`, `memory.used \
+         [MiB]`); record with `nvidia-smi --query-gpu=timestamp,index,utilization.gpu \
+         --format=csv -lms 100`"
+    );
+}
+
+#[test]
+fn utilization_memory_is_not_utilisation() {
+    let e = err("index, utilization.memory [%]\n0, 5 %\n");
+    assert!(e.contains("no utilisation column"), "{e}");
+}
+
+#[test]
+fn field_count_mismatch_names_the_line() {
+    let e = err("timestamp, index, utilization.gpu [%]\n\
+                 2026/11/21 10:00:00.000, 0, 45 %\n\
+                 2026/11/21 10:00:00.100, 0\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 3: 2 fields, but the header has 3; the line may be cut off or two \
+         files were joined, fix or delete it"
+    );
+    let e = err("2026/11/21 10:00:00.000, 0, 45 %\n2026/11/21 10:00:00.100, 0, 45 %, 3\n");
+    assert!(
+        e.starts_with("`gpu.csv` line 2: 4 fields, but the first row has 3"),
+        "{e}"
+    );
+}
+
+#[test]
+fn repeated_header_is_skipped() {
+    let t = ok("timestamp, index, utilization.gpu [%]\n\
+                2026/11/21 10:00:00.000, 0, 45 %\n\
+                timestamp, index, utilization.gpu [%]\n\
+                2026/11/21 11:00:00.000, 0, 46 %\n");
+    assert_eq!(t.gpus[0].util, vec![45.0, 46.0]);
+}
+
+#[test]
+fn bad_index_and_bad_timestamp() {
+    let e = err("timestamp, index, utilization.gpu\n2026/11/21 10:00:00, x, 5\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 2: `x` is not a GPU index (column `index`); expected a whole number \
+         such as `0`"
+    );
+    let e = err("timestamp, index, utilization.gpu\n2026/02/30 10:00:00, 0, 5\n");
+    assert_eq!(
+        e,
+        "`gpu.csv` line 2: `2026/02/30 10:00:00` is not a timestamp (column `timestamp`); \
+         expected `YYYY/MM/DD HH:MM:SS.mmm` as nvidia-smi writes it"
+    );
+}
+
+#[test]
+fn invalid_utf8_names_the_line() {
+    let input = b"index, utilization.gpu\n0, 5\n0, \xff\n";
+    let e = read(&input[..], Path::new("gpu.csv")).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("`gpu.csv` line 3: not valid UTF-8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn long_values_in_messages_are_shortened() {
+    let long = "x".repeat(500);
+    let e = err(&format!("index, utilization.gpu\n0, {long}\n"));
+    assert!(e.len() < 200, "{e}");
+}
+
+#[test]
+fn timestamps() {
+    let base = ts("2026/11/21 00:00:00");
+    assert_eq!(ts("2026/11/21 10:00:00.5") - base, 36_000.5);
+    assert!((ts("2026/11/21 10:00:00.123") - base - 36_000.123).abs() < 1e-6);
+    // Across midnight.
+    assert!((ts("2026/11/22 00:00:00.000") - ts("2026/11/21 23:59:59.900") - 0.1).abs() < 1e-6);
+    // Across month and year ends, leap day.
+    assert_eq!(ts("2026/12/01 00:00:00") - ts("2026/11/30 23:59:59"), 1.0);
+    assert_eq!(ts("2027/01/01 00:00:00") - ts("2026/12/31 23:59:59"), 1.0);
+    assert_eq!(
+        ts("2028/03/01 00:00:00") - ts("2028/02/28 00:00:00"),
+        2.0 * 86_400.0
+    );
+    assert_eq!(
+        ts("2026/03/01 00:00:00") - ts("2026/02/28 00:00:00"),
+        86_400.0
+    );
+    assert_eq!(
+        ts("2000/03/01 00:00:00") - ts("2000/02/28 00:00:00"),
+        2.0 * 86_400.0
+    );
+    assert_eq!(
+        ts("2100/03/01 00:00:00") - ts("2100/02/28 00:00:00"),
+        86_400.0
+    );
+    // The Unix epoch is 0, so the arithmetic matches the usual calendar.
+    assert_eq!(ts("1970/01/01 00:00:00"), 0.0);
+    assert_eq!(ts("2026/11/21 10:00:00"), 1_795_255_200.0);
+    for bad in [
+        "2026/13/01 00:00:00",
+        "2026/00/01 00:00:00",
+        "2026/02/29 00:00:00",
+        "2026/11/21 24:00:00",
+        "2026/11/21 10:60:00",
+        "2026/11/21 10:00:00.",
+        "2026/11/21 10:00:00.1234567890",
+        "2026/11/21 10:00:00x",
+        "2026-11-21 10:00:00",
+        "2026/11/21T10:00:00",
+        "2026/11/21",
+    ] {
+        assert!(parse_timestamp(bad.as_bytes()).is_none(), "{bad}");
+    }
+}
+
+#[test]
+fn header_detection() {
+    assert!(is_header(
+        "timestamp, index, utilization.gpu [%], memory.used [MiB]"
+    ));
+    assert!(is_header("utilization.gpu"));
+    assert!(!is_header("2026/11/21 10:00:00.123, 0, 45 %"));
+    assert!(!is_header("0, 45"));
+    assert!(!is_header("[N/A]"));
+    assert!(!is_header("NVIDIA H100, 5 %"));
+    assert!(!is_header(""));
+}
+
+/// A generated nvidia-smi table and what reading it must give.
+#[derive(Debug, Clone)]
+struct Table {
+    text: String,
+    /// Per GPU (index order): (t, util) kept.
+    expected: Vec<Vec<(f64, f64)>>,
+    skipped: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Col {
+    Time,
+    Index,
+    Util,
+    Mem,
+}
+
+fn table() -> impl Strategy<Value = Table> {
+    (
+        1usize..=8,    // GPUs
+        1usize..=20,   // rows per GPU
+        any::<bool>(), // header
+        any::<bool>(), // units
+        Just(vec![Col::Time, Col::Index, Col::Util, Col::Mem]).prop_shuffle(),
+        proptest::collection::vec((0u32..=100, 0u32..10, 0u32..5000), 160),
+        0u32..1000, // start offset, ms
+    )
+        .prop_map(|(gpus, rows, header, units, order, values, start)| {
+            // Without a header and without units the reader assumes the usual order, so
+            // keep index before utilisation before memory there.
+            let order = if header || units {
+                order
+            } else {
+                let time_at = order.iter().position(|c| *c == Col::Time).unwrap();
+                let mut o = vec![Col::Index, Col::Util, Col::Mem];
+                o.insert(time_at.min(3), Col::Time);
+                o
+            };
+            let mut text = String::new();
+            if header {
+                let names: Vec<&str> = order
+                    .iter()
+                    .map(|c| match c {
+                        Col::Time => "timestamp",
+                        Col::Index => "index",
+                        Col::Util => "utilization.gpu [%]",
+                        Col::Mem => "memory.used [MiB]",
+                    })
+                    .collect();
+                writeln!(text, "{}", names.join(", ")).unwrap();
+            }
+            let mut expected = vec![Vec::new(); gpus];
+            let mut skipped = 0;
+            let mut k = 0;
+            // Start just before midnight so that some tables cross into the next day.
+            let midnight = ts("2026/11/22 00:00:00");
+            for r in 0..rows {
+                let ms = u64::from(start) + r as u64 * 100; // since 23:59:58
+                let (day, s) = if ms < 2000 {
+                    (21, 58 + ms / 1000)
+                } else {
+                    (22, ms / 1000 - 2)
+                };
+                let hm = if day == 21 { "23:59" } else { "00:00" };
+                let stamp = format!("2026/11/{day} {hm}:{s:02}.{:03}", ms % 1000);
+                let t = midnight - 2.0 + ms as f64 / 1000.0;
+                for (g, series) in expected.iter_mut().enumerate() {
+                    let (util, na, mem) = values[k % values.len()];
+                    k += 1;
+                    // The first row of a headerless file must show which column is which.
+                    let missing = na == 0 && (header || k > 1);
+                    let fields: Vec<String> = order
+                        .iter()
+                        .map(|c| match c {
+                            Col::Time => stamp.clone(),
+                            Col::Index => g.to_string(),
+                            Col::Util if missing => "[N/A]".to_owned(),
+                            Col::Util if units => format!("{util} %"),
+                            Col::Util => util.to_string(),
+                            Col::Mem if units => format!("{mem} MiB"),
+                            Col::Mem => mem.to_string(),
+                        })
+                        .collect();
+                    writeln!(text, "{}", fields.join(", ")).unwrap();
+                    if missing {
+                        skipped += 1;
+                    } else {
+                        series.push((t, f64::from(util)));
+                    }
+                }
+            }
+            Table {
+                text,
+                expected,
+                skipped,
+            }
+        })
+}
+
+proptest! {
+    #[test]
+    fn round_trips_generated_tables(table in table()) {
+        let got = read_str(&table.text);
+        let want: Vec<(u32, Vec<(f64, f64)>)> = table
+            .expected
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(g, s)| (g as u32, s.clone()))
+            .collect();
+        let t = got.map_err(|e| TestCaseError::fail(format!("{e}\n{}", table.text)))?;
+        let ids: Vec<u32> = t.gpus.iter().map(|s| s.gpu).collect();
+        prop_assert_eq!(ids, want.iter().map(|w| w.0).collect::<Vec<_>>());
+        for (series, (_, samples)) in t.gpus.iter().zip(&want) {
+            prop_assert_eq!(&series.util, &samples.iter().map(|s| s.1).collect::<Vec<_>>());
+            prop_assert_eq!(series.t.len(), samples.len());
+            for (got, want) in series.t.iter().zip(samples) {
+                prop_assert!((got - want.0).abs() < 1e-6, "t {} != {}", got, want.0);
+            }
+        }
+        prop_assert_eq!(t.skipped, table.skipped);
+        prop_assert_eq!(t.rows, table.expected.iter().map(Vec::len).sum::<usize>());
+        prop_assert!(t.has_timestamps);
+    }
+
+    #[test]
+    fn never_panics_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = read(bytes.as_slice(), Path::new("x"));
+    }
+
+    #[test]
+    fn never_panics_on_csvish_text(s in "[0-9a-zA-Z/:., %\\[\\]\\-\n\r\t]{0,300}") {
+        let _ = read_str(&s);
+    }
+
+    #[test]
+    fn never_panics_near_valid_rows(
+        rows in proptest::collection::vec(
+            "(2026/1[0-2]/[0-3][0-9] [0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,10})?|[0-9]{1,12}|GPU-[a-f]{2}|\\[N/A\\]|-?[0-9]{1,4}(\\.[0-9])? ?%?)(, ?(2026/1[0-2]/[0-3][0-9] [0-2][0-9]:[0-6][0-9]:[0-6][0-9]|[0-9]{1,12}|\\[N/A\\]|-?[0-9]{1,4} ?%?)){0,4}",
+            0..12),
+        header in proptest::option::of("(timestamp|index|uuid|utilization.gpu \\[%\\]|memory.used)(, (timestamp|index|uuid|utilization.gpu|memory.used \\[MiB\\])){0,4}"),
+    ) {
+        let mut text = header.map(|h| h + "\n").unwrap_or_default();
+        for r in rows {
+            text.push_str(&r);
+            text.push('\n');
+        }
+        let _ = read_str(&text);
+    }
+
+    #[test]
+    fn timestamp_parser_never_panics(s in "[0-9/: .]{0,30}") {
+        let _ = parse_timestamp(s.as_bytes());
+    }
+}
+
+/// Throughput of the reader on a 24-hour-style log held in memory. Run with
+/// `cargo test --release -p gpufeed-telemetry -- --ignored --nocapture nvsmi_throughput`.
+#[test]
+#[ignore = "benchmark: prints rows/s, run in release mode"]
+fn nvsmi_throughput() {
+    let gpus = 8;
+    let rows = 1_000_000;
+    let mut text = String::from("timestamp, index, utilization.gpu [%], memory.used [MiB]\n");
+    for r in 0..rows / gpus {
+        let ms = r * 100;
+        let (h, m, s, f) = (
+            ms / 3_600_000 % 24,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000,
+        );
+        for g in 0..gpus {
+            writeln!(
+                text,
+                "2026/11/21 {h:02}:{m:02}:{s:02}.{f:03}, {g}, {} %, {} MiB",
+                (r * 7 + g * 13) % 101,
+                20_000 + g
+            )
+            .unwrap();
+        }
+    }
+    let bytes = text.into_bytes();
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        let t = read(
+            std::io::BufReader::new(bytes.as_slice()),
+            Path::new("bench.csv"),
+        )
+        .unwrap();
+        best = best.min(start.elapsed().as_secs_f64());
+        assert_eq!(t.rows, rows);
+    }
+    println!(
+        "nvsmi::read: {rows} rows, {:.1} MB in {:.1} ms (best of 5): {:.1} M rows/s, {:.0} MB/s",
+        bytes.len() as f64 / 1e6,
+        best * 1e3,
+        rows as f64 / best / 1e6,
+        bytes.len() as f64 / best / 1e6
+    );
+}
+
+/// The brief's worst case end to end: a 24-hour, 8-GPU, 10 Hz log (6.9 million rows,
+/// about 300 MB) written to a temporary file and read with `read_trace`. Run with
+/// `cargo test --release -p gpufeed-telemetry -- --ignored --nocapture nvsmi_24h_file`
+/// (under `/usr/bin/time -v` to see the peak memory).
+#[test]
+#[ignore = "benchmark: writes a 300 MB file, run in release mode"]
+fn nvsmi_24h_file() {
+    use std::io::Write as _;
+    let (gpus, rounds) = (8, 24 * 3600 * 10);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gpu.csv");
+    {
+        let mut out = std::io::BufWriter::new(fs_err::File::create(&path).unwrap());
+        writeln!(
+            out,
+            "timestamp, index, utilization.gpu [%], memory.used [MiB]"
+        )
+        .unwrap();
+        for r in 0..rounds {
+            let ms = r * 100;
+            let (h, m, s, f) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+            for g in 0..gpus {
+                let u = (r * 7 + g * 13) % 101;
+                writeln!(
+                    out,
+                    "2026/11/21 {h:02}:{m:02}:{s:02}.{f:03}, {g}, {u} %, 20480 MiB"
+                )
+                .unwrap();
+            }
+        }
+    }
+    let size = fs_err::metadata(&path).unwrap().len();
+    let start = std::time::Instant::now();
+    let t = crate::trace::read_trace(&path, None).unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    let crate::trace::Trace::Util(t) = t else {
+        panic!("not util")
+    };
+    assert_eq!(t.rows, gpus * rounds);
+    println!(
+        "read_trace: {} rows, {:.0} MB in {:.2} s: {:.1} M rows/s, {:.0} MB/s",
+        t.rows,
+        size as f64 / 1e6,
+        secs,
+        t.rows as f64 / secs / 1e6,
+        size as f64 / secs / 1e6
+    );
+}

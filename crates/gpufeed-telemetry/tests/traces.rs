@@ -1,0 +1,100 @@
+//! `read_trace` on the committed fixtures in `tests/fixtures/`, one per format.
+
+use std::path::{Path, PathBuf};
+
+use gpufeed_telemetry::TraceError;
+use gpufeed_telemetry::trace::{
+    StepTrace, TimeUnit, Trace, TraceFormat, TraceKind, UtilTrace, read_trace,
+};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn util(name: &str) -> UtilTrace {
+    match read_trace(&fixture(name), None) {
+        Ok(Trace::Util(t)) => t,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn steps(name: &str) -> StepTrace {
+    match read_trace(&fixture(name), None) {
+        Ok(Trace::Steps(t)) => t,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn nvidia_smi_log_across_midnight() {
+    let t = util("nvidia-smi.csv");
+    assert_eq!(t.format, TraceFormat::NvidiaSmiCsv);
+    assert_eq!((t.rows, t.skipped), (7, 1));
+    assert_eq!(t.gpus[0].util, vec![38.0, 40.0, 3.0, 2.0]);
+    assert_eq!(t.gpus[1].util, vec![2.0, 39.0, 41.0]);
+    let dt: Vec<f64> = t.gpus[0].t.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(dt.iter().all(|d| (d - 0.1).abs() < 1e-6), "{dt:?}");
+}
+
+#[test]
+fn nvidia_smi_log_without_header_or_units() {
+    let t = util("nvidia-smi-noheader-nounits.csv");
+    assert_eq!(t.gpus[0].util, vec![38.0, 40.0]);
+    assert_eq!(t.gpus[1].util, vec![2.0, 3.0]);
+    assert!(t.has_timestamps);
+}
+
+#[test]
+fn gpufeed_recording() {
+    let t = util("recording.jsonl");
+    assert_eq!(t.format, TraceFormat::GpufeedJsonl);
+    assert_eq!(t.gpus[0].t, vec![0.0, 0.1, 0.2]);
+    assert_eq!(t.gpus[0].util, vec![37.0, 2.0, 39.0]);
+}
+
+#[test]
+fn step_lists() {
+    let t = steps("steps.csv");
+    assert_eq!(t.column.as_deref(), Some("step_time_s"));
+    assert_eq!(t.unit, TimeUnit::Seconds);
+    assert_eq!(t.ms, vec![412.0, 698.0, 405.0]);
+    let t = steps("steps.txt");
+    assert_eq!(t.ms, vec![412.5, 398.1, 1650.0, 401.2]);
+    assert_eq!(t.unit, TimeUnit::Milliseconds);
+}
+
+#[test]
+fn kind_contradicting_the_content() {
+    let path = fixture("nvidia-smi.csv");
+    let e = read_trace(&path, Some(TraceKind::Steps)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "`{}` looks like an nvidia-smi log, not a list of step times; drop `--kind steps` or \
+             pass `--kind util`",
+            path.display()
+        )
+    );
+    assert!(matches!(
+        read_trace(&fixture("steps.txt"), Some(TraceKind::Util)),
+        Err(TraceError::WrongKind {
+            found: TraceFormat::StepList,
+            requested: TraceKind::Util,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_directory_is_an_io_error_with_one_reason() {
+    let dir = fixture("");
+    let e = read_trace(&dir, None).unwrap_err();
+    let TraceError::Io { source, .. } = &e else {
+        panic!("{e:?}")
+    };
+    // The path is in the message once, the operating system's reason once.
+    assert_eq!(e.to_string(), format!("failed to read `{}`", dir.display()));
+    assert!(!source.to_string().contains("fixtures"), "{source}");
+}

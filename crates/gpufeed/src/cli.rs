@@ -1,0 +1,362 @@
+//! The command line: clap derive, doc comments are the help text.
+//!
+//! Every subcommand of the contract in DESIGN.md section 3 is registered here, built or not,
+//! so that `--help` shows the whole tool and scripts get a stable interface.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Find out why a GPU is starving during training, prove it with numbers, and feed it.
+#[derive(Debug, Parser)]
+#[command(name = "gpufeed", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// A short human report, verdict first.
+    #[default]
+    Text,
+    /// Exactly one JSON document on stdout.
+    Json,
+}
+
+/// Output format of a findings report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum FindingsFormat {
+    /// A human report.
+    #[default]
+    Text,
+    /// Exactly one JSON document on stdout.
+    Json,
+    /// Markdown, for issues and pull requests.
+    Markdown,
+}
+
+/// What a trace file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// GPU utilisation samples (nvidia-smi CSV or a gpufeed JSONL recording).
+    Util,
+    /// Step or batch times, one per line or one column of a CSV.
+    Steps,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run everything and write one report (not implemented yet)
+    Analyze(AnalyzeArgs),
+    /// Check hardware, storage, config and code, with concrete fixes (not implemented yet)
+    Doctor(DoctorArgs),
+    /// Validate a training config and optionally fix it (not implemented yet)
+    Validate(ValidateArgs),
+    /// Find code that starves the GPU in Python training scripts (not implemented yet)
+    Lint(LintArgs),
+    /// Watch GPU utilisation live and detect oscillation and idle gaps (not implemented yet)
+    Monitor(MonitorArgs),
+    /// Run a command and watch the GPUs while it runs (not implemented yet)
+    Watch(WatchArgs),
+    /// Analyse a GPU utilisation log or a step-time log you already have
+    ///
+    /// Reads an `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`
+    /// log (with or without header and units, any column order, several GPUs interleaved),
+    /// a gpufeed JSONL recording, or a list of step times (one number per line, or one
+    /// column of a CSV; milliseconds unless the header says `s` or `us`). Reports the
+    /// verdict first, then the figures behind it: utilisation mean and percentiles, idle
+    /// gaps, the period of any oscillation; or step-time statistics, outliers and the period
+    /// of any cyclic stall.
+    Trace(TraceArgs),
+    /// Generate a small synthetic speech dataset in LJSpeech layout (not implemented yet)
+    #[command(name = "demo-data")]
+    DemoData(DemoDataArgs),
+    /// Precompute features into a persistent cache, in parallel (not implemented yet)
+    Precompute(PrecomputeArgs),
+    /// Compute the mel spectrogram of one WAV file into a .npy (not implemented yet)
+    Mel(MelArgs),
+    /// Profile the data pipeline or the training step
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+}
+
+/// `gpufeed profile ...`
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Profile the data loader: batch times, stage breakdown, benchmark grid (not implemented yet)
+    Data(ProfileDataArgs),
+    /// Profile the training step: data wait, copy, forward, loss, backward, optimizer (not implemented yet)
+    Step(ProfileStepArgs),
+}
+
+/// Arguments of `gpufeed trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The log to analyse
+    pub file: PathBuf,
+    /// What the file holds; detected from the content when absent
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Arguments of `gpufeed analyze`.
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Dataset folder (LJSpeech layout); the demo dataset when absent
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Training code to lint
+    #[arg(long)]
+    pub code: Option<PathBuf>,
+    /// Report folder
+    #[arg(long, default_value = "gpufeed-report")]
+    pub out: PathBuf,
+    /// Skip the benchmark grid
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// Arguments of `gpufeed doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Dataset folder
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Training code to lint
+    #[arg(long)]
+    pub code: Option<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FindingsFormat,
+}
+
+/// Arguments of `gpufeed validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The config file
+    pub file: PathBuf,
+    /// Rewrite the file with the fixes, keeping comments and unknown keys
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix: print the diff instead of writing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Arguments of `gpufeed lint`.
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Files or folders to lint
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Arguments of `gpufeed monitor`.
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Sampling interval in milliseconds
+    #[arg(long, default_value_t = 100)]
+    pub interval_ms: u64,
+    /// Stop after this many seconds and print the end report
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Record every sample to this JSONL file
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// One line per interval instead of the live view
+    #[arg(long)]
+    pub plain: bool,
+    /// Serve Prometheus metrics on this address (e.g. 0.0.0.0:9400)
+    #[arg(long)]
+    pub prometheus: Option<String>,
+    /// Replay a recording (gpufeed JSONL or nvidia-smi CSV) instead of reading the GPUs
+    #[arg(long, conflicts_with = "synthetic")]
+    pub replay: Option<PathBuf>,
+    /// Replay speed: a factor, or `max`
+    #[arg(long, requires = "replay")]
+    pub speed: Option<String>,
+    /// Use a synthetic source: stable, oscillating, bursty or idle
+    #[arg(long)]
+    pub synthetic: Option<String>,
+    /// Output format of the end report
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Arguments of `gpufeed watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Sampling interval in milliseconds
+    #[arg(long, default_value_t = 100)]
+    pub interval_ms: u64,
+    /// Record every sample to this JSONL file
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+    /// Output format of the end report
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// The command to run, after `--`
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// Arguments of `gpufeed demo-data`.
+#[derive(Debug, Args)]
+pub struct DemoDataArgs {
+    /// Folder to create
+    pub dir: PathBuf,
+    /// Number of clips
+    #[arg(long, default_value_t = 64)]
+    pub clips: usize,
+    /// Random seed
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Arguments of `gpufeed precompute`.
+#[derive(Debug, Args)]
+pub struct PrecomputeArgs {
+    /// Dataset folder
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Cache folder
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Parallel jobs (default: number of cores)
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// What to do with an item that fails: skip it or stop
+    #[arg(long, default_value = "skip")]
+    pub on_error: String,
+    /// Process only shard I of N (e.g. 0/4)
+    #[arg(long)]
+    pub shard: Option<String>,
+}
+
+/// Arguments of `gpufeed mel`.
+#[derive(Debug, Args)]
+pub struct MelArgs {
+    /// The WAV file
+    pub wav: PathBuf,
+    /// Output .npy file
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Training config (YAML) with the audio settings
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// Arguments of `gpufeed profile data`.
+#[derive(Debug, Args)]
+pub struct ProfileDataArgs {
+    /// Dataset folder (precomputed first if needed)
+    #[arg(long, conflicts_with = "cache")]
+    pub data: Option<PathBuf>,
+    /// Feature cache folder
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Batch size
+    #[arg(long)]
+    pub batch_size: Option<usize>,
+    /// Loader worker threads
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Batches to time
+    #[arg(long)]
+    pub batches: Option<usize>,
+    /// Run the batch size × workers grid and recommend settings
+    #[arg(long)]
+    pub benchmark: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+/// Arguments of `gpufeed profile step`.
+#[derive(Debug, Args)]
+pub struct ProfileStepArgs {
+    /// Dataset folder
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Model preset: tiny or small
+    #[arg(long, default_value = "tiny")]
+    pub model: String,
+    /// Device of the model: cpu or cuda:N
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Device where batches are prepared: cpu or cuda:N
+    #[arg(long)]
+    pub data_device: Option<String>,
+    /// Compute precision: f32, bf16 or f16
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Steps to time
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// Warm-up steps, not timed
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
+impl Command {
+    /// The command line name, for messages (`profile data`, `trace`, ...).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Analyze(_) => "analyze",
+            Self::Doctor(_) => "doctor",
+            Self::Validate(_) => "validate",
+            Self::Lint(_) => "lint",
+            Self::Monitor(_) => "monitor",
+            Self::Watch(_) => "watch",
+            Self::Trace(_) => "trace",
+            Self::DemoData(_) => "demo-data",
+            Self::Precompute(_) => "precompute",
+            Self::Mel(_) => "mel",
+            Self::Profile(ProfileCommand::Data(_)) => "profile data",
+            Self::Profile(ProfileCommand::Step(_)) => "profile step",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,80 @@
+//! gpufeed: find out why a GPU is starving during training, prove it with numbers, feed it.
+//!
+//! This crate is the command line: [`cli`] parses, [`main`] runs one command and maps the
+//! outcome to an exit code, [`printer`] owns stdout and stderr. The work is done by the
+//! library crates: `gpufeed-stats` (analysis) and `gpufeed-telemetry` (readers).
+//!
+//! Exit codes (ruff's convention, DESIGN.md section 3): 0 done and nothing at error
+//! severity; 1 findings at error severity; 2 bad input, bad usage, internal failure, or a
+//! command that is not implemented yet.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+
+pub mod cli;
+pub mod printer;
+pub mod trace;
+
+use cli::{Cli, Command, Format, KindArg, TraceArgs};
+use gpufeed_telemetry::trace::TraceKind;
+
+/// Exit code for bad input, bad usage or an internal failure.
+const EXIT_BAD_INPUT: u8 = 2;
+
+/// Parses the command line, runs the command, returns the exit code.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with 0; usage errors to stderr with 2.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_BAD_INPUT));
+        }
+    };
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            // `{:#}` joins the context chain on one line: one clear message.
+            printer::error(&format!("{e:#}"));
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Trace(args) => run_trace(&args),
+        other => {
+            printer::error(&format!(
+                "`gpufeed {}` is not implemented yet; `gpufeed trace` is available today",
+                other.name()
+            ));
+            Ok(ExitCode::from(EXIT_BAD_INPUT))
+        }
+    }
+}
+
+fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
+    let kind = args.kind.map(|k| match k {
+        KindArg::Util => TraceKind::Util,
+        KindArg::Steps => TraceKind::Steps,
+    });
+    let report = trace::analyze_file(&args.file, kind)?;
+    if let trace::TraceReport::Util(r) = &report
+        && r.skipped > 0
+    {
+        printer::warn(&format!(
+            "`{}`: skipped {} unreadable utilisation value(s) such as `[N/A]`",
+            args.file.display(),
+            r.skipped
+        ));
+    }
+    match args.format {
+        Format::Json => printer::data(&(serde_json::to_string(&report)? + "\n"))?,
+        Format::Text => printer::data(&trace::render_text(&args.file, &report))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,28 @@
+//! The one place that writes to stdout and stderr.
+//!
+//! stdout carries data only (a report, or exactly one JSON document); warnings, errors and
+//! hints go to stderr. gpufeed prints no colour yet, so `NO_COLOR` is honoured trivially;
+//! output reads right in a log file.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{self, Write};
+
+/// Writes data to stdout. A closed pipe (`gpufeed trace x | head`) is not an error.
+pub fn data(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// A warning on stderr.
+pub fn warn(message: &str) {
+    eprintln!("warning: {message}");
+}
+
+/// An error on stderr, on one line.
+pub fn error(message: &str) {
+    eprintln!("error: {message}");
+}

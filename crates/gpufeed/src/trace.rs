@@ -1,0 +1,376 @@
+//! `gpufeed trace`: read a utilisation or step-time log, analyse it, report.
+//!
+//! Collect ([`gpufeed_telemetry::trace::read_trace`]) → analyse ([`gpufeed_stats`]) → the
+//! plain report structs here, which serialise to exactly the JSON of DESIGN.md section 3 →
+//! [`render_text`] for people. Nothing here prints; the command module in `lib.rs` does.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+use gpufeed_stats::thresholds::{BUSY_UTIL_PCT, IDLE_UTIL_PCT, OUTLIER_MODIFIED_Z};
+use gpufeed_stats::{StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps};
+use gpufeed_stats::{analyze_util, util::sampling_interval};
+use gpufeed_telemetry::trace::{StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace};
+use serde::Serialize;
+
+/// Report of one GPU: the per-GPU object of the `util` JSON.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GpuReport {
+    /// GPU index.
+    pub gpu: u32,
+    /// Mean utilisation, percent.
+    pub mean: f64,
+    /// Population standard deviation.
+    pub std: f64,
+    /// Coefficient of variation.
+    pub cv: f64,
+    /// 5th percentile.
+    pub p5: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Share of samples below the idle level.
+    pub idle_fraction: f64,
+    /// Share of samples at or above the busy level.
+    pub busy_fraction: f64,
+    /// Period of the oscillation in seconds.
+    pub period_s: Option<f64>,
+    /// Autocorrelation at the period.
+    pub period_strength: Option<f64>,
+    /// Idle gaps.
+    pub idle_gaps: gpufeed_stats::IdleGaps,
+    /// Verdict.
+    pub verdict: UtilVerdict,
+    /// The full analysis, for the text report; not part of the JSON contract.
+    #[serde(skip)]
+    pub analysis: UtilAnalysis,
+    /// Samples of this GPU; not part of the JSON contract.
+    #[serde(skip)]
+    pub samples: usize,
+}
+
+/// The `util` JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UtilReport {
+    /// Always `util`.
+    pub kind: &'static str,
+    /// Samples over all GPUs.
+    pub samples: usize,
+    /// Sampling interval, seconds (median over the GPUs).
+    pub interval_s: f64,
+    /// One report per GPU, by index.
+    pub gpus: Vec<GpuReport>,
+    /// Where the samples came from; not part of the JSON contract.
+    #[serde(skip)]
+    pub format: TraceFormat,
+    /// Values the reader skipped (`[N/A]`); not part of the JSON contract.
+    #[serde(skip)]
+    pub skipped: usize,
+}
+
+/// The `steps` JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepReport {
+    /// Always `steps`.
+    pub kind: &'static str,
+    /// Number of step times.
+    pub samples: usize,
+    /// Mean, ms.
+    pub mean_ms: f64,
+    /// Population standard deviation, ms.
+    pub std_ms: f64,
+    /// Fastest step, ms.
+    pub min_ms: f64,
+    /// Slowest step, ms.
+    pub max_ms: f64,
+    /// Median, ms.
+    pub median_ms: f64,
+    /// 95th percentile, ms.
+    pub p95_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Coefficient of variation.
+    pub cv: f64,
+    /// Period of a cyclic pattern, in steps.
+    pub period_steps: Option<usize>,
+    /// Autocorrelation at the period.
+    pub period_strength: Option<f64>,
+    /// Outliers by modified Z-score.
+    pub outliers: usize,
+    /// Verdict.
+    pub verdict: StepVerdict,
+    /// The full analysis, for the text report; not part of the JSON contract.
+    #[serde(skip)]
+    pub analysis: StepAnalysis,
+}
+
+impl StepReport {
+    /// Builds the report from an analysis.
+    #[must_use]
+    pub fn new(a: StepAnalysis) -> Self {
+        let s = a.summary;
+        Self {
+            kind: "steps",
+            samples: s.n,
+            mean_ms: s.mean,
+            std_ms: s.std,
+            min_ms: s.min,
+            max_ms: s.max,
+            median_ms: s.median,
+            p95_ms: s.p95,
+            p99_ms: s.p99,
+            cv: s.cv,
+            period_steps: a.period.map(|p| p.period.round() as usize),
+            period_strength: a.period.map(|p| p.strength),
+            outliers: a.outliers,
+            verdict: a.verdict,
+            analysis: a,
+        }
+    }
+}
+
+/// Either report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TraceReport {
+    /// GPU utilisation.
+    Util(UtilReport),
+    /// Step times.
+    Steps(StepReport),
+}
+
+/// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.
+pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport> {
+    match read_trace(path, kind)? {
+        Trace::Util(t) => analyze_util_trace(path, &t).map(TraceReport::Util),
+        Trace::Steps(t) => analyze_step_trace(path, &t).map(TraceReport::Steps),
+    }
+}
+
+/// Analyses every GPU of a utilisation trace.
+pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> {
+    if !trace.has_timestamps {
+        bail!(
+            "`{}` has no timestamp column, so the sampling interval is unknown; record with \
+             `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`",
+            path.display()
+        );
+    }
+    let mut gpus = Vec::with_capacity(trace.gpus.len());
+    let mut intervals = Vec::with_capacity(trace.gpus.len());
+    for series in &trace.gpus {
+        let interval = sampling_interval(&series.t).with_context(|| {
+            format!(
+                "`{}`: GPU {} has {} sample(s) without two distinct timestamps; \
+                 at least two are needed to know the sampling interval",
+                path.display(),
+                series.gpu,
+                series.util.len()
+            )
+        })?;
+        intervals.push(interval);
+        let a = analyze_util(&series.util, interval)
+            .with_context(|| format!("`{}`: GPU {} has no samples", path.display(), series.gpu))?;
+        gpus.push(GpuReport {
+            gpu: series.gpu,
+            mean: a.summary.mean,
+            std: a.summary.std,
+            cv: a.summary.cv,
+            p5: a.summary.p5,
+            p50: a.summary.median,
+            p95: a.summary.p95,
+            idle_fraction: a.idle_fraction,
+            busy_fraction: a.busy_fraction,
+            period_s: a.period_s,
+            period_strength: a.period.map(|p| p.strength),
+            idle_gaps: a.idle_gaps,
+            verdict: a.verdict,
+            analysis: a,
+            samples: series.util.len(),
+        });
+    }
+    if gpus.is_empty() {
+        bail!("`{}` holds no utilisation samples", path.display());
+    }
+    intervals.sort_unstable_by(f64::total_cmp);
+    Ok(UtilReport {
+        kind: "util",
+        samples: trace.rows,
+        interval_s: gpufeed_stats::summary::percentile_sorted(&intervals, 0.5),
+        gpus,
+        format: trace.format,
+        skipped: trace.skipped,
+    })
+}
+
+/// Analyses a step-time trace.
+pub fn analyze_step_trace(path: &Path, trace: &StepTrace) -> Result<StepReport> {
+    let a = analyze_steps(&trace.ms)
+        .with_context(|| format!("`{}` holds no step times", path.display()))?;
+    Ok(StepReport::new(a))
+}
+
+/// One-line meaning of a utilisation verdict and what to try, for the text report.
+fn util_advice(v: UtilVerdict) -> &'static str {
+    match v {
+        UtilVerdict::Oscillating => {
+            "the GPU waits for data in a regular cycle: typical of a loader with too few \
+             workers or no prefetch, delivering batches in bursts. Next: `gpufeed profile data`"
+        }
+        UtilVerdict::Bursty => {
+            "the GPU stalls at irregular moments: storage hiccups, garbage collection, \
+             checkpoints or uneven batches. Next: `gpufeed doctor` and `gpufeed profile data`"
+        }
+        UtilVerdict::Starved => {
+            "the GPU is steadily under-used: the input pipeline is slow but even, or the \
+             model/batch is too small for this GPU. Next: `gpufeed profile step`"
+        }
+        UtilVerdict::Idle => "the GPU hardly works at all: is the job running on this GPU?",
+        UtilVerdict::Stable => "the GPU is well fed",
+    }
+}
+
+fn step_advice(v: StepVerdict) -> &'static str {
+    match v {
+        StepVerdict::Oscillating => {
+            "a slow step comes back in a cycle: one slow worker in a round-robin, a cache \
+             refill or a periodic checkpoint/log. Match the period against num_workers"
+        }
+        StepVerdict::Unstable => {
+            "step times vary without a cycle: the input pipeline or the host is irregular. \
+             Next: `gpufeed profile data`"
+        }
+        StepVerdict::Stable => "steady step times",
+    }
+}
+
+fn format_name(f: TraceFormat) -> &'static str {
+    match f {
+        TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
+        TraceFormat::GpufeedJsonl => "gpufeed recording",
+        TraceFormat::StepList => "step-time list",
+    }
+}
+
+/// Seconds as `850 ms` or `1.50 s`.
+fn secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// The human report: verdict first, then the numbers behind it.
+#[must_use]
+pub fn render_text(path: &Path, report: &TraceReport) -> String {
+    let mut o = String::new();
+    // Writing into a String cannot fail; the results are ignored deliberately.
+    match report {
+        TraceReport::Util(r) => {
+            let per_gpu = r.gpus.first().map_or(0, |g| g.samples);
+            let _ = writeln!(
+                o,
+                "{}: {}, {} GPU{}, {} samples every {} ({} per GPU)",
+                path.display(),
+                format_name(r.format),
+                r.gpus.len(),
+                if r.gpus.len() == 1 { "" } else { "s" },
+                r.samples,
+                secs(r.interval_s),
+                secs(per_gpu as f64 * r.interval_s),
+            );
+            for g in &r.gpus {
+                let a = &g.analysis;
+                let _ = writeln!(o);
+                let headline = match (g.verdict, a.period_s, g.period_strength) {
+                    (UtilVerdict::Oscillating, Some(p), Some(r)) => format!(
+                        "swings between {:.0} % and {:.0} % every {} (autocorrelation {r:.2})",
+                        g.p5,
+                        g.p95,
+                        secs(p)
+                    ),
+                    (UtilVerdict::Bursty, ..) => format!(
+                        "{} idle gaps at irregular times, {:.0} % of the time idle",
+                        g.idle_gaps.count,
+                        g.idle_fraction * 100.0
+                    ),
+                    _ => format!("mean {:.1} %", g.mean),
+                };
+                let _ = writeln!(o, "GPU {}  {}: {headline}", g.gpu, g.verdict.as_str());
+                let _ = writeln!(o, "  {}", util_advice(g.verdict));
+                let _ = writeln!(
+                    o,
+                    "  utilisation  mean {:.1} %  std {:.1}  cv {:.2}  p5 {:.1}  p50 {:.1}  p95 {:.1}",
+                    g.mean, g.std, g.cv, g.p5, g.p50, g.p95
+                );
+                let _ = if g.idle_gaps.count == 0 {
+                    writeln!(o, "  idle (< {IDLE_UTIL_PCT:.0} %)  never")
+                } else {
+                    writeln!(
+                        o,
+                        "  idle (< {IDLE_UTIL_PCT:.0} %)  {:.1} % of the time, {} gaps, mean {}, longest {}",
+                        g.idle_fraction * 100.0,
+                        g.idle_gaps.count,
+                        secs(g.idle_gaps.mean_s),
+                        secs(g.idle_gaps.max_s)
+                    )
+                };
+                let _ = writeln!(
+                    o,
+                    "  busy (>= {BUSY_UTIL_PCT:.0} %)  {:.1} % of the time",
+                    g.busy_fraction * 100.0
+                );
+                let _ = match (a.period, a.period_s) {
+                    (Some(p), Some(s)) => writeln!(
+                        o,
+                        "  period  {} ({:.1} samples), autocorrelation {:.2} (bound {:.2})",
+                        secs(s),
+                        p.period,
+                        p.strength,
+                        p.bound
+                    ),
+                    _ => writeln!(o, "  period  none"),
+                };
+            }
+        }
+        TraceReport::Steps(r) => {
+            let _ = writeln!(o, "{}: {} step times", path.display(), r.samples);
+            let _ = writeln!(o);
+            let headline = match (r.verdict, r.period_steps, r.period_strength) {
+                (StepVerdict::Oscillating, Some(p), Some(s)) => {
+                    format!("a cycle every {p} steps (autocorrelation {s:.2})")
+                }
+                _ => format!("cv {:.2}", r.cv),
+            };
+            let _ = writeln!(o, "{}: {headline}", r.verdict.as_str());
+            let _ = writeln!(o, "  {}", step_advice(r.verdict));
+            let _ = writeln!(
+                o,
+                "  step time  mean {:.2} ms  std {:.2}  cv {:.2}",
+                r.mean_ms, r.std_ms, r.cv
+            );
+            let _ = writeln!(
+                o,
+                "  min {:.2}  median {:.2}  p95 {:.2}  p99 {:.2}  max {:.2} ms",
+                r.min_ms, r.median_ms, r.p95_ms, r.p99_ms, r.max_ms
+            );
+            let _ = writeln!(
+                o,
+                "  outliers  {} of {} (modified Z-score > {OUTLIER_MODIFIED_Z})",
+                r.outliers, r.samples
+            );
+            let _ = match r.analysis.period {
+                Some(p) => writeln!(
+                    o,
+                    "  period  {:.1} steps, autocorrelation {:.2} (bound {:.2})",
+                    p.period, p.strength, p.bound
+                ),
+                None => writeln!(o, "  period  none"),
+            };
+        }
+    }
+    o
+}

@@ -1,0 +1,346 @@
+//! `gpufeed trace` end to end: the built binary on fixtures of every input format.
+//!
+//! JSON output is deserialised into structs that mirror DESIGN.md section 3 and reject
+//! unknown fields, so a field added or renamed without changing the contract fails here.
+//! Fixtures come from `tests/fixtures/make_fixtures.py` (committed outputs; no Python at
+//! test time).
+
+// Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UtilJson {
+    kind: String,
+    samples: usize,
+    interval_s: f64,
+    gpus: Vec<GpuJson>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuJson {
+    gpu: u32,
+    mean: f64,
+    std: f64,
+    cv: f64,
+    p5: f64,
+    p50: f64,
+    p95: f64,
+    idle_fraction: f64,
+    busy_fraction: f64,
+    period_s: Option<f64>,
+    period_strength: Option<f64>,
+    idle_gaps: GapsJson,
+    verdict: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GapsJson {
+    count: usize,
+    mean_s: f64,
+    max_s: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepsJson {
+    kind: String,
+    samples: usize,
+    mean_ms: f64,
+    std_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    median_ms: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    cv: f64,
+    period_steps: Option<usize>,
+    period_strength: Option<f64>,
+    outliers: usize,
+    verdict: String,
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn gpufeed() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+}
+
+/// Runs `gpufeed trace FILE --format json [extra]`, expects success, returns stdout.
+fn trace_json(file: &Path, extra: &[&str]) -> String {
+    let out = gpufeed()
+        .arg("trace")
+        .arg(file)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {stderr}",
+        out.status.code()
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.trim_end().lines().count(),
+        1,
+        "one JSON document on one line"
+    );
+    stdout
+}
+
+/// Checks the 2-GPU fixture: GPU 0 oscillates 2/40 % every 1.5 s, GPU 1 is well fed.
+fn check_two_gpus(r: &UtilJson) {
+    assert_eq!(r.kind, "util");
+    assert_eq!(r.samples, 1200);
+    assert!(
+        (r.interval_s - 0.1).abs() < 0.005,
+        "interval {}",
+        r.interval_s
+    );
+    assert_eq!(r.gpus.len(), 2);
+    let g0 = &r.gpus[0];
+    assert_eq!(g0.gpu, 0);
+    assert_eq!(g0.verdict, "oscillating");
+    let period = g0.period_s.unwrap();
+    assert!((period - 1.5).abs() < 0.15, "period {period}");
+    assert!(g0.period_strength.unwrap() > 0.8);
+    assert!((g0.mean - 21.5).abs() < 2.0, "mean {}", g0.mean);
+    assert!(g0.p5 < 5.0 && g0.p95 > 38.0 && g0.p95 < 46.0);
+    assert!(g0.p5 <= g0.p50 && g0.p50 <= g0.p95);
+    assert!(
+        (g0.idle_fraction - 7.0 / 15.0).abs() < 0.05,
+        "{}",
+        g0.idle_fraction
+    );
+    assert_eq!(g0.busy_fraction, 0.0);
+    // 600 samples, a gap per 15: 40 gaps of 7 samples (0.7 s).
+    assert!(
+        (38..=41).contains(&g0.idle_gaps.count),
+        "{:?}",
+        g0.idle_gaps
+    );
+    assert!(
+        (g0.idle_gaps.mean_s - 0.7).abs() < 0.08,
+        "{:?}",
+        g0.idle_gaps
+    );
+    assert!(g0.idle_gaps.max_s >= g0.idle_gaps.mean_s);
+    assert!(g0.cv > 0.5 && g0.std > 10.0);
+    let g1 = &r.gpus[1];
+    assert_eq!((g1.gpu, g1.verdict.as_str()), (1, "stable"));
+    assert!(g1.busy_fraction > 0.95 && g1.idle_gaps.count == 0 && g1.period_s.is_none());
+    assert!(g1.cv < 0.05);
+}
+
+#[test]
+fn nvidia_smi_with_header_and_units() {
+    let json = trace_json(&example("nvidia-smi-2gpu.csv"), &[]);
+    check_two_gpus(&serde_json::from_str(&json).unwrap());
+}
+
+#[test]
+fn nvidia_smi_without_header_and_units() {
+    let json = trace_json(&fixture("nvsmi_noheader_nounits.csv"), &["--kind", "util"]);
+    check_two_gpus(&serde_json::from_str(&json).unwrap());
+}
+
+#[test]
+fn nvidia_smi_other_column_order_crlf() {
+    let json = trace_json(&fixture("nvsmi_reordered_crlf.csv"), &[]);
+    check_two_gpus(&serde_json::from_str(&json).unwrap());
+}
+
+#[test]
+fn gpufeed_jsonl_recording() {
+    let json = trace_json(&fixture("recording.jsonl"), &[]);
+    check_two_gpus(&serde_json::from_str(&json).unwrap());
+}
+
+#[test]
+fn all_util_formats_agree() {
+    let a = trace_json(&example("nvidia-smi-2gpu.csv"), &[]);
+    let b = trace_json(&fixture("nvsmi_noheader_nounits.csv"), &[]);
+    let c = trace_json(&fixture("recording.jsonl"), &[]);
+    let (a, b, c): (UtilJson, UtilJson, UtilJson) = (
+        serde_json::from_str(&a).unwrap(),
+        serde_json::from_str(&b).unwrap(),
+        serde_json::from_str(&c).unwrap(),
+    );
+    for i in 0..2 {
+        assert_eq!(a.gpus[i].mean, b.gpus[i].mean);
+        assert_eq!(a.gpus[i].mean, c.gpus[i].mean);
+        assert_eq!(a.gpus[i].p95, c.gpus[i].p95);
+        assert_eq!(a.gpus[i].verdict, c.gpus[i].verdict);
+    }
+}
+
+fn check_stall8(r: &StepsJson) {
+    assert_eq!(r.kind, "steps");
+    assert_eq!(r.samples, 240);
+    assert_eq!(r.verdict, "oscillating");
+    assert_eq!(r.period_steps, Some(8));
+    assert!(r.period_strength.unwrap() > 0.8);
+    // 30 stalls at 350 ms among 210 steps at 100 ms.
+    assert_eq!(r.outliers, 30);
+    assert!(
+        (r.mean_ms - (30.0 * 350.0 + 210.0 * 100.0) / 240.0).abs() < 1.0,
+        "{}",
+        r.mean_ms
+    );
+    assert!((r.median_ms - 100.0).abs() < 2.0);
+    assert!(r.min_ms < r.median_ms && r.p95_ms > 340.0 && r.p99_ms <= r.max_ms);
+    assert!(r.std_ms > 80.0 && (r.cv - r.std_ms / r.mean_ms).abs() < 1e-9);
+}
+
+#[test]
+fn step_list_in_milliseconds() {
+    let json = trace_json(&fixture("steps_stall8.txt"), &[]);
+    check_stall8(&serde_json::from_str(&json).unwrap());
+}
+
+#[test]
+fn step_csv_column_in_seconds() {
+    let json = trace_json(&fixture("steps_seconds.csv"), &["--kind", "steps"]);
+    let r: StepsJson = serde_json::from_str(&json).unwrap();
+    check_stall8(&r);
+}
+
+#[test]
+fn text_report_puts_the_verdict_first() {
+    let out = gpufeed()
+        .arg("trace")
+        .arg(example("nvidia-smi-2gpu.csv"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let first_gpu_line = text.lines().find(|l| l.starts_with("GPU 0")).unwrap();
+    assert!(
+        first_gpu_line.starts_with("GPU 0  oscillating"),
+        "{first_gpu_line}"
+    );
+    assert!(first_gpu_line.contains("every 1."), "{first_gpu_line}");
+    assert!(text.contains("GPU 1  stable"));
+    let out = gpufeed()
+        .arg("trace")
+        .arg(fixture("steps_stall8.txt"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("oscillating: a cycle every 8 steps"),
+        "{text}"
+    );
+}
+
+/// Runs a command expected to fail with exit 2 and one line on stderr; returns that line.
+fn fails_with_one_line(args: &[&str]) -> String {
+    let out = gpufeed().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    lines[0].to_string()
+}
+
+#[test]
+fn empty_file() {
+    let f = fixture("bad_empty.csv");
+    let line = fails_with_one_line(&["trace", f.to_str().unwrap()]);
+    assert!(
+        line.contains("bad_empty.csv") && line.contains("empty"),
+        "{line}"
+    );
+}
+
+#[test]
+fn csv_without_utilisation_column() {
+    let f = fixture("bad_no_util_column.csv");
+    let line = fails_with_one_line(&["trace", f.to_str().unwrap()]);
+    assert!(line.contains("bad_no_util_column.csv"), "{line}");
+    assert!(
+        line.contains("line 1") && line.contains("utilization.gpu"),
+        "{line}"
+    );
+}
+
+#[test]
+fn non_numeric_value_on_line_57() {
+    let f = fixture("bad_line57.txt");
+    for format in ["text", "json"] {
+        let line = fails_with_one_line(&["trace", f.to_str().unwrap(), "--format", format]);
+        assert!(
+            line.contains("bad_line57.txt") && line.contains("line 57"),
+            "{line}"
+        );
+        assert!(line.contains("12.5ms?"), "{line}");
+    }
+}
+
+#[test]
+fn missing_file() {
+    let line = fails_with_one_line(&["trace", "/nonexistent/gpu.csv"]);
+    assert!(line.contains("/nonexistent/gpu.csv"), "{line}");
+}
+
+#[test]
+fn wrong_kind_is_refused() {
+    let f = example("nvidia-smi-2gpu.csv");
+    let line = fails_with_one_line(&["trace", f.to_str().unwrap(), "--kind", "steps"]);
+    assert!(line.contains("nvidia-smi"), "{line}");
+}
+
+#[test]
+fn unbuilt_commands_say_so_and_exit_2() {
+    for args in [
+        vec!["analyze"],
+        vec!["doctor"],
+        vec!["validate", "config.yaml"],
+        vec!["lint", "train.py"],
+        vec!["monitor"],
+        vec!["watch", "--", "sleep", "1"],
+        vec!["demo-data", "/tmp/x"],
+        vec!["precompute", "--data", "d"],
+        vec!["mel", "a.wav", "--out", "a.npy"],
+        vec!["profile", "data"],
+        vec!["profile", "step"],
+    ] {
+        let line = fails_with_one_line(&args);
+        assert!(line.contains("not implemented yet"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = gpufeed().args(["trace"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = gpufeed()
+        .args(["trace", "x", "--kind", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = gpufeed().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("trace"));
+}
