@@ -380,28 +380,8 @@ impl TraceError {
     pub(crate) fn io(path: &Path, error: io::Error) -> Self {
         TraceError::Io {
             path: path.to_owned(),
-            source: bare_io_error(error),
+            source: error,
         }
-    }
-}
-
-/// The original error inside one that fs-err wrapped. With fs-err's
-/// `expose_original_error` feature the original is the wrapper's source; without it (the
-/// default) it is only in the wrapper's message, after "`PATH`: ".
-fn bare_io_error(error: io::Error) -> io::Error {
-    let Some(inner) = error.get_ref() else {
-        return error;
-    };
-    if let Some(original) = inner.source().and_then(|s| s.downcast_ref::<io::Error>()) {
-        return match original.raw_os_error() {
-            Some(code) => io::Error::from_raw_os_error(code),
-            None => io::Error::new(original.kind(), original.to_string()),
-        };
-    }
-    let message = inner.to_string();
-    match message.split_once("`: ") {
-        Some((_, reason)) => io::Error::new(error.kind(), reason.to_owned()),
-        None => error,
     }
 }
 
@@ -434,11 +414,10 @@ mod tests {
     use crate::test_util::chain;
 
     #[test]
-    fn io_error_from_fs_err_is_one_line_with_the_os_reason_once() {
+    fn missing_file_is_one_line_with_the_os_reason_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.csv");
-        let e = fs_err::File::open(&path).unwrap_err();
-        let e = TraceError::io(&path, e);
+        let e = crate::trace::read_trace(&path, None).unwrap_err();
         let expected = format!(
             "failed to read `{}`: {}",
             path.display(),

@@ -205,7 +205,10 @@ impl Trace {
 /// Reads the trace in `path`, detecting its format (see the [module docs](self)); `kind`
 /// is `--kind`, and content that contradicts it is [`TraceError::WrongKind`].
 pub fn read_trace(path: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceError> {
-    let file = fs_err::File::open(path).map_err(|e| TraceError::io(path, e))?;
+    // `TraceError::Io` names the path itself; fs-err would put it into the message a second
+    // time, so this one open uses std directly.
+    #[allow(clippy::disallowed_methods)]
+    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
     read_trace_from(BufReader::with_capacity(256 * 1024, file), path, kind)
 }
 
