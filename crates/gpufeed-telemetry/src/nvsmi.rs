@@ -36,7 +36,9 @@
 //!   as a utilisation outside 0..=100 %.
 //! - `nounits` values (`45`) and values with units (`45 %`) are both read.
 //! - Timestamps are `YYYY/MM/DD HH:MM:SS` with optional fractional seconds, read as naive
-//!   local time in seconds; only differences matter. Without a timestamp column the time
+//!   local time; only differences matter, so `t` counts seconds from the whole second of the
+//!   file's first timestamp (which keeps millisecond steps exact in an f64, where seconds
+//!   since 1970 would blur them at 1e-7 s). Without a timestamp column the time
 //!   axis is the row number of each GPU and [`UtilTrace::has_timestamps`] is false.
 //! - Utilisation values in square brackets (nvidia-smi's `[N/A]`, `[Not Supported]`,
 //!   `[Unknown Error]`, ...) and `N/A` are skipped and counted in [`UtilTrace::skipped`];
@@ -252,7 +254,7 @@ impl State {
             series: SeriesBuilder::default(),
             skipped: 0,
             named: HashMap::new(),
-            timestamps: Timestamps::default(),
+            timestamps: Timestamps::relative(),
         }
     }
 
@@ -466,11 +468,22 @@ pub(crate) struct Timestamps {
     date: [u8; 10],
     days: i64,
     known: bool,
+    /// With [`Timestamps::relative`]: subtract the first timestamp's whole seconds.
+    relative: bool,
+    origin: Option<i64>,
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
 
 impl Timestamps {
+    /// A parser whose results count from the whole second of the first timestamp parsed.
+    pub(crate) fn relative() -> Self {
+        Self {
+            relative: true,
+            ..Self::default()
+        }
+    }
+
     #[inline]
     pub(crate) fn parse(&mut self, b: &[u8]) -> Option<f64> {
         let b = b.trim_ascii();
@@ -500,7 +513,10 @@ impl Timestamps {
             }
             _ => return None,
         };
-        let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+        let mut secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+        if self.relative {
+            secs -= *self.origin.get_or_insert(secs);
+        }
         Some(secs as f64 + fraction)
     }
 }
