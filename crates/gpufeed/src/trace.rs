@@ -11,7 +11,9 @@ use anyhow::{Context as _, Result, bail};
 use gpufeed_stats::thresholds::{BUSY_UTIL_PCT, IDLE_UTIL_PCT, OUTLIER_MODIFIED_Z};
 use gpufeed_stats::{StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps};
 use gpufeed_stats::{analyze_util, util::sampling_interval};
-use gpufeed_telemetry::trace::{StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace};
+use gpufeed_telemetry::trace::{
+    StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace, read_trace_from,
+};
 use serde::Serialize;
 
 /// Report of one GPU: the per-GPU object of the `util` JSON.
@@ -49,7 +51,16 @@ pub struct GpuReport {
     /// Samples of this GPU; not part of the JSON contract.
     #[serde(skip)]
     pub samples: usize,
+    /// Holes in the log: steps between timestamps longer than [`HOLE_FACTOR`] intervals.
+    /// The analysis treats samples as evenly spaced, so the caller warns about them. Not
+    /// part of the JSON contract.
+    #[serde(skip)]
+    pub holes: usize,
 }
+
+/// A step between two timestamps longer than this many sampling intervals is a hole in
+/// the log (the logger was paused or the machine was busy), not jitter.
+pub const HOLE_FACTOR: f64 = 5.0;
 
 /// The `util` JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -142,8 +153,14 @@ pub enum TraceReport {
 }
 
 /// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.
+/// The path `-` reads standard input (`nvidia-smi ... | gpufeed trace -`).
 pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport> {
-    match read_trace(path, kind)? {
+    let trace = if path == Path::new("-") {
+        read_trace_from(std::io::stdin().lock(), Path::new("<stdin>"), kind)?
+    } else {
+        read_trace(path, kind)?
+    };
+    match trace {
         Trace::Util(t) => analyze_util_trace(path, &t).map(TraceReport::Util),
         Trace::Steps(t) => analyze_step_trace(path, &t).map(TraceReport::Steps),
     }
@@ -189,6 +206,11 @@ pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> 
             verdict: a.verdict,
             analysis: a,
             samples: series.util.len(),
+            holes: series
+                .t
+                .windows(2)
+                .filter(|w| w[1] - w[0] > HOLE_FACTOR * interval)
+                .count(),
         });
     }
     if gpus.is_empty() {

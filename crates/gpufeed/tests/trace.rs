@@ -344,3 +344,40 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8(out.stdout).unwrap().contains("trace"));
 }
+
+#[test]
+fn reads_standard_input() {
+    let log = fs_err::read(example("nvidia-smi-2gpu.csv")).unwrap();
+    let out = gpufeed()
+        .args(["trace", "-", "--format", "json"])
+        .write_stdin(log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_two_gpus(&serde_json::from_slice(&out.stdout).unwrap());
+}
+
+#[test]
+fn holes_in_the_log_are_warned_about() {
+    // Cut ten seconds out of the example: the logger was paused.
+    let log = fs_err::read_to_string(example("nvidia-smi-2gpu.csv")).unwrap();
+    let holed: String = log
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| !(300..500).contains(i))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let out = gpufeed()
+        .args(["trace", "-"])
+        .write_stdin(holed)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("GPU 0 has 1 hole(s)"), "{stderr}");
+    assert!(stderr.contains("GPU 1 has 1 hole(s)"), "{stderr}");
+}
