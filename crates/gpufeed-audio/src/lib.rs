@@ -1,0 +1,1 @@
+//! gpufeed-audio (under construction)

@@ -1,0 +1,164 @@
+//! Settings shared by the crates that compute features: the audio keys of DESIGN.md
+//! section 5 and the text keys. They live here, in the config crate, so that the loader,
+//! the profilers, the validator and the feature code read one schema (DESIGN.md section 4).
+//!
+//! Defaults are the NVIDIA Tacotron 2 / HiFi-GAN convention. With `power: 2`, `log: none`,
+//! `pad_mode: constant` the mel output equals `librosa.feature.melspectrogram` with the same
+//! parameters.
+
+use serde::{Deserialize, Serialize};
+
+/// Mel frequency scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MelScale {
+    /// Slaney's Auditory Toolbox scale (librosa's default, `htk=False`).
+    #[default]
+    Slaney,
+    /// HTK: `2595 log10(1 + f / 700)`.
+    Htk,
+}
+
+/// Normalisation of the mel filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MelNorm {
+    /// Slaney's area normalisation, `2 / (f[m+2] - f[m])` (librosa's default, `norm="slaney"`).
+    #[default]
+    Slaney,
+    /// Triangles of height 1.
+    None,
+}
+
+/// Padding of the signal when frames are centred.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PadMode {
+    /// Mirror without repeating the edge (numpy `reflect`).
+    #[default]
+    Reflect,
+    /// Zeros (librosa >= 0.10's default for `stft`).
+    Constant,
+}
+
+/// Compression of the mel energies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogKind {
+    /// `ln(max(x, log_floor))`.
+    #[default]
+    Ln,
+    /// `log10(max(x, log_floor))`.
+    Log10,
+    /// No compression.
+    None,
+}
+
+/// The audio keys of the `data` section (DESIGN.md section 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AudioSettings {
+    /// Sample rate features are computed at; files at another rate are resampled.
+    pub sample_rate: u32,
+    /// FFT size.
+    pub n_fft: usize,
+    /// Hop between frames, samples.
+    pub hop_length: usize,
+    /// Window length, samples (<= n_fft; the window is centred in the FFT frame).
+    pub win_length: usize,
+    /// Number of mel bands.
+    pub n_mels: usize,
+    /// Lowest filter edge, Hz.
+    pub fmin: f64,
+    /// Highest filter edge, Hz; `None` means sample_rate / 2.
+    pub fmax: Option<f64>,
+    /// Mel scale.
+    pub mel_scale: MelScale,
+    /// Filter normalisation.
+    pub mel_norm: MelNorm,
+    /// Exponent of the magnitude: 1 = magnitude, 2 = power.
+    pub power: f64,
+    /// Centre frames on `t × hop` by padding `n_fft / 2` on both sides.
+    pub center: bool,
+    /// Padding used when centred.
+    pub pad_mode: PadMode,
+    /// Compression.
+    pub log: LogKind,
+    /// Floor applied before the logarithm.
+    pub log_floor: f64,
+}
+
+impl Default for AudioSettings {
+    fn default() -> Self {
+        Self {
+            sample_rate: 22050,
+            n_fft: 1024,
+            hop_length: 256,
+            win_length: 1024,
+            n_mels: 80,
+            fmin: 0.0,
+            fmax: Some(8000.0),
+            mel_scale: MelScale::Slaney,
+            mel_norm: MelNorm::Slaney,
+            power: 1.0,
+            center: true,
+            pad_mode: PadMode::Reflect,
+            log: LogKind::Ln,
+            log_floor: 1e-5,
+        }
+    }
+}
+
+impl AudioSettings {
+    /// The settings of `librosa.feature.melspectrogram` with its defaults for everything
+    /// this struct has (power 2, no log, constant padding, Slaney scale and norm), at the
+    /// given FFT geometry.
+    #[must_use]
+    pub fn librosa_melspectrogram() -> Self {
+        Self {
+            power: 2.0,
+            log: LogKind::None,
+            pad_mode: PadMode::Constant,
+            ..Self::default()
+        }
+    }
+}
+
+/// Text cleaning pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Cleaner {
+    /// Transliterate to ASCII, lowercase, expand abbreviations and numbers, collapse
+    /// whitespace (Keith Ito's `english_cleaners`, fixed).
+    #[default]
+    English,
+    /// Lowercase and collapse whitespace only.
+    Basic,
+    /// Leave the text as it is.
+    None,
+}
+
+/// The text keys of the `data` section.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TextSettings {
+    /// Cleaning pipeline.
+    pub cleaner: Cleaner,
+    /// Intersperse the blank token between symbols (VITS-style).
+    pub add_blank: bool,
+    /// Append the end-of-sequence token.
+    pub add_eos: bool,
+    /// Which metadata column to read for LJSpeech: the normalised one (third) when present.
+    pub use_normalized_text: bool,
+}
+
+impl Default for TextSettings {
+    fn default() -> Self {
+        Self {
+            cleaner: Cleaner::English,
+            add_blank: false,
+            add_eos: true,
+            use_normalized_text: true,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! gpufeed-data (under construction)

@@ -1,0 +1,1 @@
+//! gpufeed-text (under construction)
