@@ -1,1 +1,127 @@
-//! gpufeed-text (under construction)
+//! The text side of gpufeed's speech (TTS) data pipeline: cleaners that turn a transcript
+//! into what a reader says, and a character tokenizer whose ids never collide with the
+//! padding, blank or end-of-sequence ids.
+//!
+//! | module | does |
+//! |---|---|
+//! | [`clean`](mod@clean) | the `english`, `basic` and `none` cleaners of [`Cleaner`] |
+//! | [`numbers`] | digits, currency, dates, times and regnal numerals to words |
+//! | [`tokenizer`] | [`Tokenizer`], [`SymbolTable`] and the id layout (blanks, EOS) |
+//! | [`ljspeech`] | how closely the English cleaner reproduces LJSpeech's own normalisation |
+//!
+//! The cache key of tokenised text is [`settings_fingerprint`]: it covers every
+//! [`TextSettings`] field and the versions of the cleaner and the symbol table, so changing
+//! any of them invalidates cached ids.
+//!
+//! ```
+//! use gpufeed_config::TextSettings;
+//! use gpufeed_text::{EOS, Tokenizer, clean, settings_fingerprint};
+//!
+//! let settings = TextSettings::default(); // English cleaner, no blanks, EOS
+//! assert_eq!(
+//!     clean("Mr. Smith paid $3.50 on the 1st.", settings.cleaner),
+//!     "mister smith paid three dollars, fifty cents on the first."
+//! );
+//! let tokenizer = Tokenizer::new(&settings);
+//! let ids = tokenizer.encode_text("Hello, world!");
+//! assert_eq!(ids.last(), Some(&EOS));
+//! assert_eq!(tokenizer.decode(&ids), "hello, world!");
+//! assert!(ids.iter().all(|&id| (id as usize) < tokenizer.vocab_size()));
+//! assert!(settings_fingerprint(&settings).contains("cleaner=english"));
+//! ```
+//!
+//! Nothing here prints or reads files; [`ljspeech::measure`] takes the metadata's text.
+
+pub mod clean;
+pub mod ljspeech;
+pub mod numbers;
+pub mod tokenizer;
+
+pub use clean::clean;
+pub use gpufeed_config::{Cleaner, TextSettings};
+pub use tokenizer::{Encoded, SymbolTable, SymbolTableError, Tokenizer};
+
+/// Padding id: never produced by [`Tokenizer`], reserved for batching.
+pub const PAD: u32 = 0;
+/// End-of-sequence id, appended when `add_eos` is set.
+pub const EOS: u32 = 1;
+/// Blank id, interspersed when `add_blank` is set.
+pub const BLANK: u32 = 2;
+/// Id of a character that is not in the symbol table.
+pub const UNK: u32 = 3;
+/// Id of the first real symbol; every id below it is reserved.
+pub const FIRST_SYMBOL_ID: u32 = 4;
+
+/// Version of the cleaners' output. Bump it whenever any cleaner's output changes for some
+/// input, so that cached tokens are rebuilt (the golden test in `tests/text.rs` fails
+/// first).
+pub const CLEANER_VERSION: u32 = 1;
+
+/// Version of the built-in symbol table and id layout. Bump it whenever the table or the
+/// blank/EOS layout changes.
+pub const TOKENIZER_VERSION: u32 = 1;
+
+/// A stable string for the feature cache key, covering every text setting and the cleaner
+/// and tokenizer versions, e.g.
+/// `gpufeed-text cleaner-v1 tokenizer-v1 cleaner=english add_blank=false add_eos=true use_normalized_text=true`.
+///
+/// ```
+/// use gpufeed_config::TextSettings;
+/// use gpufeed_text::settings_fingerprint;
+/// let a = settings_fingerprint(&TextSettings::default());
+/// let b = settings_fingerprint(&TextSettings { add_blank: true, ..TextSettings::default() });
+/// assert_ne!(a, b);
+/// ```
+#[must_use]
+pub fn settings_fingerprint(settings: &TextSettings) -> String {
+    // Spelled out, not Debug, so that renaming a Rust variant cannot change cache keys.
+    let cleaner = match settings.cleaner {
+        Cleaner::English => "english",
+        Cleaner::Basic => "basic",
+        Cleaner::None => "none",
+    };
+    format!(
+        "gpufeed-text cleaner-v{CLEANER_VERSION} tokenizer-v{TOKENIZER_VERSION} cleaner={cleaner} add_blank={} add_eos={} use_normalized_text={}",
+        settings.add_blank, settings.add_eos, settings.use_normalized_text
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprint_covers_every_setting() {
+        let base = TextSettings::default();
+        let variants = [
+            base.clone(),
+            TextSettings {
+                cleaner: Cleaner::Basic,
+                ..base.clone()
+            },
+            TextSettings {
+                cleaner: Cleaner::None,
+                ..base.clone()
+            },
+            TextSettings {
+                add_blank: !base.add_blank,
+                ..base.clone()
+            },
+            TextSettings {
+                add_eos: !base.add_eos,
+                ..base.clone()
+            },
+            TextSettings {
+                use_normalized_text: !base.use_normalized_text,
+                ..base.clone()
+            },
+        ];
+        let prints: std::collections::HashSet<String> =
+            variants.iter().map(settings_fingerprint).collect();
+        assert_eq!(prints.len(), variants.len());
+        assert_eq!(
+            settings_fingerprint(&base),
+            "gpufeed-text cleaner-v1 tokenizer-v1 cleaner=english add_blank=false add_eos=true use_normalized_text=true"
+        );
+    }
+}

@@ -1,0 +1,378 @@
+//! Text cleaners: what a transcript goes through before the [tokenizer](crate::tokenizer).
+//!
+//! [`Cleaner::English`] runs, in this order:
+//!
+//! 1. [`transliterate`]: every non-ASCII character to ASCII with `deunicode` ("é" → "e",
+//!    curly quotes → straight, "—" → "--"), except the currency signs `£ € ¥ ¢`, which the
+//!    next step reads ("£500" → "five hundred pounds"; transliterating first is how Keith
+//!    Ito's cleaner turned "£500" into "ps five hundred"). A character `deunicode` does not
+//!    know is kept, so the tokenizer counts it as unknown instead of losing it.
+//! 2. [`normalize_numbers`](crate::numbers::normalize_numbers): digits and regnal numerals
+//!    to words.
+//! 3. [`expand_abbreviations`]: the classic titles and post-nominals, on word boundaries
+//!    only ("Dr. Smith" → "doctor smith"; "Morocco." stays "morocco.").
+//! 4. [`expand_symbols`]: `&` → "and", `%` → "percent", a currency sign with no amount
+//!    → its name.
+//! 5. lowercase, then [`collapse_whitespace`] (runs of whitespace to one space, trimmed).
+//!
+//! [`Cleaner::Basic`] only lowercases and collapses whitespace; [`Cleaner::None`] returns the
+//! text unchanged.
+//!
+//! Every cleaner is idempotent: cleaning cleaned text changes nothing (property-tested).
+//! `_` and `~` are ordinary characters here; the tokenizer maps them to
+//! [`UNK`](crate::UNK), never to the blank or end-of-sequence ids.
+//!
+//! ```
+//! use gpufeed_text::{clean, Cleaner};
+//! assert_eq!(
+//!     clean("Dr. Smith went to Morocco. He paid £500 in 1455!", Cleaner::English),
+//!     "doctor smith went to morocco. he paid five hundred pounds in fourteen fifty-five!"
+//! );
+//! assert_eq!(clean("  Café   NOIR ", Cleaner::Basic), "café noir");
+//! assert_eq!(clean("  As Is ", Cleaner::None), "  As Is ");
+//! ```
+//!
+//! References: Keith Ito, `tacotron/text/cleaners.py` (the classic abbreviation list); the
+//! failures of its substring-based descendants are in the project's research notes
+//! (`myxtts.md` section 3.3).
+
+use gpufeed_config::Cleaner;
+
+use crate::numbers::normalize_numbers;
+
+/// Titles: the period is always dropped ("Dr. Smith" → "doctor smith").
+///
+/// "St." is read "saint": in LJSpeech 15 of its 16 occurrences are saints ("St. James's",
+/// "Bury St. Edmunds"); one is a street ("Giltspur St. Compter"). "Mrs." is "missus", the
+/// spelling pronunciation dictionaries know (CMUdict), where Keith Ito wrote "misess".
+const TITLES: [(&str, &str); 14] = [
+    ("mrs", "missus"),
+    ("mr", "mister"),
+    ("drs", "doctors"),
+    ("dr", "doctor"),
+    ("st", "saint"),
+    ("rev", "reverend"),
+    ("lt", "lieutenant"),
+    ("hon", "honorable"),
+    ("sgt", "sergeant"),
+    ("capt", "captain"),
+    ("maj", "major"),
+    ("gen", "general"),
+    ("col", "colonel"),
+    ("ft", "fort"),
+];
+
+/// Post-nominals: they often end a sentence ("Robarts & Co."), so the period is kept when
+/// it ends the text. (Mid-text it is dropped: before a capital it may end a sentence or
+/// not, "Co. Ltd.", "Esq. Ft. Worth".)
+const POST_NOMINALS: [(&str, &str); 4] = [
+    ("co", "company"),
+    ("jr", "junior"),
+    ("esq", "esquire"),
+    ("ltd", "limited"),
+];
+
+/// Characters [`transliterate`] keeps for the number reader.
+const CURRENCY_SIGNS: [char; 4] = ['£', '€', '¥', '¢'];
+
+/// Cleans `text` with the given pipeline (see the [module docs](self)).
+#[must_use]
+pub fn clean(text: &str, cleaner: Cleaner) -> String {
+    match cleaner {
+        Cleaner::English => english(text),
+        Cleaner::Basic => basic(text),
+        Cleaner::None => text.to_owned(),
+    }
+}
+
+/// The English pipeline: transliterate, numbers, abbreviations, symbols, lowercase,
+/// whitespace.
+///
+/// ```
+/// use gpufeed_text::clean::english;
+/// assert_eq!(english("Mr. and Mrs. Smith, “St. Paul’s”"), "mister and missus smith, \"saint paul's\"");
+/// ```
+#[must_use]
+pub fn english(text: &str) -> String {
+    let text = transliterate(text);
+    let text = normalize_numbers(&text);
+    let text = expand_abbreviations(&text);
+    let text = expand_symbols(&text);
+    collapse_whitespace(&text.to_lowercase())
+}
+
+/// Lowercase and collapse whitespace.
+///
+/// ```
+/// use gpufeed_text::clean::basic;
+/// assert_eq!(basic("\tHello,\n  World  "), "hello, world");
+/// ```
+#[must_use]
+pub fn basic(text: &str) -> String {
+    collapse_whitespace(&text.to_lowercase())
+}
+
+/// Runs of Unicode whitespace to one space, without leading or trailing space.
+///
+/// ```
+/// use gpufeed_text::clean::collapse_whitespace;
+/// assert_eq!(collapse_whitespace("  a \t b\r\n"), "a b");
+/// ```
+#[must_use]
+pub fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// Non-ASCII characters to ASCII with `deunicode`, except the currency signs `£ € ¥ ¢`.
+///
+/// A character `deunicode` does not know is tried in lowercase, then kept as it is (so that
+/// it reaches the tokenizer as an unknown symbol rather than vanishing).
+///
+/// ```
+/// use gpufeed_text::clean::transliterate;
+/// assert_eq!(transliterate("“Café” — £5"), "\"Cafe\" -- £5");
+/// ```
+#[must_use]
+pub fn transliterate(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() || CURRENCY_SIGNS.contains(&c) {
+            out.push(c);
+        } else if let Some(ascii) = deunicode::deunicode_char(c) {
+            out.push_str(ascii);
+        } else {
+            for lower in c.to_lowercase() {
+                match deunicode::deunicode_char(lower) {
+                    Some(ascii) => out.push_str(ascii),
+                    None => out.push(lower),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Expands the classic abbreviations (Keith Ito's list: mr. mrs. dr. drs. st. co. jr. maj.
+/// gen. rev. lt. hon. sgt. capt. esq. ltd. col. ft.), case-insensitively, where the
+/// abbreviation is a whole word followed by a period: "Dr. Smith" → "doctor smith", while
+/// "Morocco." and "Dr" without a period stay. Expansions are lowercase. A letter glued
+/// after the period gets a space ("Mr.Smith" → "mister Smith").
+///
+/// ```
+/// use gpufeed_text::clean::expand_abbreviations;
+/// assert_eq!(expand_abbreviations("Dr. Jones of Morocco."), "doctor Jones of Morocco.");
+/// assert_eq!(expand_abbreviations("Robarts & Co."), "Robarts & company.");
+/// ```
+#[must_use]
+pub fn expand_abbreviations(text: &str) -> String {
+    if !text.contains('.') {
+        return text.to_owned();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if !c.is_ascii_alphabetic() || (i > 0 && is_word_char(chars[i - 1])) {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let end = chars[i..]
+            .iter()
+            .position(|c| !c.is_ascii_alphabetic())
+            .map_or(chars.len(), |k| i + k);
+        let word: String = chars[i..end]
+            .iter()
+            .collect::<String>()
+            .to_ascii_lowercase();
+        let found = if chars.get(end) == Some(&'.') {
+            let title = TITLES
+                .iter()
+                .find(|(a, _)| *a == word)
+                .map(|(_, e)| (*e, false));
+            title.or_else(|| {
+                POST_NOMINALS
+                    .iter()
+                    .find(|(a, _)| *a == word)
+                    .map(|(_, e)| (*e, true))
+            })
+        } else {
+            None
+        };
+        match found {
+            Some((expansion, post_nominal)) => {
+                out.push_str(expansion);
+                let after = end + 1;
+                // Only closing quotes or brackets (or nothing) left: the period ends the text.
+                let sentence_ends = chars[after..]
+                    .iter()
+                    .all(|c| c.is_whitespace() || matches!(c, '"' | '\'' | ')' | ']'));
+                if post_nominal && sentence_ends {
+                    out.push('.');
+                } else if chars.get(after).is_some_and(|c| c.is_alphanumeric()) {
+                    out.push(' ');
+                }
+                i = after;
+            }
+            None => {
+                out.extend(&chars[i..end]);
+                i = end;
+            }
+        }
+    }
+    out
+}
+
+/// `&` → "and", `%` → "percent", and a currency sign left without an amount → its name
+/// (`$` "dollar", `£` "pound", `€` "euro", `¥` "yen", `¢` "cent"), with spaces around.
+///
+/// ```
+/// use gpufeed_text::clean::expand_symbols;
+/// assert_eq!(expand_symbols("Smith & Wesson"), "Smith  and  Wesson");
+/// ```
+#[must_use]
+pub fn expand_symbols(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        let word = match c {
+            '&' => "and",
+            '%' => "percent",
+            '$' => "dollar",
+            '£' => "pound",
+            '€' => "euro",
+            '¥' => "yen",
+            '¢' => "cent",
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        out.push(' ');
+        out.push_str(word);
+        out.push(' ');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn morocco_is_not_an_abbreviation() {
+        assert_eq!(english("Morocco."), "morocco.");
+        assert_eq!(
+            english("Dr. Smith went to Morocco. He paid 21 dollars, 3 times!"),
+            "doctor smith went to morocco. he paid twenty-one dollars, three times!"
+        );
+        assert_eq!(
+            english("the Tobacco Co. and taco."),
+            "the tobacco company and taco."
+        );
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(english("Dr. Smith"), "doctor smith");
+        assert_eq!(english("Mr. and Mrs. Kennedy"), "mister and missus kennedy");
+        assert_eq!(english("MR. JONES, DR.WHO"), "mister jones, doctor who");
+        assert_eq!(english("Drs. Perry and Clark"), "doctors perry and clark");
+        assert_eq!(english("St. James's Palace"), "saint james's palace");
+        assert_eq!(
+            english("Capt. Hook, Lt. Col. Sgt. Maj. Gen. Rev. Hon. Ft. Worth"),
+            "captain hook, lieutenant colonel sergeant major general reverend honorable fort worth"
+        );
+        // No period, or inside a word: not an abbreviation.
+        assert_eq!(
+            english("Dr Smith, mister, Dr.."),
+            "dr smith, mister, doctor."
+        );
+        assert_eq!(english("first.st. word"), "first.saint word");
+        assert_eq!(english("worst. best."), "worst. best.");
+    }
+
+    #[test]
+    fn post_nominals_keep_a_sentence_end() {
+        assert_eq!(
+            english("T. Briggs, Esq., Robarts & Co., Lombard Street."),
+            "t. briggs, esquire, robarts and company, lombard street."
+        );
+        assert_eq!(english("Robarts & Co."), "robarts and company.");
+        assert_eq!(english("Smith Jr. He left."), "smith junior he left.");
+        assert_eq!(english("\"Robarts & Co.\")"), "\"robarts and company.\")");
+        assert_eq!(
+            english("Hook & Co. Ltd., Esq. Ft. Worth"),
+            "hook and company limited, esquire fort worth"
+        );
+        assert_eq!(
+            english("Smith Jr. and Ltd. co"),
+            "smith junior and limited co"
+        );
+    }
+
+    #[test]
+    fn non_ascii() {
+        assert_eq!(
+            english("Café déjà vu, raison d'être"),
+            "cafe deja vu, raison d'etre"
+        );
+        assert_eq!(english("“quoted” ’tis"), "\"quoted\" 'tis");
+        assert_eq!(
+            english("£500 and upwards"),
+            "five hundred pounds and upwards"
+        );
+        assert_eq!(english("£5"), "five pounds");
+        assert_eq!(english("Müller"), "muller");
+        assert_eq!(english("Straße"), "strasse");
+        assert_eq!(english("a — b"), "a -- b");
+        assert_eq!(english("costs ½"), "costs one/two");
+        assert_eq!(english("the £ sign"), "the pound sign");
+    }
+
+    #[test]
+    fn symbols() {
+        assert_eq!(english("Smith & Wesson"), "smith and wesson");
+        assert_eq!(english("AT&T"), "at and t");
+        assert_eq!(english("90% of"), "ninety percent of");
+        assert_eq!(english("the $ sign"), "the dollar sign");
+    }
+
+    #[test]
+    fn empty_and_whitespace() {
+        for cleaner in [Cleaner::English, Cleaner::Basic] {
+            assert_eq!(clean("", cleaner), "");
+            assert_eq!(clean(" \t\r\n ", cleaner), "");
+            assert_eq!(clean("\u{a0}\u{2003}", cleaner), "");
+        }
+        assert_eq!(clean(" \t ", Cleaner::None), " \t ");
+    }
+
+    #[test]
+    fn reserved_looking_characters_stay_text() {
+        assert_eq!(english("a_b~c"), "a_b~c");
+        assert_eq!(basic("A_B~C"), "a_b~c");
+    }
+
+    #[test]
+    fn whitespace_is_collapsed_and_trimmed() {
+        assert_eq!(
+            english("  Multiple   spaces\tand\nnewlines  "),
+            "multiple spaces and newlines"
+        );
+    }
+}
