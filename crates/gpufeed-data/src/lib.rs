@@ -1,1 +1,45 @@
-//! gpufeed-data (under construction)
+//! Speech datasets for gpufeed: read them, precompute their features once, serve them fast.
+//!
+//! - [`manifest`]: LJSpeech `metadata.csv` and generic CSV/JSONL manifests, tolerant of what
+//!   real files hold, every malformed line reported with its number.
+//! - [`precompute`]: features of every utterance on all cores into the cache, resumable,
+//!   lockable, shardable over machines.
+//! - [`cache`]: the cache format (safetensors shards + JSON manifest, readable from Python)
+//!   and its zero-copy reader.
+//! - [`demo`]: a generated LJSpeech-format dataset, the default on a fresh machine.
+//!
+//! ```no_run
+//! use gpufeed_data::precompute::{run, Options, Silent};
+//! let opts = Options {
+//!     max_text_length: Some(200),
+//!     max_mel_frames: Some(800),
+//!     ..Options::new("LJSpeech-1.1", "cache")
+//! };
+//! let report = run(&opts, &Silent)?;
+//! let cache = gpufeed_data::cache::Cache::open(&report.cache_dir)?;
+//! let first_mel: &[f32] = cache.mel(0); // (frames, n_mels), zero-copy
+//! # Ok::<(), gpufeed_data::DataError>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod cache;
+pub mod demo;
+pub mod manifest;
+pub mod precompute;
+
+mod error;
+mod fsx;
+
+pub use error::DataError;
+
+/// `shared/data` beside the repository, where the real LJSpeech test clips are.
+#[cfg(test)]
+pub(crate) fn test_data() -> std::path::PathBuf {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    assert!(
+        p.is_dir(),
+        "{} is missing: tests need the team's shared/ folder beside the repository",
+        p.display()
+    );
+    p
+}

@@ -72,12 +72,12 @@ pub enum Command {
     /// gaps, the period of any oscillation; or step-time statistics, outliers and the period
     /// of any cyclic stall.
     Trace(TraceArgs),
-    /// Generate a small synthetic speech dataset in LJSpeech layout (not implemented yet)
+    /// Generate a small speech-like dataset in LJSpeech layout
     #[command(name = "demo-data")]
     DemoData(DemoDataArgs),
-    /// Precompute features into a persistent cache, in parallel (not implemented yet)
+    /// Precompute mel features and tokens into a persistent, sharded cache, on all cores
     Precompute(PrecomputeArgs),
-    /// Compute the mel spectrogram of one WAV file into a .npy (not implemented yet)
+    /// Compute the mel spectrogram of one audio file into a float32 .npy (frames, n_mels)
     Mel(MelArgs),
     /// Profile the data pipeline or the training step
     #[command(subcommand)]

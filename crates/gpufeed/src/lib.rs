@@ -14,6 +14,7 @@ use anyhow::Result;
 use clap::Parser;
 
 pub mod cli;
+pub mod features;
 pub mod printer;
 pub mod trace;
 
@@ -47,6 +48,9 @@ pub fn main() -> ExitCode {
 fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Trace(args) => run_trace(&args),
+        Command::DemoData(args) => features::demo_data(&args),
+        Command::Precompute(args) => features::precompute(&args),
+        Command::Mel(args) => features::mel(&args),
         other => {
             printer::error(&format!(
                 "`gpufeed {}` is not implemented yet; `gpufeed trace` is available today",

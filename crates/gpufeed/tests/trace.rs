@@ -320,9 +320,6 @@ fn unbuilt_commands_say_so_and_exit_2() {
         vec!["lint", "train.py"],
         vec!["monitor"],
         vec!["watch", "--", "sleep", "1"],
-        vec!["demo-data", "/tmp/x"],
-        vec!["precompute", "--data", "d"],
-        vec!["mel", "a.wav", "--out", "a.npy"],
         vec!["profile", "data"],
         vec!["profile", "step"],
     ] {

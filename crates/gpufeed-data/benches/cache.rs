@@ -1,0 +1,157 @@
+//! Cache benchmarks (issue 3's performance points), printed as ratios:
+//!
+//! 1. **Precompute scaling**: the same demo dataset precomputed with 1 and with 2 worker
+//!    threads (fresh cache each time); the ratio of the two throughputs.
+//! 2. **Opening a complete cache of 13,100 utterances** (LJSpeech's size), built directly
+//!    with realistic manifest records and short arrays (the arrays are memory-mapped, so
+//!    their size does not change the cost of opening); median of 5 opens.
+//!
+//! ```text
+//! cargo bench -p gpufeed-data --bench cache                 # 64 demo clips
+//! cargo bench -p gpufeed-data --bench cache -- --clips 128
+//! ```
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::disallowed_methods)]
+
+use std::path::Path;
+use std::time::Instant;
+
+use gpufeed_data::cache::{
+    self, AudioFacts, Cache, CachedItem, Manifest, ShardData, ShardEntry, ShardMeta, SourceId,
+    Totals,
+};
+use gpufeed_data::precompute::{Options, Silent, run};
+
+fn scaling(dir: &Path, clips: usize) {
+    let data = dir.join("demo");
+    let demo = gpufeed_data::demo::generate(&data, clips, 3).unwrap();
+    println!(
+        "precompute scaling: {clips} demo clips, {:.0} s of audio",
+        demo.audio_s
+    );
+    let mut rates = Vec::new();
+    for jobs in [1, 2] {
+        let cache = dir.join(format!("cache-{jobs}"));
+        let r = run(
+            &Options {
+                jobs: Some(jobs),
+                ..Options::new(&data, &cache)
+            },
+            &Silent,
+        )
+        .unwrap();
+        let rate = r.audio_s_computed / r.elapsed_s;
+        println!(
+            "  {jobs} job(s): {:>6.2} s  {:>8.0} audio-s/s",
+            r.elapsed_s, rate
+        );
+        rates.push(rate);
+    }
+    println!("  2 jobs / 1 job: {:.2}x", rates[1] / rates[0]);
+}
+
+fn open(dir: &Path) {
+    const ITEMS: usize = 13_100;
+    const FRAMES: usize = 4;
+    let key = "bench0000000000";
+    let cdir = dir.join("open").join(key);
+    std::fs::create_dir_all(&cdir).unwrap();
+    let mut items = Vec::with_capacity(ITEMS);
+    let mut shards = Vec::new();
+    for (s, ids) in (0..ITEMS)
+        .collect::<Vec<_>>()
+        .chunks(cache::SHARD_ITEMS)
+        .enumerate()
+    {
+        let mut data = ShardData::new();
+        let mut meta = ShardMeta {
+            format: cache::FORMAT.into(),
+            version: cache::VERSION,
+            key: key.into(),
+            shard: s as u32,
+            items: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for (row, &i) in ids.iter().enumerate() {
+            data.push(&vec![0.5f32; FRAMES * 80], FRAMES, &[5, 6, 7]);
+            meta.items.push(CachedItem {
+                id: format!("LJ{:03}-{:04}", i / 300 + 1, i % 300 + 1),
+                line: i + 1,
+                shard: s as u32,
+                row: row as u32,
+                mel_frames: FRAMES as u32,
+                text_tokens: 3,
+                audio: AudioFacts {
+                    duration_s: 6.57,
+                    source_rate: 22050,
+                    peak: 0.9,
+                    clipped_samples: 0,
+                    silence_fraction: 0.12,
+                },
+                source: SourceId {
+                    path: format!("wavs/LJ{:03}-{:04}.wav", i / 300 + 1, i % 300 + 1).into(),
+                    size: 290_000,
+                    mtime_ns: 1_700_000_000_000_000_000,
+                },
+            });
+        }
+        let file = format!("shard-{s:05}-000000000000.safetensors");
+        let bytes = cache::write_shard(&cdir.join(&file), &data, 80, &meta).unwrap();
+        shards.push(ShardEntry {
+            file,
+            items: meta.items.len(),
+            bytes,
+        });
+        items.extend(meta.items);
+    }
+    let manifest = Manifest {
+        format: cache::FORMAT.into(),
+        version: cache::VERSION,
+        key: key.into(),
+        settings: cache::FeatureSettings {
+            audio: Default::default(),
+            text: Default::default(),
+            text_fingerprint: "bench".into(),
+        },
+        symbols: serde_json::json!({}),
+        dataset: "metadata.csv".into(),
+        written_by: "bench".into(),
+        shards,
+        items,
+        skipped: Vec::new(),
+        totals: Totals::default(),
+    };
+    std::fs::write(
+        cdir.join(cache::MANIFEST),
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    let size = std::fs::metadata(cdir.join(cache::MANIFEST)).unwrap().len();
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            let c = Cache::open(&cdir).unwrap();
+            assert_eq!(c.len(), ITEMS);
+            std::hint::black_box(c.mel(ITEMS - 1));
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    println!(
+        "open a complete cache: {ITEMS} utterances, {} shards, manifest {:.1} MB: {:.1} ms (median of 5; target < 50 ms)",
+        manifest.shards.len(),
+        size as f64 / 1e6,
+        times[2]
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let clips = args
+        .iter()
+        .position(|a| a == "--clips")
+        .and_then(|i| args.get(i + 1))
+        .map_or(64, |c| c.parse().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    scaling(dir.path(), clips);
+    open(dir.path());
+}

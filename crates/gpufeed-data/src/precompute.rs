@@ -1,0 +1,801 @@
+//! `gpufeed precompute`: compute every utterance's features once, in parallel, into the
+//! cache (see [`crate::cache`] for the format).
+//!
+//! 1. Read the dataset manifest; stat every audio file (path, size, mtime).
+//! 2. The settings give the cache key, so the folder; the utterances, in manifest order,
+//!    are cut into shards of [`SHARD_ITEMS`]; each shard's name carries a hash of its
+//!    members (id, text, source identity).
+//! 3. If `manifest.json` lists exactly these shards and they all exist, the cache is
+//!    complete: say so and stop (milliseconds).
+//! 4. Otherwise build the missing shards: utterances are decoded, resampled, turned into
+//!    mel frames and tokens on all cores (rayon; one feature extractor and tokenizer per
+//!    thread), while a writer thread writes finished shards, so disk and CPU overlap.
+//! 5. When every shard exists, write `manifest.json` and `skipped.json` (atomically) and
+//!    delete shards of older datasets states.
+//!
+//! `--shard I/N` builds only the shards whose index is I mod N, so N machines can share a
+//! dataset on shared storage; each run writes the manifest if it finds every shard there,
+//! so whichever finishes last merges them (run once more without `--shard` to be sure).
+//! Shard writes are atomic and idempotent, so overlapping runs never corrupt the cache.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use gpufeed_config::{AudioSettings, TextSettings};
+
+use crate::cache::{
+    self, AudioFacts, CachedItem, FeatureSettings, MANIFEST, Manifest, SHARD_ITEMS, SKIPPED,
+    ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals,
+};
+use crate::error::DataError;
+use crate::fsx;
+use crate::manifest::{Dataset, Item};
+
+/// What to do with an utterance that cannot be processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Leave it out, list it in `skipped.json`, go on.
+    #[default]
+    Skip,
+    /// Stop at the first one (exit 2); shards written so far stay valid.
+    Fail,
+}
+
+/// A slice of the shards: those whose index is `index` mod `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ShardSpec {
+    /// This run's slice, `0..count`.
+    pub index: usize,
+    /// Number of slices.
+    pub count: usize,
+}
+
+impl ShardSpec {
+    /// Parses `I/N`.
+    pub fn parse(spec: &str) -> Result<Self, DataError> {
+        let bad = || DataError::ShardSpec {
+            spec: spec.to_string(),
+        };
+        let (i, n) = spec.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+
+    fn owns(self, shard: usize) -> bool {
+        shard % self.count == self.index
+    }
+}
+
+/// Options of a precompute run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Dataset folder or manifest.
+    pub data: PathBuf,
+    /// Cache root; the cache itself is `cache_root/<key>`.
+    pub cache_root: PathBuf,
+    /// Audio settings.
+    pub audio: AudioSettings,
+    /// Text settings.
+    pub text: TextSettings,
+    /// Token cap: longer utterances are kept and counted (the loader applies its policy).
+    pub max_text_length: Option<usize>,
+    /// Frame cap: likewise.
+    pub max_mel_frames: Option<usize>,
+    /// Worker threads; all cores when `None`.
+    pub jobs: Option<usize>,
+    /// Bad utterances: skip or fail.
+    pub on_error: OnError,
+    /// Build only a slice of the shards.
+    pub shard: Option<ShardSpec>,
+    /// Utterances per shard ([`SHARD_ITEMS`]; tests use small shards).
+    pub shard_items: usize,
+}
+
+impl Options {
+    /// Default options for a dataset and a cache root: default settings, all cores, skip
+    /// bad utterances, every shard.
+    #[must_use]
+    pub fn new(data: impl Into<PathBuf>, cache_root: impl Into<PathBuf>) -> Self {
+        Self {
+            data: data.into(),
+            cache_root: cache_root.into(),
+            audio: AudioSettings::default(),
+            text: TextSettings::default(),
+            max_text_length: None,
+            max_mel_frames: None,
+            jobs: None,
+            on_error: OnError::Skip,
+            shard: None,
+            shard_items: SHARD_ITEMS,
+        }
+    }
+}
+
+/// Progress callbacks (the CLI draws a bar on stderr; the library never prints).
+pub trait Progress: Sync {
+    /// Work is about to start: `total` utterances in this run's slice, `done` already cached.
+    fn start(&self, total: u64, done: u64);
+    /// `n` more utterances done.
+    fn advance(&self, n: u64);
+    /// All done.
+    fn finish(&self);
+}
+
+/// A [`Progress`] that reports nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: u64, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The cache folder (`cache_root/<key>`).
+    pub cache_dir: PathBuf,
+    /// The key.
+    pub key: String,
+    /// Utterances in the dataset manifest (after malformed lines).
+    pub items: usize,
+    /// Shards of the whole cache.
+    pub shards_total: usize,
+    /// Shards this run built.
+    pub shards_built: usize,
+    /// Shards this run found already built.
+    pub shards_reused: usize,
+    /// Utterances this run computed.
+    pub items_computed: usize,
+    /// Audio seconds this run computed.
+    pub audio_s_computed: f64,
+    /// Utterances left out (bad audio, malformed lines), over the whole cache when complete.
+    pub skipped: Vec<Skipped>,
+    /// Whether every shard exists and the manifest is written.
+    pub complete: bool,
+    /// Whether the cache was already complete when the run started.
+    pub was_complete: bool,
+    /// Utterances with more tokens than `max_text_length`.
+    pub over_text_length: usize,
+    /// Utterances with more frames than `max_mel_frames`.
+    pub over_mel_frames: usize,
+    /// Wall time, seconds.
+    pub elapsed_s: f64,
+    /// Threads used.
+    pub jobs: usize,
+}
+
+impl Report {
+    /// A one-paragraph summary for people.
+    #[must_use]
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = if self.was_complete {
+            write!(
+                s,
+                "cache `{}` is complete: {} utterances, nothing to do",
+                self.cache_dir.display(),
+                self.items
+            )
+        } else {
+            write!(
+                s,
+                "cache `{}`: built {} shard(s), reused {} of {}; {} utterances ({:.0} s of audio) in {:.1} s on {} thread(s)",
+                self.cache_dir.display(),
+                self.shards_built,
+                self.shards_reused,
+                self.shards_total,
+                self.items_computed,
+                self.audio_s_computed,
+                self.elapsed_s,
+                self.jobs
+            )
+        };
+        if self.elapsed_s > 0.0 && self.audio_s_computed > 0.0 {
+            let _ = write!(
+                s,
+                " ({:.0} audio-s/s)",
+                self.audio_s_computed / self.elapsed_s
+            );
+        }
+        if !self.skipped.is_empty() {
+            let _ = write!(
+                s,
+                "\n{} utterance(s) skipped, listed in `{SKIPPED}`:",
+                self.skipped.len()
+            );
+            for k in self.skipped.iter().take(10) {
+                let _ = write!(
+                    s,
+                    "\n  line {}: {}: {}",
+                    k.line,
+                    k.id.as_deref().unwrap_or("?"),
+                    k.reason
+                );
+            }
+            if self.skipped.len() > 10 {
+                let _ = write!(s, "\n  ... and {} more", self.skipped.len() - 10);
+            }
+        }
+        if self.over_text_length + self.over_mel_frames > 0 {
+            let _ = write!(
+                s,
+                "\n{} utterance(s) over max_text_length, {} over max_mel_frames: kept and flagged; the loader skips or truncates them as configured",
+                self.over_text_length, self.over_mel_frames
+            );
+        }
+        if !self.complete {
+            let _ = write!(
+                s,
+                "\nnot complete yet: other `--shard` slices are missing; the run that completes the last one writes the manifest"
+            );
+        }
+        s
+    }
+}
+
+/// One shard's plan.
+struct Plan {
+    index: usize,
+    file: String,
+    items: Vec<usize>,
+}
+
+/// The outcome of one utterance.
+enum Outcome {
+    Done {
+        record: CachedItem,
+        mel: Vec<f32>,
+        frames: usize,
+        tokens: Vec<i32>,
+    },
+    Skipped(Skipped),
+}
+
+/// Runs a precompute.
+pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError> {
+    let started = Instant::now();
+    let dataset = Dataset::open(&opts.data, opts.text.use_normalized_text)?;
+    if let (OnError::Fail, Some(p)) = (opts.on_error, dataset.problems.first()) {
+        return Err(DataError::BadLine {
+            path: dataset.manifest.clone(),
+            line: p.line,
+            reason: p.reason.clone(),
+        });
+    }
+    if dataset.items.is_empty() {
+        let first = dataset.problems.first();
+        return Err(DataError::NoItems {
+            path: dataset.manifest.clone(),
+            problems: dataset.problems.len(),
+            first_line: first.map_or(0, |p| p.line),
+            first_reason: first
+                .map_or_else(|| "the file has no lines".into(), |p| p.reason.clone()),
+        });
+    }
+    // Validate the settings before any work, with the extractor's own checks.
+    gpufeed_audio::mel::MelExtractor::new(&opts.audio)
+        .map_err(|e| DataError::Settings(e.to_string()))?;
+    let settings = FeatureSettings {
+        audio: opts.audio.clone(),
+        text: opts.text.clone(),
+        text_fingerprint: gpufeed_text::settings_fingerprint(&opts.text),
+    };
+    let key = settings.key();
+    let dir = opts.cache_root.join(&key);
+    fsx::create_dir_all(&dir)?;
+    let _lock = Lock::acquire(&dir, opts.shard)?;
+
+    let sources: Vec<SourceId> = dataset
+        .items
+        .iter()
+        .map(|it| SourceId::of(&dataset.root, &it.audio))
+        .collect();
+    let plans = plan_shards(&key, &dataset.items, &sources, opts.shard_items.max(1));
+    let jobs = opts.jobs.unwrap_or_else(rayon::current_num_threads).max(1);
+    let mut report = Report {
+        cache_dir: dir.clone(),
+        key: key.clone(),
+        items: dataset.items.len(),
+        shards_total: plans.len(),
+        shards_built: 0,
+        shards_reused: 0,
+        items_computed: 0,
+        audio_s_computed: 0.0,
+        skipped: Vec::new(),
+        complete: false,
+        was_complete: false,
+        over_text_length: 0,
+        over_mel_frames: 0,
+        elapsed_s: 0.0,
+        jobs,
+    };
+
+    // Fast path: a complete cache for exactly these shards.
+    if let Some(existing) = read_manifest(&dir)
+        && existing.shards.len() == plans.len()
+        && existing
+            .shards
+            .iter()
+            .zip(&plans)
+            .all(|(s, p)| s.file == p.file && dir.join(&s.file).is_file())
+    {
+        report.was_complete = true;
+        report.complete = true;
+        report.skipped = existing.skipped;
+        count_over(&mut report, &existing.items, opts);
+        report.elapsed_s = started.elapsed().as_secs_f64();
+        return Ok(report);
+    }
+
+    let mine: Vec<&Plan> = plans
+        .iter()
+        .filter(|p| opts.shard.is_none_or(|s| s.owns(p.index)))
+        .collect();
+    let (todo, reused): (Vec<&Plan>, Vec<&Plan>) = mine
+        .into_iter()
+        .partition(|p| cache::read_shard_meta(&dir.join(&p.file)).is_err());
+    report.shards_reused = reused.len();
+    let total: usize = todo.iter().chain(&reused).map(|p| p.items.len()).sum();
+    let done: usize = reused.iter().map(|p| p.items.len()).sum();
+    progress.start(total as u64, done as u64);
+
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| DataError::Settings(format!("cannot start {jobs} worker threads: {e}")))?;
+    let n_mels = opts.audio.n_mels;
+    // The writer thread: shards are written while the next one is computed. Two in flight
+    // bound the memory to three shards' arrays.
+    let (tx, rx) = mpsc::sync_channel::<(PathBuf, ShardData, ShardMeta)>(1);
+    let build = std::thread::scope(|scope| -> Result<(), DataError> {
+        let writer = scope.spawn(move || -> Result<(), DataError> {
+            for (path, data, meta) in rx {
+                cache::write_shard(&path, &data, n_mels, &meta)?;
+            }
+            Ok(())
+        });
+        let computed = (|| -> Result<(), DataError> {
+            for plan in &todo {
+                let outcomes: Vec<Outcome> = pool.install(|| {
+                    plan.items
+                        .par_iter()
+                        .map_init(
+                            || Worker::new(opts),
+                            |worker, &i| {
+                                let out = worker.process(&dataset, &dataset.items[i], &sources[i]);
+                                progress.advance(1);
+                                out
+                            },
+                        )
+                        .collect()
+                });
+                let (data, meta) =
+                    assemble(&key, plan.index, outcomes, opts.on_error, &mut report)?;
+                report.shards_built += 1;
+                if tx.send((dir.join(&plan.file), data, meta)).is_err() {
+                    break; // the writer failed; its error is reported below
+                }
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(DataError::Settings(
+                "the shard writer thread panicked".into(),
+            ))
+        });
+        computed.and(written)
+    });
+    progress.finish();
+    build?;
+
+    // Merge: the manifest is written once every shard of the cache exists.
+    if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, opts)? {
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| DataError::Corrupt {
+            path: dir.join(MANIFEST),
+            reason: e.to_string(),
+        })?;
+        let skipped =
+            serde_json::to_vec_pretty(&manifest.skipped).map_err(|e| DataError::Corrupt {
+                path: dir.join(SKIPPED),
+                reason: e.to_string(),
+            })?;
+        fsx::write_atomic(&dir.join(SKIPPED), &skipped)?;
+        fsx::write_atomic(&dir.join(MANIFEST), &json)?;
+        remove_stale(&dir, &plans);
+        report.complete = true;
+        report.skipped = manifest.skipped;
+        count_over(&mut report, &manifest.items, opts);
+    }
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn count_over(report: &mut Report, items: &[CachedItem], opts: &Options) {
+    report.over_text_length = opts.max_text_length.map_or(0, |m| {
+        items.iter().filter(|i| i.text_tokens as usize > m).count()
+    });
+    report.over_mel_frames = opts.max_mel_frames.map_or(0, |m| {
+        items.iter().filter(|i| i.mel_frames as usize > m).count()
+    });
+}
+
+fn read_manifest(dir: &Path) -> Option<Manifest> {
+    let bytes = fsx::read(&dir.join(MANIFEST)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Cuts the utterances into shards and names each after a hash of its members.
+fn plan_shards(key: &str, items: &[Item], sources: &[SourceId], per_shard: usize) -> Vec<Plan> {
+    (0..items.len())
+        .collect::<Vec<_>>()
+        .chunks(per_shard)
+        .enumerate()
+        .map(|(index, members)| {
+            let mut h = blake3::Hasher::new();
+            h.update(key.as_bytes());
+            for &i in members {
+                let (it, src) = (&items[i], &sources[i]);
+                for field in [
+                    it.id.as_bytes(),
+                    it.text.as_bytes(),
+                    src.path.as_os_str().as_encoded_bytes(),
+                ] {
+                    h.update(&(field.len() as u64).to_le_bytes());
+                    h.update(field);
+                }
+                h.update(&src.size.to_le_bytes());
+                h.update(&src.mtime_ns.to_le_bytes());
+                h.update(&(it.line as u64).to_le_bytes());
+            }
+            let hash = h.finalize().to_hex();
+            Plan {
+                index,
+                file: format!("shard-{index:05}-{}.safetensors", &hash[..12]),
+                items: members.to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// Per-thread state: one feature extractor and one tokenizer, reused for every utterance.
+struct Worker {
+    mel: Result<gpufeed_audio::mel::MelExtractor, String>,
+    tokenizer: gpufeed_text::Tokenizer,
+    sample_rate: u32,
+}
+
+impl Worker {
+    fn new(opts: &Options) -> Self {
+        Self {
+            mel: gpufeed_audio::mel::MelExtractor::new(&opts.audio).map_err(|e| e.to_string()),
+            tokenizer: gpufeed_text::Tokenizer::new(&opts.text),
+            sample_rate: opts.audio.sample_rate,
+        }
+    }
+
+    fn process(&mut self, dataset: &Dataset, item: &Item, source: &SourceId) -> Outcome {
+        let skipped = |reason: String| {
+            Outcome::Skipped(Skipped {
+                id: Some(item.id.clone()),
+                line: item.line,
+                audio: Some(item.audio.clone()),
+                reason,
+            })
+        };
+        let mel = match &mut self.mel {
+            Ok(m) => m,
+            Err(e) => return skipped(e.clone()),
+        };
+        let audio = match gpufeed_audio::decode::load(&dataset.audio_path(item), self.sample_rate) {
+            Ok(a) => a,
+            Err(e) => return skipped(e.to_string()),
+        };
+        let mut frames_buf = Vec::new();
+        let frames = match mel.compute_into(&audio.samples, &mut frames_buf) {
+            Ok(f) => f,
+            Err(e) => return skipped(e.to_string()),
+        };
+        let tokens: Vec<i32> = self
+            .tokenizer
+            .encode_text(&item.text)
+            .into_iter()
+            .map(|t| i32::try_from(t).unwrap_or(i32::MAX))
+            .collect();
+        if tokens.is_empty() {
+            return skipped("the text is empty after cleaning".into());
+        }
+        let record = CachedItem {
+            id: item.id.clone(),
+            line: item.line,
+            shard: 0,
+            row: 0,
+            mel_frames: u32::try_from(frames).unwrap_or(u32::MAX),
+            text_tokens: u32::try_from(tokens.len()).unwrap_or(u32::MAX),
+            audio: AudioFacts {
+                duration_s: audio.info.duration_s,
+                source_rate: audio.source_rate,
+                peak: audio.info.peak,
+                clipped_samples: audio.info.clipped_samples,
+                silence_fraction: audio.info.silence_fraction,
+            },
+            source: source.clone(),
+        };
+        Outcome::Done {
+            record,
+            mel: frames_buf,
+            frames,
+            tokens,
+        }
+    }
+}
+
+/// Packs one shard's outcomes into arrays and metadata; under `--on-error fail` the first
+/// skipped utterance is the error.
+fn assemble(
+    key: &str,
+    shard: usize,
+    outcomes: Vec<Outcome>,
+    on_error: OnError,
+    report: &mut Report,
+) -> Result<(ShardData, ShardMeta), DataError> {
+    let mut data = ShardData::new();
+    let mut meta = ShardMeta {
+        format: cache::FORMAT.into(),
+        version: cache::VERSION,
+        key: key.into(),
+        shard: u32::try_from(shard).unwrap_or(u32::MAX),
+        items: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Done {
+                mut record,
+                mel,
+                frames,
+                tokens,
+            } => {
+                record.shard = meta.shard;
+                record.row = u32::try_from(meta.items.len()).unwrap_or(u32::MAX);
+                report.items_computed += 1;
+                report.audio_s_computed += record.audio.duration_s;
+                data.push(&mel, frames, &tokens);
+                meta.items.push(record);
+            }
+            Outcome::Skipped(s) => {
+                if on_error == OnError::Fail {
+                    return Err(DataError::Item {
+                        id: s.id.unwrap_or_default(),
+                        audio: s.audio.unwrap_or_default(),
+                        line: s.line,
+                        reason: s.reason,
+                    });
+                }
+                meta.skipped.push(s);
+            }
+        }
+    }
+    Ok((data, meta))
+}
+
+/// The manifest, if every shard exists; `None` while some are missing.
+fn merge(
+    dir: &Path,
+    key: &str,
+    settings: &FeatureSettings,
+    dataset: &Dataset,
+    plans: &[Plan],
+    opts: &Options,
+) -> Result<Option<Manifest>, DataError> {
+    let mut items = Vec::with_capacity(dataset.items.len());
+    let mut skipped: Vec<Skipped> = dataset
+        .problems
+        .iter()
+        .map(|p| Skipped {
+            id: p.id.clone(),
+            line: p.line,
+            audio: None,
+            reason: p.reason.clone(),
+        })
+        .collect();
+    let mut shards = Vec::with_capacity(plans.len());
+    let mut totals = Totals::default();
+    for plan in plans {
+        let path = dir.join(&plan.file);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let meta = cache::read_shard_meta(&path)?;
+        let bytes = fsx::metadata(&path)?.len();
+        for it in &meta.items {
+            totals.mel_frames += u64::from(it.mel_frames);
+            totals.tokens += u64::from(it.text_tokens);
+            totals.audio_s += it.audio.duration_s;
+        }
+        shards.push(ShardEntry {
+            file: plan.file.clone(),
+            items: meta.items.len(),
+            bytes,
+        });
+        items.extend(meta.items);
+        skipped.extend(meta.skipped);
+    }
+    skipped.sort_by_key(|s| s.line);
+    totals.items = items.len();
+    totals.skipped = skipped.len();
+    let symbols = serde_json::to_value(gpufeed_text::Tokenizer::new(&opts.text).symbols())
+        .map_err(|e| DataError::Corrupt {
+            path: dir.join(MANIFEST),
+            reason: e.to_string(),
+        })?;
+    Ok(Some(Manifest {
+        format: cache::FORMAT.into(),
+        version: cache::VERSION,
+        key: key.into(),
+        settings: settings.clone(),
+        symbols,
+        dataset: dataset.manifest.clone(),
+        written_by: concat!("gpufeed ", env!("CARGO_PKG_VERSION")).into(),
+        shards,
+        items,
+        skipped,
+        totals,
+    }))
+}
+
+/// Deletes shard files of earlier dataset states and temporary files of dead runs.
+fn remove_stale(dir: &Path, plans: &[Plan]) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let stale_shard = name.starts_with("shard-")
+            && name.ends_with(".safetensors")
+            && !plans.iter().any(|p| p.file == name);
+        let stale_tmp = name.starts_with('.') && name.contains(".tmp-");
+        if stale_shard || stale_tmp {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// An exclusive lock on a cache folder, released when dropped (or when the process dies:
+/// it is an OS file lock, not a marker file).
+struct Lock {
+    _file: std::fs::File,
+}
+
+impl Lock {
+    fn acquire(dir: &Path, shard: Option<ShardSpec>) -> Result<Self, DataError> {
+        use std::io::{Read as _, Seek as _, Write as _};
+        let name = shard.map_or_else(
+            || ".lock".to_string(),
+            |s| format!(".lock-shard-{}-of-{}", s.index, s.count),
+        );
+        let path = dir.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| DataError::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                return Err(DataError::Locked {
+                    dir: dir.to_path_buf(),
+                    holder: holder.trim().to_string(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(DataError::io(&path, e)),
+        }
+        let host = fsx::read(Path::new("/proc/sys/kernel/hostname"))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = write!(file, "pid {} on {}", std::process::id(), host.trim());
+        let _ = file.flush();
+        Ok(Self { _file: file })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_specs() {
+        assert_eq!(
+            ShardSpec::parse("1/4").unwrap(),
+            ShardSpec { index: 1, count: 4 }
+        );
+        for bad in ["4/4", "1", "a/b", "1/0", "-1/2"] {
+            assert!(ShardSpec::parse(bad).is_err(), "{bad}");
+        }
+        let s = ShardSpec { index: 1, count: 3 };
+        assert_eq!((0..7).filter(|&i| s.owns(i)).collect::<Vec<_>>(), [1, 4]);
+    }
+
+    #[test]
+    fn plans_change_only_where_the_data_changed() {
+        let items: Vec<Item> = (0..600)
+            .map(|i| Item {
+                id: format!("u{i}"),
+                audio: format!("wavs/u{i}.wav").into(),
+                text: "hi".into(),
+                line: i + 1,
+            })
+            .collect();
+        let sources: Vec<SourceId> = items
+            .iter()
+            .map(|it| SourceId {
+                path: it.audio.clone(),
+                size: 10,
+                mtime_ns: 1,
+            })
+            .collect();
+        let a = plan_shards("k", &items, &sources, SHARD_ITEMS);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a[2].items.len(), 600 - 2 * SHARD_ITEMS);
+        let mut touched = sources.clone();
+        touched[300].mtime_ns = 2;
+        let b = plan_shards("k", &items, &touched, SHARD_ITEMS);
+        assert_eq!(a[0].file, b[0].file);
+        assert_ne!(a[1].file, b[1].file);
+        assert_eq!(a[2].file, b[2].file);
+        assert_ne!(
+            plan_shards("other", &items, &sources, SHARD_ITEMS)[0].file,
+            a[0].file
+        );
+    }
+
+    #[test]
+    fn a_full_disk_is_an_error_and_leaves_no_partial_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        crate::demo::generate(&data, 3, 1).unwrap();
+        let cache = tmp.path().join("cache");
+        crate::fsx::faults::set_disk_full(&cache);
+        let o = Options {
+            jobs: Some(1),
+            shard_items: 2,
+            ..Options::new(&data, &cache)
+        };
+        let msg = run(&o, &Silent).unwrap_err().to_string();
+        assert!(
+            msg.contains("shard-00000") && msg.contains("os error 28"),
+            "{msg}"
+        );
+        let dir = std::fs::read_dir(&cache)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, [".lock"], "no shard, no temporary file, no manifest");
+    }
+}

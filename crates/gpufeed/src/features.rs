@@ -1,0 +1,137 @@
+//! `gpufeed demo-data`, `gpufeed precompute`, `gpufeed mel`: the speech-feature commands.
+//!
+//! Thin: parse the config, call `gpufeed-data` / `gpufeed-audio`, draw the progress bar,
+//! print the summary.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use gpufeed_config::Config;
+use gpufeed_data::precompute::{self, OnError, Options, Progress, ShardSpec};
+
+use crate::cli::{DemoDataArgs, MelArgs, PrecomputeArgs};
+use crate::printer;
+
+/// Loads `--config FILE` (defaults without one) and prints its warnings.
+pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    let Some(path) = path else {
+        return Ok(Config::default());
+    };
+    let loaded = gpufeed_config::load(path)?;
+    for w in &loaded.warnings {
+        printer::warn(&w.to_string());
+    }
+    Ok(loaded.config)
+}
+
+/// `gpufeed demo-data DIR [--clips N] [--seed S]`.
+pub fn demo_data(args: &DemoDataArgs) -> Result<ExitCode> {
+    let report =
+        gpufeed_data::demo::generate(&args.dir, args.clips, args.seed).with_context(|| {
+            format!(
+                "cannot write the demo dataset into `{}`",
+                args.dir.display()
+            )
+        })?;
+    printer::data(&format!(
+        "wrote {} clips ({:.0} s of audio) in LJSpeech layout to `{}`\nnext: gpufeed precompute --data {}\n",
+        report.clips,
+        report.audio_s,
+        report.dir.display(),
+        report.dir.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress bar on stderr: items/s and ETA. Hidden when stderr is not a terminal.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {pos}/{len} utterances  {per_sec}  ETA {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix("precompute");
+        Self(bar)
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total: u64, done: u64) {
+        self.0.set_length(total);
+        self.0.set_position(done);
+        self.0.reset_eta();
+    }
+    fn advance(&self, n: u64) {
+        self.0.inc(n);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// The cache root: `--cache`, else `data.cache_dir` of the config, else `DATA/.gpufeed-cache`.
+pub fn cache_root(cli: Option<&Path>, config: &Config, data: &Path) -> PathBuf {
+    cli.map(Path::to_path_buf)
+        .or_else(|| config.data.cache_dir.clone())
+        .unwrap_or_else(|| {
+            let dir = if data.is_dir() {
+                data
+            } else {
+                data.parent().unwrap_or(Path::new("."))
+            };
+            dir.join(".gpufeed-cache")
+        })
+}
+
+/// `gpufeed precompute --data DIR ...`.
+pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
+    let config = load_config(args.config.as_deref())?;
+    let on_error = match args.on_error.as_str() {
+        "skip" => OnError::Skip,
+        "fail" => OnError::Fail,
+        other => anyhow::bail!("`--on-error {other}`: expected `skip` or `fail`"),
+    };
+    let shard = args.shard.as_deref().map(ShardSpec::parse).transpose()?;
+    let opts = Options {
+        data: args.data.clone(),
+        cache_root: cache_root(args.cache.as_deref(), &config, &args.data),
+        audio: config.data.audio(),
+        text: config.data.text(),
+        max_text_length: Some(config.data.max_text_length),
+        max_mel_frames: Some(config.data.max_mel_frames),
+        jobs: args.jobs,
+        on_error,
+        shard,
+        shard_items: gpufeed_data::cache::SHARD_ITEMS,
+    };
+    let report = precompute::run(&opts, &Bar::new())?;
+    printer::data(&(report.summary() + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `gpufeed mel WAV --out FILE.npy [--config FILE]`.
+pub fn mel(args: &MelArgs) -> Result<ExitCode> {
+    let config = load_config(args.config.as_deref())?;
+    let settings = config.data.audio();
+    let audio = gpufeed_audio::decode::load(&args.wav, settings.sample_rate)?;
+    let mut extractor = gpufeed_audio::mel::MelExtractor::new(&settings)?;
+    let mel = extractor.compute(&audio.samples)?;
+    gpufeed_audio::npy::write_f32(&args.out, &[mel.frames, mel.n_mels], &mel.data)?;
+    printer::data(&format!(
+        "wrote `{}`: float32 ({}, {}) from {:.2} s of audio\n",
+        args.out.display(),
+        mel.frames,
+        mel.n_mels,
+        audio.info.duration_s
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,114 @@
+//! `gpufeed demo-data`, `precompute` and `mel` end to end, through the built binary.
+#![allow(clippy::unwrap_used, clippy::disallowed_methods)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn gpufeed() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = gpufeed().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Exit 2, one line on stderr, nothing on stdout; returns the line.
+fn fails(args: &[&str]) -> String {
+    let out = gpufeed().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    lines[0].to_string()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn demo_data_precompute_and_reuse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    let cache = tmp.path().join("cache");
+    let out = run_ok(&["demo-data", s(&data), "--clips", "4", "--seed", "9"]);
+    assert!(out.contains("wrote 4 clips"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(data.join("metadata.csv"))
+            .unwrap()
+            .lines()
+            .count(),
+        4
+    );
+    let out = run_ok(&[
+        "precompute",
+        "--data",
+        s(&data),
+        "--cache",
+        s(&cache),
+        "--jobs",
+        "2",
+    ]);
+    assert!(
+        out.contains("built 1 shard(s)") && out.contains("4 utterances"),
+        "{out}"
+    );
+    let out = run_ok(&["precompute", "--data", s(&data), "--cache", s(&cache)]);
+    assert!(out.contains("is complete"), "{out}");
+    // A config that changes a feature setting gets its own cache.
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(&config, "data:\n  n_mels: 64  # fewer bands\n").unwrap();
+    let out = run_ok(&[
+        "precompute",
+        "--data",
+        s(&data),
+        "--cache",
+        s(&cache),
+        "--config",
+        s(&config),
+    ]);
+    assert!(out.contains("built 1 shard(s)"), "{out}");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+}
+
+#[test]
+fn mel_writes_a_float32_npy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wav = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/ljspeech-mini/wavs/LJ001-0008.wav");
+    let out_path = tmp.path().join("m.npy");
+    let out = run_ok(&["mel", s(&wav), "--out", s(&out_path)]);
+    assert!(out.contains("(154, 80)"), "{out}");
+    let (shape, data) = gpufeed_audio::npy::read_f32(&out_path).unwrap();
+    // 1.783 s at 22050 Hz = 39,318 samples: 1 + 39318 / 256 = 154 frames.
+    assert_eq!(shape, [154, 80]);
+    assert!(
+        data.iter()
+            .all(|v| v.is_finite() && *v >= (1e-5f32).ln() - 1e-4)
+    );
+}
+
+#[test]
+fn bad_inputs_get_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let line = fails(&["precompute", "--data", "/nonexistent/ds"]);
+    assert!(line.contains("/nonexistent/ds"), "{line}");
+    let line = fails(&["precompute", "--data", s(tmp.path()), "--shard", "2/2"]);
+    assert!(line.contains("--shard 2/2"), "{line}");
+    let line = fails(&["precompute", "--data", s(tmp.path()), "--on-error", "maybe"]);
+    assert!(line.contains("--on-error maybe"), "{line}");
+    let text = tmp.path().join("x.wav");
+    std::fs::write(&text, "not audio").unwrap();
+    let line = fails(&["mel", s(&text), "--out", s(&tmp.path().join("x.npy"))]);
+    assert!(line.contains("x.wav"), "{line}");
+    assert!(!tmp.path().join("x.npy").exists(), "no half-written output");
+    let config = tmp.path().join("bad.yaml");
+    std::fs::write(&config, "data:\n  hop_length: 0\n").unwrap();
+    let line = fails(&["mel", s(&text), "--out", "y.npy", "--config", s(&config)]);
+    assert!(line.contains("bad.yaml:2:"), "{line}");
+}
