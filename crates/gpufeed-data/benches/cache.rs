@@ -7,8 +7,8 @@
 //!    their size does not change the cost of opening); median of 5 opens.
 //!
 //! ```text
-//! cargo bench -p gpufeed-data --bench cache                 # 64 demo clips
-//! cargo bench -p gpufeed-data --bench cache -- --clips 128
+//! cargo bench -p gpufeed-data --bench cache                 # 512 demo clips, 2 shards
+//! cargo bench -p gpufeed-data --bench cache -- --clips 1024
 //! ```
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::disallowed_methods)]
 
@@ -28,9 +28,11 @@ fn scaling(dir: &Path, clips: usize) {
         "precompute scaling: {clips} demo clips, {:.0} s of audio",
         demo.audio_s
     );
-    let mut rates = Vec::new();
-    for jobs in [1, 2] {
-        let cache = dir.join(format!("cache-{jobs}"));
+    // A first run touches memory and page cache the machine has not used yet, which on a
+    // VM costs far more than reusing it; it is not timed. Then 1 and 2 jobs alternate and
+    // each keeps its best of two, so neither pays a warm-up the other does not.
+    let once = |jobs: usize, n: usize| {
+        let cache = dir.join(format!("cache-{jobs}-{n}"));
         let r = run(
             &Options {
                 jobs: Some(jobs),
@@ -39,14 +41,20 @@ fn scaling(dir: &Path, clips: usize) {
             &Silent,
         )
         .unwrap();
-        let rate = r.audio_s_computed / r.elapsed_s;
-        println!(
-            "  {jobs} job(s): {:>6.2} s  {:>8.0} audio-s/s",
-            r.elapsed_s, rate
-        );
-        rates.push(rate);
+        std::fs::remove_dir_all(&cache).unwrap();
+        r.audio_s_computed / r.elapsed_s
+    };
+    once(2, 0);
+    let mut best = [0.0f64; 2];
+    for n in 1..=2 {
+        for (k, jobs) in [1, 2].into_iter().enumerate() {
+            best[k] = best[k].max(once(jobs, n));
+        }
     }
-    println!("  2 jobs / 1 job: {:.2}x", rates[1] / rates[0]);
+    for (k, jobs) in [1, 2].into_iter().enumerate() {
+        println!("  {jobs} job(s): {:>8.0} audio-s/s (best of 2)", best[k]);
+    }
+    println!("  2 jobs / 1 job: {:.2}x", best[1] / best[0]);
 }
 
 fn open(dir: &Path) {
@@ -92,6 +100,8 @@ fn open(dir: &Path) {
                     size: 290_000,
                     mtime_ns: 1_700_000_000_000_000_000,
                 },
+                over_text_length: false,
+                over_mel_frames: false,
             });
         }
         let file = format!("shard-{s:05}-000000000000.safetensors");
@@ -113,6 +123,7 @@ fn open(dir: &Path) {
             text_fingerprint: "bench".into(),
         },
         symbols: serde_json::json!({}),
+        limits: Default::default(),
         dataset: "metadata.csv".into(),
         written_by: "bench".into(),
         shards,
@@ -150,7 +161,7 @@ fn main() {
         .iter()
         .position(|a| a == "--clips")
         .and_then(|i| args.get(i + 1))
-        .map_or(64, |c| c.parse().unwrap());
+        .map_or(512, |c| c.parse().unwrap());
     let dir = tempfile::tempdir().unwrap();
     scaling(dir.path(), clips);
     open(dir.path());

@@ -33,7 +33,9 @@
 //!
 //! and `__metadata__["gpufeed"]`, a JSON object with the shard's utterances (the
 //! [`CachedItem`] records) and the ones skipped. Lengths are the true lengths, before any
-//! padding. From Python:
+//! padding. Utterances longer than `data.max_text_length` / `data.max_mel_frames` are kept;
+//! the manifest flags them (`over_text_length`, `over_mel_frames`) and records the caps
+//! used (`limits`), so the loader applies its skip/truncate policy. From Python:
 //!
 //! ```python
 //! from safetensors.numpy import load_file
@@ -156,6 +158,36 @@ pub struct CachedItem {
     pub audio: AudioFacts,
     /// Source file identity.
     pub source: SourceId,
+    /// More tokens than the manifest's `limits.max_text_length`: kept, for the loader's
+    /// over-length policy (skip or truncate) to decide.
+    #[serde(default)]
+    pub over_text_length: bool,
+    /// More frames than `limits.max_mel_frames`: likewise.
+    #[serde(default)]
+    pub over_mel_frames: bool,
+}
+
+/// The length caps the flags of a manifest were computed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Limits {
+    /// Token cap (`data.max_text_length`).
+    pub max_text_length: Option<usize>,
+    /// Frame cap (`data.max_mel_frames`).
+    pub max_mel_frames: Option<usize>,
+}
+
+impl Limits {
+    /// Sets the over-length flags of `items`.
+    pub fn flag(&self, items: &mut [CachedItem]) {
+        for it in items {
+            it.over_text_length = self
+                .max_text_length
+                .is_some_and(|m| it.text_tokens as usize > m);
+            it.over_mel_frames = self
+                .max_mel_frames
+                .is_some_and(|m| it.mel_frames as usize > m);
+        }
+    }
 }
 
 /// An utterance left out, and why.
@@ -227,6 +259,9 @@ pub struct Manifest {
     pub settings: FeatureSettings,
     /// The tokenizer's symbol table, so a model knows what each id means.
     pub symbols: serde_json::Value,
+    /// The caps the items' over-length flags were computed with.
+    #[serde(default)]
+    pub limits: Limits,
     /// The dataset manifest the cache was built from.
     pub dataset: PathBuf,
     /// Which gpufeed wrote it.
@@ -263,6 +298,16 @@ impl ShardData {
             token_offsets: vec![0],
             ..Self::default()
         }
+    }
+
+    /// Empties the shard, keeping its buffers for the next one.
+    pub fn clear(&mut self) {
+        self.mel.clear();
+        self.tokens.clear();
+        self.mel_offsets.clear();
+        self.mel_offsets.push(0);
+        self.token_offsets.clear();
+        self.token_offsets.push(0);
     }
 
     /// Appends one utterance; `mel` holds `frames × n_mels` values.
@@ -338,12 +383,14 @@ pub fn write_shard(
         reason: e.to_string(),
     })?;
     let info = HashMap::from([("gpufeed".to_string(), meta_json)]);
-    let bytes = safetensors::serialize(tensors, Some(info)).map_err(|e| DataError::Corrupt {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
+    // Streamed straight into the temporary file: no second copy of the arrays in memory.
+    fsx::write_atomic_with(path, |tmp| {
+        safetensors::serialize_to_file(tensors, Some(info), tmp).map_err(|e| DataError::Corrupt {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
     })?;
-    fsx::write_atomic(path, &bytes)?;
-    Ok(bytes.len() as u64)
+    Ok(fsx::metadata(path)?.len())
 }
 
 /// Reads a shard's metadata (header only; the arrays are not touched).

@@ -44,17 +44,30 @@ pub(crate) fn rename(from: &Path, to: &Path) -> Result<(), DataError> {
 /// over `path`. A crash leaves either the old file or the new one, never half of one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
     use std::io::Write as _;
+    write_atomic_with(path, |tmp| {
+        let mut f = create(tmp)?;
+        f.write_all(bytes).map_err(|e| DataError::io(tmp, e))
+    })
+}
+
+/// Like [`write_atomic`], for a writer that creates the file at the path it is given.
+/// The file is synced before the rename; on failure the temporary file is removed.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), DataError>,
+) -> Result<(), DataError> {
     let tmp = tmp_name(path);
     let result = (|| {
-        let mut f = create(&tmp)?;
         #[cfg(test)]
         if faults::disk_full(path) {
-            // Half the bytes land, then the disk is full: what a real ENOSPC looks like.
-            let _ = f.write_all(&bytes[..bytes.len() / 2]);
+            // Some bytes land, then the disk is full: what a real ENOSPC looks like.
+            let _ = fs::write(&tmp, b"partial");
             return Err(DataError::io(&tmp, std::io::Error::from_raw_os_error(28)));
         }
-        f.write_all(bytes).map_err(|e| DataError::io(&tmp, e))?;
-        f.sync_all().map_err(|e| DataError::io(&tmp, e))?;
+        write(&tmp)?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| DataError::io(&tmp, e))?;
         rename(&tmp, path)
     })();
     if result.is_err() {

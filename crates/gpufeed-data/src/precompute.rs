@@ -20,7 +20,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -29,8 +29,8 @@ use serde::Serialize;
 use gpufeed_config::{AudioSettings, TextSettings};
 
 use crate::cache::{
-    self, AudioFacts, CachedItem, FeatureSettings, MANIFEST, Manifest, SHARD_ITEMS, SKIPPED,
-    ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals,
+    self, AudioFacts, CachedItem, FeatureSettings, Limits, MANIFEST, Manifest, SHARD_ITEMS,
+    SKIPPED, ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals,
 };
 use crate::error::DataError;
 use crate::fsx;
@@ -324,8 +324,14 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         jobs,
     };
 
-    // Fast path: a complete cache for exactly these shards.
+    let limits = Limits {
+        max_text_length: opts.max_text_length,
+        max_mel_frames: opts.max_mel_frames,
+    };
+    // Fast path: a complete cache for exactly these shards and length caps. (Other caps
+    // need no new features, only new flags: the merge below rewrites the manifest.)
     if let Some(existing) = read_manifest(&dir)
+        && existing.limits == limits
         && existing.shards.len() == plans.len()
         && existing
             .shards
@@ -336,7 +342,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         report.was_complete = true;
         report.complete = true;
         report.skipped = existing.skipped;
-        count_over(&mut report, &existing.items, opts);
+        count_over(&mut report, &existing.items);
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
     }
@@ -358,13 +364,19 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .build()
         .map_err(|e| DataError::Settings(format!("cannot start {jobs} worker threads: {e}")))?;
     let n_mels = opts.audio.n_mels;
-    // The writer thread: shards are written while the next one is computed. Two in flight
-    // bound the memory to three shards' arrays.
+    // The writer thread: shards are written while the next one is computed. One in the
+    // channel and one being written bound the memory to three shards' arrays; written
+    // shards come back empty for reuse, so their buffers are allocated once per run (fresh
+    // pages cost a kernel page clear each, a large share of the run on small machines).
     let (tx, rx) = mpsc::sync_channel::<(PathBuf, ShardData, ShardMeta)>(1);
+    let (back_tx, back_rx) = mpsc::channel::<ShardData>();
+    let buffers = BufferPool::default();
     let build = std::thread::scope(|scope| -> Result<(), DataError> {
         let writer = scope.spawn(move || -> Result<(), DataError> {
-            for (path, data, meta) in rx {
+            for (path, mut data, meta) in rx {
                 cache::write_shard(&path, &data, n_mels, &meta)?;
+                data.clear();
+                let _ = back_tx.send(data);
             }
             Ok(())
         });
@@ -376,15 +388,28 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
                         .map_init(
                             || Worker::new(opts),
                             |worker, &i| {
-                                let out = worker.process(&dataset, &dataset.items[i], &sources[i]);
+                                let out = worker.process(
+                                    &dataset,
+                                    &dataset.items[i],
+                                    &sources[i],
+                                    &buffers,
+                                );
                                 progress.advance(1);
                                 out
                             },
                         )
                         .collect()
                 });
-                let (data, meta) =
-                    assemble(&key, plan.index, outcomes, opts.on_error, &mut report)?;
+                let data = back_rx.try_recv().unwrap_or_else(|_| ShardData::new());
+                let (data, meta) = assemble(
+                    &key,
+                    plan.index,
+                    outcomes,
+                    data,
+                    &buffers,
+                    opts.on_error,
+                    &mut report,
+                )?;
                 report.shards_built += 1;
                 if tx.send((dir.join(&plan.file), data, meta)).is_err() {
                     break; // the writer failed; its error is reported below
@@ -419,19 +444,15 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         remove_stale(&dir, &plans);
         report.complete = true;
         report.skipped = manifest.skipped;
-        count_over(&mut report, &manifest.items, opts);
+        count_over(&mut report, &manifest.items);
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
-fn count_over(report: &mut Report, items: &[CachedItem], opts: &Options) {
-    report.over_text_length = opts.max_text_length.map_or(0, |m| {
-        items.iter().filter(|i| i.text_tokens as usize > m).count()
-    });
-    report.over_mel_frames = opts.max_mel_frames.map_or(0, |m| {
-        items.iter().filter(|i| i.mel_frames as usize > m).count()
-    });
+fn count_over(report: &mut Report, items: &[CachedItem]) {
+    report.over_text_length = items.iter().filter(|i| i.over_text_length).count();
+    report.over_mel_frames = items.iter().filter(|i| i.over_mel_frames).count();
 }
 
 fn read_manifest(dir: &Path) -> Option<Manifest> {
@@ -488,7 +509,13 @@ impl Worker {
         }
     }
 
-    fn process(&mut self, dataset: &Dataset, item: &Item, source: &SourceId) -> Outcome {
+    fn process(
+        &mut self,
+        dataset: &Dataset,
+        item: &Item,
+        source: &SourceId,
+        buffers: &BufferPool,
+    ) -> Outcome {
         let skipped = |reason: String| {
             Outcome::Skipped(Skipped {
                 id: Some(item.id.clone()),
@@ -505,10 +532,13 @@ impl Worker {
             Ok(a) => a,
             Err(e) => return skipped(e.to_string()),
         };
-        let mut frames_buf = Vec::new();
+        let mut frames_buf = buffers.take();
         let frames = match mel.compute_into(&audio.samples, &mut frames_buf) {
             Ok(f) => f,
-            Err(e) => return skipped(e.to_string()),
+            Err(e) => {
+                buffers.give(frames_buf);
+                return skipped(e.to_string());
+            }
         };
         let tokens: Vec<i32> = self
             .tokenizer
@@ -534,6 +564,8 @@ impl Worker {
                 silence_fraction: audio.info.silence_fraction,
             },
             source: source.clone(),
+            over_text_length: false,
+            over_mel_frames: false,
         };
         Outcome::Done {
             record,
@@ -544,16 +576,39 @@ impl Worker {
     }
 }
 
+/// Per-utterance mel buffers, reused across utterances and shards.
+#[derive(Default)]
+struct BufferPool(Mutex<Vec<Vec<f32>>>);
+
+impl BufferPool {
+    fn take(&self) -> Vec<f32> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    fn give(&self, mut buffer: Vec<f32>) {
+        buffer.clear();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(buffer);
+    }
+}
+
 /// Packs one shard's outcomes into arrays and metadata; under `--on-error fail` the first
 /// skipped utterance is the error.
 fn assemble(
     key: &str,
     shard: usize,
     outcomes: Vec<Outcome>,
+    mut data: ShardData,
+    buffers: &BufferPool,
     on_error: OnError,
     report: &mut Report,
 ) -> Result<(ShardData, ShardMeta), DataError> {
-    let mut data = ShardData::new();
     let mut meta = ShardMeta {
         format: cache::FORMAT.into(),
         version: cache::VERSION,
@@ -575,6 +630,7 @@ fn assemble(
                 report.items_computed += 1;
                 report.audio_s_computed += record.audio.duration_s;
                 data.push(&mel, frames, &tokens);
+                buffers.give(mel);
                 meta.items.push(record);
             }
             Outcome::Skipped(s) => {
@@ -636,6 +692,11 @@ fn merge(
         skipped.extend(meta.skipped);
     }
     skipped.sort_by_key(|s| s.line);
+    let limits = Limits {
+        max_text_length: opts.max_text_length,
+        max_mel_frames: opts.max_mel_frames,
+    };
+    limits.flag(&mut items);
     totals.items = items.len();
     totals.skipped = skipped.len();
     let symbols = serde_json::to_value(gpufeed_text::Tokenizer::new(&opts.text).symbols())
@@ -649,6 +710,7 @@ fn merge(
         key: key.into(),
         settings: settings.clone(),
         symbols,
+        limits,
         dataset: dataset.manifest.clone(),
         written_by: concat!("gpufeed ", env!("CARGO_PKG_VERSION")).into(),
         shards,

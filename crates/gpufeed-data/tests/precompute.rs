@@ -75,6 +75,19 @@ fn builds_a_cache_that_matches_direct_computation() {
     }
     // Every demo clip is longer than 200 frames (2.3 s): all flagged, none dropped.
     assert_eq!(r.over_mel_frames, 5);
+    assert!((0..5).all(|i| cache.item(i).over_mel_frames && !cache.item(i).over_text_length));
+    assert_eq!(cache.manifest().limits.max_mel_frames, Some(200));
+    // Another cap needs no new features, only new flags.
+    let wider = Options {
+        max_mel_frames: Some(100_000),
+        ..o.clone()
+    };
+    let r2 = run(&wider, &Silent).unwrap();
+    assert_eq!(
+        (r2.cache_dir.clone(), r2.items_computed, r2.over_mel_frames),
+        (r.cache_dir.clone(), 0, 0)
+    );
+    assert!(!Cache::open(&r2.cache_dir).unwrap().item(0).over_mel_frames);
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(r.cache_dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["format"], "gpufeed-cache");
