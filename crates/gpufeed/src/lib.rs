@@ -13,12 +13,15 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 
+pub mod checks;
 pub mod cli;
 pub mod features;
+pub mod monitor;
 pub mod printer;
+pub mod profile;
 pub mod trace;
 
-use cli::{Cli, Command, Format, KindArg, TraceArgs};
+use cli::{Cli, Command, Format, KindArg, ProfileCommand, TraceArgs};
 use gpufeed_telemetry::trace::TraceKind;
 
 /// Exit code for bad input, bad usage or an internal failure.
@@ -51,14 +54,22 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::DemoData(args) => features::demo_data(&args),
         Command::Precompute(args) => features::precompute(&args),
         Command::Mel(args) => features::mel(&args),
-        other => {
-            printer::error(&format!(
-                "`gpufeed {}` is not implemented yet; `gpufeed trace` is available today",
-                other.name()
-            ));
-            Ok(ExitCode::from(EXIT_BAD_INPUT))
-        }
+        Command::Monitor(args) => monitor::monitor(&args),
+        Command::Watch(args) => monitor::watch(&args),
+        Command::Validate(args) => checks::validate(&args),
+        Command::Lint(args) => checks::lint(&args),
+        Command::Profile(ProfileCommand::Data(args)) => profile::data(&args),
+        Command::Profile(ProfileCommand::Step(args)) => profile::step(&args),
+        Command::Analyze(_) | Command::Doctor(_) => Ok(not_implemented(command.name())),
     }
+}
+
+/// Says that a command is not built yet, on stderr; exit code 2.
+pub(crate) fn not_implemented(name: &str) -> ExitCode {
+    printer::error(&format!(
+        "`gpufeed {name}` is not implemented yet; `gpufeed trace`, `demo-data`, `precompute` and `mel` are available today"
+    ));
+    ExitCode::from(EXIT_BAD_INPUT)
 }
 
 fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
