@@ -604,3 +604,90 @@ fn open_shard(path: &Path, n_mels: usize) -> Result<ShardView, DataError> {
         token_offsets,
     })
 }
+
+/// A small cache with known contents, for tests: item `i` has `lengths[i] = (frames,
+/// tokens)`, every mel value of item `i` is `i as f32 + 0.5` and every token is `i + 4`.
+#[cfg(test)]
+pub(crate) fn synthetic(
+    dir: &Path,
+    lengths: &[(u32, u32)],
+    n_mels: usize,
+    per_shard: usize,
+) -> Cache {
+    fsx::create_dir_all(dir).unwrap();
+    let mut items = Vec::new();
+    let mut shards = Vec::new();
+    for (s, chunk) in lengths.chunks(per_shard).enumerate() {
+        let mut data = ShardData::new();
+        let mut meta = ShardMeta {
+            format: FORMAT.into(),
+            version: VERSION,
+            key: "test".into(),
+            shard: s as u32,
+            items: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for (row, &(frames, tokens)) in chunk.iter().enumerate() {
+            let i = s * per_shard + row;
+            data.push(
+                &vec![i as f32 + 0.5; frames as usize * n_mels],
+                frames as usize,
+                &vec![i as i32 + 4; tokens as usize],
+            );
+            meta.items.push(CachedItem {
+                id: format!("u{i}"),
+                line: i + 1,
+                shard: s as u32,
+                row: row as u32,
+                mel_frames: frames,
+                text_tokens: tokens,
+                audio: AudioFacts {
+                    duration_s: 1.0,
+                    source_rate: 22050,
+                    peak: 0.5,
+                    clipped_samples: 0,
+                    silence_fraction: 0.0,
+                },
+                source: SourceId {
+                    path: format!("wavs/u{i}.wav").into(),
+                    size: 1,
+                    mtime_ns: 1,
+                },
+                over_text_length: false,
+                over_mel_frames: false,
+            });
+        }
+        let file = format!("shard-{s:05}-test.safetensors");
+        let bytes = write_shard(&dir.join(&file), &data, n_mels, &meta).unwrap();
+        shards.push(ShardEntry {
+            file,
+            items: meta.items.len(),
+            bytes,
+        });
+        items.extend(meta.items);
+    }
+    let audio = AudioSettings {
+        n_mels,
+        ..AudioSettings::default()
+    };
+    let manifest = Manifest {
+        format: FORMAT.into(),
+        version: VERSION,
+        key: "test".into(),
+        settings: FeatureSettings {
+            audio,
+            text: TextSettings::default(),
+            text_fingerprint: "t".into(),
+        },
+        symbols: serde_json::Value::Null,
+        limits: Limits::default(),
+        dataset: "metadata.csv".into(),
+        written_by: "test".into(),
+        shards,
+        items,
+        skipped: Vec::new(),
+        totals: Totals::default(),
+    };
+    fsx::write_atomic(&dir.join(MANIFEST), &serde_json::to_vec(&manifest).unwrap()).unwrap();
+    Cache::open(dir).unwrap()
+}

@@ -6,6 +6,8 @@
 //!   lockable, shardable over machines.
 //! - [`cache`]: the cache format (safetensors shards + JSON manifest, readable from Python)
 //!   and its zero-copy reader.
+//! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
+//!   static or bucketed shapes, deterministic order, reused buffers.
 //! - [`demo`]: a generated LJSpeech-format dataset, the default on a fresh machine.
 //!
 //! ```no_run
@@ -24,6 +26,7 @@
 
 pub mod cache;
 pub mod demo;
+pub mod loader;
 pub mod manifest;
 pub mod precompute;
 

@@ -1,0 +1,824 @@
+//! The loader: batches from the cache, always ahead of the consumer.
+//!
+//! - Reads the cache through its memory mapping ([`Cache::mel`] is a slice of the mapped
+//!   shard): no per-item file opens, no parsing.
+//! - `workers` threads assemble whole batches; batch `k` of an epoch is built by worker
+//!   `k mod workers` and handed over through that worker's bounded queue, and the consumer
+//!   takes batch `k` from queue `k mod workers`. So the order is fixed by the plan, never by
+//!   which thread finished first, and `prefetch` batches (spread over the queues) wait
+//!   ready while the consumer works. With `workers = 0` the consumer assembles each batch
+//!   itself (no threads; for debugging and for measuring the assembly alone).
+//! - Buffers are reused: a [`Batch`] goes back to the workers when it is dropped.
+//! - Shapes: with [`Padding::Fixed`] every batch is `tokens [B, max_text]`,
+//!   `mels [B, max_frames, n_mels]` (static shapes: one graph, no recompilation); a short
+//!   last batch is filled up with empty rows of length 0 unless `drop_last`. With
+//!   [`Padding::Longest`] a batch is padded to its longest item, rounded up to a multiple
+//!   if asked (fewer distinct shapes). True lengths always travel with the batch.
+//! - Length bucketing: the shuffled order is cut into windows of `bucket_window` batches
+//!   and sorted by length inside each window, so items of similar length share a batch and
+//!   little is padding; the batches are then shuffled again. The padding share is counted.
+//! - Over-long items (more tokens or frames than the fixed shape): `skip` or `truncate`, by
+//!   [`OverLength`]; both are counted in [`Plan`], never silent.
+//! - Deterministic: the plan depends on the seed and the epoch only, so the same seed gives
+//!   the same batches in the same order whatever the number of workers.
+//! - Dropping an [`Epoch`] stops its workers and joins them: no hang, no leaked thread.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! use gpufeed_data::cache::Cache;
+//! use gpufeed_data::loader::{Loader, LoaderConfig};
+//! let cache = Arc::new(Cache::open("cache/0123456789abcdef".as_ref())?);
+//! let loader = Loader::new(cache, LoaderConfig { batch_size: 32, ..LoaderConfig::default() })?;
+//! for batch in loader.epoch(0) {
+//!     let batch = batch?;
+//!     let (mels, [b, t, m]) = batch.mels();   // contiguous f32, row-major
+//!     let (tokens, _) = batch.tokens();
+//!     # let _ = (mels, tokens, b, t, m);
+//! }
+//! # Ok::<(), gpufeed_data::DataError>(())
+//! ```
+
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::cache::Cache;
+use crate::error::DataError;
+
+/// How batches are padded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Padding {
+    /// Static shapes: every batch is padded to these sizes.
+    Fixed {
+        /// Tokens per row.
+        max_text: usize,
+        /// Frames per row.
+        max_frames: usize,
+    },
+    /// Pad to the longest item of the batch, rounded up to a multiple of this (1 = none).
+    Longest {
+        /// Round the padded length up to a multiple of this.
+        multiple: usize,
+    },
+}
+
+/// What to do with an item longer than the fixed shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum OverLength {
+    /// Leave it out of the epoch.
+    #[default]
+    Skip,
+    /// Cut it to the shape (its length becomes the cap).
+    Truncate,
+}
+
+/// Loader settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoaderConfig {
+    /// Items per batch.
+    pub batch_size: usize,
+    /// Worker threads (0: assemble on the consumer's thread).
+    pub workers: usize,
+    /// Batches kept ready ahead of the consumer (at least one per worker).
+    pub prefetch: usize,
+    /// Shuffle every epoch.
+    pub shuffle: bool,
+    /// Seed of the shuffles.
+    pub seed: u64,
+    /// Batches per bucketing window (1: no bucketing).
+    pub bucket_window: usize,
+    /// Drop a short last batch.
+    pub drop_last: bool,
+    /// Padding.
+    pub padding: Padding,
+    /// Over-long items, with fixed padding.
+    pub over_length: OverLength,
+}
+
+impl Default for LoaderConfig {
+    fn default() -> Self {
+        let workers = std::thread::available_parallelism().map_or(1, usize::from);
+        Self {
+            batch_size: 32,
+            workers,
+            prefetch: 2 * workers,
+            shuffle: true,
+            seed: 42,
+            bucket_window: 8,
+            drop_last: false,
+            padding: Padding::Longest { multiple: 1 },
+            over_length: OverLength::Skip,
+        }
+    }
+}
+
+/// One batch: contiguous arrays with their shapes, true lengths and timings.
+#[derive(Debug)]
+pub struct Batch {
+    tokens: Vec<i32>,
+    mels: Vec<f32>,
+    text_lengths: Vec<i32>,
+    mel_lengths: Vec<i32>,
+    items: Vec<u32>,
+    rows: usize,
+    max_text: usize,
+    max_frames: usize,
+    n_mels: usize,
+    /// Position of the batch in its epoch.
+    pub index: usize,
+    /// Time spent copying the items out of the cache (page faults included), ns.
+    pub read_ns: u64,
+    /// Time spent on padding and lengths, ns.
+    pub assemble_ns: u64,
+    /// Bytes of real (unpadded) data.
+    pub data_bytes: u64,
+    /// Bytes of padding.
+    pub pad_bytes: u64,
+    recycle: Option<Sender<Batch>>,
+}
+
+impl Batch {
+    fn empty() -> Self {
+        Self {
+            tokens: Vec::new(),
+            mels: Vec::new(),
+            text_lengths: Vec::new(),
+            mel_lengths: Vec::new(),
+            items: Vec::new(),
+            rows: 0,
+            max_text: 0,
+            max_frames: 0,
+            n_mels: 0,
+            index: 0,
+            read_ns: 0,
+            assemble_ns: 0,
+            data_bytes: 0,
+            pad_bytes: 0,
+            recycle: None,
+        }
+    }
+
+    /// Rows (the batch dimension).
+    #[must_use]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Token ids, row-major `[rows, max_text]`, padded with 0 (the pad id).
+    #[must_use]
+    pub fn tokens(&self) -> (&[i32], [usize; 2]) {
+        (&self.tokens, [self.rows, self.max_text])
+    }
+
+    /// Mel frames, row-major `[rows, max_frames, n_mels]`, padded with 0.0.
+    #[must_use]
+    pub fn mels(&self) -> (&[f32], [usize; 3]) {
+        (&self.mels, [self.rows, self.max_frames, self.n_mels])
+    }
+
+    /// True token counts per row (0 for filler rows).
+    #[must_use]
+    pub fn text_lengths(&self) -> &[i32] {
+        &self.text_lengths
+    }
+
+    /// True frame counts per row (0 for filler rows).
+    #[must_use]
+    pub fn mel_lengths(&self) -> &[i32] {
+        &self.mel_lengths
+    }
+
+    /// Cache indices of the rows' items (filler rows have none).
+    #[must_use]
+    pub fn items(&self) -> &[u32] {
+        &self.items
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if let Some(tx) = self.recycle.take() {
+            let mut spare = Batch::empty();
+            std::mem::swap(&mut spare.tokens, &mut self.tokens);
+            std::mem::swap(&mut spare.mels, &mut self.mels);
+            std::mem::swap(&mut spare.text_lengths, &mut self.text_lengths);
+            std::mem::swap(&mut spare.mel_lengths, &mut self.mel_lengths);
+            std::mem::swap(&mut spare.items, &mut self.items);
+            // The loader may be gone already; then the buffers are simply freed.
+            let _ = tx.send(spare);
+        }
+    }
+}
+
+/// An epoch's plan: which items go into which batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    /// Item indices per batch, in order.
+    pub batches: Vec<Vec<u32>>,
+    /// Items left out because they are over the fixed shape (skip policy).
+    pub skipped_over_length: usize,
+    /// Items cut to the fixed shape (truncate policy).
+    pub truncated: usize,
+    /// Items left out by `drop_last`.
+    pub dropped_last: usize,
+}
+
+/// Deterministic generator (SplitMix64) for the shuffles: the plan must not depend on a
+/// library's RNG version.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher-Yates.
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// The loader over one cache.
+#[derive(Debug)]
+pub struct Loader {
+    cache: Arc<Cache>,
+    config: LoaderConfig,
+}
+
+impl Loader {
+    /// A loader; checks the settings.
+    pub fn new(cache: Arc<Cache>, config: LoaderConfig) -> Result<Self, DataError> {
+        let bad = |why: &str| Err(DataError::Settings(why.to_string()));
+        if config.batch_size == 0 {
+            return bad("`batch_size` must be at least 1");
+        }
+        if let Padding::Fixed {
+            max_text,
+            max_frames,
+        } = config.padding
+            && (max_text == 0 || max_frames == 0)
+        {
+            return bad("fixed padding needs `max_text_length` and `max_mel_frames` of at least 1");
+        }
+        if let Padding::Longest { multiple: 0 } = config.padding {
+            return bad("`pad_to_multiple_of` must be at least 1");
+        }
+        if cache.is_empty() {
+            return bad("the cache holds no utterance");
+        }
+        Ok(Self { cache, config })
+    }
+
+    /// The cache.
+    #[must_use]
+    pub fn cache(&self) -> &Arc<Cache> {
+        &self.cache
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn config(&self) -> &LoaderConfig {
+        &self.config
+    }
+
+    /// The plan of epoch `epoch`: deterministic in (seed, epoch).
+    #[must_use]
+    pub fn plan(&self, epoch: u64) -> Plan {
+        let c = &self.config;
+        let mut skipped = 0;
+        let mut truncated = 0;
+        let mut order: Vec<u32> = Vec::with_capacity(self.cache.len());
+        for i in 0..self.cache.len() {
+            let it = self.cache.item(i);
+            let over = match c.padding {
+                Padding::Fixed {
+                    max_text,
+                    max_frames,
+                } => it.text_tokens as usize > max_text || it.mel_frames as usize > max_frames,
+                Padding::Longest { .. } => false,
+            };
+            match (over, c.over_length) {
+                (true, OverLength::Skip) => skipped += 1,
+                (true, OverLength::Truncate) => {
+                    truncated += 1;
+                    order.push(i as u32);
+                }
+                (false, _) => order.push(i as u32),
+            }
+        }
+        let mut rng = Rng(c.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407));
+        if c.shuffle {
+            rng.shuffle(&mut order);
+        }
+        let window = c.bucket_window.max(1) * c.batch_size;
+        if c.bucket_window > 1 {
+            for w in order.chunks_mut(window) {
+                w.sort_by_key(|&i| self.cache.item(i as usize).mel_frames);
+            }
+        }
+        let mut batches: Vec<Vec<u32>> = order.chunks(c.batch_size).map(<[u32]>::to_vec).collect();
+        let mut dropped_last = 0;
+        if c.drop_last && batches.last().is_some_and(|b| b.len() < c.batch_size) {
+            dropped_last = batches.pop().map_or(0, |b| b.len());
+        }
+        if c.shuffle && c.bucket_window > 1 {
+            // Bucketing sorted each window; shuffle the batches so the epoch does not run
+            // from short to long within every window.
+            rng.shuffle(&mut batches);
+        }
+        Plan {
+            batches,
+            skipped_over_length: skipped,
+            truncated,
+            dropped_last,
+        }
+    }
+
+    /// Runs epoch `epoch`: an iterator of batches in plan order.
+    #[must_use]
+    pub fn epoch(&self, epoch: u64) -> Epoch {
+        Epoch::start(
+            Arc::clone(&self.cache),
+            self.config.clone(),
+            Arc::new(self.plan(epoch)),
+        )
+    }
+}
+
+/// Fills `batch` with the items of one planned batch.
+fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, batch: &mut Batch) {
+    let n_mels = cache.n_mels();
+    let started = Instant::now();
+    let (rows, max_text, max_frames) = match config.padding {
+        Padding::Fixed {
+            max_text,
+            max_frames,
+        } => (config.batch_size, max_text, max_frames),
+        Padding::Longest { multiple } => {
+            let round = |n: usize| n.div_ceil(multiple) * multiple;
+            let t = items
+                .iter()
+                .map(|&i| cache.item(i as usize).text_tokens as usize)
+                .max();
+            let f = items
+                .iter()
+                .map(|&i| cache.item(i as usize).mel_frames as usize)
+                .max();
+            (
+                items.len(),
+                round(t.unwrap_or(0).max(1)),
+                round(f.unwrap_or(0).max(1)),
+            )
+        }
+    };
+    batch.rows = rows;
+    batch.max_text = max_text;
+    batch.max_frames = max_frames;
+    batch.n_mels = n_mels;
+    batch.index = index;
+    batch.items.clear();
+    batch.items.extend_from_slice(items);
+    batch.text_lengths.clear();
+    batch.mel_lengths.clear();
+    // Reused buffers: resize without reallocating once they have reached this shape.
+    batch.tokens.resize(rows * max_text, 0);
+    batch.mels.resize(rows * max_frames * n_mels, 0.0);
+    let mut read_ns = 0u64;
+    let mut data = 0u64;
+    for r in 0..rows {
+        let trow = &mut batch.tokens[r * max_text..(r + 1) * max_text];
+        let mrow = &mut batch.mels[r * max_frames * n_mels..(r + 1) * max_frames * n_mels];
+        let (t_len, f_len) = match items.get(r) {
+            Some(&i) => {
+                let t0 = Instant::now();
+                let tok = cache.tokens(i as usize);
+                let mel = cache.mel(i as usize);
+                let t_len = tok.len().min(max_text);
+                let f_len = (mel.len() / n_mels).min(max_frames);
+                trow[..t_len].copy_from_slice(&tok[..t_len]);
+                mrow[..f_len * n_mels].copy_from_slice(&mel[..f_len * n_mels]);
+                read_ns += t0.elapsed().as_nanos() as u64;
+                data += (t_len * 4 + f_len * n_mels * 4) as u64;
+                (t_len, f_len)
+            }
+            None => (0, 0),
+        };
+        trow[t_len..].fill(0);
+        mrow[f_len * n_mels..].fill(0.0);
+        batch.text_lengths.push(t_len as i32);
+        batch.mel_lengths.push(f_len as i32);
+    }
+    let total = (rows * max_text * 4 + rows * max_frames * n_mels * 4) as u64;
+    batch.read_ns = read_ns;
+    batch.assemble_ns = (started.elapsed().as_nanos() as u64).saturating_sub(read_ns);
+    batch.data_bytes = data;
+    batch.pad_bytes = total - data;
+}
+
+/// One running epoch. Iterating yields the batches in plan order; dropping it stops and
+/// joins the workers.
+#[derive(Debug)]
+pub struct Epoch {
+    cache: Arc<Cache>,
+    config: LoaderConfig,
+    plan: Arc<Plan>,
+    next: usize,
+    queues: Vec<Receiver<Batch>>,
+    workers: Vec<JoinHandle<()>>,
+    recycle_tx: Sender<Batch>,
+    recycle_rx: Arc<Mutex<Receiver<Batch>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Epoch {
+    fn start(cache: Arc<Cache>, config: LoaderConfig, plan: Arc<Plan>) -> Self {
+        let (recycle_tx, recycle_rx) = channel::<Batch>();
+        let recycle_rx = Arc::new(Mutex::new(recycle_rx));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let workers_n = config.workers;
+        let mut queues = Vec::with_capacity(workers_n);
+        let mut workers = Vec::with_capacity(workers_n);
+        // The prefetch depth spread over the workers' queues, at least one slot each.
+        let depth = config.prefetch.div_ceil(workers_n.max(1)).max(1);
+        for w in 0..workers_n {
+            let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = sync_channel(depth);
+            queues.push(rx);
+            let (cache, config, plan) = (Arc::clone(&cache), config.clone(), Arc::clone(&plan));
+            let (recycle_tx, recycle_rx, stop) = (
+                recycle_tx.clone(),
+                Arc::clone(&recycle_rx),
+                Arc::clone(&stop),
+            );
+            workers.push(std::thread::spawn(move || {
+                for index in (w..plan.batches.len()).step_by(workers_n) {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                    let mut batch = take_spare(&recycle_rx);
+                    assemble(&cache, &config, &plan.batches[index], index, &mut batch);
+                    batch.recycle = Some(recycle_tx.clone());
+                    if tx.send(batch).is_err() {
+                        return; // the epoch was dropped
+                    }
+                }
+            }));
+        }
+        Self {
+            cache,
+            config,
+            plan,
+            next: 0,
+            queues,
+            workers,
+            recycle_tx,
+            recycle_rx,
+            stop,
+        }
+    }
+
+    /// The plan this epoch follows.
+    #[must_use]
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+}
+
+fn take_spare(recycle: &Mutex<Receiver<Batch>>) -> Batch {
+    match recycle
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .try_recv()
+    {
+        Ok(b) => b,
+        Err(TryRecvError::Empty | TryRecvError::Disconnected) => Batch::empty(),
+    }
+}
+
+impl Iterator for Epoch {
+    type Item = Result<Batch, DataError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let index = self.next;
+        if index >= self.plan.batches.len() {
+            return None;
+        }
+        self.next += 1;
+        if self.queues.is_empty() {
+            let mut batch = take_spare(&self.recycle_rx);
+            assemble(
+                &self.cache,
+                &self.config,
+                &self.plan.batches[index],
+                index,
+                &mut batch,
+            );
+            batch.recycle = Some(self.recycle_tx.clone());
+            return Some(Ok(batch));
+        }
+        let queue = &self.queues[index % self.queues.len()];
+        Some(queue.recv().map_err(|_| {
+            DataError::Settings(format!(
+                "loader worker {} stopped unexpectedly",
+                index % self.queues.len()
+            ))
+        }))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.plan.batches.len() - self.next;
+        (left, Some(left))
+    }
+}
+
+impl Drop for Epoch {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Dropping the receivers wakes any worker blocked on a full queue.
+        self.queues.clear();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 50 items: frames 10..=59 (item i has 10 + (i * 7) % 50), tokens 3 + i % 9.
+    fn cache(dir: &std::path::Path) -> Arc<Cache> {
+        let lengths: Vec<(u32, u32)> = (0..50u32).map(|i| (10 + (i * 7) % 50, 3 + i % 9)).collect();
+        Arc::new(crate::cache::synthetic(dir, &lengths, 4, 16))
+    }
+
+    fn config(workers: usize) -> LoaderConfig {
+        LoaderConfig {
+            batch_size: 8,
+            workers,
+            prefetch: 4,
+            ..LoaderConfig::default()
+        }
+    }
+
+    fn collect(loader: &Loader, epoch: u64) -> Vec<(Vec<u32>, Vec<f32>, Vec<i32>)> {
+        loader
+            .epoch(epoch)
+            .map(|b| {
+                let b = b.unwrap();
+                (
+                    b.items().to_vec(),
+                    b.mels().0.to_vec(),
+                    b.tokens().0.to_vec(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn same_seed_same_batches_whatever_the_workers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let reference = collect(&Loader::new(Arc::clone(&c), config(0)).unwrap(), 3);
+        for workers in [1, 2, 3, 7] {
+            let got = collect(&Loader::new(Arc::clone(&c), config(workers)).unwrap(), 3);
+            assert_eq!(got, reference, "{workers} workers");
+        }
+        let other_epoch = collect(&Loader::new(Arc::clone(&c), config(2)).unwrap(), 4);
+        assert_ne!(other_epoch, reference);
+        let other_seed = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                seed: 1,
+                ..config(2)
+            },
+        )
+        .unwrap();
+        assert_ne!(collect(&other_seed, 3), reference);
+    }
+
+    #[test]
+    fn every_item_once_per_epoch_and_contents_right() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let loader = Loader::new(Arc::clone(&c), config(2)).unwrap();
+        let mut seen = vec![0; 50];
+        for b in loader.epoch(0) {
+            let b = b.unwrap();
+            let (mels, [rows, frames, m]) = b.mels();
+            let (tokens, [_, width]) = b.tokens();
+            assert_eq!(rows, b.items().len());
+            assert_eq!(
+                frames as i32,
+                *b.mel_lengths().iter().max().unwrap(),
+                "padded to the longest"
+            );
+            for (r, &i) in b.items().iter().enumerate() {
+                seen[i as usize] += 1;
+                let it = c.item(i as usize);
+                assert_eq!(b.mel_lengths()[r] as u32, it.mel_frames);
+                assert_eq!(b.text_lengths()[r] as u32, it.text_tokens);
+                let row = &mels[r * frames * m..(r + 1) * frames * m];
+                let real = it.mel_frames as usize * m;
+                assert!(row[..real].iter().all(|&v| v == i as f32 + 0.5));
+                assert!(row[real..].iter().all(|&v| v == 0.0), "padding is zero");
+                let trow = &tokens[r * width..(r + 1) * width];
+                assert!(
+                    trow[..it.text_tokens as usize]
+                        .iter()
+                        .all(|&t| t == i as i32 + 4)
+                );
+                assert!(trow[it.text_tokens as usize..].iter().all(|&t| t == 0));
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
+    }
+
+    #[test]
+    fn static_shapes_skip_or_truncate_and_fill_the_last_batch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let fixed = Padding::Fixed {
+            max_text: 8,
+            max_frames: 40,
+        };
+        let skip = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                padding: fixed,
+                ..config(2)
+            },
+        )
+        .unwrap();
+        let plan = skip.plan(0);
+        let over = (0..50).filter(|&i| {
+            let it = c.item(i);
+            it.mel_frames > 40 || it.text_tokens > 8
+        });
+        assert_eq!(plan.skipped_over_length, over.count());
+        let kept: usize = plan.batches.iter().map(Vec::len).sum();
+        assert_eq!(kept + plan.skipped_over_length, 50);
+        for b in skip.epoch(0) {
+            let b = b.unwrap();
+            assert_eq!(b.mels().1, [8, 40, 4], "every batch has the static shape");
+            assert_eq!(b.tokens().1, [8, 8]);
+            assert_eq!(b.mel_lengths().len(), 8);
+        }
+        let cut = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                padding: fixed,
+                over_length: OverLength::Truncate,
+                ..config(2)
+            },
+        )
+        .unwrap();
+        let p = cut.plan(0);
+        assert_eq!(
+            (p.truncated, p.skipped_over_length),
+            (plan.skipped_over_length, 0)
+        );
+        for b in cut.epoch(0) {
+            let b = b.unwrap();
+            assert!(b.mel_lengths().iter().all(|&l| l <= 40));
+            assert!(b.text_lengths().iter().all(|&l| l <= 8));
+        }
+        // 50 items in batches of 8: one batch (anywhere: batches are shuffled after
+        // bucketing) holds 2 items and 6 empty rows.
+        let short: Vec<Batch> = cut
+            .epoch(0)
+            .map(Result::unwrap)
+            .filter(|b| b.items().len() < 8)
+            .collect();
+        assert_eq!(short.len(), 1);
+        assert_eq!(short[0].items().len(), 2);
+        assert_eq!(&short[0].mel_lengths()[2..], &[0; 6]);
+        let dropped = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                padding: fixed,
+                over_length: OverLength::Truncate,
+                drop_last: true,
+                ..config(2)
+            },
+        )
+        .unwrap();
+        assert_eq!(dropped.plan(0).dropped_last, 2);
+        assert_eq!(dropped.epoch(0).count(), 6);
+    }
+
+    #[test]
+    fn bucketing_reduces_padding() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let padding = |window| {
+            let l = Loader::new(
+                Arc::clone(&c),
+                LoaderConfig {
+                    bucket_window: window,
+                    ..config(2)
+                },
+            )
+            .unwrap();
+            let (mut pad, mut data) = (0u64, 0u64);
+            for b in l.epoch(0) {
+                let b = b.unwrap();
+                pad += b.pad_bytes;
+                data += b.data_bytes;
+            }
+            pad as f64 / (pad + data) as f64
+        };
+        let (none, bucketed) = (padding(1), padding(8));
+        assert!(
+            bucketed < none * 0.5,
+            "bucketed {bucketed:.3} vs none {none:.3}"
+        );
+    }
+
+    #[test]
+    fn rounding_to_a_multiple() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let l = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                padding: Padding::Longest { multiple: 16 },
+                ..config(1)
+            },
+        )
+        .unwrap();
+        for b in l.epoch(0) {
+            let b = b.unwrap();
+            assert_eq!(b.mels().1[1] % 16, 0);
+            assert_eq!(b.tokens().1[1] % 16, 0);
+        }
+    }
+
+    #[test]
+    fn dropping_an_epoch_early_stops_its_workers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let l = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                batch_size: 1,
+                workers: 4,
+                prefetch: 4,
+                ..config(4)
+            },
+        )
+        .unwrap();
+        let mut e = l.epoch(0);
+        let first = e.next().unwrap().unwrap();
+        drop(e); // workers blocked on full queues must wake and exit; join must not hang
+        drop(first); // a batch outliving its epoch is fine
+        // Buffers come back: a long epoch allocates only about as many batches as in flight.
+        assert_eq!(l.epoch(1).count(), 50);
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        for cfg in [
+            LoaderConfig {
+                batch_size: 0,
+                ..config(1)
+            },
+            LoaderConfig {
+                padding: Padding::Fixed {
+                    max_text: 0,
+                    max_frames: 5,
+                },
+                ..config(1)
+            },
+            LoaderConfig {
+                padding: Padding::Longest { multiple: 0 },
+                ..config(1)
+            },
+        ] {
+            assert!(Loader::new(Arc::clone(&c), cfg).is_err());
+        }
+        // More workers than batches: fine, the idle ones exit at once.
+        let many = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                workers: 64,
+                ..config(64)
+            },
+        )
+        .unwrap();
+        assert_eq!(many.epoch(0).count(), 7);
+    }
+}
