@@ -83,6 +83,17 @@ pub struct FeatureSettings {
 }
 
 impl FeatureSettings {
+    /// The settings, with the text pipeline's fingerprint filled in.
+    #[must_use]
+    pub fn new(audio: AudioSettings, text: TextSettings) -> Self {
+        let text_fingerprint = gpufeed_text::settings_fingerprint(&text);
+        Self {
+            audio,
+            text,
+            text_fingerprint,
+        }
+    }
+
     /// The cache key: 16 hex digits of blake3 over the format, its version and the settings.
     #[must_use]
     pub fn key(&self) -> String {
@@ -541,6 +552,30 @@ impl Cache {
         let all: &[i32] = bytemuck::cast_slice(&s.mmap[s.tokens.clone()]);
         &all[s.token_offsets[row] as usize..s.token_offsets[row + 1] as usize]
     }
+}
+
+/// Asks the kernel to drop the page cache of every shard of the cache in `dir`
+/// (`posix_fadvise(POSIX_FADV_DONTNEED)`), so that the next reads come from the disk: how a
+/// first epoch, or a dataset larger than memory, reads. Pages mapped by a live [`Cache`] are
+/// not dropped, so call it with no cache of this folder open. Returns the bytes advised; an
+/// error says why the kernel refused (the caller reports the cold figures as unavailable).
+pub fn drop_page_cache(dir: &Path) -> Result<u64, DataError> {
+    let manifest: Manifest =
+        serde_json::from_slice(&fsx::read(&dir.join(MANIFEST))?).map_err(|e| {
+            DataError::Corrupt {
+                path: dir.join(MANIFEST),
+                reason: e.to_string(),
+            }
+        })?;
+    let mut bytes = 0;
+    for shard in &manifest.shards {
+        let path = dir.join(&shard.file);
+        let file = fsx::open(&path)?;
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
+            .map_err(|e| DataError::io(&path, e.into()))?;
+        bytes += shard.bytes;
+    }
+    Ok(bytes)
 }
 
 fn open_shard(path: &Path, n_mels: usize) -> Result<ShardView, DataError> {

@@ -131,6 +131,8 @@ pub struct Batch {
     n_mels: usize,
     /// Position of the batch in its epoch.
     pub index: usize,
+    /// The epoch it belongs to.
+    pub epoch: u64,
     /// Time spent copying the items out of the cache (page faults included), ns.
     pub read_ns: u64,
     /// Time spent on padding and lengths, ns.
@@ -155,6 +157,7 @@ impl Batch {
             max_frames: 0,
             n_mels: 0,
             index: 0,
+            epoch: 0,
             read_ns: 0,
             assemble_ns: 0,
             data_bytes: 0,
@@ -349,11 +352,7 @@ impl Loader {
     /// Runs epoch `epoch`: an iterator of batches in plan order.
     #[must_use]
     pub fn epoch(&self, epoch: u64) -> Epoch {
-        Epoch::start(
-            Arc::clone(&self.cache),
-            self.config.clone(),
-            Arc::new(self.plan(epoch)),
-        )
+        Epoch::start(self, epoch, Some(1))
     }
 }
 
@@ -427,13 +426,40 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
     batch.pad_bytes = total - data;
 }
 
-/// One running epoch. Iterating yields the batches in plan order; dropping it stops and
-/// joins the workers.
+/// Plans of the epochs a stream is in, shared by its workers (each epoch planned once).
+#[derive(Debug)]
+struct Plans {
+    loader: Loader,
+    done: Mutex<Vec<(u64, Arc<Plan>)>>,
+}
+
+impl Plans {
+    fn get(&self, epoch: u64) -> Arc<Plan> {
+        let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, p)) = done.iter().find(|(e, _)| *e == epoch) {
+            return Arc::clone(p);
+        }
+        let plan = Arc::new(self.loader.plan(epoch));
+        // Workers are at most an epoch apart; keep the last few plans.
+        if done.len() >= 4 {
+            done.remove(0);
+        }
+        done.push((epoch, Arc::clone(&plan)));
+        plan
+    }
+}
+
+/// A running stream of batches: one epoch ([`Loader::epoch`]) or epochs back to back
+/// ([`Loader::stream`]). Iterating yields the batches in plan order; the workers prepare
+/// across epoch boundaries, so a new epoch does not start with an empty queue. Dropping it
+/// stops and joins the workers.
 #[derive(Debug)]
 pub struct Epoch {
-    cache: Arc<Cache>,
-    config: LoaderConfig,
-    plan: Arc<Plan>,
+    plans: Arc<Plans>,
+    first: u64,
+    per_epoch: usize,
+    /// Batches to deliver in all (`None`: endless).
+    limit: Option<usize>,
     next: usize,
     queues: Vec<Receiver<Batch>>,
     workers: Vec<JoinHandle<()>>,
@@ -442,12 +468,32 @@ pub struct Epoch {
     stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
+impl Loader {
+    /// Epochs `first`, `first + 1`, ... back to back, endless; each batch says its epoch.
+    /// Profilers and steady-state training use this: the queues never drain between epochs.
+    #[must_use]
+    pub fn stream(&self, first: u64) -> Epoch {
+        Epoch::start(self, first, None)
+    }
+}
+
 impl Epoch {
-    fn start(cache: Arc<Cache>, config: LoaderConfig, plan: Arc<Plan>) -> Self {
+    fn start(loader: &Loader, first: u64, epochs: Option<u64>) -> Self {
+        let plans = Arc::new(Plans {
+            loader: Loader {
+                cache: Arc::clone(&loader.cache),
+                config: loader.config.clone(),
+            },
+            done: Mutex::new(Vec::new()),
+        });
+        // Every epoch has the same number of batches: the plan only reorders the items.
+        let per_epoch = plans.get(first).batches.len();
+        let limit = epochs.map(|e| per_epoch * usize::try_from(e).unwrap_or(usize::MAX));
         let (recycle_tx, recycle_rx) = channel::<Batch>();
         let recycle_rx = Arc::new(Mutex::new(recycle_rx));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let workers_n = config.workers;
+        let config = &loader.config;
+        let workers_n = if per_epoch == 0 { 0 } else { config.workers };
         let mut queues = Vec::with_capacity(workers_n);
         let mut workers = Vec::with_capacity(workers_n);
         // The prefetch depth spread over the workers' queues, at least one slot each.
@@ -455,30 +501,31 @@ impl Epoch {
         for w in 0..workers_n {
             let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = sync_channel(depth);
             queues.push(rx);
-            let (cache, config, plan) = (Arc::clone(&cache), config.clone(), Arc::clone(&plan));
+            let plans = Arc::clone(&plans);
             let (recycle_tx, recycle_rx, stop) = (
                 recycle_tx.clone(),
                 Arc::clone(&recycle_rx),
                 Arc::clone(&stop),
             );
             workers.push(std::thread::spawn(move || {
-                for index in (w..plan.batches.len()).step_by(workers_n) {
+                let mut g = w;
+                while limit.is_none_or(|l| g < l) {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return;
                     }
-                    let mut batch = take_spare(&recycle_rx);
-                    assemble(&cache, &config, &plan.batches[index], index, &mut batch);
-                    batch.recycle = Some(recycle_tx.clone());
+                    let batch = produce(&plans, first, per_epoch, g, &recycle_rx, &recycle_tx);
                     if tx.send(batch).is_err() {
-                        return; // the epoch was dropped
+                        return; // the stream was dropped
                     }
+                    g += workers_n;
                 }
             }));
         }
         Self {
-            cache,
-            config,
-            plan,
+            plans,
+            first,
+            per_epoch,
+            limit,
             next: 0,
             queues,
             workers,
@@ -488,11 +535,36 @@ impl Epoch {
         }
     }
 
-    /// The plan this epoch follows.
+    /// The plan of the epoch this stream starts with.
     #[must_use]
-    pub fn plan(&self) -> &Plan {
-        &self.plan
+    pub fn plan(&self) -> Arc<Plan> {
+        self.plans.get(self.first)
     }
+}
+
+/// Builds global batch `g` of a stream starting at epoch `first`.
+fn produce(
+    plans: &Plans,
+    first: u64,
+    per_epoch: usize,
+    g: usize,
+    recycle_rx: &Mutex<Receiver<Batch>>,
+    recycle_tx: &Sender<Batch>,
+) -> Batch {
+    let epoch = first + (g / per_epoch) as u64;
+    let plan = plans.get(epoch);
+    let index = g % per_epoch;
+    let mut batch = take_spare(recycle_rx);
+    assemble(
+        &plans.loader.cache,
+        &plans.loader.config,
+        &plan.batches[index],
+        index,
+        &mut batch,
+    );
+    batch.epoch = epoch;
+    batch.recycle = Some(recycle_tx.clone());
+    batch
 }
 
 fn take_spare(recycle: &Mutex<Receiver<Batch>>) -> Batch {
@@ -510,35 +582,35 @@ impl Iterator for Epoch {
     type Item = Result<Batch, DataError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let index = self.next;
-        if index >= self.plan.batches.len() {
+        let g = self.next;
+        if self.per_epoch == 0 || self.limit.is_some_and(|l| g >= l) {
             return None;
         }
         self.next += 1;
         if self.queues.is_empty() {
-            let mut batch = take_spare(&self.recycle_rx);
-            assemble(
-                &self.cache,
-                &self.config,
-                &self.plan.batches[index],
-                index,
-                &mut batch,
-            );
-            batch.recycle = Some(self.recycle_tx.clone());
-            return Some(Ok(batch));
+            let (rx, tx) = (&self.recycle_rx, &self.recycle_tx);
+            return Some(Ok(produce(
+                &self.plans,
+                self.first,
+                self.per_epoch,
+                g,
+                rx,
+                tx,
+            )));
         }
-        let queue = &self.queues[index % self.queues.len()];
-        Some(queue.recv().map_err(|_| {
-            DataError::Settings(format!(
-                "loader worker {} stopped unexpectedly",
-                index % self.queues.len()
-            ))
-        }))
+        let w = g % self.queues.len();
+        Some(
+            self.queues[w].recv().map_err(|_| {
+                DataError::Settings(format!("loader worker {w} stopped unexpectedly"))
+            }),
+        )
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.plan.batches.len() - self.next;
-        (left, Some(left))
+        match self.limit {
+            Some(l) => (l - self.next, Some(l - self.next)),
+            None => (usize::MAX, None),
+        }
     }
 }
 
@@ -785,6 +857,26 @@ mod tests {
         drop(first); // a batch outliving its epoch is fine
         // Buffers come back: a long epoch allocates only about as many batches as in flight.
         assert_eq!(l.epoch(1).count(), 50);
+    }
+
+    #[test]
+    fn a_stream_is_the_epochs_back_to_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let l = Loader::new(Arc::clone(&c), config(3)).unwrap();
+        let mut want: Vec<(u64, Vec<u32>)> = Vec::new();
+        for e in 5..8 {
+            want.extend(l.epoch(e).map(|b| (e, b.unwrap().items().to_vec())));
+        }
+        let got: Vec<(u64, Vec<u32>)> = l
+            .stream(5)
+            .take(want.len())
+            .map(|b| {
+                let b = b.unwrap();
+                (b.epoch, b.items().to_vec())
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

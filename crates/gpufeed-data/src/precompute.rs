@@ -289,11 +289,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     // Validate the settings before any work, with the extractor's own checks.
     gpufeed_audio::mel::MelExtractor::new(&opts.audio)
         .map_err(|e| DataError::Settings(e.to_string()))?;
-    let settings = FeatureSettings {
-        audio: opts.audio.clone(),
-        text: opts.text.clone(),
-        text_fingerprint: gpufeed_text::settings_fingerprint(&opts.text),
-    };
+    let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone());
     let key = settings.key();
     let dir = opts.cache_root.join(&key);
     fsx::create_dir_all(&dir)?;

@@ -87,7 +87,7 @@ pub enum Command {
 /// `gpufeed profile ...`
 #[derive(Debug, Subcommand)]
 pub enum ProfileCommand {
-    /// Profile the data loader: batch times, stage breakdown, benchmark grid (not implemented yet)
+    /// Profile the data loader: batch times, stage breakdown, benchmark grid
     Data(ProfileDataArgs),
     /// Profile the training step: data wait, copy, forward, loss, backward, optimizer (not implemented yet)
     Step(ProfileStepArgs),
@@ -292,6 +292,9 @@ pub struct ProfileDataArgs {
     /// Run the batch size × workers grid and recommend settings
     #[arg(long)]
     pub benchmark: bool,
+    /// Simulate a consumer (a GPU step) that computes this many ms per batch
+    #[arg(long, default_value_t = 0.0)]
+    pub consumer_ms: f64,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

@@ -92,6 +92,23 @@ pub fn cache_root(cli: Option<&Path>, config: &Config, data: &Path) -> PathBuf {
         })
 }
 
+/// Makes sure the cache of dataset `data` is complete for `config`'s settings, building
+/// what is missing with the progress bar (summary on stderr: stdout carries the caller's
+/// report); returns the cache folder.
+pub fn ensure_cache(data: &Path, cache: Option<&Path>, config: &Config) -> Result<PathBuf> {
+    let mut opts = Options::new(data, cache_root(cache, config, data));
+    opts.audio = config.data.audio();
+    opts.text = config.data.text();
+    opts.max_text_length = Some(config.data.max_text_length);
+    opts.max_mel_frames = Some(config.data.max_mel_frames);
+    let report = precompute::run(&opts, &Bar::new())?;
+    printer::note(&report.summary());
+    if !report.complete {
+        anyhow::bail!("the cache `{}` is not complete", report.cache_dir.display());
+    }
+    Ok(report.cache_dir)
+}
+
 /// `gpufeed precompute --data DIR ...`.
 pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;

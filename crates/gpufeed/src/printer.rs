@@ -26,3 +26,8 @@ pub fn warn(message: &str) {
 pub fn error(message: &str) {
     eprintln!("error: {message}");
 }
+
+/// Progress and context for people, on stderr.
+pub fn note(message: &str) {
+    eprintln!("{message}");
+}

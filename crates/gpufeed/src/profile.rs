@@ -1,17 +1,427 @@
-//! `gpufeed profile data` and `gpufeed profile step` (being built).
+//! `gpufeed profile data`: how fast and how steadily the loader delivers batches.
+//!
+//! 1. The cache: `--cache DIR` (a cache folder, or a cache root with one cache in it), or
+//!    `--data DIR`, precomputed first when the cache is missing or stale.
+//! 2. Cold reads: the shards' page cache is dropped (`posix_fadvise`), and a few batches
+//!    are read from disk; when the kernel refuses, the report says so.
+//! 3. Warm-up batches, reported apart, then `--batches N` batches, each timed as the
+//!    consumer sees it: the wait for the next batch. With `--consumer-ms X` the consumer
+//!    "computes" X ms per batch, the way a GPU step looks to the loader.
+//! 4. Statistics, period and verdict of the waits come from gpufeed-stats (as
+//!    `trace --kind steps`); with a consumer, the input-bound share is judged by TF
+//!    Profiler's thresholds.
+//! 5. `--benchmark`: a grid of batch sizes × workers, each cell a fresh loader with its own
+//!    warm-up, scored by samples per second among the stable cells; the best becomes a
+//!    `data:` block to paste into the config.
 
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
 
-use crate::cli::{ProfileDataArgs, ProfileStepArgs};
+use gpufeed_config::Config;
+use gpufeed_config::OverLength as ConfigOverLength;
+use gpufeed_data::cache::{self, Cache};
+use gpufeed_data::loader::{Loader, LoaderConfig, OverLength, Padding};
+use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, STEP_CV_UNSTABLE};
 
-/// `gpufeed profile data`.
-pub fn data(_args: &ProfileDataArgs) -> Result<ExitCode> {
-    Ok(crate::not_implemented("profile data"))
-}
+use crate::cli::{Format, ProfileDataArgs, ProfileStepArgs};
+use crate::features;
+use crate::printer;
+use crate::trace::StepReport;
 
-/// `gpufeed profile step`.
+/// `gpufeed profile step` (being built).
 pub fn step(_args: &ProfileStepArgs) -> Result<ExitCode> {
     Ok(crate::not_implemented("profile step"))
+}
+
+/// Finds the cache folder: a `<key>` folder itself, or the one cache under a root. With
+/// several under a root, the one matching the config's feature settings.
+fn find_cache(dir: &Path, config: &Config) -> Result<PathBuf> {
+    if dir.join(cache::MANIFEST).is_file() {
+        return Ok(dir.to_path_buf());
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the cache folder `{}`", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(cache::MANIFEST).is_file())
+        .collect();
+    found.sort();
+    let wanted = cache::FeatureSettings::new(config.data.audio(), config.data.text()).key();
+    match found.len() {
+        0 => bail!(
+            "`{}` holds no complete cache; build one with `gpufeed precompute --data DIR --cache {}`",
+            dir.display(),
+            dir.display()
+        ),
+        1 => Ok(found.remove(0)),
+        _ => found.into_iter().find(|p| p.ends_with(&wanted)).with_context(|| {
+            format!(
+                "`{}` holds several caches and none matches the config's feature settings (key `{wanted}`); pass the cache folder itself",
+                dir.display()
+            )
+        }),
+    }
+}
+
+/// The loader settings from the config and the command line.
+fn loader_config(config: &Config, args: &ProfileDataArgs) -> LoaderConfig {
+    let d = &config.data;
+    let workers = args.workers.unwrap_or_else(|| d.effective_num_workers());
+    LoaderConfig {
+        batch_size: args.batch_size.unwrap_or(d.batch_size),
+        workers,
+        prefetch: d.prefetch_buffer_size_for(workers),
+        shuffle: d.shuffle,
+        seed: d.seed,
+        bucket_window: d.bucket_window,
+        drop_last: d.drop_last,
+        padding: if d.pad_to_fixed_length {
+            Padding::Fixed {
+                max_text: d.max_text_length,
+                max_frames: d.max_mel_frames,
+            }
+        } else {
+            Padding::Longest {
+                multiple: d.pad_to_multiple_of.unwrap_or(1),
+            }
+        },
+        over_length: match d.over_length {
+            ConfigOverLength::Skip => OverLength::Skip,
+            ConfigOverLength::Truncate => OverLength::Truncate,
+        },
+    }
+}
+
+/// What one loader run measured.
+#[derive(Debug, Clone, Default)]
+struct Run {
+    waits_ms: Vec<f64>,
+    read_ms: Vec<f64>,
+    assemble_ms: Vec<f64>,
+    samples: usize,
+    batch_bytes: u64,
+    data_bytes: u64,
+    elapsed_s: f64,
+}
+
+/// Pulls `warmup` untimed then `batches` timed batches from a stream of epochs (the
+/// loader prepares across epoch boundaries, as in training).
+fn measure(loader: &Loader, warmup: usize, batches: usize, consumer: Duration) -> Result<Run> {
+    let mut run = Run::default();
+    let mut stream = loader.stream(0);
+    if stream.plan().batches.is_empty() {
+        bail!(
+            "the loader plans no batch: every utterance is over the length caps (see `over_length`)"
+        );
+    }
+    let mut started = Instant::now();
+    for seen in 0..warmup + batches {
+        if seen == warmup {
+            started = Instant::now();
+        }
+        let t = Instant::now();
+        let batch = stream.next().context("the loader stream ended")??;
+        let wait = t.elapsed();
+        if seen >= warmup {
+            run.waits_ms.push(wait.as_secs_f64() * 1e3);
+            run.read_ms.push(batch.read_ns as f64 / 1e6);
+            run.assemble_ms.push(batch.assemble_ns as f64 / 1e6);
+            run.samples += batch.items().len();
+            run.batch_bytes += batch.data_bytes + batch.pad_bytes;
+            run.data_bytes += batch.data_bytes;
+        }
+        drop(batch);
+        if !consumer.is_zero() {
+            std::thread::sleep(consumer);
+        }
+    }
+    run.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(run)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    gpufeed_stats::summary::mean(v)
+}
+
+/// Stage breakdown: mean ms per batch.
+#[derive(Debug, Serialize)]
+struct Breakdown {
+    /// Copying items out of the cache with its pages dropped (`None`: the kernel refused).
+    read_cold_ms: Option<f64>,
+    /// Copying items out of the cache from the page cache.
+    read_warm_ms: f64,
+    /// Padding and lengths.
+    assemble_ms: f64,
+    /// The consumer's wait for the next batch.
+    queue_wait_ms: f64,
+    /// Why the cold figure is missing, when it is.
+    cold_note: Option<String>,
+    /// Share of the batch bytes that is padding.
+    padding_share: f64,
+}
+
+/// One grid cell.
+#[derive(Debug, Serialize)]
+struct Cell {
+    batch_size: usize,
+    workers: usize,
+    samples_per_s: f64,
+    mean_wait_ms: f64,
+    cv: f64,
+}
+
+/// The recommended settings.
+#[derive(Debug, Serialize)]
+struct Recommendation {
+    batch_size: usize,
+    num_workers: usize,
+    prefetch_buffer_size: usize,
+    samples_per_s: f64,
+    mean_wait_ms: f64,
+    yaml: String,
+}
+
+/// The JSON document (DESIGN.md section 3: `config`, `batches`, `samples_per_s`,
+/// `bytes_per_s`, `breakdown`, and with `--benchmark` `grid` and `recommendation`).
+#[derive(Debug, Serialize)]
+struct DataProfile {
+    config: serde_json::Value,
+    batches: StepReport,
+    samples_per_s: f64,
+    bytes_per_s: f64,
+    breakdown: Breakdown,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grid: Option<Vec<Cell>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recommendation: Option<Recommendation>,
+}
+
+/// `gpufeed profile data`.
+pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
+    let config = features::load_config(args.config.as_deref())?;
+    let dir = match (&args.cache, &args.data) {
+        (Some(c), _) => find_cache(c, &config)?,
+        (None, Some(d)) => features::ensure_cache(d, None, &config)?,
+        (None, None) => bail!(
+            "pass `--data DIR` (a dataset, precomputed first if needed) or `--cache DIR`; `gpufeed demo-data DIR` makes a dataset to try"
+        ),
+    };
+    let lc = loader_config(&config, args);
+    if args.consumer_ms < 0.0 || !args.consumer_ms.is_finite() {
+        bail!(
+            "`--consumer-ms {}`: expected a duration of at least 0",
+            args.consumer_ms
+        );
+    }
+    let consumer = Duration::from_secs_f64(args.consumer_ms / 1e3);
+    let batches = args.batches.unwrap_or(200);
+    if batches == 0 {
+        bail!("`--batches 0`: time at least one batch");
+    }
+    let warmup = (2 * lc.workers).max(4);
+
+    // Cold reads first, before this process maps the cache.
+    let (read_cold_ms, cold_note) = match cache::drop_page_cache(&dir) {
+        Ok(_) => {
+            let cache = Arc::new(Cache::open(&dir)?);
+            let loader = Loader::new(cache, lc.clone())?;
+            let cold = measure(&loader, 0, 4, Duration::ZERO)?;
+            (Some(mean(&cold.read_ms)), None)
+        }
+        Err(e) => (None, Some(format!("could not drop the page cache: {e}"))),
+    };
+    let cache = Arc::new(Cache::open(&dir)?);
+    let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
+    let run = measure(&loader, warmup, batches, consumer)?;
+    let analysis = gpufeed_stats::analyze_steps(&run.waits_ms).context("no batch was timed")?;
+    let report = StepReport::new(analysis);
+    let breakdown = Breakdown {
+        read_cold_ms,
+        read_warm_ms: mean(&run.read_ms),
+        assemble_ms: mean(&run.assemble_ms),
+        queue_wait_ms: mean(&run.waits_ms),
+        cold_note,
+        padding_share: 1.0 - run.data_bytes as f64 / run.batch_bytes.max(1) as f64,
+    };
+    let (grid, recommendation) = if args.benchmark {
+        let (g, r) = benchmark(&cache, &lc, consumer)?;
+        (Some(g), Some(r))
+    } else {
+        (None, None)
+    };
+    let profile = DataProfile {
+        config: serde_json::json!({
+            "cache": dir,
+            "items": cache.len(),
+            "loader": lc,
+            "batches": batches,
+            "warmup_batches": warmup,
+            "consumer_ms": args.consumer_ms,
+        }),
+        samples_per_s: run.samples as f64 / run.elapsed_s,
+        bytes_per_s: run.batch_bytes as f64 / run.elapsed_s,
+        batches: report,
+        breakdown,
+        grid,
+        recommendation,
+    };
+    match args.format {
+        Format::Json => printer::data(&(serde_json::to_string(&profile)? + "\n"))?,
+        Format::Text => printer::data(&render(&profile, args.consumer_ms, &lc))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The grid: batch sizes × workers sized to the machine; each cell a fresh loader with its
+/// own warm-up. The winner has the most samples per second among cells whose wait cv is
+/// below [`STEP_CV_UNSTABLE`] (all cells when none is).
+fn benchmark(
+    cache: &Arc<Cache>,
+    base: &LoaderConfig,
+    consumer: Duration,
+) -> Result<(Vec<Cell>, Recommendation)> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut workers: Vec<usize> = vec![1, cores.div_ceil(2), cores, 2 * cores];
+    workers.sort_unstable();
+    workers.dedup();
+    let sizes: Vec<usize> = [8, 16, 32, 64]
+        .into_iter()
+        .filter(|&b| b <= cache.len().max(8))
+        .collect();
+    let mut grid = Vec::new();
+    for &b in &sizes {
+        for &w in &workers {
+            let lc = LoaderConfig {
+                batch_size: b,
+                workers: w,
+                prefetch: 2 * w,
+                ..base.clone()
+            };
+            let loader = Loader::new(Arc::clone(cache), lc)?;
+            let run = measure(&loader, (2 * w).max(4), 60, consumer)?;
+            let s = gpufeed_stats::summarize(&run.waits_ms).context("no batch was timed")?;
+            grid.push(Cell {
+                batch_size: b,
+                workers: w,
+                samples_per_s: run.samples as f64 / run.elapsed_s,
+                mean_wait_ms: s.mean,
+                cv: s.cv,
+            });
+        }
+    }
+    let stable: Vec<&Cell> = grid.iter().filter(|c| c.cv < STEP_CV_UNSTABLE).collect();
+    let pool: Vec<&Cell> = if stable.is_empty() {
+        grid.iter().collect()
+    } else {
+        stable
+    };
+    let best = pool
+        .into_iter()
+        .max_by(|a, b| a.samples_per_s.total_cmp(&b.samples_per_s))
+        .context("the benchmark grid is empty")?;
+    let prefetch = 2 * best.workers;
+    let yaml = format!(
+        "data:\n  batch_size: {}\n  num_workers: {}\n  prefetch_buffer_size: {}\n",
+        best.batch_size, best.workers, prefetch
+    );
+    let rec = Recommendation {
+        batch_size: best.batch_size,
+        num_workers: best.workers,
+        prefetch_buffer_size: prefetch,
+        samples_per_s: best.samples_per_s,
+        mean_wait_ms: best.mean_wait_ms,
+        yaml,
+    };
+    Ok((grid, rec))
+}
+
+fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
+    let mut o = String::new();
+    let b = &p.batches;
+    let _ = writeln!(
+        o,
+        "loader: batch {}, {} worker(s), prefetch {}, {} batches timed after {} warm-up",
+        lc.batch_size, lc.workers, lc.prefetch, b.samples, p.config["warmup_batches"]
+    );
+    let _ = writeln!(o);
+    if consumer_ms > 0.0 {
+        let share = b.mean_ms / (b.mean_ms + consumer_ms);
+        let level = if share >= INPUT_BOUND_HIGH {
+            "highly input-bound"
+        } else if share >= INPUT_BOUND_MODERATE {
+            "moderately input-bound"
+        } else {
+            "not input-bound"
+        };
+        let _ = writeln!(
+            o,
+            "{level}: the consumer waits {:.2} ms per {consumer_ms} ms step ({:.1} % of the step; TF Profiler: >= {:.0} % moderate, >= {:.0} % high)",
+            b.mean_ms,
+            share * 100.0,
+            INPUT_BOUND_MODERATE * 100.0,
+            INPUT_BOUND_HIGH * 100.0
+        );
+    }
+    let _ = writeln!(
+        o,
+        "{}: {:.0} samples/s, {:.0} MB/s of batches; wait per batch mean {:.3} ms, p95 {:.3}, p99 {:.3}, max {:.3}, cv {:.2}",
+        b.verdict.as_str(),
+        p.samples_per_s,
+        p.bytes_per_s / 1e6,
+        b.mean_ms,
+        b.p95_ms,
+        b.p99_ms,
+        b.max_ms,
+        b.cv
+    );
+    if let (Some(period), Some(r)) = (b.period_steps, b.period_strength) {
+        let _ = writeln!(
+            o,
+            "  a cycle every {period} batches (autocorrelation {r:.2}): compare with the number of workers"
+        );
+    }
+    let _ = writeln!(o, "  outliers {} of {}", b.outliers, b.samples);
+    let k = &p.breakdown;
+    let _ = writeln!(o, "\nper batch:");
+    match k.read_cold_ms {
+        Some(c) => {
+            let _ = writeln!(o, "  read, cold page cache  {c:>9.3} ms");
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "  read, cold page cache  n/a ({})",
+                k.cold_note.as_deref().unwrap_or("")
+            );
+        }
+    }
+    let _ = writeln!(o, "  read, warm page cache  {:>9.3} ms", k.read_warm_ms);
+    let _ = writeln!(
+        o,
+        "  assemble and pad       {:>9.3} ms ({:.1} % of the bytes are padding)",
+        k.assemble_ms,
+        k.padding_share * 100.0
+    );
+    let _ = writeln!(o, "  consumer's wait        {:>9.3} ms", k.queue_wait_ms);
+    if let (Some(grid), Some(r)) = (&p.grid, &p.recommendation) {
+        let _ = writeln!(o, "\nbenchmark (samples/s; wait cv):");
+        for c in grid {
+            let _ = writeln!(
+                o,
+                "  batch {:>3}  workers {:>2}  {:>9.0} samples/s  wait {:>8.3} ms  cv {:.2}",
+                c.batch_size, c.workers, c.samples_per_s, c.mean_wait_ms, c.cv
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\nrecommended ({:.0} samples/s, wait {:.3} ms per batch):\n{}",
+            r.samples_per_s, r.mean_wait_ms, r.yaml
+        );
+    }
+    o
 }
