@@ -103,6 +103,9 @@ pub enum DataError {
         /// What was given.
         spec: String,
     },
+    /// Loader settings that cannot work.
+    #[error("invalid loader settings: {0}")]
+    Loader(String),
     /// Feature settings rejected by the feature extractor.
     #[error("invalid feature settings: {0}")]
     Settings(String),

@@ -263,7 +263,7 @@ pub struct Loader {
 impl Loader {
     /// A loader; checks the settings.
     pub fn new(cache: Arc<Cache>, config: LoaderConfig) -> Result<Self, DataError> {
-        let bad = |why: &str| Err(DataError::Settings(why.to_string()));
+        let bad = |why: &str| Err(DataError::Loader(why.to_string()));
         if config.batch_size == 0 {
             return bad("`batch_size` must be at least 1");
         }

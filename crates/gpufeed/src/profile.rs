@@ -204,6 +204,19 @@ struct DataProfile {
 /// `gpufeed profile data`.
 pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
     let config = features::load_config(args.config.as_deref())?;
+    // Usage errors before any work (a precompute can take minutes).
+    if args.batch_size == Some(0) {
+        bail!("`--batch-size 0`: a batch needs at least one item");
+    }
+    if args.batches == Some(0) {
+        bail!("`--batches 0`: time at least one batch");
+    }
+    if args.consumer_ms < 0.0 || !args.consumer_ms.is_finite() {
+        bail!(
+            "`--consumer-ms {}`: expected a duration of at least 0",
+            args.consumer_ms
+        );
+    }
     let dir = match (&args.cache, &args.data) {
         (Some(c), _) => find_cache(c, &config)?,
         (None, Some(d)) => features::ensure_cache(d, None, &config)?,
@@ -212,17 +225,8 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
         ),
     };
     let lc = loader_config(&config, args);
-    if args.consumer_ms < 0.0 || !args.consumer_ms.is_finite() {
-        bail!(
-            "`--consumer-ms {}`: expected a duration of at least 0",
-            args.consumer_ms
-        );
-    }
     let consumer = Duration::from_secs_f64(args.consumer_ms / 1e3);
     let batches = args.batches.unwrap_or(200);
-    if batches == 0 {
-        bail!("`--batches 0`: time at least one batch");
-    }
     let warmup = (2 * lc.workers).max(4);
 
     // Cold reads first, before this process maps the cache.

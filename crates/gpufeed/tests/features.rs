@@ -112,3 +112,107 @@ fn bad_inputs_get_one_line() {
     let line = fails(&["mel", s(&text), "--out", "y.npy", "--config", s(&config)]);
     assert!(line.contains("bad.yaml:2:"), "{line}");
 }
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DataProfileJson {
+    config: serde_json::Value,
+    batches: serde_json::Map<String, serde_json::Value>,
+    samples_per_s: f64,
+    bytes_per_s: f64,
+    breakdown: serde_json::Map<String, serde_json::Value>,
+    grid: Option<Vec<serde_json::Value>>,
+    recommendation: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[test]
+fn profile_data_precomputes_then_profiles() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    run_ok(&["demo-data", s(&data), "--clips", "12"]);
+    let json = run_ok(&[
+        "profile",
+        "data",
+        "--data",
+        s(&data),
+        "--batch-size",
+        "4",
+        "--workers",
+        "2",
+        "--batches",
+        "30",
+        "--consumer-ms",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let p: DataProfileJson = serde_json::from_str(&json).unwrap();
+    // The fields of `trace --kind steps`, for the consumer's waits.
+    for key in [
+        "samples",
+        "mean_ms",
+        "std_ms",
+        "min_ms",
+        "max_ms",
+        "median_ms",
+        "p95_ms",
+        "p99_ms",
+        "cv",
+        "period_steps",
+        "period_strength",
+        "outliers",
+        "verdict",
+    ] {
+        assert!(p.batches.contains_key(key), "batches.{key}");
+    }
+    assert_eq!(p.batches["samples"], 30);
+    assert!(p.samples_per_s > 0.0 && p.bytes_per_s > 0.0);
+    assert_eq!(p.config["loader"]["batch_size"], 4);
+    assert_eq!(p.config["items"], 12);
+    for key in [
+        "read_warm_ms",
+        "assemble_ms",
+        "queue_wait_ms",
+        "padding_share",
+    ] {
+        assert!(
+            p.breakdown[key].as_f64().is_some_and(|v| v >= 0.0),
+            "breakdown.{key}"
+        );
+    }
+    assert!(p.grid.is_none() && p.recommendation.is_none());
+    // The cache exists now: --cache finds it, and --benchmark recommends a data: block.
+    let text = run_ok(&[
+        "profile",
+        "data",
+        "--cache",
+        s(&data.join(".gpufeed-cache")),
+        "--batches",
+        "20",
+        "--benchmark",
+    ]);
+    assert!(
+        text.contains("recommended") && text.contains("data:\n  batch_size:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn profile_data_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let line = fails(&["profile", "data"]);
+    assert!(
+        line.contains("--data DIR") && line.contains("--cache DIR"),
+        "{line}"
+    );
+    let line = fails(&["profile", "data", "--cache", s(tmp.path())]);
+    assert!(line.contains("holds no complete cache"), "{line}");
+    let data = tmp.path().join("demo");
+    run_ok(&["demo-data", s(&data), "--clips", "2"]);
+    let line = fails(&["profile", "data", "--data", s(&data), "--batch-size", "0"]);
+    assert!(line.contains("--batch-size 0"), "{line}");
+    assert!(
+        !data.join(".gpufeed-cache").exists(),
+        "refused before any precompute"
+    );
+}

@@ -320,7 +320,6 @@ fn unbuilt_commands_say_so_and_exit_2() {
         vec!["lint", "train.py"],
         vec!["monitor"],
         vec!["watch", "--", "sleep", "1"],
-        vec!["profile", "data"],
         vec!["profile", "step"],
     ] {
         let line = fails_with_one_line(&args);
