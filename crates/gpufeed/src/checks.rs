@@ -1,18 +1,115 @@
-//! `gpufeed validate` and `gpufeed lint`: findings about a config and about training code
-//! (being built).
+//! `gpufeed validate` and `gpufeed lint`: findings about a config and about training code.
+//! The checks live in `gpufeed-doctor`; this module reads the arguments, runs them, prints
+//! the report and maps it to the exit code (0 clean or warnings only, 1 any error-severity
+//! finding, 2 a file that cannot be read or a bad argument).
 
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
+use gpufeed_doctor::fix::{self, FixError};
+use gpufeed_doctor::render::{Json, Renderer, Text};
+use gpufeed_doctor::validate::{self, Context};
+use gpufeed_doctor::{Finding, Report, lint as doctor_lint};
 
-use crate::cli::{LintArgs, ValidateArgs};
+use crate::cli::{Format, LintArgs, ValidateArgs};
+use crate::printer;
+
+/// Exit code for bad input, bad usage or an internal failure.
+const EXIT_BAD_INPUT: u8 = 2;
 
 /// `gpufeed validate FILE [--fix] [--dry-run]`.
-pub fn validate(_args: &ValidateArgs) -> Result<ExitCode> {
-    Ok(crate::not_implemented("validate"))
+pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
+    let dry_run = args.dry_run;
+    if dry_run && args.format == Format::Json {
+        bail!(
+            "`--dry-run` prints a unified diff, which is not JSON; drop `--format json` to see \
+             the diff, or use `--fix --format json` to write the fixes and get the findings \
+             that remain"
+        );
+    }
+    let ctx = Context {
+        cores: std::thread::available_parallelism().ok().map(usize::from),
+    };
+    let validation = validate::validate_file(&args.file, &ctx)?;
+    if !(args.fix || dry_run) {
+        return report(Report::new(validation.findings), args.format, None);
+    }
+    let plan = match fix::plan(&validation, &ctx) {
+        Ok(plan) => plan,
+        Err(e @ FixError::NotParsed { .. }) => {
+            printer::warn(&e.to_string());
+            return report(Report::new(validation.findings), args.format, None);
+        }
+        Err(e) => {
+            printer::error(&e.to_string());
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    for (finding, why) in &plan.skipped {
+        printer::warn(&format!(
+            "{} not fixed: {why}; fix it by hand",
+            place(finding, &args.file)
+        ));
+    }
+    let remaining = Report::new(plan.remaining.clone());
+    if dry_run {
+        printer::data(&fix::unified_diff(&args.file, &plan.original, &plan.fixed))?;
+        if !remaining.findings.is_empty() {
+            printer::warn(&format!(
+                "{} finding(s) remain that --fix does not change ({}); run `gpufeed validate {}` \
+                 to see them",
+                remaining.findings.len(),
+                remaining.counts(),
+                args.file.display()
+            ));
+        }
+        return Ok(ExitCode::from(remaining.exit_code()));
+    }
+    let backup = fix::write(&plan)?;
+    let summary = match backup {
+        Some(backup) => format!(
+            "fixed {} finding(s) in `{}` (the original is in `{}`)\n",
+            plan.applied.len(),
+            args.file.display(),
+            backup.display()
+        ),
+        None => format!("nothing to fix in `{}`\n", args.file.display()),
+    };
+    report(remaining, args.format, Some(&summary))
 }
 
 /// `gpufeed lint PATH...`.
-pub fn lint(_args: &LintArgs) -> Result<ExitCode> {
-    Ok(crate::not_implemented("lint"))
+pub fn lint(args: &LintArgs) -> Result<ExitCode> {
+    let outcome = doctor_lint::lint_paths(&args.paths)?;
+    if outcome.files == 0 {
+        printer::warn("no Python files (`*.py`) found in the given folders");
+    }
+    let files = outcome.files;
+    let summary = format!("linted {files} file{}\n", if files == 1 { "" } else { "s" });
+    report(Report::new(outcome.findings), args.format, Some(&summary))
+}
+
+/// Prints a report and returns its exit code. Text gets the summary line after the report;
+/// JSON stays exactly one document.
+fn report(report: Report, format: Format, summary: Option<&str>) -> Result<ExitCode> {
+    match format {
+        Format::Json => printer::data(&Json.render(&report))?,
+        Format::Text => {
+            let mut out = Text.render(&report);
+            if let Some(s) = summary {
+                out.push_str(s);
+            }
+            printer::data(&out)?;
+        }
+    }
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// `file:line:column: id` of a finding, for one-line messages.
+fn place(f: &Finding, file: &Path) -> String {
+    match (f.line, f.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", file.display(), f.id),
+        _ => format!("{}: {}", file.display(), f.id),
+    }
 }

@@ -54,9 +54,9 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Check hardware, storage, config and code, with concrete fixes (not implemented yet)
     Doctor(DoctorArgs),
-    /// Validate a training config and optionally fix it (not implemented yet)
+    /// Validate a training config (the trainer's YAML) and optionally fix it in place
     Validate(ValidateArgs),
-    /// Find code that starves the GPU in Python training scripts (not implemented yet)
+    /// Find code that starves the GPU in Python training scripts (a real Python parser)
     Lint(LintArgs),
     /// Watch GPU utilisation live and detect oscillation and idle gaps (not implemented yet)
     Monitor(MonitorArgs),
@@ -191,10 +191,13 @@ pub struct MonitorArgs {
     /// Replay a recording (gpufeed JSONL or nvidia-smi CSV) instead of reading the GPUs
     #[arg(long, conflicts_with = "synthetic")]
     pub replay: Option<PathBuf>,
-    /// Replay speed: a factor, or `max`
-    #[arg(long, requires = "replay")]
+    /// Speed of --replay or --synthetic: a factor (`10` plays ten seconds per second), or
+    /// `max` (no waiting)
+    #[arg(long)]
     pub speed: Option<String>,
-    /// Use a synthetic source: stable, oscillating, bursty or idle
+    /// Use a synthetic source: stable, oscillating, bursty, starved or idle, with optional
+    /// parameters, e.g. `oscillating:period=1.5,low=2,high=40` (see gpufeed-telemetry's
+    /// `synthetic` module)
     #[arg(long)]
     pub synthetic: Option<String>,
     /// Output format of the end report

@@ -67,7 +67,7 @@ fn run(command: Command) -> Result<ExitCode> {
 /// Says that a command is not built yet, on stderr; exit code 2.
 pub(crate) fn not_implemented(name: &str) -> ExitCode {
     printer::error(&format!(
-        "`gpufeed {name}` is not implemented yet; `gpufeed trace`, `demo-data`, `precompute` and `mel` are available today"
+        "`gpufeed {name}` is not implemented yet; see `gpufeed --help` for the commands available today"
     ));
     ExitCode::from(EXIT_BAD_INPUT)
 }

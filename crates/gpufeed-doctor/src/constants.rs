@@ -1,0 +1,92 @@
+//! The one table of the constants the rules compare against, each with its source.
+//!
+//! gpufeed's measured thresholds live in `gpufeed_stats::thresholds`; the rules here compare
+//! config values and file sizes, not measurements, so their constants live here, declared
+//! once through the `constants!` macro that also puts them into [`TABLE`] (the same pattern
+//! as `gpufeed_stats::thresholds`, so a report can print the table).
+
+use serde::Serialize;
+
+/// One row of the constants table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Constant {
+    /// The constant's name in this module.
+    pub name: &'static str,
+    /// Its value.
+    pub value: u64,
+    /// Unit of `value`.
+    pub unit: &'static str,
+    /// What crossing it means.
+    pub meaning: &'static str,
+    /// Where the value comes from.
+    pub source: &'static str,
+}
+
+macro_rules! constants {
+    ($( $(#[$doc:meta])* $name:ident = $value:expr, $unit:expr, $meaning:expr, $source:expr; )*) => {
+        $( $(#[$doc])* pub const $name: u64 = $value; )*
+        /// Every constant of the rules, in declaration order.
+        pub const TABLE: &[Constant] = &[
+            $( Constant {
+                name: stringify!($name),
+                value: $name,
+                unit: $unit,
+                meaning: $meaning,
+                source: $source,
+            }, )*
+        ];
+    };
+}
+
+constants! {
+    /// Fewer loader workers than this (and than the cores) is reported.
+    NUM_WORKERS_LOW = 8, "workers",
+        "`num-workers-low`: fewer loader workers than this, on a machine with more cores, is reported (info)",
+        "the minimum of MyXTTS' comprehensive_gpu_diagnostic, validate_gpu_pipeline and validate_gpu_optimization (research/myxtts.md section 1.15); info only, because whether 8 workers keep up depends on the per-item cost, which `gpufeed profile data --benchmark` measures";
+    /// A batch smaller than this is reported.
+    BATCH_SIZE_SMALL = 16, "items",
+        "`batch-size-small`: a batch below this is reported (info)",
+        "MyXTTS validate_gpu_optimization warns below 16 (research/myxtts.md section 1.15); info only, because a larger batch helps only when the step is launch-bound, which `gpufeed profile step` measures in samples/s";
+    /// MyXTTS' token cap when `max_text_tokens` is unset.
+    MYXTTS_MAX_TEXT_TOKENS = 1024, "tokens",
+        "`text-cap-mismatch`: the token cap MyXTTS truncates at when `data.max_text_tokens` is unset",
+        "MyXTTS DataConfig default (research/myxtts.md sections 2.2 and 3.5)";
+    /// The largest config file `validate` reads.
+    MAX_CONFIG_BYTES = 10 * 1024 * 1024, "bytes",
+        "`config-too-large`: a config file larger than this is not parsed",
+        "gpufeed judgement: MyXTTS' config.yaml is about 2 KB; 10 MiB is three orders of magnitude above any training config and stops a dataset or checkpoint passed by mistake before it is parsed";
+    /// The largest Python file `lint` parses.
+    MAX_SOURCE_BYTES = 10 * 1024 * 1024, "bytes",
+        "`file-not-linted`: a Python file larger than this is reported, not parsed",
+        "gpufeed judgement: the largest hand-written Python modules are well under 1 MB; a larger `.py` is generated code or data";
+    /// Syntax errors reported per file.
+    MAX_SYNTAX_ERRORS = 10, "findings",
+        "`syntax-error`: at most this many syntax errors are reported per file (the count of the rest is in the last one)",
+        "gpufeed judgement: after the first few, error recovery reports follow-on errors";
+    /// Deepest expression or statement nesting the rules follow.
+    MAX_NESTING = 200, "levels",
+        "lint rules stop following expressions and statements nested deeper than this (the deeper part is not analysed)",
+        "gpufeed judgement: CPython's own parser stops at 200 nested parentheses (\"too many nested parentheses\"); generated code can nest far deeper, and following it would exhaust the stack";
+    /// Depth of the call chain followed from a mapped function.
+    MAX_CALL_DEPTH = 3, "calls",
+        "lint rules that look inside a function passed to `Dataset.map` follow calls to functions of the same file this deep",
+        "gpufeed judgement: enough for `map(load)` -> `load` -> `_decode`, bounded so recursion terminates";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_unique_and_sourced() {
+        let mut names: Vec<_> = TABLE.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len());
+        assert!(
+            TABLE
+                .iter()
+                .all(|c| !c.source.is_empty() && !c.meaning.is_empty())
+        );
+    }
+}

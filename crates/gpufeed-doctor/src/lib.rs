@@ -1,0 +1,145 @@
+//! gpufeed's checks: every check yields [`Finding`]s with a stable rule id, a severity, the
+//! place, the evidence, why it matters and the fix. `gpufeed validate` checks the trainer's
+//! YAML ([`validate`], [`fix`]); `gpufeed lint` checks Python training code with a real
+//! parser ([`lint`]); [`render`] formats a [`Report`] as text, JSON or Markdown.
+//!
+//! ```
+//! use std::path::Path;
+//! use gpufeed_doctor::render::{Json, Renderer};
+//! use gpufeed_doctor::{Report, lint, validate};
+//!
+//! let code = "\
+//! import torch
+//! from torch.utils.data import DataLoader
+//! loader = DataLoader(ds, batch_size=32)
+//! for batch in loader:
+//!     loss = model(batch)
+//!     loss.backward()
+//!     print(loss.item())
+//! ";
+//! let findings = lint::lint_source(code, Path::new("train.py"));
+//! let ids: Vec<&str> = findings.iter().map(|f| f.id).collect();
+//! assert!(ids.contains(&"torch-loader-no-workers"));
+//! assert!(ids.contains(&"host-sync-in-loop"));
+//!
+//! let v = validate::validate_text("data:\n  num_workers: 0\n", Path::new("c.yaml"),
+//!     &validate::Context::default());
+//! let report = Report::new(v.findings);
+//! assert_eq!(report.exit_code(), 0); // warnings only
+//! assert!(Json.render(&report).starts_with("{\"findings\":["));
+//! ```
+//!
+//! Exit codes (DESIGN.md section 3, ruff's convention): [`Report::exit_code`] is 1 when any
+//! finding has error severity, else 0; a file that cannot be read at all is the binary's
+//! exit code 2.
+//!
+//! # Rules
+//!
+//! Ids are stable (scripts and `# gpufeed: ignore[...]` comments name them). Each finding's
+//! message says what was found and why it matters; `evidence` holds the values or code seen;
+//! `fix` is YAML to paste (config), code (lint), or a command. The constants the rules
+//! compare with are in [`constants::TABLE`], each with its source.
+//!
+//! ## `validate`: loading (from `gpufeed-config`)
+//!
+//! | id | severity | why | fix |
+//! |---|---|---|---|
+//! | `config-syntax` | error | not valid YAML | correct the YAML at the line shown |
+//! | `config-not-utf8` | error | YAML is UTF-8 text | save as UTF-8 |
+//! | `config-multiple-documents` | error | the trainer reads one document | delete the `---` separators |
+//! | `config-too-large` | error | over 10 MiB, too deeply nested, or too many aliases: not a training config | pass the config file |
+//! | `config-not-a-mapping` | error | the top, and each section, must be a mapping (a YAML list is not a config) | write `section:` mappings |
+//! | `config-duplicate-key` | error | PyYAML silently keeps the last of two equal keys | delete one |
+//! | `config-complex-key` | error | a key must be a plain name | write a plain name |
+//! | `config-bad-merge` | error | `<<` must point at a mapping | point it at a mapping anchor |
+//! | `config-wrong-type` | error | the trainer's dataclasses do not convert types | write a value of the named type |
+//! | `config-invalid-value` | error | out of range or inconsistent (`win_length > n_fft`, `data_gpu == model_gpu`, ...) | as the message says |
+//! | `config-unknown-key` | warning | MyXTTS rejects unknown keys, gpufeed ignores them: a typo leaves the default in force | rename to the suggestion (**`--fix`** when the suggestion is in the same section and not already set) |
+//! | `config-float-is-string-for-pyyaml` | warning | PyYAML reads `1e-4` as a string | `1.0e-4` (**`--fix`**) |
+//! | `config-number-differs-in-pyyaml` | warning | `010` is octal for PyYAML | a spelling both read alike (**`--fix`**) |
+//! | `config-yaml11-boolean` | warning | `yes`/`no`/`on`/`off` are booleans only for PyYAML | `true`/`false` (**`--fix`**) |
+//! | `config-not-a-string-for-pyyaml` | warning | `language: no` is False for PyYAML | quote it (**`--fix`**) |
+//! | `config-sections-disagree` | warning | one setting, two values in two sections | make them equal |
+//! | `config-empty-mel-filters` | warning | more mel bands than FFT bins | lower `n_mels` or raise `n_fft` |
+//! | `config-two-text-caps` | warning | MyXTTS cuts at one cap and pads to another | set both equal |
+//! | `config-splits-overlap` | warning | splits add up to more than 1 | make them sum to at most 1 |
+//! | `config-heads-do-not-divide` | warning | attention splits the width across heads | a multiple of the heads |
+//! | `config-cleaners` | warning | gpufeed and the trainer clean text differently | make them agree |
+//! | `config-min-learning-rate` | warning | the floor is above the peak | lower the floor |
+//!
+//! ## `validate`: data pipeline and GPU settings
+//!
+//! | id | severity | fires when | why | fix (advice; never applied by `--fix`) |
+//! |---|---|---|---|---|
+//! | `tf-native-loading-off` | warning | `data.use_tf_native_loading: false` | MyXTTS decodes with librosa inside `tf.numpy_function`, under the GIL, one item at a time (the seeds' 2-40 % oscillation) | `gpufeed precompute`, or `use_tf_native_loading: true` (its features differ: HTK, [0, 1]) |
+//! | `gpu-prefetch-off` | warning | one GPU and `prefetch_to_gpu` or `enhanced_gpu_prefetch` false | no `prefetch_to_device`: the copy does not overlap the step | both `true` |
+//! | `loader-in-main-thread` | warning | `data.num_workers: 0` | batches are built between steps | `num_workers: N` |
+//! | `num-workers-above-cores` | warning | `num_workers` above this machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
+//! | `num-workers-low` | info | `num_workers` below 8 and below the cores | may not keep up (seeds' minimum 8; measure with `profile data --benchmark`) | 8, up to the cores |
+//! | `prefetch-disabled` | warning | `prefetch_buffer_size: 0` (gpufeed) or `pipeline_buffer_size: 0` (MyXTTS) | no read-ahead: loading and compute never overlap | delete the key |
+//! | `dynamic-shapes` | warning | `pad_to_fixed_length` false, no `pad_to_multiple_of`, graph mode or XLA on | a new shape almost every step: retrace / recompile while the GPU waits | `pad_to_fixed_length: true` |
+//! | `text-cap-mismatch` | error | `pad_to_fixed_length: true` and `max_text_tokens` (unset: 1024) above `max_text_length` | MyXTTS' `padded_batch` fails on the first longer text | `max_text_tokens:` = `max_text_length` |
+//! | `batch-size-small` | info | `batch_size` below 16 | launch and input overheads dominate (seeds' threshold) | 32 if memory allows |
+//! | `two-gpu-half-set` | warning | one of `data_gpu`, `model_gpu` | MyXTTS silently trains on one GPU | set both, or neither |
+//! | `gpu-index-out-of-range` | error | `data_gpu`/`model_gpu` ≥ the GPUs in `training.visible_gpus` | the GPU does not exist in the process | an index into the visible GPUs |
+//! | `two-gpu-data-gpu-idle` | info | both set and different | MyXTTS' data GPU only holds prefetched batches | one GPU, or data parallel |
+//! | `mixed-precision-off` | info | mixed precision off | no Tensor Core float16/bfloat16 paths (NVIDIA: up to 3x) | `mixed_precision: true` |
+//! | `xla-without-graph-mode` | error | the file sets `enable_xla_compilation: true`, graph mode off | XLA compiles the graph step; eager ignores it | `enable_graph_mode: true` |
+//! | `eager-train-step` | warning | `enable_graph_mode: false` | Python dispatches every op; the GPU waits for the host | `enable_graph_mode: true` |
+//! | `eager-debug-on` | warning | `enable_eager_debug: true` | tf.functions run eagerly | `false` |
+//! | `xla-off` | info | static shapes, graph mode, no XLA | XLA would compile once and fuse | `enable_xla_compilation: true` |
+//! | `myxtts-unread-key` | info | a key MyXTTS never reads (`prefetch_buffer_size`, `pin_memory`, ...) | changing it changes nothing in the trainer | change the key it reads |
+//! | `myxtts-rejects-key` | info | keys MyXTTS' dataclasses lack (`data.n_mels`, gpufeed's own keys) | `DataConfig(**yaml['data'])` raises TypeError | keep them out of MyXTTS' copy |
+//!
+//! `--fix` applies only the edits marked **`--fix`** above: they change how a value is
+//! spelled, never what it means, so they are safe without asking. Rules that change what
+//! the trainer does (prefetch, graph mode, caps, workers) stay advice: the user decides.
+//!
+//! ## `lint`: Python training code
+//!
+//! Rules work on the tree-sitter syntax tree, so strings, comments and docstrings never
+//! match; code after `return`/`raise`/`break`/`continue` in a block and under
+//! `if False:`/`if 0:`/`while False:` is dead and never reported. Names are resolved
+//! through the file's imports (`import tensorflow as tf`, `from torch.utils.data import
+//! DataLoader as DL`), with the usual aliases (`tf`, `torch`, `np`) when not imported.
+//! A *training loop* is the innermost `for`/`while` whose body (not a nested loop's or
+//! function's) calls `.backward()`, `opt.step()` (a receiver named like an optimizer or
+//! scaler, not a scheduler), `.apply_gradients()`, `tape.gradient()`, `.minimize()`,
+//! `train_on_batch()` or a `*train_step*` function; code under an `if` whose condition uses
+//! `%` (`if step % 100 == 0:`) runs every N steps and is not reported by the loop rules.
+//!
+//! | id | severity | fires on | why | fix |
+//! |---|---|---|---|---|
+//! | `tf-py-function-in-map` | warning | `tf.numpy_function`/`tf.py_function` inside a function passed to `.map` (lambda, function or method of the file, through `functools.partial`, following calls 3 deep) | Python under the GIL: the parallel map runs one item at a time | TensorFlow ops, or precompute |
+//! | `tf-map-sequential` | warning | `.map` on a `tf.data` dataset without `num_parallel_calls` (or `None`/`1`) | one item at a time | `num_parallel_calls=tf.data.AUTOTUNE` |
+//! | `tf-no-prefetch` | warning | a batched `tf.data` pipeline with no `prefetch`, iterated (`for`, `iter`, `enumerate`, `.fit`, `.evaluate`, `.predict`, `experimental_distribute_dataset`) or returned without a caller in the file adding `prefetch` | input and compute never overlap | `.prefetch(tf.data.AUTOTUNE)` last |
+//! | `tf-after-prefetch-to-device` | warning | any transformation after `prefetch_to_device`/`copy_to_device` | it must be the final one (TF docs) | move it last |
+//! | `tf-cache-after-random` | warning | `.cache()` after `.shuffle()` or after a map whose function calls `tf.random.*`, `tf.image.random_*`, `np.random.*` or `random.*` | the first epoch's randomness is frozen | `.cache()` first |
+//! | `tf-function-retracing` | warning | `@tf.function`/`tf.function(f)` on a function named like a train step (`*step*`, `*train*`) without `input_signature` or `reduce_retracing=True` | retraced (recompiled) for each new input shape | `input_signature=[...]` |
+//! | `torch-loader-no-workers` | warning | `DataLoader(...)` without `num_workers` or with `num_workers=0` | loading between steps in the training process | `num_workers=8` |
+//! | `torch-loader-no-pin-memory` | warning | `DataLoader` without `pin_memory=True` in a file that uses CUDA (`.cuda()`, `"cuda"` devices) | the copy cannot overlap compute | `pin_memory=True`, `non_blocking=True` |
+//! | `torch-loader-no-persistent-workers` | info | `DataLoader` with workers but no `persistent_workers=True` | workers restart every epoch | `persistent_workers=True` |
+//! | `torch-data-parallel` | warning | `torch.nn.DataParallel(...)` | single-process scatter/gather every step | `DistributedDataParallel` |
+//! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `print(t)` (an f-string too) in a training loop; `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, or assigned from a call of a model, net, criterion or loss | the GPU queue drains every step | accumulate on the device; read every N steps |
+//! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
+//! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
+//! | `decode-per-item` | warning | audio or image decoding or features (`librosa.load`/`stft`/`feature.*`, `soundfile.read`, `torchaudio.load`, `scipy.io.wavfile.read`, `PIL.Image.open`, `cv2.imread`, ...) in `__getitem__` or a mapped function | the same work every epoch on the CPU | precompute; load arrays |
+//! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
+//! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
+//! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |
+//!
+//! `# gpufeed: ignore[RULE]` (several: `ignore[a, b]`) in a comment on the line a finding
+//! starts silences it. Folders are walked for `*.py`, skipping hidden folders,
+//! `__pycache__`, `node_modules`, `site-packages`, `venv`, `build` and `dist`; symbolic links
+//! to folders are not followed. A file given by name is linted whatever its extension.
+
+pub mod constants;
+pub mod finding;
+pub mod fix;
+pub mod lint;
+pub mod render;
+pub mod rules;
+pub mod validate;
+
+pub use finding::{Counts, Finding, Report, Severity, TextEdit};
+pub use rules::{Origin, RULES, Rule, rule_info};

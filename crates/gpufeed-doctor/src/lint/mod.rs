@@ -1,0 +1,695 @@
+//! `gpufeed lint`: Python training code parsed with tree-sitter-python and checked by the
+//! rules of the crate docs (tf.data, DataLoader, training-loop and per-item decoding rules).
+//!
+//! ```
+//! use std::path::Path;
+//! use gpufeed_doctor::lint::lint_source;
+//!
+//! let code = "\
+//! import tensorflow as tf
+//! ds = tf.data.Dataset.from_tensor_slices(files)
+//! ds = ds.map(load)  # sequential
+//! s = 'ds.map(load) in a string is not code'
+//! ";
+//! let findings = lint_source(code, Path::new("input.py"));
+//! assert_eq!(findings.len(), 1);
+//! assert_eq!(findings[0].id, "tf-map-sequential");
+//! assert_eq!((findings[0].line, findings[0].column), (Some(3), Some(9)));
+//! ```
+//!
+//! tree-sitter recovers from syntax errors: each error becomes a `syntax-error` finding
+//! and the rest of the file is still linted; findings inside the broken region itself are
+//! dropped (their structure is a guess). Dead code (after `return`/`raise`/`break`/
+//! `continue` in the same block, under `if False:`/`if 0:`/`while False:`, the `else` of
+//! `if True:`) is never reported, and neither is anything in a string or a comment, since
+//! rules only look at code nodes.
+
+mod ast;
+mod decode;
+mod loops;
+mod tfdata;
+mod torch;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use tree_sitter::{Node, Parser};
+
+use crate::constants::{MAX_SOURCE_BYTES, MAX_SYNTAX_ERRORS};
+use crate::finding::Finding;
+use crate::rules::{finding, is_lint_rule};
+
+/// The findings of a lint run and how many files were read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LintOutcome {
+    /// Every finding, in no particular order (a [`crate::Report`] sorts them).
+    pub findings: Vec<Finding>,
+    /// Files linted (or reported as not lintable).
+    pub files: usize,
+}
+
+/// A path given to `lint` that does not exist: bad input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    /// The path does not exist or cannot be looked at.
+    #[error("cannot lint `{}`: {reason}", path.display())]
+    NotFound {
+        /// The path as given.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+}
+
+/// Folders never walked into (besides hidden ones): caches, environments and build output,
+/// as ruff's default excludes.
+const SKIPPED_DIRS: &[&str] = &[
+    "__pycache__",
+    "__pypackages__",
+    "node_modules",
+    "site-packages",
+    "venv",
+    "build",
+    "dist",
+    "_build",
+    "buck-out",
+];
+
+/// Lints files and folders (folders are walked for `*.py`).
+///
+/// # Errors
+/// [`LintError::NotFound`] for a path that does not exist; nothing is linted then.
+pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| LintError::NotFound {
+            path: path.clone(),
+            reason: innermost(&e),
+        })?;
+        if meta.is_dir() {
+            walk_dir(path, &mut files);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    let mut outcome = LintOutcome::default();
+    for file in &files {
+        outcome.findings.extend(lint_file(file));
+        outcome.files += 1;
+    }
+    Ok(outcome)
+}
+
+/// Every `*.py` under `dir`, sorted; unreadable folders are skipped.
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // `file_type` does not follow links: a link to a folder is not walked (no cycles).
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() {
+            if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
+                walk_dir(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "py") && (kind.is_file() || path.is_file())
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Lints one file: reads it, refuses binary, non-UTF-8 and oversized files with a
+/// `file-not-linted` finding, and lints the text.
+#[must_use]
+pub fn lint_file(path: &Path) -> Vec<Finding> {
+    let not_linted = |why: &str, evidence: String| {
+        vec![
+            finding(
+                "file-not-linted",
+                &format!("`{}` was not linted: {why}", path.display()),
+            )
+            .in_file(path)
+            .evidence(evidence)
+            .fix("pass Python source files (UTF-8 text)"),
+        ]
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_SOURCE_BYTES => {
+            return not_linted(
+                &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
+                format!("file size {} bytes", meta.len()),
+            );
+        }
+        Ok(_) => {}
+        Err(e) => return not_linted("it cannot be read", innermost(&e)),
+    }
+    let bytes = match fs_err::read(path) {
+        Ok(b) => b,
+        Err(e) => return not_linted("it cannot be read", innermost(&e)),
+    };
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return not_linted(
+            "it is a binary file, not Python source",
+            format!("a NUL byte at offset {at}"),
+        );
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => lint_source(&text, path),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            not_linted(
+                "it is not UTF-8 text (Python 3 source is UTF-8)",
+                format!("byte {at} is not valid UTF-8"),
+            )
+        }
+    }
+}
+
+/// What a rule found, before placing and filtering.
+#[derive(Debug)]
+pub(crate) struct Hit {
+    pub(crate) id: &'static str,
+    /// Start byte of the offending node: its line and column, and the dead-code, broken
+    /// region and suppression checks.
+    pub(crate) byte: usize,
+    /// What was found (the rule's why is appended).
+    pub(crate) specific: String,
+    /// Context beyond the offending line (`in the training loop at line 4`).
+    pub(crate) context: Option<String>,
+    /// The fix, as code.
+    pub(crate) fix: String,
+}
+
+/// One parsed file, shared by the rules.
+pub(crate) struct File<'t> {
+    pub(crate) src: &'t str,
+    pub(crate) root: Node<'t>,
+    pub(crate) names: ast::Names,
+    pub(crate) functions: HashMap<String, Vec<Node<'t>>>,
+    pub(crate) hits: Vec<Hit>,
+}
+
+impl<'t> File<'t> {
+    pub(crate) fn hit(
+        &mut self,
+        id: &'static str,
+        node: Node<'_>,
+        specific: impl Into<String>,
+        context: Option<String>,
+        fix: impl Into<String>,
+    ) {
+        self.hits.push(Hit {
+            id,
+            byte: node.start_byte(),
+            specific: specific.into(),
+            context,
+            fix: fix.into(),
+        });
+    }
+
+    /// The function a call argument names: a lambda, a function or method of this file
+    /// (`load`, `self.load`), or the function inside `functools.partial(f, ...)`.
+    pub(crate) fn function_of(&self, arg: Node<'t>) -> Option<Node<'t>> {
+        match arg.kind() {
+            "lambda" => Some(arg),
+            "identifier" | "attribute" => {
+                let name = ast::dotted(arg, self.src)?;
+                let last = name.rsplit('.').next().unwrap_or(&name);
+                self.functions
+                    .get(last)
+                    .and_then(|defs| defs.first().copied())
+            }
+            "call" => {
+                let callee = self.names.callee(arg, self.src)?;
+                if callee == "functools.partial" || callee == "partial" {
+                    self.function_of(ast::positional(arg, 0)?)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Calls inside `function` (a definition or lambda) whose canonical name matches, and
+    /// inside the functions of this file it calls, up to `MAX_CALL_DEPTH` deep.
+    pub(crate) fn calls_reaching(
+        &self,
+        function: Node<'t>,
+        matches: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Node<'t>, String)> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        self.reach(function, matches, 0, &mut seen, &mut out);
+        out
+    }
+
+    fn reach(
+        &self,
+        function: Node<'t>,
+        matches: &dyn Fn(&str) -> bool,
+        depth: u64,
+        seen: &mut HashSet<usize>,
+        out: &mut Vec<(Node<'t>, String)>,
+    ) {
+        if !seen.insert(function.id()) {
+            return;
+        }
+        let body = function.child_by_field_name("body").unwrap_or(function);
+        // Nested helper functions of the mapped function count: they run per item too.
+        let mut calls = Vec::new();
+        ast::walk(body, &mut |n| {
+            if n.kind() == "call" {
+                calls.push(n);
+            }
+            !matches!(n.kind(), "class_definition")
+        });
+        for call in calls {
+            let Some(name) = self.names.callee(call, self.src) else {
+                continue;
+            };
+            if matches(&name) {
+                out.push((call, name.clone()));
+            }
+            // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
+            if tfdata::is_py_function(&name)
+                && depth < crate::constants::MAX_CALL_DEPTH
+                && let Some(f) = ast::argument(call, "func", 0, self.src)
+                    .and_then(|a| self.function_of(a))
+                    .filter(|f| f.kind() != "lambda")
+            {
+                self.reach(f, matches, depth + 1, seen, out);
+            }
+            if matches(&name) {
+                continue;
+            }
+            if depth < crate::constants::MAX_CALL_DEPTH {
+                let last = name.rsplit('.').next().unwrap_or(&name);
+                let local = name == last || name.starts_with("self.") || name.starts_with("cls.");
+                if local && let Some(defs) = self.functions.get(last) {
+                    for def in defs.clone() {
+                        self.reach(def, matches, depth + 1, seen, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lints Python source; `path` names the file in findings.
+#[must_use]
+pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
+    let src = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut parser = Parser::new();
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    let tree = match parser.set_language(&language) {
+        Ok(()) => parser.parse(src, None),
+        Err(_) => None,
+    };
+    let Some(tree) = tree else {
+        return vec![
+            finding("file-not-linted", "the Python parser gave up on this file")
+                .in_file(path)
+                .fix("report this file to gpufeed"),
+        ];
+    };
+    let root = tree.root_node();
+    let lines = LineIndex::new(src);
+    let mut file = File {
+        src,
+        root,
+        names: ast::Names::collect(root, src),
+        functions: ast::functions(root, src),
+        hits: Vec::new(),
+    };
+    tfdata::check(&mut file);
+    torch::check(&mut file);
+    loops::check(&mut file);
+    decode::check_getitem(&mut file);
+
+    let dead = dead_ranges(root, src);
+    let broken = broken_ranges(root);
+    let (ignores, mut findings) = suppressions(root, src, path, &lines);
+    let mut placed = HashSet::new();
+    let hits = std::mem::take(&mut file.hits);
+    for hit in hits {
+        let inside =
+            |ranges: &[(usize, usize)]| ranges.iter().any(|&(s, e)| s <= hit.byte && hit.byte < e);
+        if inside(&dead) || inside(&broken) {
+            continue;
+        }
+        let (line, column) = lines.place(src, hit.byte);
+        if ignores.get(&line).is_some_and(|ids| ids.contains(hit.id)) {
+            continue;
+        }
+        if !placed.insert((hit.id, line)) {
+            continue;
+        }
+        let mut evidence = format!("`{}`", lines.line_text(src, line));
+        if let Some(context) = hit.context {
+            evidence.push_str("; ");
+            evidence.push_str(&context);
+        }
+        findings.push(
+            finding(hit.id, &hit.specific)
+                .at(path, line, column)
+                .evidence(evidence)
+                .fix(hit.fix),
+        );
+    }
+    for f in syntax_errors(root, src, path, &lines) {
+        let silenced = f.line.is_some_and(|l| {
+            ignores
+                .get(&l)
+                .is_some_and(|ids| ids.contains("syntax-error"))
+        });
+        if !silenced {
+            findings.push(f);
+        }
+    }
+    findings
+}
+
+/// Byte offsets of line starts, for 1-based line and character columns.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        Self { starts }
+    }
+
+    /// 1-based line and character column of a byte offset.
+    fn place(&self, src: &str, byte: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= byte).max(1);
+        let start = self.starts[line - 1];
+        let column = src.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        (line, column)
+    }
+
+    /// Line `line` (1-based), trimmed and shortened for evidence.
+    fn line_text(&self, src: &str, line: usize) -> String {
+        let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        let end = self.starts.get(line).copied().unwrap_or(src.len());
+        let text = src.get(start..end).unwrap_or("").trim();
+        let mut out: String = text.chars().take(120).collect();
+        if text.chars().count() > 120 {
+            out.push_str("...");
+        }
+        out
+    }
+}
+
+/// Byte ranges of code that never runs.
+fn dead_ranges(root: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+    let mut dead = Vec::new();
+    ast::walk(root, &mut |n| {
+        match n.kind() {
+            "block" | "module" => {
+                let mut c = n.walk();
+                let stmts: Vec<_> = n
+                    .named_children(&mut c)
+                    .filter(|s| s.kind() != "comment")
+                    .collect();
+                if let Some(i) = stmts.iter().position(|s| {
+                    matches!(
+                        s.kind(),
+                        "return_statement"
+                            | "raise_statement"
+                            | "break_statement"
+                            | "continue_statement"
+                    )
+                }) && let (Some(first), Some(last)) = (stmts.get(i + 1), stmts.last())
+                {
+                    dead.push((first.start_byte(), last.end_byte()));
+                }
+            }
+            "if_statement" | "while_statement" => {
+                let cond = n.child_by_field_name("condition");
+                let is_false = cond.is_some_and(|c| ast::is_falsy_literal(c, src));
+                let is_true = cond.is_some_and(ast::is_true);
+                if is_false
+                    && let Some(body) = n
+                        .child_by_field_name("consequence")
+                        .or_else(|| n.child_by_field_name("body"))
+                {
+                    dead.push((body.start_byte(), body.end_byte()));
+                }
+                if is_true && n.kind() == "if_statement" {
+                    let mut c = n.walk();
+                    for alt in n.children_by_field_name("alternative", &mut c) {
+                        dead.push((alt.start_byte(), alt.end_byte()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    dead
+}
+
+/// Byte ranges of the regions the parser could not make sense of.
+fn broken_ranges(root: Node<'_>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if !root.has_error() {
+        return out;
+    }
+    ast::walk(root, &mut |n| {
+        if n.is_error() {
+            out.push((n.start_byte(), n.end_byte()));
+            return false;
+        }
+        n.has_error()
+    });
+    out
+}
+
+/// One `syntax-error` per broken region or missing token, at most `MAX_SYNTAX_ERRORS`.
+fn syntax_errors(root: Node<'_>, src: &str, path: &Path, lines: &LineIndex) -> Vec<Finding> {
+    let mut errors: Vec<(usize, String)> = Vec::new();
+    if !root.has_error() {
+        return Vec::new();
+    }
+    ast::walk(root, &mut |n| {
+        if n.is_error() {
+            let snippet: String = ast::text(n, src)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(40)
+                .collect();
+            errors.push((
+                n.start_byte(),
+                format!("syntax error: unexpected `{snippet}`"),
+            ));
+            return false;
+        }
+        if n.is_missing() {
+            errors.push((
+                n.start_byte(),
+                format!("syntax error: missing `{}`", n.kind()),
+            ));
+            return false;
+        }
+        n.has_error()
+    });
+    let total = errors.len();
+    let mut out: Vec<Finding> = errors
+        .into_iter()
+        .take(MAX_SYNTAX_ERRORS as usize)
+        .map(|(byte, message)| {
+            let (line, column) = lines.place(src, byte);
+            finding("syntax-error", &message)
+                .at(path, line, column)
+                .evidence(format!("`{}`", lines.line_text(src, line)))
+                .fix("correct the syntax here; the rest of the file was linted")
+        })
+        .collect();
+    let shown = out.len();
+    if total > shown
+        && let Some(last) = out.last_mut()
+    {
+        last.message.push_str(&format!(
+            " ({} more syntax errors after this one)",
+            total - shown
+        ));
+    }
+    out
+}
+
+/// `# gpufeed: ignore[a, b]` comments: the ids silenced on each line, and a finding for
+/// each id that is not a lint rule.
+fn suppressions(
+    root: Node<'_>,
+    src: &str,
+    path: &Path,
+    lines: &LineIndex,
+) -> (HashMap<usize, HashSet<String>>, Vec<Finding>) {
+    let mut map: HashMap<usize, HashSet<String>> = HashMap::new();
+    let mut unknown = Vec::new();
+    ast::walk(root, &mut |n| {
+        if n.kind() != "comment" {
+            return true;
+        }
+        let comment = ast::text(n, src);
+        let Some(ids) = ignore_ids(comment) else {
+            return false;
+        };
+        let (line, column) = lines.place(src, n.start_byte());
+        for id in ids {
+            if !is_lint_rule(&id) {
+                unknown.push(
+                    finding(
+                        "ignore-unknown-rule",
+                        &format!("`# gpufeed: ignore[{id}]` names no lint rule"),
+                    )
+                    .at(path, line, column)
+                    .evidence(format!("`{}`", comment.trim()))
+                    .fix("use an id from `gpufeed lint` output (see `gpufeed lint --help`)"),
+                );
+            }
+            map.entry(line).or_default().insert(id);
+        }
+        false
+    });
+    (map, unknown)
+}
+
+/// The ids of a `gpufeed: ignore[...]` comment (spaces allowed around the colon).
+fn ignore_ids(comment: &str) -> Option<Vec<String>> {
+    let at = comment.find("gpufeed")?;
+    let rest = comment[at + "gpufeed".len()..].trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix("ignore")?.trim_start();
+    let rest = rest.strip_prefix('[')?;
+    let end = rest.find(']')?;
+    Some(
+        rest[..end]
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
+}
+
+/// The reason of an I/O error. Metadata comes from `std::fs` (its message is the operating
+/// system's, without a path, since ours names it); reads go through fs-err, whose message
+/// names the file and the operation.
+fn innermost(error: &std::io::Error) -> String {
+    error.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) fn ids(src: &str) -> Vec<(&'static str, usize)> {
+        let mut v: Vec<_> = lint_source(src, Path::new("t.py"))
+            .into_iter()
+            .map(|f| (f.id, f.line.unwrap_or(0)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn ignore_comment_forms() {
+        assert_eq!(
+            ignore_ids("# gpufeed: ignore[a, b]"),
+            Some(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(ignore_ids("#gpufeed:ignore[a]"), Some(vec!["a".into()]));
+        assert_eq!(ignore_ids("# gpufeed ignore a"), None);
+        assert_eq!(ignore_ids("# noqa"), None);
+    }
+
+    #[test]
+    fn suppression_and_unknown_ids() {
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1)  # gpufeed: ignore[sleep-in-loop]\n";
+        assert_eq!(ids(src), vec![]);
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1)  # gpufeed: ignore[sleep]\n";
+        assert_eq!(
+            ids(src),
+            vec![("ignore-unknown-rule", 4), ("sleep-in-loop", 4)]
+        );
+        // A string that looks like the comment silences nothing.
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1); s = '# gpufeed: ignore[sleep-in-loop]'\n";
+        assert_eq!(ids(src), vec![("sleep-in-loop", 4)]);
+    }
+
+    #[test]
+    fn dead_code_and_strings_never_trigger() {
+        let src = "\
+import time
+def f():
+    return 1
+    time.sleep(1)
+for b in loader:
+    loss.backward()
+    if False:
+        time.sleep(1)
+    if 0:
+        print(loss.item())
+    '''time.sleep(1) in a docstring'''
+    # time.sleep(1)
+    continue
+    time.sleep(2)
+";
+        assert_eq!(ids(src), vec![]);
+    }
+
+    #[test]
+    fn syntax_errors_are_reported_and_the_rest_linted() {
+        let src = "\
+import time
+x = = 1
+def broken(:
+    pass
+for b in loader:
+    loss.backward()
+    time.sleep(1)
+";
+        assert_eq!(
+            ids(src),
+            vec![
+                ("sleep-in-loop", 7),
+                ("syntax-error", 2),
+                ("syntax-error", 3)
+            ]
+        );
+        // An unclosed bracket swallows the rest of the file (Python too says the bracket
+        // "was never closed"): one error, and nothing inside it is reported.
+        let src =
+            "import time\nx = (1 +\nfor b in loader:\n    loss.backward()\n    time.sleep(1)\n";
+        assert_eq!(ids(src), vec![("syntax-error", 2)]);
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let src = "import time\nfor é in loader:\n    loss.backward(); é = 'é'; time.sleep(1)\n";
+        let f = lint_source(src, Path::new("t.py"));
+        assert_eq!((f[0].line, f[0].column), (Some(3), Some(31)));
+    }
+
+    #[test]
+    fn bom_is_skipped() {
+        let src = "\u{feff}import time\nfor b in l:\n    loss.backward()\n    time.sleep(1)\n";
+        assert_eq!(ids(src), vec![("sleep-in-loop", 4)]);
+    }
+}

@@ -1,0 +1,171 @@
+//! PyTorch rules: `DataLoader` settings (`torch-loader-no-workers`,
+//! `torch-loader-no-pin-memory`, `torch-loader-no-persistent-workers`) and
+//! `torch-data-parallel`.
+
+use tree_sitter::Node;
+
+use super::File;
+use super::ast::{self, text};
+
+/// Positions of `DataLoader`'s parameters (torch.utils.data.DataLoader signature:
+/// dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
+/// pin_memory, ...; `persistent_workers` is keyword-only in practice).
+const NUM_WORKERS_AT: usize = 5;
+const PIN_MEMORY_AT: usize = 7;
+
+fn is_data_loader(name: &str, imports_torch: bool) -> bool {
+    matches!(
+        name,
+        "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+    ) || (name == "DataLoader" && imports_torch)
+        || (name.starts_with("torch") && name.ends_with(".DataLoader"))
+}
+
+fn is_data_parallel(name: &str) -> bool {
+    matches!(
+        name,
+        "torch.nn.DataParallel"
+            | "torch.nn.parallel.DataParallel"
+            | "torch.nn.parallel.data_parallel.DataParallel"
+    )
+}
+
+pub(super) fn check(file: &mut File<'_>) {
+    let src = file.src;
+    let mut loaders = Vec::new();
+    let mut parallel = Vec::new();
+    let mut uses_cuda = false;
+    ast::walk(file.root, &mut |n| {
+        match n.kind() {
+            "call" => {
+                let name = file.names.callee(n, src).unwrap_or_default();
+                if is_data_loader(&name, file.names.imports_torch) {
+                    loaders.push(n);
+                } else if is_data_parallel(&name) {
+                    parallel.push(n);
+                }
+                if ast::method(n, src) == Some("cuda") || name == "torch.cuda.is_available" {
+                    uses_cuda = true;
+                }
+            }
+            "string" => {
+                let s = text(n, src).trim_matches(|c| c == '"' || c == '\'');
+                if s == "cuda" || s.starts_with("cuda:") {
+                    uses_cuda = true;
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    for call in loaders {
+        loader(file, call, uses_cuda);
+    }
+    for call in parallel {
+        file.hit(
+            "torch-data-parallel",
+            call,
+            "`DataParallel` wraps the model",
+            None,
+            "model = torch.nn.parallel.DistributedDataParallel(model.to(rank), device_ids=[rank])  \
+             # one process per GPU: torchrun --nproc-per-node=N train.py",
+        );
+    }
+}
+
+fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
+    let src = file.src;
+    // `DataLoader(**kwargs)` hides its settings.
+    if ast::has_splat(call) {
+        return;
+    }
+    let workers = ast::argument(call, "num_workers", NUM_WORKERS_AT, src);
+    let no_workers = workers.is_none_or(|w| ast::is_falsy_literal(w, src));
+    if no_workers {
+        let how = if workers.is_some() {
+            "`num_workers=0`"
+        } else {
+            "no `num_workers` (default 0)"
+        };
+        file.hit(
+            "torch-loader-no-workers",
+            call,
+            format!("`DataLoader` with {how}"),
+            None,
+            "DataLoader(..., num_workers=8, persistent_workers=True)  # up to the number of cores",
+        );
+    }
+    if uses_cuda {
+        let pin = ast::argument(call, "pin_memory", PIN_MEMORY_AT, src);
+        if pin.is_none_or(|p| ast::is_falsy_literal(p, src)) {
+            file.hit(
+                "torch-loader-no-pin-memory",
+                call,
+                "`DataLoader` without `pin_memory=True` in a script that trains on CUDA",
+                None,
+                "DataLoader(..., pin_memory=True); batch = batch.to(device, non_blocking=True)",
+            );
+        }
+    }
+    if !no_workers {
+        let persistent = ast::kwarg(call, "persistent_workers", src);
+        if persistent.is_none_or(|p| ast::is_falsy_literal(p, src)) {
+            file.hit(
+                "torch-loader-no-persistent-workers",
+                call,
+                "`DataLoader` with workers but without `persistent_workers=True`",
+                None,
+                "DataLoader(..., num_workers=8, persistent_workers=True)",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ids;
+
+    #[test]
+    fn loader_settings() {
+        let bad = "\
+import torch
+from torch.utils.data import DataLoader
+model.cuda()
+a = DataLoader(ds, batch_size=8)
+b = torch.utils.data.DataLoader(ds, 8, True, None, None, 0)
+c = DataLoader(ds, num_workers=4, pin_memory=True)
+";
+        assert_eq!(
+            ids(bad),
+            vec![
+                ("torch-loader-no-persistent-workers", 6),
+                ("torch-loader-no-pin-memory", 4),
+                ("torch-loader-no-pin-memory", 5),
+                ("torch-loader-no-workers", 4),
+                ("torch-loader-no-workers", 5),
+            ]
+        );
+        let good = "\
+import torch
+from torch.utils.data import DataLoader as DL
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+a = DL(ds, batch_size=8, num_workers=8, pin_memory=True, persistent_workers=True)
+b = DL(**settings)
+";
+        assert_eq!(ids(good), vec![]);
+        // CPU-only scripts need no pinned memory.
+        let cpu = "from torch.utils.data import DataLoader\na = DataLoader(ds, num_workers=2, persistent_workers=True)\n";
+        assert_eq!(ids(cpu), vec![]);
+    }
+
+    #[test]
+    fn data_parallel() {
+        let bad = "import torch\nfrom torch import nn\nm = nn.DataParallel(model)\nn2 = torch.nn.DataParallel(model)\n";
+        assert_eq!(
+            ids(bad),
+            vec![("torch-data-parallel", 3), ("torch-data-parallel", 4)]
+        );
+        let good = "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(model)\nDataParallel = 3\n";
+        assert_eq!(ids(good), vec![]);
+    }
+}

@@ -1,0 +1,223 @@
+//! `gpufeed validate`: the trainer's YAML checked by `gpufeed-config` (every load error and
+//! warning becomes a finding) and by the data-pipeline and GPU rules listed in the crate docs.
+//!
+//! ```
+//! use std::path::Path;
+//! use gpufeed_doctor::validate::{Context, validate_text};
+//!
+//! let text = "data:\n  num_workers: 0\ntraining:\n  learning_rate: 1e-4\n";
+//! let v = validate_text(text, Path::new("c.yaml"), &Context { cores: Some(8) });
+//! let ids: Vec<&str> = v.findings.iter().map(|f| f.id).collect();
+//! assert!(ids.contains(&"loader-in-main-thread"));
+//! assert!(ids.contains(&"config-float-is-string-for-pyyaml"));
+//! assert!(v.parsed);
+//! ```
+//!
+//! A file that cannot be read at all (missing, a folder, no permission) is a
+//! [`ValidateError`]: bad input, exit code 2. Everything about the file's *content* (not
+//! YAML, a list at the top, duplicate keys, too large, not UTF-8) is a finding.
+
+mod config;
+mod rules;
+
+use std::path::{Path, PathBuf};
+
+use crate::constants::MAX_CONFIG_BYTES;
+use crate::finding::Finding;
+use crate::rules::finding;
+
+/// What the rules may know about the machine `validate` runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Context {
+    /// Cores available to this process (`std::thread::available_parallelism`); `None`
+    /// skips the rules that compare with it.
+    pub cores: Option<usize>,
+}
+
+/// The outcome of validating one config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validation {
+    /// The file, as given.
+    pub path: PathBuf,
+    /// Its text, when it was read as UTF-8.
+    pub text: Option<String>,
+    /// True when the YAML parsed, so the spans of the edits are valid (`--fix` needs it).
+    pub parsed: bool,
+    /// Every finding, in file order.
+    pub findings: Vec<Finding>,
+}
+
+impl Validation {
+    /// How many findings have error severity.
+    #[must_use]
+    pub fn error_count(&self) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == crate::Severity::Error)
+            .count()
+    }
+}
+
+/// A config file that could not be read at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    /// The path is missing or unreadable.
+    #[error("cannot read config file `{}`: {reason}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The path is a folder.
+    #[error("`{}` is a folder; `validate` takes the training config file (YAML)", path.display())]
+    NotAFile {
+        /// The folder.
+        path: PathBuf,
+    },
+}
+
+/// Validates config text; `path` names the file in findings.
+#[must_use]
+pub fn validate_text(text: &str, path: &Path, ctx: &Context) -> Validation {
+    let (mut findings, parsed) = match gpufeed_config::check(text, path) {
+        Ok(loaded) => {
+            let mut findings = config::warnings(&loaded.warnings, Some(&loaded.source), text, path);
+            findings.extend(rules::check(&loaded, ctx, path));
+            (findings, true)
+        }
+        Err(rejected) => {
+            let source = rejected.source.as_deref();
+            let mut findings = config::errors(&rejected.errors, text, path);
+            findings.extend(config::warnings(&rejected.warnings, source, text, path));
+            (findings, source.is_some())
+        }
+    };
+    // `text-cap-mismatch` is the sharper form of gpufeed-config's `config-two-text-caps`.
+    if findings.iter().any(|f| f.id == "text-cap-mismatch") {
+        findings.retain(|f| f.id != "config-two-text-caps");
+    }
+    Validation {
+        path: path.to_path_buf(),
+        text: Some(text.to_owned()),
+        parsed,
+        findings,
+    }
+}
+
+/// Reads and validates a config file.
+///
+/// # Errors
+/// [`ValidateError`] when the file cannot be read at all.
+pub fn validate_file(path: &Path, ctx: &Context) -> Result<Validation, ValidateError> {
+    let read_error = |e: &std::io::Error| ValidateError::Read {
+        path: path.to_path_buf(),
+        reason: innermost(e),
+    };
+    let meta = std::fs::metadata(path).map_err(|e| read_error(&e))?;
+    if meta.is_dir() {
+        return Err(ValidateError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let unreadable = |f: Finding| Validation {
+        path: path.to_path_buf(),
+        text: None,
+        parsed: false,
+        findings: vec![f],
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Ok(unreadable(
+            finding(
+                "config-too-large",
+                &format!(
+                    "`{}` is {}, more than the {} a config may have; it was not parsed",
+                    path.display(),
+                    human_bytes(meta.len()),
+                    human_bytes(MAX_CONFIG_BYTES)
+                ),
+            )
+            .in_file(path)
+            .evidence(format!("file size {} bytes", meta.len()))
+            .fix("pass the training config (a YAML file of a few KB)"),
+        ));
+    }
+    let bytes = fs_err::read(path).map_err(|e| read_error(&e))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(validate_text(&text, path, ctx)),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let before = String::from_utf8_lossy(&e.as_bytes()[..valid]);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            Ok(unreadable(
+                finding(
+                    "config-not-utf8",
+                    &format!("`{}` is not UTF-8 text", path.display()),
+                )
+                .at(path, line, column)
+                .evidence(format!(
+                    "byte {valid} (0x{:02x}) is not valid UTF-8",
+                    e.as_bytes().get(valid).copied().unwrap_or(0)
+                ))
+                .fix("save the file as UTF-8 (or pass the YAML config, not a binary file)"),
+            ))
+        }
+    }
+}
+
+/// The reason of an I/O error. Metadata comes from `std::fs` (its message is the operating
+/// system's, without a path, since ours names it); reads go through fs-err, whose message
+/// names the file and the operation.
+fn innermost(error: &std::io::Error) -> String {
+    error.to_string()
+}
+
+/// `52.4 MB`, `10 MiB`-style sizes for messages.
+#[allow(clippy::cast_precision_loss)] // sizes far below 2^52 bytes
+fn human_bytes(n: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mib = n as f64 / MIB;
+    if mib >= 1.0 {
+        format!("{mib:.1} MiB")
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(52 * 1024 * 1024), "52.0 MiB");
+        assert_eq!(human_bytes(10), "10 bytes");
+    }
+
+    #[test]
+    fn rejected_config_keeps_warnings_and_spans() {
+        let v = validate_text(
+            "data:\n  batch_size: \"32x\"\ntraining:\n  learning_rate: 1e-4\n",
+            Path::new("c.yaml"),
+            &Context::default(),
+        );
+        assert!(v.parsed);
+        let ids: Vec<_> = v.findings.iter().map(|f| (f.id, f.line)).collect();
+        assert!(ids.contains(&("config-wrong-type", Some(2))), "{ids:?}");
+        assert!(
+            ids.contains(&("config-float-is-string-for-pyyaml", Some(4))),
+            "{ids:?}"
+        );
+        assert_eq!(v.error_count(), 1);
+    }
+
+    #[test]
+    fn syntax_error_is_not_parsed() {
+        let v = validate_text("data: [1, 2\n", Path::new("c.yaml"), &Context::default());
+        assert!(!v.parsed);
+        assert_eq!(v.findings.len(), 1);
+        assert_eq!(v.findings[0].id, "config-syntax");
+        assert!(v.findings[0].line.is_some());
+    }
+}
