@@ -41,11 +41,21 @@
 //! | `throttle` | array of strings | active clock-throttle reasons (`gpu_idle`, `applications_clocks`, `sw_power_cap`, `hw_slowdown`, `sync_boost`, `sw_thermal`, `hw_thermal`, `hw_power_brake`, `display_clocks`); `[]` means none |
 //! | `pcie_rx_kb_s` | number | PCIe receive throughput (host to GPU), KB/s as NVML reports it (1 KB = 1024 bytes) |
 //! | `pcie_tx_kb_s` | number | PCIe transmit throughput (GPU to host), KB/s |
+//! | `sm_active_pct` | number | GPM (Hopper and newer): % of time an SM had a warp resident, averaged over SMs (DCGM's SM activity) |
+//! | `sm_occupancy_pct` | number | GPM: resident warps as % of the maximum, averaged over SMs |
+//! | `tensor_active_pct` | number | GPM: % of time a tensor pipe was active |
+//! | `dram_active_pct` | number | GPM: % of peak DRAM bandwidth used |
+//! | `proc_util` | number | `gpufeed watch`: % of time kernels of the watched process tree ran (sum over its processes, at most 100) |
 //!
 //! Host sample (`host` key): `t` as above and `host`, an object ([`HostMetrics`]) with
 //! `cpu_pct` (% of all CPU time busy, 0..=100), `iowait_pct` (% of CPU time waiting for
-//! I/O), `load_1m` (1-minute load average), `mem_used_mib` (MiB), `disk_read_mib_s` and
-//! `disk_write_mib_s` (MiB/s).
+//! I/O), `cpu_cores_pct` (array, `cpu_pct` per core), `load_1m` (1-minute load average),
+//! `mem_used_mib` (MiB), `disk_read_mib_s` and `disk_write_mib_s` (MiB/s, whole disks),
+//! `psi_cpu_some_pct`, `psi_io_some_pct`, `psi_io_full_pct`, `psi_mem_some_pct`,
+//! `psi_mem_full_pct` (pressure stall information: % of wall time over the interval in
+//! which some / all runnable tasks stalled on that resource), and for `gpufeed watch`
+//! `proc_cpu_pct` (CPU of the watched process tree, % of one core, so above 100 on
+//! several cores) and `proc_count` (processes in the tree).
 //!
 //! Every sample field except `t` and `gpu` / `host` is optional: a value the source
 //! could not read is left out, never written as 0. Keys a reader does not know are
@@ -158,6 +168,21 @@ pub struct GpuSample {
     /// PCIe transmit throughput, GPU to host, KB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pcie_tx_kb_s: Option<f64>,
+    /// GPM SM activity: % of time an SM had a warp resident, averaged over SMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_active_pct: Option<f64>,
+    /// GPM SM occupancy: resident warps as % of the maximum, averaged over SMs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_occupancy_pct: Option<f64>,
+    /// GPM tensor activity: % of time any tensor pipe was active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_active_pct: Option<f64>,
+    /// GPM DRAM activity: % of peak DRAM bandwidth used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_active_pct: Option<f64>,
+    /// Utilisation by the watched process tree, 0..=100 (`gpufeed watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_util: Option<f64>,
 }
 
 impl GpuSample {
@@ -175,6 +200,11 @@ impl GpuSample {
             throttle: None,
             pcie_rx_kb_s: None,
             pcie_tx_kb_s: None,
+            sm_active_pct: None,
+            sm_occupancy_pct: None,
+            tensor_active_pct: None,
+            dram_active_pct: None,
+            proc_util: None,
         }
     }
 }
@@ -209,6 +239,30 @@ pub struct HostMetrics {
     /// Disk writes, MiB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_write_mib_s: Option<f64>,
+    /// `cpu_pct` of each core, in `/proc/stat` order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_cores_pct: Option<Vec<f64>>,
+    /// % of wall time some runnable task waited for a CPU (PSI `cpu some`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_cpu_some_pct: Option<f64>,
+    /// % of wall time some task stalled on I/O (PSI `io some`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_io_some_pct: Option<f64>,
+    /// % of wall time all non-idle tasks stalled on I/O at once (PSI `io full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_io_full_pct: Option<f64>,
+    /// % of wall time some task stalled on memory (PSI `memory some`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_mem_some_pct: Option<f64>,
+    /// % of wall time all non-idle tasks stalled on memory at once (PSI `memory full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub psi_mem_full_pct: Option<f64>,
+    /// CPU of the watched process tree, % of one core (`gpufeed watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_cpu_pct: Option<f64>,
+    /// Processes in the watched tree (`gpufeed watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proc_count: Option<u32>,
 }
 
 /// One sample line: a GPU sample or a host sample.
@@ -262,6 +316,11 @@ struct RawRecord {
     throttle: Option<Vec<String>>,
     pcie_rx_kb_s: Option<f64>,
     pcie_tx_kb_s: Option<f64>,
+    sm_active_pct: Option<f64>,
+    sm_occupancy_pct: Option<f64>,
+    tensor_active_pct: Option<f64>,
+    dram_active_pct: Option<f64>,
+    proc_util: Option<f64>,
 }
 
 impl RawRecord {
@@ -279,6 +338,11 @@ impl RawRecord {
                 throttle: self.throttle,
                 pcie_rx_kb_s: self.pcie_rx_kb_s,
                 pcie_tx_kb_s: self.pcie_tx_kb_s,
+                sm_active_pct: self.sm_active_pct,
+                sm_occupancy_pct: self.sm_occupancy_pct,
+                tensor_active_pct: self.tensor_active_pct,
+                dram_active_pct: self.dram_active_pct,
+                proc_util: self.proc_util,
             })),
             (None, Some(host)) => Ok(Record::Host(HostSample { t: self.t, host })),
             (None, None) => Err("sample has neither `gpu` nor `host`"),

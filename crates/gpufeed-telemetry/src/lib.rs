@@ -1,8 +1,24 @@
-//! Telemetry for gpufeed: the data model of GPU and host samples, and readers for the
-//! recorded traces that `gpufeed trace FILE [--kind util|steps]` analyses.
+//! Telemetry for gpufeed: the data model of GPU and host samples, the sources that produce
+//! them live (NVML, `/proc`) or offline (replay, synthetic), the sampler that paces them,
+//! and readers for the recorded traces that `gpufeed trace FILE [--kind util|steps]`
+//! analyses.
 //!
-//! This crate only turns files into plain structs; every statistic lives in
+//! This crate only turns hardware and files into plain structs; every statistic lives in
 //! `gpufeed-stats`, and nothing here prints.
+//!
+//! Live telemetry (`gpufeed monitor`, `gpufeed watch`):
+//!
+//! | module | what |
+//! |---|---|
+//! | [`source`] | the [`Source`](source::Source) trait every source implements, and the clocks ([`RealClock`](source::RealClock), [`VirtualClock`](source::VirtualClock)) |
+//! | [`nvml`] | the GPUs of this machine through NVML, loaded at run time |
+//! | [`host`] | CPU, iowait, pressure, disks and a process tree from `/proc` |
+//! | [`replay`] | a recording played back as if live |
+//! | [`synthetic`] | made-up GPUs with named patterns (`oscillating:period=1.5`) |
+//! | [`sampler`] | the loop that polls sources on a clock, and the [`Collector`](sampler::Collector) that keeps series for analysis |
+//! | [`prometheus`] | the `/metrics` exporter: raw gauges and the window's derived figures |
+//!
+//! Recorded traces:
 //!
 //! | module | reads | into |
 //! |---|---|---|
@@ -26,9 +42,16 @@
 
 #![deny(missing_docs)]
 
+pub mod host;
 pub mod jsonl;
+pub mod nvml;
 pub mod nvsmi;
+pub mod prometheus;
+pub mod replay;
+pub mod sampler;
+pub mod source;
 pub mod steps;
+pub mod synthetic;
 pub mod trace;
 
 mod error;

@@ -336,6 +336,11 @@ impl State {
                 });
             }
             Some(Util::Missing) => {
+                // Times count from the file's first timestamp, `[N/A]` rows included (as
+                // documented); a bad timestamp on such a row is not worth an error.
+                if layout.time.is_some() {
+                    let _ = self.timestamps.parse(time.as_bytes());
+                }
                 self.skipped += 1;
                 return Ok(());
             }

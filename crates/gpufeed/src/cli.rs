@@ -58,9 +58,9 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Find code that starves the GPU in Python training scripts (a real Python parser)
     Lint(LintArgs),
-    /// Watch GPU utilisation live and detect oscillation and idle gaps (not implemented yet)
+    /// Watch GPU utilisation live: oscillation period, idle gaps, throttling, host load
     Monitor(MonitorArgs),
-    /// Run a command and watch the GPUs while it runs (not implemented yet)
+    /// Run a command and watch the GPUs and the host while it runs
     Watch(WatchArgs),
     /// Analyse a GPU utilisation log or a step-time log you already have
     ///

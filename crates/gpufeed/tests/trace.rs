@@ -316,8 +316,6 @@ fn unbuilt_commands_say_so_and_exit_2() {
     for args in [
         vec!["analyze"],
         vec!["doctor"],
-        vec!["monitor"],
-        vec!["watch", "--", "sleep", "1"],
         vec!["profile", "step"],
     ] {
         let line = fails_with_one_line(&args);

@@ -25,6 +25,7 @@ fn full_sample(t: f64, gpu: u32) -> GpuSample {
         throttle: Some(vec!["sw_power_cap".to_owned()]),
         pcie_rx_kb_s: Some(1200.0),
         pcie_tx_kb_s: Some(300.0),
+        ..GpuSample::new(t, gpu)
     }
 }
 

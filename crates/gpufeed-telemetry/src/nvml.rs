@@ -1,0 +1,512 @@
+//! The GPUs of this machine, through NVML (`libnvidia-ml.so.1`, loaded at run time by
+//! `nvml-wrapper`, so gpufeed builds and runs without a GPU and fails only here, with
+//! [`SourceError::NoDriver`]).
+//!
+//! # What is read, and how often
+//!
+//! NVML calls are not free: they serialise on the driver's lock (a 25 ms poll held it
+//! 10 s of every 15 s in MangoHud, flightlessmango/MangoHud#2104), and PCIe throughput
+//! blocks for its 20 ms measuring window. So, from one thread:
+//!
+//! | every tick | every [`GPM_S`] | every [`PROC_S`] | every [`PCIE_S`] |
+//! |---|---|---|---|
+//! | utilisation from the driver's sample buffer, memory used, power, SM clock, temperature, throttle reasons, memory utilisation | GPM SM activity, occupancy, tensor and DRAM activity (Hopper and newer) | utilisation of the watched process tree | PCIe rx/tx |
+//!
+//! **Utilisation** comes from `nvmlDeviceGetSamples(GPU_UTILIZATION_SAMPLES, last_seen)`:
+//! the driver keeps a ring buffer of readings at its own rate (1/6 s to 1 s, depending on
+//! the product), each with a microsecond timestamp; passing the newest timestamp seen
+//! returns only newer ones, so every reading is taken exactly once, with its own time,
+//! whatever the polling interval. The buffer runs dry while the GPU idles
+//! (polarsignals/gpu-metrics-agent#37); the tick then takes the plain
+//! `nvmlDeviceGetUtilizationRates` reading, so an idle GPU reads 0 %, not nothing.
+//! Driver timestamps are mapped to the run's timeline by one anchor (the newest
+//! timestamp of the first non-empty read = the time of that poll), so only their
+//! differences are used, whatever clock the driver counts in; readings older than the
+//! start of the run are dropped, and a series never goes back in time.
+//!
+//! All readings of a tick that are not utilisation go onto the newest sample of that GPU
+//! in the tick. A reading that fails is `None` (left out of the recording) and is reported
+//! once per GPU as a [`SourceWarning::Unavailable`]; sampling goes on.
+//!
+//! Process ids come from the driver, which sees the host's PID namespace: inside a
+//! container without `--pid=host` the watched tree's PIDs do not match and
+//! `proc_util` stays 0.
+//!
+//! Set `GPUFEED_NVML_LIB` ([`LIB_ENV`]) to load NVML from another path.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, Sampling, TemperatureSensor};
+use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::enums::gpm::GpmMetricId;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, GpmSample, Nvml};
+
+use crate::jsonl::{GpuInfo, GpuSample, Record};
+use crate::source::{Source, SourceError, SourceWarning};
+
+/// Environment variable naming the NVML library to load instead of `libnvidia-ml.so.1`.
+pub const LIB_ENV: &str = "GPUFEED_NVML_LIB";
+
+/// Seconds between GPM readings: GPM compares two samples of the SM counters, and the
+/// research suggests pairs 100-500 ms apart (research/gpu-tools.md section 9); the long
+/// end keeps perturbation of a DCGM exporter reading the same counters low.
+pub const GPM_S: f64 = 0.5;
+
+/// Seconds between readings of the watched tree's utilisation (a process list call).
+pub const PROC_S: f64 = 1.0;
+
+/// Seconds between PCIe throughput readings: each of the two blocks for 20 ms
+/// (NVML docs; zml/zml#766), so at most 0.25 Hz (research/gpu-tools.md section 9).
+pub const PCIE_S: f64 = 4.0;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// NVML, initialised once per process and never shut down (the driver drops the
+/// process's handle when it exits).
+static NVML: OnceLock<Nvml> = OnceLock::new();
+
+fn nvml() -> Result<&'static Nvml, SourceError> {
+    if let Some(n) = NVML.get() {
+        return Ok(n);
+    }
+    let lib = std::env::var_os(LIB_ENV);
+    let result = match &lib {
+        Some(path) => {
+            let mut b = Nvml::builder();
+            b.lib_path(path);
+            b.init()
+        }
+        None => Nvml::init(),
+    };
+    let name = lib.map_or_else(
+        || "libnvidia-ml.so.1".to_owned(),
+        |p| p.to_string_lossy().into_owned(),
+    );
+    let n = result.map_err(|e| init_error(&e, &name))?;
+    Ok(NVML.get_or_init(|| n))
+}
+
+fn init_error(e: &NvmlError, lib: &str) -> SourceError {
+    match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => SourceError::NoDriver {
+            reason: format!("`{lib}` could not be loaded"),
+        },
+        NvmlError::DriverNotLoaded => SourceError::NoDriver {
+            reason: "the NVIDIA kernel driver is not loaded".to_owned(),
+        },
+        NvmlError::FailedToLoadSymbol(s) => SourceError::NoDriver {
+            reason: format!("`{lib}` lacks `{s}`; the driver is too old"),
+        },
+        other => SourceError::Nvml {
+            call: "nvmlInit_v2",
+            message: other.to_string(),
+        },
+    }
+}
+
+/// One GPU's state between polls.
+#[derive(Debug)]
+struct Gpu {
+    index: u32,
+    device: Device<'static>,
+    /// Newest sample-buffer timestamp seen (driver µs).
+    last_ts: Option<u64>,
+    /// Driver timestamp ↔ run time, set by the first non-empty read.
+    anchor: Option<(u64, f64)>,
+    /// Time of the newest sample emitted.
+    last_t: f64,
+    /// The previous GPM sample, on GPUs that support GPM.
+    gpm: Option<GpmSample<'static>>,
+    last_proc_ts: Option<u64>,
+    warned: HashSet<&'static str>,
+}
+
+/// The NVML [`Source`].
+#[derive(Debug)]
+pub struct NvmlSource {
+    nvml: &'static Nvml,
+    gpus: Vec<Gpu>,
+    info: Vec<GpuInfo>,
+    warnings: Vec<SourceWarning>,
+    watch: Option<u32>,
+    tree: HashSet<u32>,
+    last_gpm: f64,
+    last_proc: f64,
+    last_pcie: f64,
+}
+
+impl NvmlSource {
+    /// Loads NVML and opens every GPU it lists.
+    pub fn open() -> Result<Self, SourceError> {
+        let nvml = nvml()?;
+        let count = nvml.device_count().map_err(|e| SourceError::Nvml {
+            call: "nvmlDeviceGetCount",
+            message: e.to_string(),
+        })?;
+        if count == 0 {
+            return Err(SourceError::NoGpu);
+        }
+        let mut gpus = Vec::new();
+        let mut info = Vec::new();
+        let mut warnings = Vec::new();
+        for index in 0..count {
+            let device = nvml.device_by_index(index).map_err(|e| SourceError::Nvml {
+                call: "nvmlDeviceGetHandleByIndex",
+                message: format!("GPU {index}: {e}"),
+            })?;
+            info.push(GpuInfo {
+                index,
+                name: device.name().ok(),
+                uuid: device.uuid().ok(),
+                memory_total_mib: device
+                    .memory_info()
+                    .ok()
+                    .map(|m| (m.total as f64 / MIB).round() as u64),
+            });
+            // GPM needs a first sample to compare the next one with.
+            let gpm = match device.gpm_support() {
+                Ok(true) => match device.gpm_sample() {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        warnings.push(SourceWarning::Unavailable {
+                            gpu: index,
+                            what: "GPM metrics",
+                            reason: e.to_string(),
+                        });
+                        None
+                    }
+                },
+                // Not Hopper or newer: nothing to say.
+                _ => None,
+            };
+            gpus.push(Gpu {
+                index,
+                device,
+                last_ts: None,
+                anchor: None,
+                last_t: f64::NEG_INFINITY,
+                gpm,
+                last_proc_ts: None,
+                warned: HashSet::new(),
+            });
+        }
+        Ok(NvmlSource {
+            nvml,
+            gpus,
+            info,
+            warnings,
+            watch: None,
+            tree: HashSet::new(),
+            last_gpm: 0.0,
+            last_proc: f64::NEG_INFINITY,
+            last_pcie: f64::NEG_INFINITY,
+        })
+    }
+
+    /// Also reports the utilisation of `pid` and its descendants (`proc_util`).
+    #[must_use]
+    pub fn watch(mut self, pid: u32) -> Self {
+        self.watch = Some(pid);
+        self
+    }
+}
+
+/// A reading, or `None` with a warning the first time it fails on this GPU.
+fn field<T>(
+    g: &mut Gpu,
+    warnings: &mut Vec<SourceWarning>,
+    what: &'static str,
+    r: Result<T, NvmlError>,
+) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if g.warned.insert(what) {
+                warnings.push(SourceWarning::Unavailable {
+                    gpu: g.index,
+                    what,
+                    reason: e.to_string(),
+                });
+            }
+            None
+        }
+    }
+}
+
+fn sample_f64(v: &SampleValue) -> f64 {
+    match *v {
+        SampleValue::F64(x) => x,
+        SampleValue::U32(x) => f64::from(x),
+        SampleValue::U64(x) => x as f64,
+        SampleValue::I64(x) => x as f64,
+    }
+}
+
+/// The throttle reasons as the recording names them (see [`crate::jsonl`]).
+#[must_use]
+pub fn throttle_names(r: ThrottleReasons) -> Vec<String> {
+    [
+        (ThrottleReasons::GPU_IDLE, "gpu_idle"),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            "applications_clocks",
+        ),
+        (ThrottleReasons::SW_POWER_CAP, "sw_power_cap"),
+        (ThrottleReasons::HW_SLOWDOWN, "hw_slowdown"),
+        (ThrottleReasons::SYNC_BOOST, "sync_boost"),
+        (ThrottleReasons::SW_THERMAL_SLOWDOWN, "sw_thermal"),
+        (ThrottleReasons::HW_THERMAL_SLOWDOWN, "hw_thermal"),
+        (ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake"),
+        (ThrottleReasons::DISPLAY_CLOCK_SETTING, "display_clocks"),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| r.contains(*bit))
+    .map(|(_, name)| name.to_owned())
+    .collect()
+}
+
+impl Gpu {
+    /// Utilisation readings from the driver's buffer newer than the last seen, mapped to
+    /// run time, oldest first.
+    fn buffered_util(&mut self, now: f64, warnings: &mut Vec<SourceWarning>) -> Vec<(f64, f64)> {
+        let samples = match self.device.samples(Sampling::GpuUtilization, self.last_ts) {
+            Ok(s) => s,
+            // An empty buffer: the GPU is idle.
+            Err(NvmlError::NotFound) => Vec::new(),
+            Err(e) => {
+                let _ = field::<()>(self, warnings, "utilisation sample buffer", Err(e));
+                Vec::new()
+            }
+        };
+        let mut readings: Vec<(u64, f64)> = samples
+            .iter()
+            .filter(|s| self.last_ts.is_none_or(|last| s.timestamp > last))
+            .map(|s| (s.timestamp, sample_f64(&s.value)))
+            .collect();
+        readings.sort_by_key(|&(ts, _)| ts);
+        let Some(&(newest, _)) = readings.last() else {
+            return Vec::new();
+        };
+        self.last_ts = Some(newest);
+        let (ats, at) = *self.anchor.get_or_insert((newest, now));
+        let mut out = Vec::new();
+        for (ts, util) in readings {
+            let t = at + (ts as f64 - ats as f64) / 1e6;
+            // Older than the run, out of order, or not a percentage (seen in the wild,
+            // Syllo/nvtop#110): dropped.
+            if t >= 0.0 && t > self.last_t && (0.0..=100.0).contains(&util) {
+                self.last_t = t;
+                out.push((t, util));
+            }
+        }
+        out
+    }
+}
+
+impl Source for NvmlSource {
+    fn name(&self) -> &str {
+        "nvml"
+    }
+
+    fn gpus(&self) -> &[GpuInfo] {
+        &self.info
+    }
+
+    fn poll(&mut self, now: f64, out: &mut Vec<Record>) -> Result<(), SourceError> {
+        let gpm_due = self.gpus.iter().any(|g| g.gpm.is_some()) && now - self.last_gpm >= GPM_S;
+        let proc_due = self.watch.is_some() && now - self.last_proc >= PROC_S;
+        let pcie_due = now - self.last_pcie >= PCIE_S;
+        if gpm_due {
+            self.last_gpm = now;
+        }
+        if proc_due {
+            self.last_proc = now;
+            if let Some(root) = self.watch {
+                self.tree = crate::host::process_tree(std::path::Path::new("/proc"), root)
+                    .into_iter()
+                    .collect();
+            }
+        }
+        if pcie_due {
+            self.last_pcie = now;
+        }
+        let w = &mut self.warnings;
+        for g in &mut self.gpus {
+            let rates = g.device.utilization_rates();
+            let rates = field(g, w, "utilisation", rates).map(|r| (r.gpu, r.memory));
+            let buffered = g.buffered_util(now, w);
+            let mut sample = match buffered.split_last() {
+                Some((&(t, util), older)) => {
+                    for &(t, util) in older {
+                        out.push(Record::Gpu(GpuSample {
+                            util: Some(util),
+                            ..GpuSample::new(t, g.index)
+                        }));
+                    }
+                    GpuSample {
+                        util: Some(util),
+                        ..GpuSample::new(t, g.index)
+                    }
+                }
+                // Empty buffer (idle GPU): the plain reading, now.
+                None => {
+                    let t = now.max(g.last_t);
+                    g.last_t = t;
+                    GpuSample {
+                        util: rates.map(|(gpu, _)| f64::from(gpu)),
+                        ..GpuSample::new(t, g.index)
+                    }
+                }
+            };
+            sample.mem_util = rates.map(|(_, mem)| f64::from(mem));
+            let mem = g.device.memory_info();
+            sample.mem_used_mib = field(g, w, "memory", mem).map(|m| (m.used as f64 / MIB).round());
+            let power = g.device.power_usage();
+            sample.power_w = field(g, w, "power", power).map(|mw| f64::from(mw) / 1000.0);
+            let clock = g.device.clock_info(Clock::SM);
+            sample.sm_clock_mhz = field(g, w, "SM clock", clock);
+            let temp = g.device.temperature(TemperatureSensor::Gpu);
+            sample.temp_c = field(g, w, "temperature", temp);
+            let throttle = g.device.current_throttle_reasons();
+            sample.throttle = field(g, w, "throttle reasons", throttle).map(throttle_names);
+            if gpm_due && g.gpm.is_some() {
+                let cur = g.device.gpm_sample();
+                if let Some(cur) = field(g, w, "GPM metrics", cur) {
+                    if let Some(prev) = &g.gpm {
+                        let ids = [
+                            GpmMetricId::SmUtil,
+                            GpmMetricId::SmOccupancy,
+                            GpmMetricId::AnyTensorUtil,
+                            GpmMetricId::DramBwUtil,
+                        ];
+                        let got = nvml_wrapper::gpm::gpm_metrics_get(self.nvml, prev, &cur, &ids);
+                        if let Some(results) = field(g, w, "GPM metrics", got) {
+                            let v: Vec<Option<f64>> = results
+                                .into_iter()
+                                .map(|r| r.ok().map(|m| m.value).filter(|v| v.is_finite()))
+                                .collect();
+                            sample.sm_active_pct = v.first().copied().flatten();
+                            sample.sm_occupancy_pct = v.get(1).copied().flatten();
+                            sample.tensor_active_pct = v.get(2).copied().flatten();
+                            sample.dram_active_pct = v.get(3).copied().flatten();
+                        }
+                    }
+                    g.gpm = Some(cur);
+                }
+            }
+            if proc_due {
+                let stats = match g.device.process_utilization_stats(g.last_proc_ts) {
+                    // No process used this GPU since the last call.
+                    Err(NvmlError::NotFound) => Ok(Vec::new()),
+                    other => other,
+                };
+                if let Some(stats) = field(g, w, "per-process utilisation", stats) {
+                    if let Some(newest) = stats.iter().map(|s| s.timestamp).max() {
+                        g.last_proc_ts = Some(newest);
+                    }
+                    // Mean per process over the readings since the last call, summed over
+                    // the tree; readings above 100 % are driver noise (Syllo/nvtop#110).
+                    let mut per_pid: std::collections::HashMap<u32, (f64, u32)> =
+                        std::collections::HashMap::new();
+                    for s in stats
+                        .iter()
+                        .filter(|s| self.tree.contains(&s.pid) && s.sm_util <= 100)
+                    {
+                        let e = per_pid.entry(s.pid).or_default();
+                        e.0 += f64::from(s.sm_util);
+                        e.1 += 1;
+                    }
+                    let total: f64 = per_pid.values().map(|(sum, n)| sum / f64::from(*n)).sum();
+                    sample.proc_util = Some(total.min(100.0));
+                }
+            }
+            if pcie_due {
+                let rx = g.device.pcie_throughput(PcieUtilCounter::Receive);
+                sample.pcie_rx_kb_s = field(g, w, "PCIe throughput", rx).map(f64::from);
+                let tx = g.device.pcie_throughput(PcieUtilCounter::Send);
+                sample.pcie_tx_kb_s = field(g, w, "PCIe throughput", tx).map(f64::from);
+            }
+            out.push(Record::Gpu(sample));
+        }
+        Ok(())
+    }
+
+    fn take_warnings(&mut self) -> Vec<SourceWarning> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn throttle_bits_have_the_documented_names() {
+        let r = ThrottleReasons::GPU_IDLE | ThrottleReasons::SW_POWER_CAP;
+        assert_eq!(throttle_names(r), vec!["gpu_idle", "sw_power_cap"]);
+        assert!(throttle_names(ThrottleReasons::NONE).is_empty());
+    }
+
+    #[test]
+    fn init_errors_read_well() {
+        let e = init_error(&NvmlError::DriverNotLoaded, "libnvidia-ml.so.1");
+        assert_eq!(
+            e.to_string(),
+            "no NVIDIA driver found (the NVIDIA kernel driver is not loaded)"
+        );
+        let e = init_error(&NvmlError::LibraryNotFound, "libnvidia-ml.so.1");
+        assert_eq!(
+            e.to_string(),
+            "no NVIDIA driver found (`libnvidia-ml.so.1` could not be loaded)"
+        );
+        let e = init_error(&NvmlError::NoPermission, "x");
+        assert!(
+            e.to_string().starts_with("NVML `nvmlInit_v2` failed"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sample_values_of_every_type() {
+        assert_eq!(sample_f64(&SampleValue::U32(37)), 37.0);
+        assert_eq!(sample_f64(&SampleValue::U64(5)), 5.0);
+        assert_eq!(sample_f64(&SampleValue::I64(-1)), -1.0);
+        assert_eq!(sample_f64(&SampleValue::F64(2.5)), 2.5);
+    }
+
+    /// Needs an NVIDIA GPU and driver: `cargo test -p gpufeed-telemetry -- --ignored nvml`.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU and driver"]
+    fn nvml_samples_a_real_gpu() {
+        let mut s = NvmlSource::open().expect("an NVIDIA driver and GPU");
+        assert!(!s.gpus().is_empty());
+        let mut out = Vec::new();
+        let start = std::time::Instant::now();
+        for i in 0..30 {
+            s.poll(f64::from(i) * 0.1, &mut out).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let cost = start.elapsed();
+        let gpu0: Vec<&GpuSample> = out
+            .iter()
+            .filter_map(|r| match r {
+                Record::Gpu(g) if g.gpu == 0 => Some(g),
+                _ => None,
+            })
+            .collect();
+        assert!(gpu0.len() >= 30, "{}", gpu0.len());
+        assert!(
+            gpu0.iter()
+                .all(|g| g.util.is_some_and(|u| (0.0..=100.0).contains(&u)))
+        );
+        assert!(gpu0.windows(2).all(|w| w[0].t <= w[1].t));
+        assert!(gpu0.iter().any(|g| g.power_w.is_some()));
+        for w in s.take_warnings() {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("30 polls in {cost:?}; last sample {:?}", gpu0.last());
+    }
+}

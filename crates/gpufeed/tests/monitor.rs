@@ -1,0 +1,786 @@
+//! `gpufeed monitor` and `gpufeed watch` end to end: the built binary on synthetic and
+//! replayed sources (no GPU needed), the recording round trip, bad input, and `watch`'s
+//! exit codes and signal forwarding with small child programs.
+//!
+//! JSON output is deserialised into structs that mirror DESIGN.md section 3 (the `trace`
+//! util document plus `host`, and `exit_code` for `watch`) and reject unknown fields.
+
+// Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct MonitorJson {
+    kind: String,
+    samples: usize,
+    interval_s: f64,
+    gpus: Vec<GpuJson>,
+    host: HostJson,
+    exit_code: Option<i32>,
+}
+
+/// `trace --format json` for util.
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct UtilJson {
+    kind: String,
+    samples: usize,
+    interval_s: f64,
+    gpus: Vec<GpuJson>,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Clone)]
+#[serde(deny_unknown_fields)]
+struct GpuJson {
+    gpu: u32,
+    mean: f64,
+    std: f64,
+    cv: f64,
+    p5: f64,
+    p50: f64,
+    p95: f64,
+    idle_fraction: f64,
+    busy_fraction: f64,
+    period_s: Option<f64>,
+    period_strength: Option<f64>,
+    idle_gaps: GapsJson,
+    verdict: String,
+}
+
+#[derive(Debug, Deserialize, PartialEq, Clone)]
+#[serde(deny_unknown_fields)]
+struct GapsJson {
+    count: usize,
+    mean_s: f64,
+    max_s: f64,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Stat {
+    mean: f64,
+    p95: f64,
+    max: f64,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct HostJson {
+    samples: usize,
+    cpu_pct: Option<Stat>,
+    iowait_pct: Option<Stat>,
+    busiest_core_pct: Option<Stat>,
+    psi_cpu_some_pct: Option<Stat>,
+    psi_io_some_pct: Option<Stat>,
+    psi_io_full_pct: Option<Stat>,
+    psi_mem_some_pct: Option<Stat>,
+    disk_read_mib_s: Option<Stat>,
+    disk_write_mib_s: Option<Stat>,
+    process_cpu_pct: Option<Stat>,
+    process_cpu_s: Option<f64>,
+    sampler: SamplerJson,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct SamplerJson {
+    ticks: u64,
+    interval_s: f64,
+    poll_us_per_tick: f64,
+    cpu_pct: Option<f64>,
+}
+
+fn gpufeed() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// Runs gpufeed with `args`, expects exit `code`; returns (stdout, stderr).
+fn run(args: &[&str], code: i32) -> (String, String) {
+    let out = gpufeed().args(args).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "gpufeed {args:?}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// Runs `gpufeed ARGS --format json`, expects success and one JSON document.
+fn json(args: &[&str]) -> (MonitorJson, String) {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let (stdout, stderr) = run(&all, 0);
+    assert_eq!(
+        stdout.trim_end().lines().count(),
+        1,
+        "one JSON document: {stdout}"
+    );
+    (serde_json::from_str(&stdout).unwrap(), stderr)
+}
+
+fn synthetic(pattern: &str, seconds: &str) -> MonitorJson {
+    json(&[
+        "monitor",
+        "--synthetic",
+        pattern,
+        "--speed",
+        "max",
+        "--duration",
+        seconds,
+    ])
+    .0
+}
+
+#[test]
+fn every_synthetic_pattern_gives_its_verdict() {
+    for (pattern, verdict) in [
+        ("stable", "stable"),
+        ("oscillating", "oscillating"),
+        ("bursty", "bursty"),
+        ("starved", "starved"),
+        ("idle", "idle"),
+    ] {
+        let r = synthetic(pattern, "60");
+        assert_eq!(r.kind, "util");
+        assert_eq!(r.samples, 601, "{pattern}: 0 to 60 s every 100 ms");
+        assert!((r.interval_s - 0.1).abs() < 1e-9);
+        assert_eq!(r.gpus.len(), 1);
+        assert_eq!(r.gpus[0].verdict, verdict, "{pattern}: {:?}", r.gpus[0]);
+        assert_eq!(r.exit_code, None, "only watch has an exit code");
+        // A virtual-time run reads no host metrics: this machine's now is not the run's.
+        assert_eq!(r.host.samples, 0);
+        assert_eq!(r.host.sampler.ticks, 601);
+        assert_eq!(r.host.sampler.cpu_pct, None);
+    }
+}
+
+#[test]
+fn the_seeds_oscillation_and_its_parameters() {
+    let r = synthetic("oscillating", "30");
+    let g = &r.gpus[0];
+    assert!((g.period_s.unwrap() - 1.5).abs() < 0.05, "{g:?}");
+    assert!(g.p5 < 5.0 && (36.0..46.0).contains(&g.p95), "{g:?}");
+    let r = synthetic("oscillating:period=4,low=10,high=80,gpus=2,seed=7", "120");
+    assert_eq!(r.gpus.len(), 2);
+    for g in &r.gpus {
+        assert_eq!(g.verdict, "oscillating");
+        assert!((g.period_s.unwrap() - 4.0).abs() < 0.1, "{g:?}");
+    }
+    // Deterministic: the same pattern and seed give the same report.
+    assert_eq!(
+        synthetic("bursty:seed=3", "40").gpus,
+        synthetic("bursty:seed=3", "40").gpus
+    );
+}
+
+#[test]
+fn record_then_replay_gives_the_same_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.jsonl");
+    let rec_s = rec.to_str().unwrap();
+    let (original, _) = json(&[
+        "monitor",
+        "--synthetic",
+        "oscillating:gpus=2",
+        "--speed",
+        "max",
+        "--duration",
+        "30",
+        "--record",
+        rec_s,
+    ]);
+    let text = fs_err::read_to_string(&rec).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["format"], "gpufeed-telemetry");
+    assert_eq!(header["source"], "synthetic");
+    assert_eq!(header["interval_ms"], 100);
+    assert_eq!(header["gpus"].as_array().unwrap().len(), 2);
+    assert_eq!(text.lines().count(), 1 + 2 * 301);
+
+    // `trace` on the recording.
+    let out = gpufeed()
+        .args(["trace", rec_s, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let traced: UtilJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(traced.gpus, original.gpus);
+    assert_eq!(traced.samples, original.samples);
+
+    // The recording replayed, as fast as possible.
+    let (replayed, stderr) = json(&["monitor", "--replay", rec_s, "--speed", "max"]);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(replayed.gpus, original.gpus);
+    for g in &replayed.gpus {
+        assert_eq!(g.verdict, "oscillating");
+    }
+
+    // Replayed and recorded again: still the same.
+    let again = dir.path().join("again.jsonl");
+    let (twice, _) = json(&[
+        "monitor",
+        "--replay",
+        rec_s,
+        "--speed",
+        "max",
+        "--record",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(twice.gpus, original.gpus);
+    let header: serde_json::Value = serde_json::from_str(
+        fs_err::read_to_string(&again)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["source"], "replay");
+}
+
+#[test]
+fn nvidia_smi_log_replays_like_trace() {
+    let csv = example("nvidia-smi-2gpu.csv");
+    let out = gpufeed()
+        .arg("trace")
+        .arg(&csv)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let traced: UtilJson = serde_json::from_slice(&out.stdout).unwrap();
+    let (replayed, _) = json(&[
+        "monitor",
+        "--replay",
+        csv.to_str().unwrap(),
+        "--speed",
+        "max",
+    ]);
+    assert_eq!(replayed.samples, traced.samples);
+    assert_eq!(replayed.gpus.len(), 2);
+    for (r, t) in replayed.gpus.iter().zip(&traced.gpus) {
+        assert_eq!(r.verdict, t.verdict);
+        assert_eq!(r.mean, t.mean);
+        assert_eq!(r.idle_gaps.count, t.idle_gaps.count);
+        let (rp, tp) = (r.period_s.unwrap_or(0.0), t.period_s.unwrap_or(0.0));
+        assert!((rp - tp).abs() < 1e-6, "{rp} vs {tp}");
+    }
+}
+
+#[test]
+fn corrupt_line_in_the_middle_is_named_and_the_rest_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.jsonl");
+    json(&[
+        "monitor",
+        "--synthetic",
+        "oscillating",
+        "--speed",
+        "max",
+        "--duration",
+        "30",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    let text = fs_err::read_to_string(&rec).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[56] = "{\"t\":5.5,\"gpu\":0,\"util\":4";
+    fs_err::write(&rec, lines.join("\n") + "\n").unwrap();
+    let (r, stderr) = json(&[
+        "monitor",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--speed",
+        "max",
+    ]);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("warning: `{}` line 57 column ", rec.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("skipped it, the other lines are analysed"),
+        "{stderr}"
+    );
+    assert_eq!(r.samples, 300);
+    assert_eq!(r.gpus[0].verdict, "oscillating");
+    // `trace` refuses the same file, naming the line.
+    let (_, stderr) = run(&["trace", rec.to_str().unwrap()], 2);
+    assert!(stderr.contains("line 57"), "{stderr}");
+}
+
+#[test]
+fn replay_at_recorded_speed_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("run.jsonl");
+    json(&[
+        "monitor",
+        "--synthetic",
+        "stable",
+        "--speed",
+        "max",
+        "--duration",
+        "2",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    // 2 s of recording at 4× takes half a second at least; `max` does not wait.
+    let start = Instant::now();
+    let (r, _) = json(&["monitor", "--replay", rec.to_str().unwrap(), "--speed", "4"]);
+    assert!(
+        start.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(r.samples, 21);
+    let (r, _) = json(&[
+        "monitor",
+        "--replay",
+        rec.to_str().unwrap(),
+        "--speed",
+        "max",
+        "--duration",
+        "1",
+    ]);
+    assert_eq!(r.samples, 11, "--duration cuts a replay");
+}
+
+#[test]
+fn plain_lines_then_the_text_report() {
+    let (stdout, stderr) = run(
+        &[
+            "monitor",
+            "--synthetic",
+            "oscillating",
+            "--speed",
+            "max",
+            "--duration",
+            "20",
+            "--plain",
+        ],
+        0,
+    );
+    assert!(stderr.is_empty(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("    0.0 s  gpu0 "), "{}", lines[0]);
+    assert!(lines[0].ends_with("warming up"), "{}", lines[0]);
+    assert!(lines[200].starts_with("   20.0 s  gpu0 "), "{}", lines[200]);
+    assert!(lines[200].contains("oscillating 1.50 s"), "{}", lines[200]);
+    let report = lines[201..].join("\n");
+    assert!(
+        report.starts_with("synthetic oscillating: 1 GPU, 201 samples every 100 ms"),
+        "{report}"
+    );
+    assert!(
+        report.contains("GPU 0  oscillating: swings between"),
+        "{report}"
+    );
+    assert!(report.contains("sampler  201 ticks"), "{report}");
+}
+
+#[test]
+fn plain_with_json_keeps_stdout_one_document() {
+    let (r, stderr) = json(&[
+        "monitor",
+        "--synthetic",
+        "idle",
+        "--speed",
+        "max",
+        "--duration",
+        "2",
+        "--plain",
+    ]);
+    assert_eq!(r.gpus[0].verdict, "idle");
+    assert_eq!(stderr.lines().count(), 21, "{stderr}");
+}
+
+#[test]
+fn live_synthetic_run_samples_the_host() {
+    if !Path::new("/proc/stat").exists() {
+        return;
+    }
+    let (r, _) = json(&[
+        "monitor",
+        "--synthetic",
+        "stable",
+        "--duration",
+        "1.2",
+        "--interval-ms",
+        "50",
+    ]);
+    assert_eq!(r.gpus[0].verdict, "stable");
+    assert!(r.host.samples >= 10, "{:?}", r.host);
+    let cpu = r.host.cpu_pct.unwrap();
+    assert!(
+        (0.0..=100.0).contains(&cpu.mean) && cpu.max <= 100.0,
+        "{cpu:?}"
+    );
+    assert!(r.host.sampler.cpu_pct.is_some());
+    assert!(
+        r.host.process_cpu_pct.is_none(),
+        "only watch has a process tree"
+    );
+}
+
+#[test]
+fn without_a_driver_monitor_says_so() {
+    let out = gpufeed()
+        .args(["monitor", "--duration", "1"])
+        .env("GPUFEED_NVML_LIB", "/nonexistent/libnvidia-ml.so.1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "error: no NVIDIA driver found (`/nonexistent/libnvidia-ml.so.1` could not be loaded); \
+         pass `--replay FILE` (a gpufeed recording or an nvidia-smi log) or `--synthetic \
+         oscillating` to try gpufeed without a GPU\n"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps.txt");
+    fs_err::write(&steps, "12.5\n13\n").unwrap();
+    let missing_dir = dir.path().join("no/such/dir/run.jsonl");
+    let missing = dir.path().join("missing.jsonl");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["monitor", "--synthetic", "idle", "--interval-ms", "0"],
+            "`--interval-ms` must be at least 1",
+        ),
+        (
+            vec![
+                "monitor",
+                "--synthetic",
+                "idle",
+                "--record",
+                missing_dir.to_str().unwrap(),
+            ],
+            "does not exist; create it first",
+        ),
+        (
+            vec!["monitor", "--speed", "max"],
+            "`--speed` needs `--replay FILE` or `--synthetic PATTERN`",
+        ),
+        (
+            vec!["monitor", "--synthetic", "idle", "--speed", "fast"],
+            "`--speed` must be a positive factor",
+        ),
+        (
+            vec!["monitor", "--synthetic", "idle", "--speed", "max"],
+            "never ends by itself",
+        ),
+        (
+            vec!["monitor", "--synthetic", "idle", "--duration", "0"],
+            "`--duration` must be",
+        ),
+        (
+            vec!["monitor", "--synthetic", "wobbly"],
+            "unknown pattern `wobbly`",
+        ),
+        (
+            vec!["monitor", "--synthetic", "oscillating:period=-1"],
+            "`period` is a time",
+        ),
+        (
+            vec!["monitor", "--replay", missing.to_str().unwrap()],
+            "failed to read",
+        ),
+        (
+            vec!["monitor", "--replay", steps.to_str().unwrap()],
+            "looks like a list of step times",
+        ),
+        (
+            vec!["monitor", "--synthetic", "idle", "--prometheus", "nope"],
+            "is not an address",
+        ),
+        (
+            vec!["watch", "--interval-ms", "0", "--", "true"],
+            "`--interval-ms` must be at least 1",
+        ),
+        (
+            vec!["watch", "--", "gpufeed-no-such-program"],
+            "failed to run `gpufeed-no-such-program`",
+        ),
+    ];
+    for (args, want) in cases {
+        let (stdout, stderr) = run(&args, 2);
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        // One message; `watch` may warn first that there is no driver.
+        let last = stderr.lines().last().unwrap_or_default();
+        assert!(last.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(last.contains(want), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert!(!missing_dir.exists());
+}
+
+#[test]
+fn watch_returns_the_commands_exit_code() {
+    for (script, code) in [("exit 0", 0), ("exit 1", 1), ("kill -KILL $$", 137)] {
+        let (report, _) = {
+            let out = gpufeed()
+                .args(["watch", "--format", "json", "--", "sh", "-c", script])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(code), "{script}");
+            (
+                serde_json::from_slice::<MonitorJson>(&out.stdout).unwrap(),
+                out.stderr,
+            )
+        };
+        assert_eq!(report.exit_code, Some(code), "{script}");
+        assert_eq!(report.kind, "util");
+    }
+}
+
+#[test]
+fn watch_text_report_names_the_command_and_its_cpu() {
+    let (stdout, _) = run(
+        &[
+            "watch",
+            "--interval-ms",
+            "50",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
+        ],
+        0,
+    );
+    assert!(stdout.contains("command `sh -c 'i=0; while"), "{stdout}");
+    assert!(
+        stdout.contains("exited with 0; its processes used"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn watch_keeps_the_command_output_off_the_json() {
+    let out = gpufeed()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--",
+            "sh",
+            "-c",
+            "echo hello from the command",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("hello from the command"));
+}
+
+#[test]
+fn watch_records_the_process_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("watch.jsonl");
+    run(
+        &[
+            "watch",
+            "--interval-ms",
+            "50",
+            "--record",
+            rec.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "sleep 0.6",
+        ],
+        0,
+    );
+    let text = fs_err::read_to_string(&rec).unwrap();
+    let hosts: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v.get("host").is_some())
+        .collect();
+    assert!(hosts.len() >= 5, "{text}");
+    assert!(
+        hosts
+            .iter()
+            .any(|h| h["host"]["proc_count"].as_u64() >= Some(1)),
+        "{text}"
+    );
+}
+
+/// Starts `gpufeed watch -- sh -c SCRIPT` where the script touches `mark` once it runs,
+/// waits for the mark, sends `signal` to gpufeed, and returns gpufeed's exit code.
+fn signal_watch(script: &str, signal: &str) -> i32 {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("started");
+    let script = format!(
+        "{script}; touch '{}'; while :; do sleep 0.05; done",
+        mark.display()
+    );
+    let child = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args(["watch", "--format", "json", "--", "sh", "-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !mark.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ok = StdCommand::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = child.wait_with_output().unwrap();
+    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
+    let code = out.status.code().unwrap();
+    assert_eq!(r.exit_code, Some(code));
+    code
+}
+
+#[test]
+fn watch_forwards_sigint_and_sigterm() {
+    assert_eq!(signal_watch("trap 'exit 42' INT", "-INT"), 42);
+    assert_eq!(signal_watch("trap 'exit 43' TERM", "-TERM"), 43);
+    // Without a trap, the shell dies of the signal: 128 + 15.
+    assert_eq!(signal_watch("true", "-TERM"), 143);
+}
+
+#[test]
+fn watch_needs_a_command() {
+    let (_, stderr) = run(&["watch"], 2);
+    assert!(stderr.contains("required"), "{stderr}");
+}
+
+/// One HTTP GET of `/metrics` on `addr`; `None` when nothing answers.
+fn scrape(addr: &str) -> Option<String> {
+    use std::io::{Read as _, Write as _};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: gpufeed\r\n\r\n")
+        .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+#[test]
+fn prometheus_is_scraped_while_a_synthetic_source_runs() {
+    use std::io::BufRead as _;
+    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args([
+            "monitor",
+            "--synthetic",
+            "oscillating",
+            "--interval-ms",
+            "5",
+            "--speed",
+            "20",
+            "--duration",
+            "600",
+            "--prometheus",
+            "127.0.0.1:0",
+            "--format",
+            "json",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("serving Prometheus metrics on http://")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let start = Instant::now();
+    let page = loop {
+        let page = scrape(&addr).unwrap_or_default();
+        if page.contains("gpufeed_gpu_verdict{gpu=\"0\",verdict=\"oscillating\"} 1") {
+            break page;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(25),
+            "never oscillating: {page}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(page.starts_with("HTTP/1.1 200 OK\r\n"), "{page}");
+    assert!(
+        page.contains("# TYPE gpufeed_gpu_utilization_percent gauge"),
+        "{page}"
+    );
+    let period: f64 = page
+        .lines()
+        .find_map(|l| l.strip_prefix("gpufeed_gpu_oscillation_period_seconds{gpu=\"0\"} "))
+        .unwrap_or_else(|| panic!("{page}"))
+        .parse()
+        .unwrap();
+    assert!((period - 1.5).abs() < 0.2, "{period}");
+    // SIGTERM ends a monitor run like Ctrl-C: the report is still printed.
+    let ok = StdCommand::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.gpus[0].verdict, "oscillating");
+}
+
+#[test]
+fn prometheus_port_in_use() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (stdout, stderr) = run(
+        &[
+            "monitor",
+            "--synthetic",
+            "idle",
+            "--duration",
+            "1",
+            "--prometheus",
+            &addr,
+        ],
+        2,
+    );
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot serve Prometheus metrics on `{addr}`"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pick another one"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
