@@ -1,9 +1,11 @@
-//! The one table of the constants the rules compare against, each with its source.
+//! The limits of the checkers and the facts about MyXTTS the rules rely on, each with its
+//! source.
 //!
-//! gpufeed's measured thresholds live in `gpufeed_stats::thresholds`; the rules here compare
-//! config values and file sizes, not measurements, so their constants live here, declared
-//! once through the `constants!` macro that also puts them into [`TABLE`] (the same pattern
-//! as `gpufeed_stats::thresholds`, so a report can print the table).
+//! These are not thresholds: every value a rule's verdict compares a setting or a measure
+//! with lives in gpufeed's one thresholds table, `gpufeed_stats::thresholds` (for the
+//! rules here: `NUM_WORKERS_LOW`, `BATCH_SIZE_SMALL`). What stays here is how much input the
+//! parsers accept and how deep they follow it, and MyXTTS' own defaults, declared once
+//! through the `constants!` macro that also puts them into [`TABLE`].
 
 use serde::Serialize;
 
@@ -39,14 +41,6 @@ macro_rules! constants {
 }
 
 constants! {
-    /// Fewer loader workers than this (and than the cores) is reported.
-    NUM_WORKERS_LOW = 8, "workers",
-        "`num-workers-low`: fewer loader workers than this, on a machine with more cores, is reported (info)",
-        "the minimum of MyXTTS' comprehensive_gpu_diagnostic, validate_gpu_pipeline and validate_gpu_optimization (research/myxtts.md section 1.15); info only, because whether 8 workers keep up depends on the per-item cost, which `gpufeed profile data --benchmark` measures";
-    /// A batch smaller than this is reported.
-    BATCH_SIZE_SMALL = 16, "items",
-        "`batch-size-small`: a batch below this is reported (info)",
-        "MyXTTS validate_gpu_optimization warns below 16 (research/myxtts.md section 1.15); info only, because a larger batch helps only when the step is launch-bound, which `gpufeed profile step` measures in samples/s";
     /// MyXTTS' token cap when `max_text_tokens` is unset.
     MYXTTS_MAX_TEXT_TOKENS = 1024, "tokens",
         "`text-cap-mismatch`: the token cap MyXTTS truncates at when `data.max_text_tokens` is unset",

@@ -37,8 +37,9 @@
 //!
 //! Ids are stable (scripts and `# gpufeed: ignore[...]` comments name them). Each finding's
 //! message says what was found and why it matters; `evidence` holds the values or code seen;
-//! `fix` is YAML to paste (config), code (lint), or a command. The constants the rules
-//! compare with are in [`constants::TABLE`], each with its source.
+//! `fix` is YAML to paste (config), code (lint), or a command. The thresholds the rules
+//! compare with are in gpufeed's one table, `gpufeed_stats::thresholds`; the checkers'
+//! input limits and MyXTTS' defaults are in [`constants::TABLE`], each with its source.
 //!
 //! ## `validate`: loading (from `gpufeed-config`)
 //!

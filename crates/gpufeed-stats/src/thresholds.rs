@@ -99,6 +99,14 @@ thresholds! {
     STEP_CV_OSCILLATING = 0.05, "ratio",
         "step-time cv at or above this, with a period, is `oscillating`; below it the cycle is reported but harmless",
         "gpufeed judgement, on the scale of TF Profiler's 5 % moderately-input-bound floor";
+    /// Fewer loader workers than this (and than the cores) is reported.
+    NUM_WORKERS_LOW = 8.0, "workers",
+        "`num-workers-low`: fewer loader workers than this, on a machine with more cores, is reported (info)",
+        "the minimum of MyXTTS' comprehensive_gpu_diagnostic, validate_gpu_pipeline and validate_gpu_optimization (research/myxtts.md section 1.15); info only, because whether 8 workers keep up depends on the per-item cost, which `gpufeed profile data --benchmark` measures";
+    /// A batch smaller than this is reported.
+    BATCH_SIZE_SMALL = 16.0, "items",
+        "`batch-size-small`: a batch below this is reported (info)",
+        "MyXTTS validate_gpu_optimization warns below 16 (research/myxtts.md section 1.15); info only, because a larger batch helps only when the step is launch-bound, which `gpufeed profile step` measures in samples/s";
     /// TF Profiler: input time share that is moderately input-bound.
     INPUT_BOUND_MODERATE = 0.05, "ratio",
         "data wait + host-to-device copy at or above this share of the step is moderately input-bound",

@@ -16,7 +16,9 @@ use std::path::Path;
 use gpufeed_config::{Loaded, Myxtts, key_info};
 
 use super::Context;
-use crate::constants::{BATCH_SIZE_SMALL, MYXTTS_MAX_TEXT_TOKENS, NUM_WORKERS_LOW};
+use gpufeed_stats::thresholds::{BATCH_SIZE_SMALL, NUM_WORKERS_LOW};
+
+use crate::constants::MYXTTS_MAX_TEXT_TOKENS;
 use crate::finding::Finding;
 use crate::rules::finding;
 
