@@ -23,12 +23,11 @@
 //! # Ok::<(), gpufeed_telemetry::source::SourceError>(())
 //! ```
 
-use std::io::{BufRead, BufReader, Cursor, Read as _};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::TraceError;
 use crate::jsonl::{GpuInfo, GpuSample, Header, Reader, Record};
-use crate::lines::{MAX_LINE, is_blank, read_line};
 use crate::source::{Source, SourceError, SourceWarning};
 use crate::trace::{TraceFormat, UtilTrace, detect_kind};
 
@@ -72,40 +71,10 @@ impl ReplaySource {
     }
 
     /// [`open`](Self::open) on a reader; `path` is for messages.
-    pub fn from_reader(
-        mut reader: impl BufRead + 'static,
-        path: &Path,
-    ) -> Result<Self, SourceError> {
-        let mut prefix = Vec::new();
-        let mut line_no = 0;
-        let first = loop {
-            let start = prefix.len();
-            let n = read_line(&mut reader, &mut prefix).map_err(|e| TraceError::io(path, e))?;
-            if n == 0 {
-                return Err(TraceError::Empty {
-                    path: path.to_owned(),
-                }
-                .into());
-            }
-            line_no += 1;
-            if n > MAX_LINE {
-                return Err(TraceError::LineTooLong {
-                    path: path.to_owned(),
-                    line: line_no,
-                    limit: MAX_LINE,
-                }
-                .into());
-            }
-            let mut line = &prefix[start..];
-            if line_no == 1 {
-                line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            }
-            if !is_blank(line) {
-                break String::from_utf8_lossy(line).into_owned();
-            }
-        };
+    pub fn from_reader(reader: impl BufRead + 'static, path: &Path) -> Result<Self, SourceError> {
+        let (first, reader) = crate::trace::peek_first_line(reader, path)?;
         let (_, format) = detect_kind(&first);
-        let reader: Box<dyn BufRead> = Box::new(Cursor::new(prefix).chain(reader));
+        let reader: Box<dyn BufRead> = Box::new(reader);
         let mut source = match format {
             TraceFormat::GpufeedJsonl => {
                 let r = Reader::new(reader, path)?;
@@ -287,7 +256,10 @@ mod tests {
     use crate::jsonl::{HostMetrics, HostSample, JsonlWriter};
 
     fn open(text: &str, name: &str) -> Result<ReplaySource, SourceError> {
-        ReplaySource::from_reader(Cursor::new(text.as_bytes().to_vec()), Path::new(name))
+        ReplaySource::from_reader(
+            std::io::Cursor::new(text.as_bytes().to_vec()),
+            Path::new(name),
+        )
     }
 
     fn recording(n: usize) -> String {

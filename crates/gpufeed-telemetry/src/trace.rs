@@ -212,14 +212,17 @@ pub fn read_trace(path: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceEr
     read_trace_from(BufReader::with_capacity(256 * 1024, file), path, kind)
 }
 
-/// [`read_trace`] on an open reader; `path` is only used in messages.
-pub fn read_trace_from(
-    mut reader: impl BufRead,
+/// A reader with the bytes already read put back in front of it.
+pub(crate) type Rewound<R> = std::io::Chain<Cursor<Vec<u8>>, R>;
+
+/// Reads up to the first non-empty line (after a UTF-8 BOM) and returns it with a reader
+/// that yields the whole input again from the start, so the format reader that follows
+/// sees every line and its line numbers stay right. An empty input, an over-long line or
+/// invalid UTF-8 in that line is the error naming the file.
+pub(crate) fn peek_first_line<R: BufRead>(
+    mut reader: R,
     path: &Path,
-    kind: Option<TraceKind>,
-) -> Result<Trace, TraceError> {
-    // Read up to the first non-empty line, then hand what was read back to the reader in
-    // front of the rest, so that it sees the whole file and line numbers stay right.
+) -> Result<(String, Rewound<R>), TraceError> {
     let mut prefix = Vec::new();
     let mut line_no = 0;
     let first = loop {
@@ -243,13 +246,25 @@ pub fn read_trace_from(
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
         if !is_blank(line) {
-            break std::str::from_utf8(line).map_err(|_| TraceError::InvalidUtf8 {
-                path: path.to_owned(),
-                line: line_no,
-            })?;
+            break std::str::from_utf8(line)
+                .map_err(|_| TraceError::InvalidUtf8 {
+                    path: path.to_owned(),
+                    line: line_no,
+                })?
+                .to_owned();
         }
     };
-    let sniff = sniff(first);
+    Ok((first, Cursor::new(prefix).chain(reader)))
+}
+
+/// [`read_trace`] on an open reader; `path` is only used in messages.
+pub fn read_trace_from(
+    reader: impl BufRead,
+    path: &Path,
+    kind: Option<TraceKind>,
+) -> Result<Trace, TraceError> {
+    let (first, reader) = peek_first_line(reader, path)?;
+    let sniff = sniff(&first);
     let format = match kind {
         None => sniff.format,
         Some(k) if k == sniff.format.kind() => sniff.format,
@@ -263,7 +278,6 @@ pub fn read_trace_from(
         Some(TraceKind::Util) => TraceFormat::NvidiaSmiCsv,
         Some(TraceKind::Steps) => TraceFormat::StepList,
     };
-    let reader = Cursor::new(prefix).chain(reader);
     Ok(match format {
         TraceFormat::NvidiaSmiCsv => Trace::Util(nvsmi::read(reader, path)?),
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
