@@ -105,12 +105,8 @@ fn open(dir: &Path) {
             });
         }
         let file = format!("shard-{s:05}-000000000000.safetensors");
-        let bytes = cache::write_shard(&cdir.join(&file), &data, 80, &meta).unwrap();
-        shards.push(ShardEntry {
-            file,
-            items: meta.items.len(),
-            bytes,
-        });
+        cache::write_shard(&cdir.join(&file), &data, 80, &meta).unwrap();
+        shards.push(ShardEntry::of(&cdir, &file, meta.items.len()).unwrap());
         items.extend(meta.items);
     }
     let manifest = Manifest {

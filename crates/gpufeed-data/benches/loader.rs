@@ -85,12 +85,8 @@ fn build(dir: &Path) -> Cache {
             });
         }
         let file = format!("shard-{s:05}-bench.safetensors");
-        let bytes = cache::write_shard(&dir.join(&file), &data, N_MELS, &meta).unwrap();
-        shards.push(ShardEntry {
-            file,
-            items: meta.items.len(),
-            bytes,
-        });
+        cache::write_shard(&dir.join(&file), &data, N_MELS, &meta).unwrap();
+        shards.push(ShardEntry::of(dir, &file, meta.items.len()).unwrap());
         items.extend(meta.items);
     }
     let manifest = Manifest {

@@ -240,6 +240,29 @@ pub struct ShardEntry {
     pub items: usize,
     /// Size in bytes.
     pub bytes: u64,
+    /// blake3 of the file, hex: [`Cache::verify`] checks it.
+    pub blake3: String,
+}
+
+impl ShardEntry {
+    /// The entry of the shard `dir/file` holding `items` utterances: its size and hash.
+    pub fn of(dir: &Path, file: &str, items: usize) -> Result<Self, DataError> {
+        let path = dir.join(file);
+        Ok(Self {
+            file: file.to_string(),
+            items,
+            bytes: fsx::metadata(&path)?.len(),
+            blake3: hash_file(&path)?,
+        })
+    }
+}
+
+/// blake3 of a file, hex.
+fn hash_file(path: &Path) -> Result<String, DataError> {
+    let mut h = blake3::Hasher::new();
+    h.update_reader(fsx::open(path)?)
+        .map_err(|e| DataError::io(path, e))?;
+    Ok(h.finalize().to_hex().to_string())
 }
 
 /// Totals over the cache.
@@ -404,6 +427,13 @@ pub fn write_shard(
     Ok(fsx::metadata(path)?.len())
 }
 
+/// Whether the shard at `path` is complete and consistent: its header parses, every tensor
+/// lies inside the file and its offsets agree. A run resumes only from such shards.
+#[must_use]
+pub fn shard_is_sound(path: &Path, n_mels: usize) -> bool {
+    read_shard_meta(path).is_ok() && open_shard(path, n_mels).is_ok()
+}
+
 /// Reads a shard's metadata (header only; the arrays are not touched).
 pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, DataError> {
     let file = fsx::open(path)?;
@@ -467,6 +497,21 @@ impl Cache {
             });
         }
         let n_mels = manifest.settings.audio.n_mels;
+        // A size check is cheap and catches a truncated or replaced shard; the hashes are
+        // checked by `verify`, which reads every byte.
+        for entry in &manifest.shards {
+            let path = dir.join(&entry.file);
+            let size = fsx::metadata(&path)?.len();
+            if size != entry.bytes {
+                return Err(DataError::Corrupt {
+                    path,
+                    reason: format!(
+                        "it is {size} bytes, the manifest says {}: truncated or replaced",
+                        entry.bytes
+                    ),
+                });
+            }
+        }
         let shards = manifest
             .shards
             .iter()
@@ -494,6 +539,22 @@ impl Cache {
             manifest,
             shards,
         })
+    }
+
+    /// Checks every shard against the blake3 hash in the manifest (reads every byte; about
+    /// a second per 2 GB). A mismatch is [`DataError::Corrupt`] naming the shard.
+    pub fn verify(&self) -> Result<(), DataError> {
+        for entry in &self.manifest.shards {
+            let path = self.dir.join(&entry.file);
+            let actual = hash_file(&path)?;
+            if actual != entry.blake3 {
+                return Err(DataError::Corrupt {
+                    path,
+                    reason: format!("its blake3 is {actual}, the manifest says {}", entry.blake3),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The folder.
@@ -693,12 +754,8 @@ pub(crate) fn synthetic(
             });
         }
         let file = format!("shard-{s:05}-test.safetensors");
-        let bytes = write_shard(&dir.join(&file), &data, n_mels, &meta).unwrap();
-        shards.push(ShardEntry {
-            file,
-            items: meta.items.len(),
-            bytes,
-        });
+        write_shard(&dir.join(&file), &data, n_mels, &meta).unwrap();
+        shards.push(ShardEntry::of(dir, &file, meta.items.len()).unwrap());
         items.extend(meta.items);
     }
     let audio = AudioSettings {

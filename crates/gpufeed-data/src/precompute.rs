@@ -329,11 +329,11 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     if let Some(existing) = read_manifest(&dir)
         && existing.limits == limits
         && existing.shards.len() == plans.len()
-        && existing
-            .shards
-            .iter()
-            .zip(&plans)
-            .all(|(s, p)| s.file == p.file && dir.join(&s.file).is_file())
+        && existing.shards.iter().zip(&plans).all(|(s, p)| {
+            // Same name and same size: a truncated or replaced shard is rebuilt.
+            s.file == p.file
+                && std::fs::metadata(dir.join(&s.file)).is_ok_and(|m| m.len() == s.bytes)
+        })
     {
         report.was_complete = true;
         report.complete = true;
@@ -349,7 +349,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .collect();
     let (todo, reused): (Vec<&Plan>, Vec<&Plan>) = mine
         .into_iter()
-        .partition(|p| cache::read_shard_meta(&dir.join(&p.file)).is_err());
+        .partition(|p| !cache::shard_is_sound(&dir.join(&p.file), opts.audio.n_mels));
     report.shards_reused = reused.len();
     let total: usize = todo.iter().chain(&reused).map(|p| p.items.len()).sum();
     let done: usize = reused.iter().map(|p| p.items.len()).sum();
@@ -673,17 +673,12 @@ fn merge(
             return Ok(None);
         }
         let meta = cache::read_shard_meta(&path)?;
-        let bytes = fsx::metadata(&path)?.len();
         for it in &meta.items {
             totals.mel_frames += u64::from(it.mel_frames);
             totals.tokens += u64::from(it.text_tokens);
             totals.audio_s += it.audio.duration_s;
         }
-        shards.push(ShardEntry {
-            file: plan.file.clone(),
-            items: meta.items.len(),
-            bytes,
-        });
+        shards.push(ShardEntry::of(dir, &plan.file, meta.items.len())?);
         items.extend(meta.items);
         skipped.extend(meta.skipped);
     }

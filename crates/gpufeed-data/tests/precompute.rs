@@ -417,3 +417,56 @@ fn real_ljspeech_clips() {
             .all(|v| v.is_finite() && *v >= (1e-5f32).ln() - 1e-3)
     );
 }
+
+#[test]
+fn damaged_caches_are_named_and_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = demo(tmp.path(), 3);
+    let cache = tmp.path().join("cache");
+    let r = run(&opts(&data, &cache), &Silent).unwrap();
+    let files = shard_files(&r.cache_dir);
+    let shard = r.cache_dir.join(&files[0]);
+    let original = std::fs::read(&shard).unwrap();
+
+    // One flipped byte in the arrays: same size, so opening succeeds, verifying does not.
+    let mut flipped = original.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x40;
+    std::fs::write(&shard, &flipped).unwrap();
+    let c = Cache::open(&r.cache_dir).unwrap();
+    let msg = c.verify().unwrap_err().to_string();
+    assert!(msg.contains(&files[0]) && msg.contains("blake3"), "{msg}");
+
+    // Truncated: opening names the shard.
+    std::fs::write(&shard, &original[..original.len() / 2]).unwrap();
+    let msg = Cache::open(&r.cache_dir).unwrap_err().to_string();
+    assert!(
+        msg.contains(&files[0]) && msg.contains("truncated"),
+        "{msg}"
+    );
+    // precompute does not call that complete: it rebuilds the shard.
+    let again = run(&opts(&data, &cache), &Silent).unwrap();
+    assert!(!again.was_complete && again.complete);
+    assert_eq!(again.shards_built, 1);
+    Cache::open(&r.cache_dir).unwrap().verify().unwrap();
+
+    // A manifest that lists a missing shard.
+    std::fs::remove_file(r.cache_dir.join(&files[1])).unwrap();
+    let msg = Cache::open(&r.cache_dir).unwrap_err().to_string();
+    assert!(msg.contains(&files[1]), "{msg}");
+
+    // A cache of another format version.
+    run(&opts(&data, &cache), &Silent).unwrap();
+    let manifest = r.cache_dir.join("manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replacen("\"version\": 1", "\"version\": 99", 1),
+    )
+    .unwrap();
+    let msg = Cache::open(&r.cache_dir).unwrap_err().to_string();
+    assert!(
+        msg.contains("version 99") && msg.contains("precompute"),
+        "{msg}"
+    );
+}

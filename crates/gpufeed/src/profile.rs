@@ -240,6 +240,9 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
         Err(e) => (None, Some(format!("could not drop the page cache: {e}"))),
     };
     let cache = Arc::new(Cache::open(&dir)?);
+    // Every byte is read once here, against the manifest's hashes: a damaged shard stops the
+    // profile with its name rather than skewing it.
+    cache.verify()?;
     let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
     let run = measure(&loader, warmup, batches, consumer)?;
     let analysis = gpufeed_stats::analyze_steps(&run.waits_ms).context("no batch was timed")?;
