@@ -62,7 +62,8 @@ use crate::fsx;
 /// Name of the format, in every manifest and shard.
 pub const FORMAT: &str = "gpufeed-cache";
 /// Version of the format; part of the key, so a new version never reads an old cache.
-pub const VERSION: u32 = 1;
+/// 2: shards carry a blake3 hash in the manifest.
+pub const VERSION: u32 = 2;
 /// Utterances per shard: ~45 MB of LJSpeech features, large enough for sequential reads,
 /// small enough that a killed run loses little.
 pub const SHARD_ITEMS: usize = 256;
@@ -240,7 +241,9 @@ pub struct ShardEntry {
     pub items: usize,
     /// Size in bytes.
     pub bytes: u64,
-    /// blake3 of the file, hex: [`Cache::verify`] checks it.
+    /// blake3 of the file, hex: [`Cache::verify`] checks it. (Absent in version 1, which
+    /// is refused by its version before this field matters.)
+    #[serde(default)]
     pub blake3: String,
 }
 

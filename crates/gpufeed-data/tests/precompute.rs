@@ -461,7 +461,7 @@ fn damaged_caches_are_named_and_rebuilt() {
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
         &manifest,
-        text.replacen("\"version\": 1", "\"version\": 99", 1),
+        text.replacen("\"version\": 2", "\"version\": 99", 1),
     )
     .unwrap();
     let msg = Cache::open(&r.cache_dir).unwrap_err().to_string();

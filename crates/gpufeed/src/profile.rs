@@ -244,6 +244,7 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
     // profile with its name rather than skewing it.
     cache.verify()?;
     let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
+    let plan = loader.plan(0);
     let run = measure(&loader, warmup, batches, consumer)?;
     let analysis = gpufeed_stats::analyze_steps(&run.waits_ms).context("no batch was timed")?;
     let report = StepReport::new(analysis);
@@ -269,6 +270,12 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
             "batches": batches,
             "warmup_batches": warmup,
             "consumer_ms": args.consumer_ms,
+            "over_length": {
+                "policy": lc.over_length,
+                "skipped": plan.skipped_over_length,
+                "truncated": plan.truncated,
+            },
+            "dropped_last": plan.dropped_last,
         }),
         samples_per_s: run.samples as f64 / run.elapsed_s,
         bytes_per_s: run.batch_bytes as f64 / run.elapsed_s,
@@ -355,6 +362,17 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
         "loader: batch {}, {} worker(s), prefetch {}, {} batches timed after {} warm-up",
         lc.batch_size, lc.workers, lc.prefetch, b.samples, p.config["warmup_batches"]
     );
+    let over = &p.config["over_length"];
+    let (skipped, truncated) = (
+        over["skipped"].as_u64().unwrap_or(0),
+        over["truncated"].as_u64().unwrap_or(0),
+    );
+    if skipped + truncated > 0 {
+        let _ = writeln!(
+            o,
+            "over the length caps: {skipped} utterance(s) skipped, {truncated} truncated per epoch (`data.over_length`)"
+        );
+    }
     let _ = writeln!(o);
     if consumer_ms > 0.0 {
         let share = b.mean_ms / (b.mean_ms + consumer_ms);

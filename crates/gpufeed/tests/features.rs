@@ -169,6 +169,8 @@ fn profile_data_precomputes_then_profiles() {
     assert!(p.samples_per_s > 0.0 && p.bytes_per_s > 0.0);
     assert_eq!(p.config["loader"]["batch_size"], 4);
     assert_eq!(p.config["items"], 12);
+    assert_eq!(p.config["over_length"]["policy"], "skip");
+    assert!(p.config["over_length"]["skipped"].is_u64());
     for key in [
         "read_warm_ms",
         "assemble_ms",
