@@ -483,22 +483,7 @@ pub struct Cache {
 impl Cache {
     /// Opens the complete cache in `dir` (a `<key>` folder with `manifest.json`).
     pub fn open(dir: &Path) -> Result<Self, DataError> {
-        let manifest_path = dir.join(MANIFEST);
-        let bytes = fsx::read(&manifest_path)?;
-        let manifest: Manifest =
-            serde_json::from_slice(&bytes).map_err(|e| DataError::Corrupt {
-                path: manifest_path.clone(),
-                reason: e.to_string(),
-            })?;
-        if manifest.format != FORMAT || manifest.version != VERSION {
-            return Err(DataError::Corrupt {
-                path: manifest_path,
-                reason: format!(
-                    "format `{}` version {}, this gpufeed reads `{FORMAT}` version {VERSION}",
-                    manifest.format, manifest.version
-                ),
-            });
-        }
+        let manifest = read_manifest(dir)?;
         let n_mels = manifest.settings.audio.n_mels;
         // A size check is cheap and catches a truncated or replaced shard; the hashes are
         // checked by `verify`, which reads every byte.
@@ -532,7 +517,7 @@ impl Cache {
             });
             if !fits {
                 return Err(DataError::Corrupt {
-                    path: manifest_path,
+                    path: dir.join(MANIFEST),
                     reason: format!("item `{}` does not match shard {}", it.id, it.shard),
                 });
             }
@@ -618,19 +603,31 @@ impl Cache {
     }
 }
 
+/// Reads `dir/manifest.json` and checks its format and version.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
+    let path = dir.join(MANIFEST);
+    let corrupt = |reason: String| DataError::Corrupt {
+        path: path.clone(),
+        reason,
+    };
+    let manifest: Manifest =
+        serde_json::from_slice(&fsx::read(&path)?).map_err(|e| corrupt(e.to_string()))?;
+    if manifest.format != FORMAT || manifest.version != VERSION {
+        return Err(corrupt(format!(
+            "format `{}` version {}, this gpufeed reads `{FORMAT}` version {VERSION}",
+            manifest.format, manifest.version
+        )));
+    }
+    Ok(manifest)
+}
+
 /// Asks the kernel to drop the page cache of every shard of the cache in `dir`
 /// (`posix_fadvise(POSIX_FADV_DONTNEED)`), so that the next reads come from the disk: how a
 /// first epoch, or a dataset larger than memory, reads. Pages mapped by a live [`Cache`] are
 /// not dropped, so call it with no cache of this folder open. Returns the bytes advised; an
 /// error says why the kernel refused (the caller reports the cold figures as unavailable).
 pub fn drop_page_cache(dir: &Path) -> Result<u64, DataError> {
-    let manifest: Manifest =
-        serde_json::from_slice(&fsx::read(&dir.join(MANIFEST))?).map_err(|e| {
-            DataError::Corrupt {
-                path: dir.join(MANIFEST),
-                reason: e.to_string(),
-            }
-        })?;
+    let manifest = read_manifest(dir)?;
     let mut bytes = 0;
     for shard in &manifest.shards {
         let path = dir.join(&shard.file);

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::DataError;
 use crate::fsx;
+use crate::rng::SplitMix64;
 
 /// Sample rate of the generated audio (LJSpeech's).
 pub const SAMPLE_RATE: u32 = 22050;
@@ -55,26 +56,6 @@ fn sentences() -> Vec<&'static str> {
         .collect()
 }
 
-/// Deterministic generator (SplitMix64): the same seed gives the same dataset everywhere.
-#[derive(Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.uniform()
-    }
-}
-
 /// Vowel formant targets (F1, F2, F3 in Hz), roughly those of an adult female voice.
 const VOWELS: [[f64; 3]; 5] = [
     [850.0, 1220.0, 2810.0],
@@ -95,7 +76,7 @@ fn resonance(f: f64, fc: f64, bw: f64) -> f64 {
 const MAX_HARMONICS: usize = 40;
 
 /// Appends one syllable of `dur` seconds.
-fn syllable(out: &mut Vec<f32>, rng: &mut Rng, dur: f64, f0: f64, level: f64) {
+fn syllable(out: &mut Vec<f32>, rng: &mut SplitMix64, dur: f64, f0: f64, level: f64) {
     let sr = f64::from(SAMPLE_RATE);
     let n = (dur * sr) as usize;
     let (a, b) = (
@@ -161,13 +142,13 @@ fn syllable(out: &mut Vec<f32>, rng: &mut Rng, dur: f64, f0: f64, level: f64) {
     }
 }
 
-fn silence(out: &mut Vec<f32>, rng: &mut Rng, dur: f64) {
+fn silence(out: &mut Vec<f32>, rng: &mut SplitMix64, dur: f64) {
     let n = (dur * f64::from(SAMPLE_RATE)) as usize;
     out.extend((0..n).map(|_| (rng.range(-1.0, 1.0) * 3e-4) as f32));
 }
 
 /// Synthesises an utterance for `text` lasting about `seconds`.
-fn synthesize(text: &str, seconds: f64, rng: &mut Rng) -> Vec<f32> {
+fn synthesize(text: &str, seconds: f64, rng: &mut SplitMix64) -> Vec<f32> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let letters: usize = words.iter().map(|w| w.len()).sum::<usize>().max(1);
     let lead = rng.range(0.1, 0.3);
@@ -224,7 +205,7 @@ pub fn generate(dir: &Path, clips: usize, seed: u64) -> Result<DemoReport, DataE
     let wavs = dir.join("wavs");
     fsx::create_dir_all(&wavs)?;
     let sentences = sentences();
-    let mut rng = Rng(seed ^ 0x0067_7075_6665_6564);
+    let mut rng = SplitMix64(seed ^ 0x0067_7075_6665_6564);
     let mut metadata = String::new();
     let mut audio_s = 0.0;
     for k in 0..clips {
@@ -276,7 +257,7 @@ mod tests {
 
     #[test]
     fn audio_is_speech_like() {
-        let mut rng = Rng(1);
+        let mut rng = SplitMix64(1);
         let text = sentences()[0];
         let secs = text.len() as f64 / CHARS_PER_SECOND;
         let y = synthesize(text, secs, &mut rng);

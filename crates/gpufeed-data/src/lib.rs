@@ -32,6 +32,7 @@ pub mod precompute;
 
 mod error;
 mod fsx;
+mod rng;
 
 pub use error::DataError;
 

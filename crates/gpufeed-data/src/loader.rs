@@ -47,6 +47,7 @@ use serde::Serialize;
 
 use crate::cache::Cache;
 use crate::error::DataError;
+use crate::rng::SplitMix64;
 
 /// How batches are padded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -231,28 +232,6 @@ pub struct Plan {
     pub dropped_last: usize,
 }
 
-/// Deterministic generator (SplitMix64) for the shuffles: the plan must not depend on a
-/// library's RNG version.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Fisher-Yates.
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            v.swap(i, j);
-        }
-    }
-}
-
 /// The loader over one cache.
 #[derive(Debug)]
 pub struct Loader {
@@ -321,7 +300,7 @@ impl Loader {
                 (false, _) => order.push(i as u32),
             }
         }
-        let mut rng = Rng(c.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407));
+        let mut rng = SplitMix64(c.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407));
         if c.shuffle {
             rng.shuffle(&mut order);
         }

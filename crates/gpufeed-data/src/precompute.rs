@@ -326,7 +326,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     };
     // Fast path: a complete cache for exactly these shards and length caps. (Other caps
     // need no new features, only new flags: the merge below rewrites the manifest.)
-    if let Some(existing) = read_manifest(&dir)
+    if let Ok(existing) = cache::read_manifest(&dir)
         && existing.limits == limits
         && existing.shards.len() == plans.len()
         && existing.shards.iter().zip(&plans).all(|(s, p)| {
@@ -449,11 +449,6 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
 fn count_over(report: &mut Report, items: &[CachedItem]) {
     report.over_text_length = items.iter().filter(|i| i.over_text_length).count();
     report.over_mel_frames = items.iter().filter(|i| i.over_mel_frames).count();
-}
-
-fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let bytes = fsx::read(&dir.join(MANIFEST)).ok()?;
-    serde_json::from_slice(&bytes).ok()
 }
 
 /// Cuts the utterances into shards and names each after a hash of its members.
