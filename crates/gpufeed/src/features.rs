@@ -92,16 +92,22 @@ pub fn cache_root(cli: Option<&Path>, config: &Config, data: &Path) -> PathBuf {
         })
 }
 
+/// Precompute options for dataset `data` with `config`'s feature settings and length caps.
+fn precompute_options(data: &Path, cache: Option<&Path>, config: &Config) -> Options {
+    Options {
+        audio: config.data.audio(),
+        text: config.data.text(),
+        max_text_length: Some(config.data.max_text_length),
+        max_mel_frames: Some(config.data.max_mel_frames),
+        ..Options::new(data, cache_root(cache, config, data))
+    }
+}
+
 /// Makes sure the cache of dataset `data` is complete for `config`'s settings, building
 /// what is missing with the progress bar (summary on stderr: stdout carries the caller's
 /// report); returns the cache folder.
 pub fn ensure_cache(data: &Path, cache: Option<&Path>, config: &Config) -> Result<PathBuf> {
-    let mut opts = Options::new(data, cache_root(cache, config, data));
-    opts.audio = config.data.audio();
-    opts.text = config.data.text();
-    opts.max_text_length = Some(config.data.max_text_length);
-    opts.max_mel_frames = Some(config.data.max_mel_frames);
-    let report = precompute::run(&opts, &Bar::new())?;
+    let report = precompute::run(&precompute_options(data, cache, config), &Bar::new())?;
     printer::note(&report.summary());
     if !report.complete {
         anyhow::bail!("the cache `{}` is not complete", report.cache_dir.display());
@@ -119,16 +125,10 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
     };
     let shard = args.shard.as_deref().map(ShardSpec::parse).transpose()?;
     let opts = Options {
-        data: args.data.clone(),
-        cache_root: cache_root(args.cache.as_deref(), &config, &args.data),
-        audio: config.data.audio(),
-        text: config.data.text(),
-        max_text_length: Some(config.data.max_text_length),
-        max_mel_frames: Some(config.data.max_mel_frames),
         jobs: args.jobs,
         on_error,
         shard,
-        shard_items: gpufeed_data::cache::SHARD_ITEMS,
+        ..precompute_options(&args.data, args.cache.as_deref(), &config)
     };
     let report = precompute::run(&opts, &Bar::new())?;
     printer::data(&(report.summary() + "\n"))?;
