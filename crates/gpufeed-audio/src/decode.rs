@@ -105,6 +105,22 @@ pub struct Audio {
     pub info: AudioInfo,
 }
 
+/// Opens `path` for reading: [`AudioError::NotFound`] or [`AudioError::Io`] on failure.
+pub(crate) fn open(path: &Path) -> Result<std::fs::File, AudioError> {
+    // std rather than fs-err: the OS reason is kept whole in `AudioError::Io`, which names
+    // the path itself (fs-err would put the path in the message a second time).
+    #[allow(clippy::disallowed_methods)]
+    std::fs::File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            AudioError::NotFound {
+                path: path.to_path_buf(),
+            }
+        } else {
+            AudioError::io("read", path, e)
+        }
+    })
+}
+
 /// Reads and decodes `path`, mixes it to mono and resamples it to `target_rate`.
 ///
 /// The whole file is read into memory first (speech clips are small; this also lets a
@@ -115,19 +131,7 @@ pub struct Audio {
 /// [`AudioError::NotFound`] or [`AudioError::Io`] when the file cannot be read, and every
 /// error of [`decode_bytes`].
 pub fn load(path: &Path, target_rate: u32) -> Result<Audio, AudioError> {
-    // std rather than fs-err: the OS reason is kept whole in `AudioError::Io`, which names
-    // the path itself (fs-err would put the path in the message a second time).
-    #[allow(clippy::disallowed_methods)]
-    let file = std::fs::File::open(path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(AudioError::NotFound {
-                path: path.to_path_buf(),
-            });
-        }
-        Err(e) => return Err(AudioError::io("read", path, e)),
-    };
+    let mut file = open(path)?;
     // Sized from the metadata so the read does not grow (and copy) the buffer repeatedly.
     let size = file.metadata().map_or(0, |m| m.len() as usize);
     let mut bytes = Vec::with_capacity(size.saturating_add(1));

@@ -117,18 +117,7 @@ pub fn write_f32(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), Audio
 /// [`AudioError::Npy`] when it is not a `.npy` file, holds another dtype, is in Fortran
 /// order, or its data is shorter or longer than its shape says.
 pub fn read_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), AudioError> {
-    // std rather than fs-err, as in `decode::load`: the error names the path itself.
-    #[allow(clippy::disallowed_methods)]
-    let file = std::fs::File::open(path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(AudioError::NotFound {
-                path: path.to_path_buf(),
-            });
-        }
-        Err(e) => return Err(AudioError::io("read", path, e)),
-    };
+    let mut file = crate::decode::open(path)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| AudioError::io("read", path, e))?;
