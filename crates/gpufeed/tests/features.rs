@@ -3,11 +3,8 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
-fn gpufeed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
-}
+mod common;
+use common::gpufeed;
 
 fn run_ok(args: &[&str]) -> String {
     let out = gpufeed().args(args).output().unwrap();

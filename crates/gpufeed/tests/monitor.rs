@@ -8,12 +8,14 @@
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use serde::Deserialize;
+
+mod common;
+use common::{GpuJson, UtilJson, example, gpufeed};
 
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -24,42 +26,6 @@ struct MonitorJson {
     gpus: Vec<GpuJson>,
     host: HostJson,
     exit_code: Option<i32>,
-}
-
-/// `trace --format json` for util.
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct UtilJson {
-    kind: String,
-    samples: usize,
-    interval_s: f64,
-    gpus: Vec<GpuJson>,
-}
-
-#[derive(Debug, Deserialize, PartialEq, Clone)]
-#[serde(deny_unknown_fields)]
-struct GpuJson {
-    gpu: u32,
-    mean: f64,
-    std: f64,
-    cv: f64,
-    p5: f64,
-    p50: f64,
-    p95: f64,
-    idle_fraction: f64,
-    busy_fraction: f64,
-    period_s: Option<f64>,
-    period_strength: Option<f64>,
-    idle_gaps: GapsJson,
-    verdict: String,
-}
-
-#[derive(Debug, Deserialize, PartialEq, Clone)]
-#[serde(deny_unknown_fields)]
-struct GapsJson {
-    count: usize,
-    mean_s: f64,
-    max_s: f64,
 }
 
 #[derive(Debug, Deserialize, PartialEq)]
@@ -95,16 +61,6 @@ struct SamplerJson {
     interval_s: f64,
     poll_us_per_tick: f64,
     cpu_pct: Option<f64>,
-}
-
-fn gpufeed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
 }
 
 /// Runs gpufeed with `args`, expects exit `code`; returns (stdout, stderr).

@@ -10,43 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde::Deserialize;
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct UtilJson {
-    kind: String,
-    samples: usize,
-    interval_s: f64,
-    gpus: Vec<GpuJson>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GpuJson {
-    gpu: u32,
-    mean: f64,
-    std: f64,
-    cv: f64,
-    p5: f64,
-    p50: f64,
-    p95: f64,
-    idle_fraction: f64,
-    busy_fraction: f64,
-    period_s: Option<f64>,
-    period_strength: Option<f64>,
-    idle_gaps: GapsJson,
-    verdict: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GapsJson {
-    count: usize,
-    mean_s: f64,
-    max_s: f64,
-}
+mod common;
+use common::{UtilJson, example, gpufeed};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,16 +38,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn gpufeed() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gpufeed"))
 }
 
 /// Runs `gpufeed trace FILE --format json [extra]`, expects success, returns stdout.
