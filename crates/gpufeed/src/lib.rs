@@ -15,6 +15,7 @@ use clap::Parser;
 
 pub mod checks;
 pub mod cli;
+pub mod doctor;
 pub mod features;
 pub mod monitor;
 pub mod printer;
@@ -60,7 +61,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Lint(args) => checks::lint(&args),
         Command::Profile(ProfileCommand::Data(args)) => profile::data(&args),
         Command::Profile(ProfileCommand::Step(args)) => profile::step(&args),
-        Command::Analyze(_) | Command::Doctor(_) => Ok(not_implemented(command.name())),
+        Command::Doctor(args) => doctor::doctor(&args),
+        Command::Analyze(_) => Ok(not_implemented(command.name())),
     }
 }
 
