@@ -29,10 +29,10 @@ pub mod demo;
 pub mod loader;
 pub mod manifest;
 pub mod precompute;
+pub mod rng;
 
 mod error;
 mod fsx;
-mod rng;
 
 pub use error::DataError;
 

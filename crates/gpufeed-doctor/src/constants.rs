@@ -4,7 +4,8 @@
 //! These are not thresholds: every value a rule's verdict compares a setting or a measure
 //! with lives in gpufeed's one thresholds table, `gpufeed_stats::thresholds` (for the
 //! rules here: `NUM_WORKERS_LOW`, `BATCH_SIZE_SMALL`). What stays here is how much input the
-//! parsers accept and how deep they follow it, and MyXTTS' own defaults, declared once
+//! parsers accept and how deep they follow it, how long and how much `doctor` measures,
+//! and MyXTTS' own defaults, declared once
 //! through the `constants!` macro that also puts them into [`TABLE`].
 
 use serde::Serialize;
@@ -65,6 +66,42 @@ constants! {
     MAX_CALL_DEPTH = 3, "calls",
         "lint rules that look inside a function passed to `Dataset.map` follow calls to functions of the same file this deep",
         "gpufeed judgement: enough for `map(load)` -> `load` -> `_decode`, bounded so recursion terminates";
+    /// Seconds a framework probe may take before it is a hang.
+    PROBE_TIMEOUT_S = 20, "seconds",
+        "`framework-probe-hang`: a `python3` probe of TensorFlow, PyTorch or JAX that has not answered after this long is killed and reported",
+        "gpufeed judgement: importing TensorFlow and compiling one XLA function takes 5-10 s from a cold disk; twice that is a hang (a stuck driver call, a lock, an import waiting on the network), not a slow import. The three probes run in parallel";
+    /// Bytes the storage check reads per folder, at most.
+    STORAGE_READ_BYTES = 256 * 1024 * 1024, "bytes",
+        "the storage check reads at most this much per folder (sequential, then random), with the page cache bypassed",
+        "gpufeed judgement: long enough past the device's latency to measure throughput, short enough to keep `doctor` to seconds";
+    /// Milliseconds the sequential read may take per folder.
+    STORAGE_SEQ_MS = 2000, "ms",
+        "the sequential read stops after this long even below STORAGE_READ_BYTES (a slow disk)",
+        "gpufeed judgement: a hard disk at 100 MB/s reads 200 MB in this time";
+    /// Milliseconds the random reads may take per folder.
+    STORAGE_RANDOM_MS = 1000, "ms",
+        "the random 4 KiB reads stop after this long",
+        "gpufeed judgement: a hard disk does 75-200 random reads in a second, enough to judge it";
+    /// Random reads per folder, at most.
+    STORAGE_RANDOM_READS = 2000, "reads",
+        "the random 4 KiB reads stop after this many",
+        "gpufeed judgement: 2000 reads put the rate's sampling error near 2 %";
+    /// Bytes a sequential figure needs to be judged.
+    STORAGE_MIN_JUDGED_BYTES = 16 * 1024 * 1024, "bytes",
+        "a sequential throughput measured on less than this is reported but not judged (latency, not throughput, dominates it)",
+        "gpufeed judgement: 16 MiB is at least 16 reads of 1 MiB, past the first seek";
+    /// Random reads a rate needs to be judged.
+    STORAGE_MIN_JUDGED_READS = 32, "reads",
+        "a random-read rate measured over fewer reads than this is reported but not judged",
+        "gpufeed judgement";
+    /// Files the storage walk counts, at most.
+    STORAGE_MAX_FILES = 1_000_000, "files",
+        "the storage check stops counting files after this many (the evidence says `at least`)",
+        "gpufeed judgement: walking a million entries takes seconds on a local disk, minutes on a network file system";
+    /// Batches the runtime check times.
+    RUNTIME_BATCHES = 40, "batches",
+        "`doctor`'s short loader run times this many batches after its warm-up (`gpufeed profile data` times 200 by default)",
+        "gpufeed judgement: enough for the step statistics and a period of up to 20 batches, short enough to take well under a second on a precomputed cache";
 }
 
 #[cfg(test)]

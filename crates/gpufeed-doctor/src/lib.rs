@@ -1,7 +1,9 @@
 //! gpufeed's checks: every check yields [`Finding`]s with a stable rule id, a severity, the
 //! place, the evidence, why it matters and the fix. `gpufeed validate` checks the trainer's
 //! YAML ([`validate`], [`fix`]); `gpufeed lint` checks Python training code with a real
-//! parser ([`lint`]); [`render`] formats a [`Report`] as text, JSON or Markdown.
+//! parser ([`lint`]); `gpufeed doctor` checks the GPUs, the host, the data's storage, the
+//! frameworks, the environment and a short loader run, plus both of the others
+//! ([`doctor`]); [`render`] formats a [`Report`] as text, JSON or Markdown.
 //!
 //! ```
 //! use std::path::Path;
@@ -133,8 +135,70 @@
 //! starts silences it. Folders are walked for `*.py`, skipping hidden folders,
 //! `__pycache__`, `node_modules`, `site-packages`, `venv`, `build` and `dist`; symbolic links
 //! to folders are not followed. A file given by name is linted whatever its extension.
+//!
+//! ## `doctor`: the machine, the data and the environment
+//!
+//! Each check collects facts, then pure rules judge them (see [`doctor`]). Every check
+//! reports what it read as an info finding (`gpu-inventory`, `host-summary`,
+//! `storage-summary`, `framework-found`, `runtime-loader-stable`), so the report shows what
+//! was measured even when nothing is wrong. Thresholds are in `gpufeed_stats::thresholds`
+//! (`POWER_LIMIT_LOW_RATIO`, `LOAD_PER_CORE_HIGH`, `SWAP_IN_USE_MIB`, `SEQ_READ_SLOW_MB_S`,
+//! `RANDOM_READ_IOPS_LOW`, `MANY_FILES`, `SMALL_FILE_MEAN_KIB`, `TENSOR_CORE_MIN_CC`); the
+//! measuring budgets (bytes and seconds read, probe timeout) in [`constants::TABLE`].
+//!
+//! | id | severity | fires when | fix |
+//! |---|---|---|---|
+//! | `gpu-no-driver` | info | NVML cannot be loaded (no NVIDIA driver) | install the driver, or nothing on a machine without NVIDIA GPUs |
+//! | `gpu-not-found` | info | the driver lists no GPU | `nvidia-smi`, `dmesg`; `--gpus all` in a container |
+//! | `gpu-nvml-error` | warning | NVML fails after loading | `nvidia-smi`; reboot after a driver upgrade |
+//! | `gpu-inventory` | info | always, per GPU: model, memory, driver, CUDA, PCIe, persistence, power, clocks, throttle, ECC, MIG, processes | - |
+//! | `gpu-pcie-degraded` | warning | fewer PCIe lanes than the maximum, or (not idle) an older generation | a x16 slot wired to the CPU; BIOS settings |
+//! | `gpu-persistence-off` | info | persistence mode off | `nvidia-smi -pm 1` |
+//! | `gpu-power-limit-low` | warning | power limit below `POWER_LIMIT_LOW_RATIO` of the default | `nvidia-smi -pl DEFAULT` |
+//! | `gpu-throttled` | warning | an active throttle reason other than `gpu_idle` | as the reason says |
+//! | `gpu-ecc-errors` | error | uncorrected (volatile) ECC errors | reset or replace the GPU |
+//! | `gpu-mig-enabled` | warning | MIG mode on | `nvidia-smi -mig 0`, or size for the instance |
+//! | `gpu-memory-held` | warning | another process has a compute context holding memory | stop it, or another GPU |
+//! | `host-summary` | info | always: cores, RAM, swap, governor, load, data and cache sizes | - |
+//! | `host-ram-below-data` | warning | what an epoch reads (the cache, else the data) exceeds `MemAvailable` | a smaller cache, more RAM, faster storage |
+//! | `host-swap-in-use` | warning | swap in use above `SWAP_IN_USE_MIB` | use less memory |
+//! | `host-cpu-powersave` | warning | governor `powersave` (or, with intel_pstate/amd-pstate-epp, energy preference `power`) | `cpupower frequency-set -g performance` |
+//! | `host-load-high` | warning | 1-minute load at or above `LOAD_PER_CORE_HIGH` per core | find the load; stop the training before running doctor |
+//! | `storage-summary` | info | always, per folder: files, mount, device, sequential MB/s, random 4 KiB reads/s, bypass method | - |
+//! | `storage-rotational` | warning | `queue/rotational` is 1, unless measured random reads reach `RANDOM_READ_IOPS_LOW` (virtual disks are often marked rotational) | an SSD |
+//! | `storage-network-fs` | warning | nfs, cifs/smb, 9p, ceph, lustre, virtiofs, `fuse.*`, ... | copy to a local disk |
+//! | `storage-slow-sequential` | warning | cold sequential reads below `SEQ_READ_SLOW_MB_S` (at least 16 MiB read) | a local SSD; precompute |
+//! | `storage-slow-random` | warning | cold random 4 KiB reads below `RANDOM_READ_IOPS_LOW` per second (at least 32 reads) | an SSD; precompute |
+//! | `storage-not-measured` | info | neither `O_DIRECT` nor `posix_fadvise` works, or no file to read | `fio --direct=1` |
+//! | `storage-many-small-files` | warning | at least `MANY_FILES` files, mean below `SMALL_FILE_MEAN_KIB`, no cache beside | `gpufeed precompute` |
+//! | `framework-python-missing` | info | `python3` (or `GPUFEED_PYTHON`) cannot be started | activate the environment |
+//! | `framework-not-installed` | info | `find_spec` finds no `tensorflow` / `torch` / `jax` | - |
+//! | `framework-found` | info | a probe answered: version, GPUs, CUDA/cuDNN, XLA, mixed precision | - |
+//! | `framework-probe-hang` | warning | a probe does not answer within `PROBE_TIMEOUT_S` (killed) | `python3 -X importtime -c 'import X'` |
+//! | `framework-probe-failed` | warning | a probe's import fails, or its half-precision product on the GPU fails | run the import |
+//! | `framework-no-gpu` | warning | a framework sees no GPU while NVML lists one | the CUDA build of the framework |
+//! | `framework-xla-broken` | warning | a one-line XLA function fails to compile and run (TensorFlow, JAX) | the CUDA toolkit's `ptxas` |
+//! | `framework-no-tensor-cores` | info | a GPU below compute capability `TENSOR_CORE_MIN_CC` | - |
+//! | `env-cuda-visible-devices-empty` | error | `CUDA_VISIBLE_DEVICES` empty, or its first entry names no GPU (with GPUs present) | unset it |
+//! | `env-cuda-visible-devices-invalid` | error | a later entry names no GPU (CUDA hides it and the rest) | list GPUs that exist |
+//! | `env-tf-allow-growth-invalid` | warning | `TF_FORCE_GPU_ALLOW_GROWTH` neither `true` nor `false` | `true` |
+//! | `env-tf-allow-growth-off` | info | TensorFlow installed, allow-growth unset or `false` | `true` when the GPU is shared |
+//! | `env-tf-gpu-thread-mode` | info | TensorFlow installed, `TF_GPU_THREAD_MODE` not `gpu_private` | `gpu_private` |
+//! | `env-pytorch-alloc-conf-invalid` | warning | a `PYTORCH_CUDA_ALLOC_CONF` entry that is not `known_key:value` | `expandable_segments:True` |
+//! | `env-pytorch-expandable-segments` | info | PyTorch installed, `PYTORCH_CUDA_ALLOC_CONF` unset | `expandable_segments:True` |
+//! | `env-omp-invalid` | warning | `OMP_NUM_THREADS` not a positive integer | a positive integer |
+//! | `env-omp-oversubscribed` | warning | `OMP_NUM_THREADS` × the config's `num_workers` above the cores | cores / workers |
+//! | `runtime-no-cache` | info | `--data` has no complete precomputed cache | `gpufeed precompute --data DIR`, then doctor again |
+//! | `runtime-loader-stable` | info | the short loader run is `stable` | - |
+//! | `runtime-loader-oscillating` | warning | its batch waits are `oscillating` (a cycle) | `gpufeed profile data --benchmark` |
+//! | `runtime-loader-unstable` | info | its batch waits are `unstable` (no cycle) | `gpufeed profile data --consumer-ms STEP` |
+//! | `runtime-failed` | warning | the loader fails on the cache | `gpufeed precompute` rebuilds it |
+//!
+//! `doctor --config FILE` adds every `validate` finding and `--code DIR` every `lint`
+//! finding; `cores vs num_workers` is `validate`'s `num-workers-above-cores`.
 
 pub mod constants;
+pub mod doctor;
 pub mod finding;
 pub mod fix;
 pub mod lint;

@@ -2,6 +2,7 @@
 //! the usual fix. The crate documentation is the user reference built from the same facts;
 //! a test keeps the two in step.
 
+use crate::doctor::Check;
 use crate::finding::{Finding, Severity};
 
 /// Which command emits a rule.
@@ -13,6 +14,8 @@ pub enum Origin {
     Validate,
     /// A Python lint rule (`lint`).
     Lint,
+    /// A check of `doctor` on the machine, the data or the environment.
+    Doctor(Check),
 }
 
 /// One rule.
@@ -46,7 +49,7 @@ const fn rule(
     }
 }
 
-use Origin::{Config, Lint, Validate};
+use Origin::{Config, Doctor, Lint, Validate};
 use Severity::{Error, Info, Warning};
 
 /// Every rule, grouped by origin.
@@ -460,6 +463,322 @@ pub const RULES: &[Rule] = &[
         Lint,
         "a `# gpufeed: ignore[...]` comment names a rule that does not exist, so it silences nothing",
         "use a rule id from `gpufeed lint` output",
+    ),
+    // ---- doctor ----
+    rule(
+        "gpu-no-driver",
+        Info,
+        Doctor(Check::Gpu),
+        "without an NVIDIA driver no framework can use a GPU; the other GPU checks were skipped",
+        "install the NVIDIA driver (`nvidia-smi` lists the GPUs when it works); nothing to do on a machine without NVIDIA GPUs",
+    ),
+    rule(
+        "gpu-not-found",
+        Info,
+        Doctor(Check::Gpu),
+        "the driver is loaded but lists no GPU, so training runs on the CPU",
+        "check `nvidia-smi` and `dmesg` for a GPU that fell off the bus; in a container, pass the GPUs (`docker run --gpus all`)",
+    ),
+    rule(
+        "gpu-nvml-error",
+        Warning,
+        Doctor(Check::Gpu),
+        "NVML failed, so the GPU checks could not run (frameworks use the same driver)",
+        "run `nvidia-smi`; a driver/library version mismatch after an upgrade needs a reboot",
+    ),
+    rule(
+        "gpu-inventory",
+        Info,
+        Doctor(Check::Gpu),
+        "what the GPU checks read",
+        "nothing to change",
+    ),
+    rule(
+        "gpu-pcie-degraded",
+        Warning,
+        Doctor(Check::Gpu),
+        "a link with fewer lanes or an older generation than the card and slot support caps host-to-GPU copies (x16 gen4 moves about 32 GB/s, x4 gen1 about 1 GB/s), so every batch copy takes longer",
+        "seat the card in a x16 slot wired to the CPU (not the chipset or a riser), check the BIOS PCIe settings, and confirm under load with `nvidia-smi -q -d PCIE`",
+    ),
+    rule(
+        "gpu-persistence-off",
+        Info,
+        Doctor(Check::Gpu),
+        "without persistence mode the driver tears the GPU state down whenever no process uses it, so each start pays seconds of initialisation (NVIDIA driver persistence documentation)",
+        "sudo nvidia-smi -pm 1  # or enable the nvidia-persistenced service",
+    ),
+    rule(
+        "gpu-power-limit-low",
+        Warning,
+        Doctor(Check::Gpu),
+        "a power limit below the board's default makes the GPU lower its clocks earlier under load",
+        "sudo nvidia-smi -i N -pl DEFAULT_WATTS",
+    ),
+    rule(
+        "gpu-throttled",
+        Warning,
+        Doctor(Check::Gpu),
+        "the GPU holds its clocks down for a reason other than idling (power cap, heat, clock settings), so every step takes longer",
+        "`nvidia-smi -q -d PERFORMANCE` names the reason: cooling for thermal, the power limit for power, `sudo nvidia-smi -rac` for application clocks",
+    ),
+    rule(
+        "gpu-ecc-errors",
+        Error,
+        Doctor(Check::Gpu),
+        "uncorrected ECC errors mean the GPU memory returned wrong data, so results may be corrupt",
+        "nvidia-smi -q -d ECC,PAGE_RETIREMENT; drain the machine, reset the GPU (`sudo nvidia-smi -r -i N`), replace it if the errors come back",
+    ),
+    rule(
+        "gpu-mig-enabled",
+        Warning,
+        Doctor(Check::Gpu),
+        "with MIG on, a process gets one GPU instance (a fraction of the SMs and memory), and CUDA_VISIBLE_DEVICES must name a MIG instance",
+        "sudo nvidia-smi -i N -mig 0  # when no instance is in use; or size the batch for the instance",
+    ),
+    rule(
+        "gpu-memory-held",
+        Warning,
+        Doctor(Check::Gpu),
+        "memory held by other processes is not available to the training, and their kernels share the SMs",
+        "stop them (`nvidia-smi` lists them), or train on another GPU",
+    ),
+    rule(
+        "host-summary",
+        Info,
+        Doctor(Check::Host),
+        "what the host checks read",
+        "nothing to change",
+    ),
+    rule(
+        "host-ram-below-data",
+        Warning,
+        Doctor(Check::Host),
+        "data larger than the memory available cannot stay in the page cache, so every epoch reads it again from storage at the speed the storage check measures",
+        "precompute into a smaller cache (`gpufeed precompute`), add memory, or keep the data on faster storage",
+    ),
+    rule(
+        "host-swap-in-use",
+        Warning,
+        Doctor(Check::Host),
+        "swapped-out pages are read back from disk when touched, stalling the thread that touches them",
+        "use less memory (fewer loader workers, a smaller prefetch) or add RAM; `vmstat 1` shows swapping (si/so)",
+    ),
+    rule(
+        "host-cpu-powersave",
+        Warning,
+        Doctor(Check::Host),
+        "the `powersave` governor (or the `power` energy preference) keeps the cores at low clocks, so the loader's per-item work takes longer",
+        "sudo cpupower frequency-set -g performance",
+    ),
+    rule(
+        "host-load-high",
+        Warning,
+        Doctor(Check::Host),
+        "other runnable work competes with the loader threads for the cores",
+        "find it with `top`; if your training is running, this is its own load: run `gpufeed doctor` with it stopped",
+    ),
+    rule(
+        "storage-summary",
+        Info,
+        Doctor(Check::Storage),
+        "what the storage check read",
+        "nothing to change",
+    ),
+    rule(
+        "storage-rotational",
+        Warning,
+        Doctor(Check::Storage),
+        "a hard disk seeks for every file and every random read (75-200 per second), so shuffled reads of many files starve the loader",
+        "copy the data, or its `gpufeed precompute` cache, to an SSD",
+    ),
+    rule(
+        "storage-network-fs",
+        Warning,
+        Doctor(Check::Storage),
+        "a network or FUSE file system pays a round trip per open and per read, and its throughput depends on the network and other clients",
+        "copy the dataset, or its `gpufeed precompute` cache, to a local disk before training",
+    ),
+    rule(
+        "storage-slow-sequential",
+        Warning,
+        Doctor(Check::Storage),
+        "reads from this folder, with the page cache bypassed, are too slow to feed a GPU from raw files in the first epoch (or every epoch when the data does not fit in memory)",
+        "keep the data on a local SSD; `gpufeed precompute` makes a smaller cache to read instead",
+    ),
+    rule(
+        "storage-slow-random",
+        Warning,
+        Doctor(Check::Storage),
+        "random reads from this folder, with the page cache bypassed, come at a seeking disk's rate, and a shuffled epoch reads items in random order",
+        "keep the data on an SSD; `gpufeed precompute` packs the items into shards read in large blocks",
+    ),
+    rule(
+        "storage-not-measured",
+        Info,
+        Doctor(Check::Storage),
+        "a read that may come from the page cache measures memory, not the disk, so no throughput is reported",
+        "measure with `fio --direct=1 --rw=randread --bs=4k` on a file of the folder",
+    ),
+    rule(
+        "storage-many-small-files",
+        Warning,
+        Doctor(Check::Storage),
+        "many small files cost an open, a stat and a read each, which per-file overhead (and on network storage a round trip) dominates",
+        "gpufeed precompute --data DIR  # features in shards of 256 items, read in large blocks",
+    ),
+    rule(
+        "framework-python-missing",
+        Info,
+        Doctor(Check::Frameworks),
+        "the frameworks are probed through `python3`, and none ran",
+        "activate the training environment (venv, conda) and run `gpufeed doctor` again, or set GPUFEED_PYTHON to its interpreter",
+    ),
+    rule(
+        "framework-not-installed",
+        Info,
+        Doctor(Check::Frameworks),
+        "this Python cannot import it; nothing to check",
+        "nothing to do unless the training uses it",
+    ),
+    rule(
+        "framework-found",
+        Info,
+        Doctor(Check::Frameworks),
+        "what the framework reports about itself and the GPUs, from its own process",
+        "nothing to change",
+    ),
+    rule(
+        "framework-probe-hang",
+        Warning,
+        Doctor(Check::Frameworks),
+        "importing the framework and touching the GPU did not finish; a training run may hang the same way at its start",
+        "run the probe's import by hand (`python3 -c 'import torch'`) to see where it stops: a stuck driver call, a lock file, network access at import",
+    ),
+    rule(
+        "framework-probe-failed",
+        Warning,
+        Doctor(Check::Frameworks),
+        "importing the framework or its first GPU call failed, so training with it fails the same way",
+        "run the import shown in the evidence; a missing libcudart or libcudnn means the wheel and the CUDA libraries do not match",
+    ),
+    rule(
+        "framework-no-gpu",
+        Warning,
+        Doctor(Check::Frameworks),
+        "the framework sees no GPU while the driver lists one, so it trains on the CPU",
+        "install the CUDA build matching the driver (`pip install tensorflow[and-cuda]`, the CUDA wheel of torch from pytorch.org, `pip install jax[cuda12]`) and check CUDA_VISIBLE_DEVICES",
+    ),
+    rule(
+        "framework-xla-broken",
+        Warning,
+        Doctor(Check::Frameworks),
+        "compiling a one-line function with XLA failed, so `jit_compile=True` and `jax.jit` fail or fall back",
+        "the error is in the evidence; a missing `ptxas` needs the CUDA toolkit (`XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda`)",
+    ),
+    rule(
+        "framework-no-tensor-cores",
+        Info,
+        Doctor(Check::Frameworks),
+        "below compute capability 7.0 a GPU has no Tensor Cores, so mixed precision saves memory but does not speed up matrix math (TensorFlow mixed precision guide)",
+        "for speed, a GPU of compute capability 7.0 or newer",
+    ),
+    rule(
+        "env-cuda-visible-devices-empty",
+        Error,
+        Doctor(Check::Environment),
+        "CUDA_VISIBLE_DEVICES hides every GPU, so CUDA programs see none and frameworks fall back to the CPU",
+        "unset CUDA_VISIBLE_DEVICES  # or export CUDA_VISIBLE_DEVICES=0",
+    ),
+    rule(
+        "env-cuda-visible-devices-invalid",
+        Error,
+        Doctor(Check::Environment),
+        "CUDA stops reading CUDA_VISIBLE_DEVICES at the first entry that names no GPU, so the GPUs listed after it are hidden (CUDA Programming Guide, CUDA environment variables)",
+        "list GPUs that exist: export CUDA_VISIBLE_DEVICES=0,1",
+    ),
+    rule(
+        "env-tf-allow-growth-invalid",
+        Warning,
+        Doctor(Check::Environment),
+        "TensorFlow accepts only `true` or `false`, in lower case, and otherwise logs an error and ignores the variable",
+        "export TF_FORCE_GPU_ALLOW_GROWTH=true",
+    ),
+    rule(
+        "env-tf-allow-growth-off",
+        Info,
+        Doctor(Check::Environment),
+        "TensorFlow reserves almost all GPU memory at start, so a second process on the same GPU (evaluation, a data-GPU process, another framework) runs out of memory",
+        "export TF_FORCE_GPU_ALLOW_GROWTH=true  # when the GPU is shared",
+    ),
+    rule(
+        "env-tf-gpu-thread-mode",
+        Info,
+        Doctor(Check::Environment),
+        "with the default `global` mode TensorFlow launches GPU kernels from the threads the input pipeline also uses, so a busy pipeline delays launches; `gpu_private` gives each GPU its own launch threads (TensorFlow GPU performance guide)",
+        "export TF_GPU_THREAD_MODE=gpu_private",
+    ),
+    rule(
+        "env-pytorch-alloc-conf-invalid",
+        Warning,
+        Doctor(Check::Environment),
+        "PyTorch reads PYTORCH_CUDA_ALLOC_CONF at the first CUDA allocation and stops with an error on an entry it does not know",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    ),
+    rule(
+        "env-pytorch-expandable-segments",
+        Info,
+        Doctor(Check::Environment),
+        "variable-length batches fragment PyTorch's caching allocator (reserved memory grows past allocated memory until out-of-memory); expandable segments grow blocks in place instead (PyTorch CUDA semantics documentation)",
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    ),
+    rule(
+        "env-omp-invalid",
+        Warning,
+        Doctor(Check::Environment),
+        "OpenMP ignores a value that is not a positive integer and starts one thread per core",
+        "export OMP_NUM_THREADS=1",
+    ),
+    rule(
+        "env-omp-oversubscribed",
+        Warning,
+        Doctor(Check::Environment),
+        "each loader worker may run OMP_NUM_THREADS OpenMP threads, and more threads than cores time-slice the CPU",
+        "export OMP_NUM_THREADS=$(( $(nproc) / NUM_WORKERS ))",
+    ),
+    rule(
+        "runtime-no-cache",
+        Info,
+        Doctor(Check::Runtime),
+        "the short loader run needs a precomputed cache, and `doctor` does not start a long precompute",
+        "gpufeed precompute --data DIR  # then run gpufeed doctor again",
+    ),
+    rule(
+        "runtime-loader-stable",
+        Info,
+        Doctor(Check::Runtime),
+        "the loader delivered batches at a steady rate",
+        "nothing to change",
+    ),
+    rule(
+        "runtime-loader-oscillating",
+        Warning,
+        Doctor(Check::Runtime),
+        "batches arrive in a cycle (a stall every few batches), the pattern behind GPU utilisation that swings between high and low",
+        "gpufeed profile data --data DIR --benchmark  # measures workers and prefetch, prints the settings to use",
+    ),
+    rule(
+        "runtime-loader-unstable",
+        Info,
+        Doctor(Check::Runtime),
+        "batch delivery times vary without a cycle; this matters only when the GPU step is shorter than the slow batches",
+        "gpufeed profile data --data DIR --consumer-ms STEP_MS  # with your step time",
+    ),
+    rule(
+        "runtime-failed",
+        Warning,
+        Doctor(Check::Runtime),
+        "the loader could not run on the cache",
+        "gpufeed precompute --data DIR  # rebuilds damaged or stale shards",
     ),
 ];
 

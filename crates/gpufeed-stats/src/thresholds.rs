@@ -123,6 +123,38 @@ thresholds! {
     SM_ACTIVE_EFFECTIVE = 0.8, "ratio",
         "SM activity of at least this is necessary, not sufficient, for effective GPU use",
         "DCGM feature overview, DCGM_FI_PROF_SM_ACTIVE";
+    /// A power limit below this share of the board's default is reported.
+    POWER_LIMIT_LOW_RATIO = 0.95, "ratio",
+        "`gpu-power-limit-low`: a power limit below this share of the default limit is reported (the GPU reaches its power cap, and lowers its clocks, earlier)",
+        "gpufeed judgement: `nvidia-smi -pl` sets whole watts and some boards ship a limit a few watts off the nominal default, so 5 % below separates a deliberate cap from rounding";
+    /// The 1-minute load average per core from which the host is busy.
+    LOAD_PER_CORE_HIGH = 1.0, "ratio",
+        "`host-load-high`: a 1-minute load average at or above this many runnable tasks per core means other work competes with the loader for the CPU",
+        "Linux load average counts runnable and uninterruptible tasks (proc(5)); at one per core every core is taken (B. Gregg, Systems Performance, 2nd ed., section 6.6.1)";
+    /// Swap in use from which it is reported.
+    SWAP_IN_USE_MIB = 256.0, "MiB",
+        "`host-swap-in-use`: swap in use above this is reported (pages of the loader or the trainer may be on disk)",
+        "gpufeed judgement: a long-running host often keeps a few MiB of idle pages in swap, harmlessly; hundreds of MiB mean memory ran short";
+    /// Sequential read throughput below this is slow.
+    SEQ_READ_SLOW_MB_S = 200.0, "MB/s",
+        "`storage-slow-sequential`: cold sequential reads slower than this cannot feed a GPU from raw files",
+        "gpufeed judgement: a SATA SSD reads about 500 MB/s and an NVMe SSD several GB/s; 200 MB/s is the speed of a hard disk's outer tracks or a network file system, at which a 100 GB dataset takes over 8 minutes per epoch";
+    /// Random 4 KiB reads per second below this are a seeking disk.
+    RANDOM_READ_IOPS_LOW = 1000.0, "reads/s",
+        "`storage-slow-random`: fewer cold random 4 KiB reads per second than this (one at a time) is a seeking disk or a network round trip per read",
+        "hard disks do 75-200 random reads per second (seek plus half a rotation, 5-13 ms); SSDs do thousands at queue depth 1 (CrystalDiskMark RND4K Q1T1: 30-80 MB/s); 1000 separates the two with margin (gpufeed judgement)";
+    /// Files from which a dataset is "many files".
+    MANY_FILES = 10000.0, "files",
+        "`storage-many-small-files`: at least this many files, with a mean size below SMALL_FILE_MEAN_KIB, is reported",
+        "gpufeed judgement: an open, a stat and a read per item cost a round trip each on network storage, and per-file overhead dominates below about 1 MiB per read (the TensorFlow data guide and WebDataset shard small files into 100 MB+ files for this reason); LJSpeech has 13100 WAV files of about 200 KiB";
+    /// Mean file size below which files are small.
+    SMALL_FILE_MEAN_KIB = 1024.0, "KiB",
+        "`storage-many-small-files`: a mean file size below this, over at least MANY_FILES files, is reported",
+        "see MANY_FILES";
+    /// Lowest CUDA compute capability with Tensor Cores.
+    TENSOR_CORE_MIN_CC = 7.0, "compute capability",
+        "`framework-no-tensor-cores`: a GPU below this compute capability has no Tensor Cores, so mixed precision saves memory but does not speed up matrix math",
+        "NVIDIA: Tensor Cores arrived with Volta (compute capability 7.0); TensorFlow's mixed precision guide: mixed precision runs fastest on compute capability 7.0 and above";
 }
 
 #[cfg(test)]

@@ -33,13 +33,20 @@
 //! `proc_util` stays 0.
 //!
 //! Set `GPUFEED_NVML_LIB` ([`LIB_ENV`]) to load NVML from another path.
+//!
+//! [`gpu_inventory`] reads, once, what `gpufeed doctor` checks (model, memory, driver and
+//! CUDA version, PCIe link, persistence, power limit, clocks, throttle reasons, ECC, MIG,
+//! processes) into a plain [`GpuInventory`].
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
-use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, Sampling, TemperatureSensor};
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, PcieUtilCounter, Sampling, TemperatureSensor,
+};
 use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, GpmSample, Nvml};
@@ -67,6 +74,19 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// NVML, initialised once per process and never shut down (the driver drops the
 /// process's handle when it exits).
 static NVML: OnceLock<Nvml> = OnceLock::new();
+
+/// NVML and the number of GPUs it lists, at least one.
+fn nvml_with_gpus() -> Result<(&'static Nvml, u32), SourceError> {
+    let nvml = nvml()?;
+    let count = nvml.device_count().map_err(|e| SourceError::Nvml {
+        call: "nvmlDeviceGetCount",
+        message: e.to_string(),
+    })?;
+    if count == 0 {
+        return Err(SourceError::NoGpu);
+    }
+    Ok((nvml, count))
+}
 
 fn nvml() -> Result<&'static Nvml, SourceError> {
     if let Some(n) = NVML.get() {
@@ -141,14 +161,7 @@ pub struct NvmlSource {
 impl NvmlSource {
     /// Loads NVML and opens every GPU it lists.
     pub fn open() -> Result<Self, SourceError> {
-        let nvml = nvml()?;
-        let count = nvml.device_count().map_err(|e| SourceError::Nvml {
-            call: "nvmlDeviceGetCount",
-            message: e.to_string(),
-        })?;
-        if count == 0 {
-            return Err(SourceError::NoGpu);
-        }
+        let (nvml, count) = nvml_with_gpus()?;
         let mut gpus = Vec::new();
         let mut info = Vec::new();
         let mut warnings = Vec::new();
@@ -439,6 +452,173 @@ impl Source for NvmlSource {
     }
 }
 
+/// What `gpufeed doctor` reads about the GPUs, once: plain data, so that its rules are
+/// pure functions tested on made-up inventories (the fake of this source). Every field the
+/// driver does not report (`NotSupported` on consumer cards, no permission) is `None`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct GpuInventory {
+    /// Driver version, such as `550.54.15`.
+    pub driver_version: Option<String>,
+    /// The newest CUDA version the driver supports, such as `12.4`.
+    pub cuda_version: Option<String>,
+    /// Every GPU NVML lists, by index.
+    pub gpus: Vec<GpuDetails>,
+}
+
+/// One GPU of a [`GpuInventory`].
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct GpuDetails {
+    /// NVML index (the order of `nvidia-smi`, not necessarily CUDA's).
+    pub index: u32,
+    /// Product name.
+    pub name: Option<String>,
+    /// `GPU-...` UUID.
+    pub uuid: Option<String>,
+    /// Total memory, MiB.
+    pub memory_total_mib: Option<u64>,
+    /// Memory in use, MiB.
+    pub memory_used_mib: Option<u64>,
+    /// PCIe generation the link runs at now (it drops while the GPU idles).
+    pub pcie_gen: Option<u32>,
+    /// Highest PCIe generation of the GPU and its slot.
+    pub pcie_gen_max: Option<u32>,
+    /// PCIe lanes the link runs with now.
+    pub pcie_width: Option<u32>,
+    /// Most PCIe lanes of the GPU and its slot.
+    pub pcie_width_max: Option<u32>,
+    /// Persistence mode (Linux): the driver stays loaded while no process uses the GPU.
+    pub persistence_mode: Option<bool>,
+    /// Power limit in force, W.
+    pub power_limit_w: Option<f64>,
+    /// The board's default power limit, W.
+    pub power_limit_default_w: Option<f64>,
+    /// SM clock now, MHz.
+    pub sm_clock_mhz: Option<u32>,
+    /// Highest SM clock, MHz.
+    pub sm_clock_max_mhz: Option<u32>,
+    /// Memory clock now, MHz.
+    pub mem_clock_mhz: Option<u32>,
+    /// Highest memory clock, MHz.
+    pub mem_clock_max_mhz: Option<u32>,
+    /// Active clock throttle reasons, named as in the recordings ([`throttle_names`]).
+    pub throttle: Option<Vec<String>>,
+    /// ECC mode in force.
+    pub ecc_enabled: Option<bool>,
+    /// Uncorrected ECC errors since the driver loaded.
+    pub ecc_uncorrected: Option<u64>,
+    /// Corrected ECC errors since the driver loaded.
+    pub ecc_corrected: Option<u64>,
+    /// MIG mode in force.
+    pub mig_enabled: Option<bool>,
+    /// Processes holding memory on this GPU (compute and graphics); `None` when the
+    /// driver does not say.
+    pub processes: Option<Vec<GpuProcess>>,
+}
+
+/// A process with a context on a GPU.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GpuProcess {
+    /// Process id, in the host's PID namespace.
+    pub pid: u32,
+    /// Its name, when the driver gives it.
+    pub name: Option<String>,
+    /// GPU memory it holds, MiB (`None`: not reported, as under some containers).
+    pub used_mib: Option<u64>,
+    /// `compute` or `graphics`.
+    pub kind: &'static str,
+}
+
+/// Reads the [`GpuInventory`] of this machine through NVML, once.
+///
+/// # Errors
+/// [`SourceError::NoDriver`] without a driver, [`SourceError::NoGpu`] when it lists no GPU,
+/// [`SourceError::Nvml`] when listing the GPUs fails. A field that cannot be read is `None`.
+pub fn gpu_inventory() -> Result<GpuInventory, SourceError> {
+    let (nvml, count) = nvml_with_gpus()?;
+    let cuda_version = nvml.sys_cuda_driver_version().ok().map(|v| {
+        format!(
+            "{}.{}",
+            nvml_wrapper::cuda_driver_version_major(v),
+            nvml_wrapper::cuda_driver_version_minor(v)
+        )
+    });
+    let mut gpus = Vec::new();
+    for index in 0..count {
+        let device = nvml.device_by_index(index).map_err(|e| SourceError::Nvml {
+            call: "nvmlDeviceGetHandleByIndex",
+            message: format!("GPU {index}: {e}"),
+        })?;
+        gpus.push(gpu_details(nvml, &device, index));
+    }
+    Ok(GpuInventory {
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_version,
+        gpus,
+    })
+}
+
+fn gpu_details(nvml: &Nvml, d: &Device<'_>, index: u32) -> GpuDetails {
+    let mib = |bytes: u64| (bytes as f64 / MIB).round() as u64;
+    let memory = d.memory_info().ok();
+    let mut processes: Option<Vec<GpuProcess>> = None;
+    for (kind, list) in [
+        ("compute", d.running_compute_processes()),
+        ("graphics", d.running_graphics_processes()),
+    ] {
+        let Ok(list) = list else { continue };
+        let all = processes.get_or_insert_with(Vec::new);
+        for p in list {
+            // A process with both contexts is listed once, as compute.
+            if all.iter().any(|q| q.pid == p.pid) {
+                continue;
+            }
+            all.push(GpuProcess {
+                pid: p.pid,
+                name: nvml.sys_process_name(p.pid, 64).ok(),
+                used_mib: match p.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(mib(b)),
+                    UsedGpuMemory::Unavailable => None,
+                },
+                kind,
+            });
+        }
+    }
+    GpuDetails {
+        index,
+        name: d.name().ok(),
+        uuid: d.uuid().ok(),
+        memory_total_mib: memory.as_ref().map(|m| mib(m.total)),
+        memory_used_mib: memory.as_ref().map(|m| mib(m.used)),
+        pcie_gen: d.current_pcie_link_gen().ok(),
+        pcie_gen_max: d.max_pcie_link_gen().ok(),
+        pcie_width: d.current_pcie_link_width().ok(),
+        pcie_width_max: d.max_pcie_link_width().ok(),
+        persistence_mode: d.is_in_persistent_mode().ok(),
+        power_limit_w: d
+            .power_management_limit()
+            .ok()
+            .map(|mw| f64::from(mw) / 1000.0),
+        power_limit_default_w: d
+            .power_management_limit_default()
+            .ok()
+            .map(|mw| f64::from(mw) / 1000.0),
+        sm_clock_mhz: d.clock_info(Clock::SM).ok(),
+        sm_clock_max_mhz: d.max_clock_info(Clock::SM).ok(),
+        mem_clock_mhz: d.clock_info(Clock::Memory).ok(),
+        mem_clock_max_mhz: d.max_clock_info(Clock::Memory).ok(),
+        throttle: d.current_throttle_reasons().ok().map(throttle_names),
+        ecc_enabled: d.is_ecc_enabled().ok().map(|e| e.currently_enabled),
+        ecc_uncorrected: d
+            .total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile)
+            .ok(),
+        ecc_corrected: d
+            .total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile)
+            .ok(),
+        mig_enabled: d.mig_mode().ok().map(|m| m.current != 0),
+        processes,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -475,6 +655,23 @@ mod tests {
         assert_eq!(sample_f64(&SampleValue::U64(5)), 5.0);
         assert_eq!(sample_f64(&SampleValue::I64(-1)), -1.0);
         assert_eq!(sample_f64(&SampleValue::F64(2.5)), 2.5);
+    }
+
+    #[test]
+    fn gpu_inventory_is_a_list_or_no_driver() {
+        match gpu_inventory() {
+            Ok(inv) => {
+                assert!(!inv.gpus.is_empty());
+                assert!(
+                    inv.gpus
+                        .iter()
+                        .enumerate()
+                        .all(|(i, g)| g.index as usize == i)
+                );
+            }
+            Err(SourceError::NoDriver { .. } | SourceError::NoGpu) => {}
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// Needs an NVIDIA GPU and driver: `cargo test -p gpufeed-telemetry -- --ignored nvml`.

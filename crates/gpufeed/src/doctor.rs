@@ -1,13 +1,157 @@
 //! `gpufeed doctor`: GPU, host, storage, frameworks, environment, config, code and a short
 //! runtime check, as one findings report.
+//!
+//! The checks live in `gpufeed-doctor` (facts, then pure rules); this module gathers the
+//! arguments and the environment, runs them, adds the runtime check (a short run of the
+//! loader on the dataset's precomputed cache, which needs `gpufeed-data`), prints the report
+//! and maps it to the exit code: 0 nothing at error severity, 1 any error-severity finding,
+//! 2 a path that cannot be read.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 
-use crate::cli::DoctorArgs;
+use gpufeed_config::Config;
+use gpufeed_data::cache::{self, Cache, FeatureSettings};
+use gpufeed_data::loader::Loader;
+use gpufeed_doctor::Report;
+use gpufeed_doctor::constants::RUNTIME_BATCHES;
+use gpufeed_doctor::doctor::runtime::{self, LoaderRun, RuntimeFacts};
+use gpufeed_doctor::doctor::{self, Check, Inputs, env, frameworks::Probe};
+use gpufeed_doctor::render::{DoctorText, Json, Markdown, Renderer};
+
+use crate::cli::{DoctorArgs, FindingsFormat};
+use crate::features;
+use crate::printer;
+use crate::profile;
+
+/// Environment variable naming the Python interpreter the frameworks are probed with.
+pub const PYTHON_ENV: &str = "GPUFEED_PYTHON";
 
 /// `gpufeed doctor [--config FILE] [--data DIR] [--code DIR] [--format text|json|markdown]`.
-pub fn doctor(_args: &DoctorArgs) -> Result<ExitCode> {
-    Ok(crate::not_implemented("doctor"))
+pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
+    // The config's own findings come from `validate`; here it only gives the cache folder
+    // and the loader settings, so a config that does not load falls back to the defaults.
+    let config = args
+        .config
+        .as_deref()
+        .and_then(|p| gpufeed_config::load(p).ok())
+        .map(|l| l.config)
+        .unwrap_or_default();
+    let cache_root = args
+        .data
+        .as_deref()
+        .map(|d| features::cache_root(None, &config, d))
+        .filter(|root| root.is_dir());
+    let mut vars = BTreeMap::new();
+    for name in env::VARS {
+        if let Some(v) = std::env::var_os(name) {
+            vars.insert((*name).to_owned(), v.to_string_lossy().into_owned());
+        }
+    }
+    let mut probe = Probe::default();
+    if let Some(python) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
+        probe.python = python;
+    }
+    let inputs = Inputs {
+        config: args.config.clone(),
+        data: args.data.clone(),
+        cache: cache_root,
+        code: args.code.clone(),
+        env: vars,
+        probe,
+        ..Inputs::default()
+    };
+    let mut outcome = doctor::run(&inputs, &mut |check| {
+        printer::note(&format!("doctor: {}", progress(check, &inputs)));
+    })?;
+    match &args.data {
+        Some(data) => {
+            printer::note("doctor: runtime");
+            outcome
+                .findings
+                .extend(runtime::check(&runtime_facts(data, &config)));
+        }
+        None => outcome.skipped.push((
+            Check::Runtime,
+            "pass `--data DIR` (with its `gpufeed precompute` cache) for a short loader run"
+                .to_owned(),
+        )),
+    }
+    let report = Report::new(outcome.findings);
+    let text = match args.format {
+        FindingsFormat::Text => DoctorText {
+            skipped: outcome.skipped,
+        }
+        .render(&report),
+        FindingsFormat::Json => Json.render(&report),
+        FindingsFormat::Markdown => Markdown.render(&report),
+    };
+    printer::data(&text)?;
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// What a check is about to do, for the progress line on stderr.
+fn progress(check: Check, inputs: &Inputs) -> String {
+    match check {
+        Check::Storage => format!(
+            "storage of `{}` (cold reads, at most {} MiB and a few seconds per folder)",
+            inputs
+                .data
+                .as_deref()
+                .map_or_else(String::new, |d| d.display().to_string()),
+            inputs.budget.bytes / (1024 * 1024)
+        ),
+        Check::Frameworks => format!(
+            "frameworks (TensorFlow, PyTorch, JAX, each in its own `{}`, at most {} s)",
+            inputs.probe.python.to_string_lossy(),
+            inputs.probe.timeout.as_secs()
+        ),
+        other => other.title().to_lowercase(),
+    }
+}
+
+/// The runtime facts of dataset `data`: a short loader run when its cache for the config's
+/// feature settings is complete; never a precompute.
+fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
+    let key = FeatureSettings::new(config.data.audio(), config.data.text()).key();
+    let dir = features::cache_root(None, config, data).join(key);
+    if !dir.join(cache::MANIFEST).is_file() {
+        return RuntimeFacts::NoCache {
+            data: data.to_path_buf(),
+        };
+    }
+    match loader_run(&dir, config) {
+        Ok(run) => RuntimeFacts::Measured(run),
+        Err(e) => RuntimeFacts::Failed {
+            cache: dir,
+            error: format!("{e:#}"),
+        },
+    }
+}
+
+/// Warm-up, then [`RUNTIME_BATCHES`] batches timed as the consumer waits for each.
+fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
+    let cache = Arc::new(Cache::open(dir)?);
+    let items = cache.len();
+    let lc = profile::loader_config(config, None, None);
+    let loader = Loader::new(cache, lc.clone())?;
+    let warmup = (2 * lc.workers).max(4);
+    let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
+    let (waits, samples, elapsed) = (run.waits_ms, run.samples, run.elapsed_s);
+    let waits = gpufeed_stats::analyze_steps(&waits).context("no batch was timed")?;
+    Ok(LoaderRun {
+        cache: PathBuf::from(dir),
+        items,
+        batch_size: lc.batch_size,
+        workers: lc.workers,
+        warmup,
+        waits,
+        samples,
+        samples_per_s: samples as f64 / elapsed.max(f64::MIN_POSITIVE),
+    })
 }

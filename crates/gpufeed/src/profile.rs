@@ -68,12 +68,17 @@ fn find_cache(dir: &Path, config: &Config) -> Result<PathBuf> {
     }
 }
 
-/// The loader settings from the config and the command line.
-fn loader_config(config: &Config, args: &ProfileDataArgs) -> LoaderConfig {
+/// The loader settings of the config, with the batch size and workers overridden when
+/// given (by the command line).
+pub(crate) fn loader_config(
+    config: &Config,
+    batch_size: Option<usize>,
+    workers: Option<usize>,
+) -> LoaderConfig {
     let d = &config.data;
-    let workers = args.workers.unwrap_or_else(|| d.effective_num_workers());
+    let workers = workers.unwrap_or_else(|| d.effective_num_workers());
     LoaderConfig {
-        batch_size: args.batch_size.unwrap_or(d.batch_size),
+        batch_size: batch_size.unwrap_or(d.batch_size),
         workers,
         prefetch: d.prefetch_buffer_size_for(workers),
         shuffle: d.shuffle,
@@ -99,19 +104,27 @@ fn loader_config(config: &Config, args: &ProfileDataArgs) -> LoaderConfig {
 
 /// What one loader run measured.
 #[derive(Debug, Clone, Default)]
-struct Run {
-    waits_ms: Vec<f64>,
+pub(crate) struct Run {
+    /// The consumer's wait for each timed batch, ms.
+    pub(crate) waits_ms: Vec<f64>,
     read_ms: Vec<f64>,
     assemble_ms: Vec<f64>,
-    samples: usize,
+    /// Utterances in the timed batches.
+    pub(crate) samples: usize,
     batch_bytes: u64,
     data_bytes: u64,
-    elapsed_s: f64,
+    /// Wall time of the timed batches, s.
+    pub(crate) elapsed_s: f64,
 }
 
 /// Pulls `warmup` untimed then `batches` timed batches from a stream of epochs (the
 /// loader prepares across epoch boundaries, as in training).
-fn measure(loader: &Loader, warmup: usize, batches: usize, consumer: Duration) -> Result<Run> {
+pub(crate) fn measure(
+    loader: &Loader,
+    warmup: usize,
+    batches: usize,
+    consumer: Duration,
+) -> Result<Run> {
     let mut run = Run::default();
     let mut stream = loader.stream(0);
     if stream.plan().batches.is_empty() {
@@ -224,7 +237,7 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
             "pass `--data DIR` (a dataset, precomputed first if needed) or `--cache DIR`; `gpufeed demo-data DIR` makes a dataset to try"
         ),
     };
-    let lc = loader_config(&config, args);
+    let lc = loader_config(&config, args.batch_size, args.workers);
     let consumer = Duration::from_secs_f64(args.consumer_ms / 1e3);
     let batches = args.batches.unwrap_or(200);
     let warmup = (2 * lc.workers).max(4);

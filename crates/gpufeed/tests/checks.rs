@@ -8,47 +8,15 @@
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FindingsJson {
-    findings: Vec<FindingJson>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FindingJson {
-    id: String,
-    severity: String,
-    message: String,
-    path: Option<String>,
-    line: Option<usize>,
-    column: Option<usize>,
-    evidence: String,
-    fix: String,
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
+use common::{FindingJson, Run};
 
 fn gpufeed(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpufeed"))
-        .args(args)
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    common::gpufeed().args(args).output().unwrap().into()
 }
 
 /// Runs with `--format json`; the whole stdout must be exactly one findings document.
@@ -56,18 +24,8 @@ fn json(args: &[&str]) -> (Option<i32>, Vec<FindingJson>) {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     let run = gpufeed(&all);
-    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
-    let doc: FindingsJson =
-        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
-    for f in &doc.findings {
-        assert!(
-            matches!(f.severity.as_str(), "error" | "warning" | "info"),
-            "{f:?}"
-        );
-        assert!(!f.message.is_empty() && !f.fix.is_empty(), "{f:?}");
-        assert_eq!(f.line.is_some(), f.column.is_some(), "{f:?}");
-    }
-    (run.code, doc.findings)
+    let findings = common::findings(&run);
+    (run.code, findings)
 }
 
 fn fixture(name: &str) -> PathBuf {

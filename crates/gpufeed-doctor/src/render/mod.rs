@@ -1,4 +1,5 @@
-//! Renderers: a [`Report`] as text, JSON or Markdown. One file per format; renderers only
+//! Renderers: a [`Report`] as text, JSON or Markdown, and `doctor`'s text grouped by check
+//! ([`DoctorText`]). One file per format; renderers only
 //! format (they never read files or the machine) and return the text for the binary's
 //! printer.
 //!
@@ -16,10 +17,12 @@
 //! assert!(text.starts_with("train.py:12:9: warning[sleep-in-loop] `time.sleep` in the training loop\n"));
 //! ```
 
+mod doctor;
 mod json;
 mod markdown;
 mod text;
 
+pub use doctor::DoctorText;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use text::Text;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{Renderer, location};
-use crate::finding::Report;
+use crate::finding::{Finding, Report};
 
 /// The human report.
 #[derive(Debug, Clone, Copy, Default)]
@@ -15,17 +15,7 @@ impl Renderer for Text {
     fn render(&self, report: &Report) -> String {
         let mut out = String::new();
         for f in &report.findings {
-            if let Some(place) = location(f) {
-                let _ = write!(out, "{place}: ");
-            }
-            let _ = writeln!(out, "{}[{}] {}", f.severity, f.id, f.message);
-            field(&mut out, "evidence", &f.evidence);
-            let label = if f.edit.is_some() {
-                "fix (--fix applies it)"
-            } else {
-                "fix"
-            };
-            field(&mut out, label, &f.fix);
+            finding(&mut out, f, "");
         }
         if report.findings.is_empty() {
             out.push_str("no findings\n");
@@ -36,18 +26,35 @@ impl Renderer for Text {
     }
 }
 
+/// One finding: `place: severity[id] message`, then its evidence and fix, every line
+/// prefixed with `indent`.
+pub(crate) fn finding(out: &mut String, f: &Finding, indent: &str) {
+    let _ = write!(out, "{indent}");
+    if let Some(place) = location(f) {
+        let _ = write!(out, "{place}: ");
+    }
+    let _ = writeln!(out, "{}[{}] {}", f.severity, f.id, f.message);
+    field(out, indent, "evidence", &f.evidence);
+    let label = if f.edit.is_some() {
+        "fix (--fix applies it)"
+    } else {
+        "fix"
+    };
+    field(out, indent, label, &f.fix);
+}
+
 /// `  label: value` on one line, or the label and the value's lines indented below it.
-fn field(out: &mut String, label: &str, value: &str) {
+fn field(out: &mut String, indent: &str, label: &str, value: &str) {
     if value.is_empty() {
         return;
     }
     if value.contains('\n') {
-        let _ = writeln!(out, "  {label}:");
+        let _ = writeln!(out, "{indent}  {label}:");
         for line in value.lines() {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "{indent}    {line}");
         }
     } else {
-        let _ = writeln!(out, "  {label}: {value}");
+        let _ = writeln!(out, "{indent}  {label}: {value}");
     }
 }
 

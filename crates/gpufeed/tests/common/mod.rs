@@ -1,10 +1,12 @@
-//! Shared by the CLI test binaries: the built binary, the example logs, and the `trace`
-//! utilisation document of DESIGN.md section 3 as typed structs that reject unknown fields
-//! (`monitor` and `watch` end reports embed it), so the contract is mirrored once.
+//! Shared by the CLI test binaries: the built binary, the example logs, and the JSON
+//! documents of DESIGN.md section 3 as typed structs that reject unknown fields (the
+//! `trace` utilisation document, which `monitor` and `watch` end reports embed, and the
+//! `findings` document of `doctor`, `validate` and `lint`), so the contract is mirrored once.
 // Each test binary uses part of this module.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use assert_cmd::Command;
 use serde::Deserialize;
@@ -57,4 +59,62 @@ pub struct GapsJson {
     pub count: usize,
     pub mean_s: f64,
     pub max_s: f64,
+}
+
+/// The `findings` document of `doctor`, `validate` and `lint`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindingsJson {
+    pub findings: Vec<FindingJson>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindingJson {
+    pub id: String,
+    pub severity: String,
+    pub message: String,
+    pub path: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub evidence: String,
+    pub fix: String,
+}
+
+/// A finished run of the binary.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Self {
+        Self {
+            code: out.status.code(),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+}
+
+/// The findings of a `--format json` run, whose whole stdout must be exactly one findings
+/// document with well-formed findings: a known severity, a message, a fix for every
+/// error and warning, a line only with a column.
+pub fn findings(run: &Run) -> Vec<FindingJson> {
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    let doc: FindingsJson =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    for f in &doc.findings {
+        assert!(
+            matches!(f.severity.as_str(), "error" | "warning" | "info"),
+            "{f:?}"
+        );
+        assert!(!f.message.is_empty(), "{f:?}");
+        // Every problem carries its fix; an info finding may only report (a summary).
+        assert!(f.severity == "info" || !f.fix.is_empty(), "{f:?}");
+        assert_eq!(f.line.is_some(), f.column.is_some(), "{f:?}");
+    }
+    doc.findings
 }
