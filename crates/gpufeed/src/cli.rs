@@ -330,6 +330,10 @@ pub struct ProfileStepArgs {
     /// Warm-up steps, not timed
     #[arg(long)]
     pub warmup: Option<usize>,
+    /// Do not synchronise the device before reading each phase timer: the phases then show
+    /// launch times on a GPU, and the step time shows the overlap that syncing removes
+    #[arg(long)]
+    pub no_sync: bool,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

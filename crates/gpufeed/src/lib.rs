@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 
+pub mod analyze;
 pub mod checks;
 pub mod cli;
 pub mod doctor;
@@ -62,7 +63,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Profile(ProfileCommand::Data(args)) => profile::data(&args),
         Command::Profile(ProfileCommand::Step(args)) => profile::step(&args),
         Command::Doctor(args) => doctor::doctor(&args),
-        Command::Analyze(_) => Ok(not_implemented(command.name())),
+        Command::Analyze(args) => analyze::analyze(&args),
     }
 }
 

@@ -202,20 +202,36 @@ struct Recommendation {
 /// The JSON document (DESIGN.md section 3: `config`, `batches`, `samples_per_s`,
 /// `bytes_per_s`, `breakdown`, and with `--benchmark` `grid` and `recommendation`).
 #[derive(Debug, Serialize)]
-struct DataProfile {
-    config: serde_json::Value,
-    batches: StepReport,
-    samples_per_s: f64,
-    bytes_per_s: f64,
+pub(crate) struct DataProfile {
+    pub(crate) config: serde_json::Value,
+    pub(crate) batches: StepReport,
+    pub(crate) samples_per_s: f64,
+    pub(crate) bytes_per_s: f64,
     breakdown: Breakdown,
     #[serde(skip_serializing_if = "Option::is_none")]
     grid: Option<Vec<Cell>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recommendation: Option<Recommendation>,
+    /// The consumer's wait for each timed batch, ms (for plots; not in the JSON contract).
+    #[serde(skip)]
+    pub(crate) waits_ms: Vec<f64>,
+    /// The loader settings measured.
+    #[serde(skip)]
+    pub(crate) loader: LoaderConfig,
 }
 
 /// `gpufeed profile data`.
 pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
+    let profile = data_profile(args)?;
+    match args.format {
+        Format::Json => printer::data(&(serde_json::to_string(&profile)? + "\n"))?,
+        Format::Text => printer::data(&render(&profile, args.consumer_ms, &profile.loader))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measures the loader as `gpufeed profile data` does, without printing.
+pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
     let config = features::load_config(args.config.as_deref())?;
     // Usage errors before any work (a precompute can take minutes).
     if args.batch_size == Some(0) {
@@ -296,12 +312,10 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
         breakdown,
         grid,
         recommendation,
+        waits_ms: run.waits_ms,
+        loader: lc,
     };
-    match args.format {
-        Format::Json => printer::data(&(serde_json::to_string(&profile)? + "\n"))?,
-        Format::Text => printer::data(&render(&profile, args.consumer_ms, &lc))?,
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(profile)
 }
 
 /// The grid: batch sizes × workers sized to the machine; each cell a fresh loader with its
