@@ -10,10 +10,10 @@
 //! telescope (one clock reading ends a phase and starts the next); what a step spends after
 //! the optimizer (dropping the batch, the gradients) is reported as `unaccounted`.
 //!
-//! After the timed steps, untimed steps (one clock reading per step, no sync) alternate with
-//! timed ones without sync: the difference of their medians is the instrumentation's cost,
-//! and the timed-with-sync median against the untimed one is the overlap that the syncs
-//! remove.
+//! After the timed steps, each of a few more batches is run untimed (one clock reading
+//! around the step), timed without sync and timed with sync: on the same batch, the
+//! difference of the medians is the cost of the phase timers, and the synced median against
+//! the untimed one is the overlap of host and device work that the syncs remove.
 
 use std::time::Instant;
 
@@ -80,7 +80,8 @@ pub struct Options {
     pub steps: usize,
     /// Synchronise the devices before reading each phase timer.
     pub sync: bool,
-    /// Pairs of (untimed, timed without sync) steps for the overhead figure; 0 skips it.
+    /// Batches run once per timing variant (untimed, timed without sync, timed with sync)
+    /// for the overhead figures; 0 skips them.
     pub compare_pairs: usize,
 }
 
@@ -95,11 +96,12 @@ pub struct Overhead {
     pub timed_median_ms: f64,
     /// `timed / untimed - 1`: the phase timers' cost.
     pub timer_share: f64,
-    /// Median step of the timed run (with its syncs when `sync` is on), ms.
-    pub profiled_median_ms: f64,
-    /// `profiled / untimed - 1`: with sync on, the overlap of host and device work the syncs
-    /// remove (0 on a CPU, where each op finishes before the next starts).
-    pub sync_share: f64,
+    /// Median step with the phase timers and a sync before each (only when `sync` is on),
+    /// ms.
+    pub synced_median_ms: Option<f64>,
+    /// `synced / untimed - 1`: the overlap of host and device work that the syncs remove
+    /// (about 0 on a CPU, where each op finishes before the next starts).
+    pub sync_share: Option<f64>,
 }
 
 /// What the profiler measured.
@@ -123,67 +125,66 @@ pub struct StepProfile {
     pub overhead: Option<Overhead>,
 }
 
-/// Phase timestamps of one step.
-struct Marks {
-    t: [Instant; 8],
-}
-
 fn ms(a: Instant, b: Instant) -> f64 {
     b.duration_since(a).as_secs_f64() * 1e3
 }
 
-/// Runs a step, reading the clock after each phase when `timed` (and synchronising first
-/// when `sync`). Returns the marks (all equal to the start when untimed) and the loss
-/// tensor, not read back (reading it is a sync).
-fn run_step<I>(
+/// Runs a step on `batch` after its data wait, which `marks[0]..marks[1]` hold. When
+/// `timed`, reads the clock after each later phase into `marks[2..8]` (synchronising the
+/// device first when `sync`); untimed, leaves them alone. Returns the loss tensor, not read
+/// back (reading it is a sync).
+fn run_step(
     trainer: &mut Trainer,
-    batches: &mut I,
+    batch: &Batch,
     data_device: &Device,
     timed: bool,
     sync: bool,
-) -> Result<(Marks, Tensor, usize), TrainError>
-where
-    I: Iterator<Item = Result<Batch, DataError>>,
-{
+    marks: &mut [Instant; 8],
+) -> Result<Tensor, TrainError> {
     let model_device = trainer.model().device().clone();
     let same = data_device.same_device(&model_device);
-    let start = Instant::now();
-    let mut marks = Marks { t: [start; 8] };
-    let mark = |marks: &mut Marks, i: usize, dev: &Device| -> Result<(), TrainError> {
+    let mark = |marks: &mut [Instant; 8], i: usize, dev: &Device| -> Result<(), TrainError> {
         if timed {
             if sync {
                 dev.synchronize()?;
             }
-            marks.t[i] = Instant::now();
+            marks[i] = Instant::now();
         }
         Ok(())
     };
-    let batch = batches
-        .next()
-        .ok_or_else(|| TrainError::Usage("the loader stream ended".into()))??;
-    mark(&mut marks, 1, data_device)?;
-    let staged = trainer.stage(&batch, data_device)?;
-    mark(&mut marks, 2, data_device)?;
+    let staged = trainer.stage(batch, data_device)?;
+    mark(marks, 2, data_device)?;
     let x = if same {
+        // No device copy: the phase is absent, not a few nanoseconds long.
+        marks[3] = marks[2];
         staged
     } else {
-        staged.to_device(&model_device)?
+        let x = staged.to_device(&model_device)?;
+        mark(marks, 3, &model_device)?;
+        x
     };
-    mark(&mut marks, 3, &model_device)?;
     let predicted = trainer.forward(&x)?;
-    mark(&mut marks, 4, &model_device)?;
+    mark(marks, 4, &model_device)?;
     let loss = trainer.loss(&predicted, &x)?;
-    mark(&mut marks, 5, &model_device)?;
+    mark(marks, 5, &model_device)?;
     let grads = trainer.backward(&loss)?;
-    mark(&mut marks, 6, &model_device)?;
+    mark(marks, 6, &model_device)?;
     trainer.update(&grads)?;
-    mark(&mut marks, 7, &model_device)?;
-    let rows = batch.rows();
+    mark(marks, 7, &model_device)?;
     drop(grads);
     drop(predicted);
     drop(x);
-    drop(batch);
-    Ok((marks, loss, rows))
+    Ok(loss)
+}
+
+/// The loader's next batch.
+fn next_batch<I>(batches: &mut I) -> Result<Batch, TrainError>
+where
+    I: Iterator<Item = Result<Batch, DataError>>,
+{
+    Ok(batches
+        .next()
+        .ok_or_else(|| TrainError::Usage("the loader stream ended".into()))??)
 }
 
 /// Profiles `options.steps` training steps on batches from `batches` (after
@@ -206,7 +207,15 @@ where
     let model_device = trainer.model().device().clone();
     let same = data_device.same_device(&model_device);
     for _ in 0..options.warmup {
-        run_step(trainer, batches, data_device, false, false)?;
+        let batch = next_batch(batches)?;
+        run_step(
+            trainer,
+            &batch,
+            data_device,
+            false,
+            false,
+            &mut [Instant::now(); 8],
+        )?;
     }
     model_device.synchronize()?;
     data_device.synchronize()?;
@@ -230,9 +239,13 @@ where
     let mut losses = (None, None);
     let started = Instant::now();
     for i in 0..options.steps {
-        let (marks, loss, rows) = run_step(trainer, batches, data_device, true, options.sync)?;
+        let mut t = [Instant::now(); 8];
+        let batch = next_batch(batches)?;
+        t[1] = Instant::now();
+        let loss = run_step(trainer, &batch, data_device, true, options.sync, &mut t)?;
+        let rows = batch.rows();
+        drop(batch);
         let end = Instant::now();
-        let t = &marks.t;
         for (phase, v) in &mut phases {
             let k = order.iter().position(|p| p == phase).unwrap_or(0);
             v.push(ms(t[k], t[k + 1]));
@@ -255,7 +268,7 @@ where
     let loss_first = read(losses.0)?.unwrap_or(f32::NAN);
     let loss_last = read(losses.1)?.unwrap_or(loss_first);
     let overhead = if options.compare_pairs > 0 {
-        Some(compare(trainer, batches, data_device, options, &step_ms)?)
+        Some(compare(trainer, batches, data_device, options)?)
     } else {
         None
     };
@@ -271,39 +284,51 @@ where
     })
 }
 
-/// Alternates untimed steps with timed steps without sync.
+/// Runs each of `pairs` batches untimed, timed without sync and (with `sync` on) timed
+/// with sync, in an order that rotates from pair to pair so that no variant always runs
+/// first; each run is measured from outside with the device idle at the start and finished
+/// at the end. The same batch for every variant makes them differ only by the
+/// instrumentation.
 fn compare<I>(
     trainer: &mut Trainer,
     batches: &mut I,
     data_device: &Device,
     options: Options,
-    profiled: &[f64],
 ) -> Result<Overhead, TrainError>
 where
     I: Iterator<Item = Result<Batch, DataError>>,
 {
     let model_device = trainer.model().device().clone();
-    let mut untimed = Vec::with_capacity(options.compare_pairs);
-    let mut timed = Vec::with_capacity(options.compare_pairs);
-    for _ in 0..options.compare_pairs {
-        for (is_timed, out) in [(false, &mut untimed), (true, &mut timed)] {
-            // Each step is measured the same way from outside, whatever it does inside: the
-            // device is idle at the start and finished at the end.
+    // (timed, sync) of each variant.
+    let variants: &[(bool, bool)] = if options.sync {
+        &[(false, false), (true, false), (true, true)]
+    } else {
+        &[(false, false), (true, false)]
+    };
+    let mut took: Vec<Vec<f64>> = vec![Vec::with_capacity(options.compare_pairs); variants.len()];
+    for pair in 0..options.compare_pairs {
+        let batch = next_batch(batches)?;
+        for k in 0..variants.len() {
+            let v = (pair + k) % variants.len();
+            let (timed, sync) = variants[v];
             model_device.synchronize()?;
+            data_device.synchronize()?;
             let t0 = Instant::now();
-            run_step(trainer, batches, data_device, is_timed, false)?;
+            let mut marks = [t0; 8];
+            run_step(trainer, &batch, data_device, timed, sync, &mut marks)?;
             model_device.synchronize()?;
-            out.push(ms(t0, Instant::now()));
+            took[v].push(ms(t0, Instant::now()));
         }
     }
     let median = gpufeed_stats::summary::median;
-    let (u, t, p) = (median(&untimed), median(&timed), median(profiled));
+    let (u, t) = (median(&took[0]), median(&took[1]));
+    let synced = took.get(2).map(|v| median(v));
     Ok(Overhead {
         pairs: options.compare_pairs,
         untimed_median_ms: u,
         timed_median_ms: t,
         timer_share: t / u - 1.0,
-        profiled_median_ms: p,
-        sync_share: p / u - 1.0,
+        synced_median_ms: synced,
+        sync_share: synced.map(|s| s / u - 1.0),
     })
 }

@@ -2,7 +2,7 @@
 //! profiler's phases account for the step.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use candle_core::{DType, Device};
 use gpufeed_data::cache::Cache;
@@ -11,6 +11,10 @@ use gpufeed_data::precompute::{self, Options, Silent};
 use gpufeed_train::model::{Model, ModelConfig, Preset};
 use gpufeed_train::profile::{self, Phase};
 use gpufeed_train::train::Trainer;
+
+/// candle's CPU thread pool waits by spinning: two trainings at once on a small machine
+/// would spend their time waiting for each other, so the tests take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A demo dataset of `clips` utterances, precomputed; returns the open cache.
 fn demo_cache(dir: &std::path::Path, clips: usize) -> Arc<Cache> {
@@ -49,6 +53,7 @@ fn tiny_on_demo(dir: &std::path::Path) -> (Trainer, Loader) {
 
 #[test]
 fn tiny_learns_on_the_demo_dataset() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (mut trainer, loader) = tiny_on_demo(dir.path());
     let mut losses = Vec::new();
@@ -65,6 +70,7 @@ fn tiny_learns_on_the_demo_dataset() {
 
 #[test]
 fn phases_add_up_to_the_step() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (mut trainer, loader) = tiny_on_demo(dir.path());
     let mut stream = loader.stream(0);

@@ -17,14 +17,20 @@ use crate::printer;
 
 /// Loads `--config FILE` (defaults without one) and prints its warnings.
 pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    Ok(load_config_source(path)?.map_or_else(Config::default, |l| l.config))
+}
+
+/// As [`load_config`], keeping the file's text and spans (which keys the file sets); `None`
+/// without a file.
+pub fn load_config_source(path: Option<&Path>) -> Result<Option<gpufeed_config::Loaded>> {
     let Some(path) = path else {
-        return Ok(Config::default());
+        return Ok(None);
     };
     let loaded = gpufeed_config::load(path)?;
     for w in &loaded.warnings {
         printer::warn(&w.to_string());
     }
-    Ok(loaded.config)
+    Ok(Some(loaded))
 }
 
 /// `gpufeed demo-data DIR [--clips N] [--seed S]`.

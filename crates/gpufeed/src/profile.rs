@@ -34,9 +34,18 @@ use crate::features;
 use crate::printer;
 use crate::trace::StepReport;
 
-/// `gpufeed profile step` (being built).
-pub fn step(_args: &ProfileStepArgs) -> Result<ExitCode> {
-    Ok(crate::not_implemented("profile step"))
+pub(crate) mod step_doc;
+mod step_text;
+pub(crate) use step_doc::step_profile;
+
+/// `gpufeed profile step`.
+pub fn step(args: &ProfileStepArgs) -> Result<ExitCode> {
+    let doc = step_profile(args)?;
+    match args.format {
+        Format::Json => printer::data(&(serde_json::to_string(&doc)? + "\n"))?,
+        Format::Text => printer::data(&step_text::render(&doc))?,
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Finds the cache folder: a `<key>` folder itself, or the one cache under a root. With
@@ -214,6 +223,7 @@ pub(crate) struct DataProfile {
     recommendation: Option<Recommendation>,
     /// The consumer's wait for each timed batch, ms (for plots; not in the JSON contract).
     #[serde(skip)]
+    #[allow(dead_code)] // read by `analyze`
     pub(crate) waits_ms: Vec<f64>,
     /// The loader settings measured.
     #[serde(skip)]

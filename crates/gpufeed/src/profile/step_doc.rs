@@ -1,0 +1,253 @@
+//! `gpufeed profile step`: the measurement and its JSON document.
+//!
+//! 1. The cache of `--data` (precomputed first when missing or stale) and the loader as the
+//!    config sets it, streaming across epochs as in training.
+//! 2. The model: the `--model` preset, with the widths, depths and heads the config's
+//!    `model:` section sets (`text_encoder_*` for the encoder, `decoder_*` for the decoder);
+//!    the vocabulary from the cache's symbol table, `n_mels` from the cache.
+//! 3. `gpufeed_train::profile`: warm-up, timed steps phase by phase (device synchronised
+//!    before each timer unless `--no-sync`), then untimed steps alternating with timed ones
+//!    for the instrumentation overhead.
+//! 4. Statistics from gpufeed-stats (the step series as `trace --kind steps`), the verdict
+//!    from `gpufeed_train::verdict` with the thresholds table.
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
+use serde::ser::SerializeMap as _;
+
+use gpufeed_data::cache::Cache;
+use gpufeed_data::loader::Loader;
+use gpufeed_train::model::{Model, ModelConfig, Preset};
+use gpufeed_train::profile::{self as train_profile, Options, Overhead};
+use gpufeed_train::train::Trainer;
+use gpufeed_train::verdict::{self, Level, Shares};
+use gpufeed_train::{DeviceSpec, parse_dtype};
+
+use super::loader_config;
+use crate::cli::ProfileStepArgs;
+use crate::features;
+use crate::trace::StepReport;
+
+/// Steps timed when `--steps` is absent.
+const DEFAULT_STEPS: usize = 50;
+/// Warm-up steps when `--warmup` is absent.
+const DEFAULT_WARMUP: usize = 5;
+/// Seed of the model's initial weights.
+const SEED: u64 = 42;
+
+/// One phase's figures.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PhaseStat {
+    /// Mean duration, ms.
+    pub(crate) mean_ms: f64,
+    /// Population standard deviation, ms.
+    pub(crate) std_ms: f64,
+    /// Mean duration over the mean step.
+    pub(crate) share: f64,
+}
+
+/// The phases in step order, serialised as a JSON object (name -> figures).
+#[derive(Debug, Clone)]
+pub(crate) struct Phases(pub(crate) Vec<(&'static str, PhaseStat)>);
+
+impl Serialize for Phases {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, stat) in &self.0 {
+            m.serialize_entry(name, stat)?;
+        }
+        m.end()
+    }
+}
+
+/// Loss of the first and last timed steps.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Loss {
+    pub(crate) first: f32,
+    pub(crate) last: f32,
+}
+
+/// The JSON document (DESIGN.md section 3: `config`, `phases`, `step`, `steps_per_s`,
+/// `samples_per_s`, `verdict`, `evidence`; gpufeed adds `level`, `fix`, the unaccounted
+/// share, the loss and the overhead).
+#[derive(Debug, Serialize)]
+pub(crate) struct StepDoc {
+    pub(crate) config: serde_json::Value,
+    pub(crate) phases: Phases,
+    pub(crate) step: StepReport,
+    pub(crate) steps_per_s: f64,
+    pub(crate) samples_per_s: f64,
+    pub(crate) verdict: &'static str,
+    pub(crate) level: Option<Level>,
+    pub(crate) evidence: Vec<String>,
+    pub(crate) fix: String,
+    /// Share of the step outside every phase (cleanup after the optimizer).
+    pub(crate) unaccounted_share: f64,
+    pub(crate) loss: Loss,
+    pub(crate) overhead: Option<Overhead>,
+    /// Each timed step, ms (for plots; not in the JSON contract).
+    #[serde(skip)]
+    #[allow(dead_code)] // read by `analyze`
+    pub(crate) step_ms: Vec<f64>,
+}
+
+/// The model's sizes: the preset, then what the config's `model:` section sets.
+fn model_config(
+    preset: Preset,
+    vocab: usize,
+    n_mels: usize,
+    source: Option<&gpufeed_config::Loaded>,
+) -> ModelConfig {
+    let mut m = ModelConfig::preset(preset, vocab, n_mels);
+    if let Some(loaded) = source {
+        let c = &loaded.config.model;
+        let set = |key: &str| loaded.span_of(&format!("model.{key}")).is_some();
+        let fields: [(&str, usize, &mut usize); 6] = [
+            ("text_encoder_dim", c.text_encoder_dim, &mut m.encoder_dim),
+            (
+                "text_encoder_layers",
+                c.text_encoder_layers,
+                &mut m.encoder_layers,
+            ),
+            (
+                "text_encoder_heads",
+                c.text_encoder_heads,
+                &mut m.encoder_heads,
+            ),
+            ("decoder_dim", c.decoder_dim, &mut m.decoder_dim),
+            ("decoder_layers", c.decoder_layers, &mut m.decoder_layers),
+            ("decoder_heads", c.decoder_heads, &mut m.decoder_heads),
+        ];
+        for (key, value, field) in fields {
+            if set(key) {
+                *field = value;
+            }
+        }
+    }
+    m
+}
+
+/// Ids the model's embedding needs: the reserved ids and the symbols of the cache's table;
+/// the largest id in the cache + 1 when the table cannot be read.
+fn vocab_of(cache: &Cache) -> usize {
+    let symbols = &cache.manifest().symbols;
+    let count = |k: &str| symbols.get(k).and_then(|v| v.as_array()).map(Vec::len);
+    match (count("reserved"), count("symbols")) {
+        (Some(r), Some(s)) => r + s,
+        _ => (0..cache.len())
+            .flat_map(|i| cache.tokens(i).iter().copied())
+            .max()
+            .map_or(1, |m| usize::try_from(m).unwrap_or(0) + 1),
+    }
+}
+
+/// Measures training steps as `gpufeed profile step` does, without printing.
+pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
+    // Usage errors before any work (a precompute can take minutes).
+    let preset = Preset::parse(&args.model)?;
+    let device_spec = DeviceSpec::parse(&args.device)?;
+    let data_spec = match &args.data_device {
+        Some(d) => DeviceSpec::parse(d)?,
+        None => device_spec,
+    };
+    let dtype = parse_dtype(&args.dtype)?;
+    let steps = args.steps.unwrap_or(DEFAULT_STEPS);
+    if steps == 0 {
+        bail!("`--steps 0`: time at least one step");
+    }
+    let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
+    let device = device_spec.open()?;
+    let data_device = data_spec.open()?;
+    let source = features::load_config_source(args.config.as_deref())?;
+    let config = source
+        .as_ref()
+        .map(|l| l.config.clone())
+        .unwrap_or_default();
+    let Some(data) = &args.data else {
+        bail!(
+            "pass `--data DIR` (a dataset, precomputed first if needed); `gpufeed demo-data DIR` makes a dataset to try"
+        );
+    };
+    let dir = features::ensure_cache(data, None, &config)?;
+    let cache = Arc::new(Cache::open(&dir)?);
+    let lc = loader_config(&config, None, None);
+    let model_config = model_config(preset, vocab_of(&cache), cache.n_mels(), source.as_ref());
+    let model = Model::new(model_config.clone(), dtype, &device, SEED)?;
+    let parameters = model.parameter_count();
+    let mut trainer = Trainer::new(model)?;
+    let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
+    let mut stream = loader.stream(0);
+    if stream.plan().batches.is_empty() {
+        bail!(
+            "the loader plans no batch: every utterance is over the length caps (see `over_length`)"
+        );
+    }
+    let options = Options {
+        warmup,
+        steps,
+        sync: !args.no_sync,
+        compare_pairs: (steps / 4).clamp(5, 25),
+    };
+    let p = train_profile::profile(&mut trainer, &mut stream, &data_device, options)
+        .with_context(|| format!("profiling the `{}` model on {device_spec}", preset.name()))?;
+    let analysis = gpufeed_stats::analyze_steps(&p.step_ms).context("no step was timed")?;
+    let step_mean = analysis.summary.mean;
+    let mut means = Vec::new();
+    let mut phases = Vec::new();
+    for (phase, v) in &p.phases {
+        let s = gpufeed_stats::summarize(v).context("no step was timed")?;
+        means.push((*phase, s.mean));
+        phases.push((
+            phase.name(),
+            PhaseStat {
+                mean_ms: s.mean,
+                std_ms: s.std,
+                share: s.mean / step_mean,
+            },
+        ));
+    }
+    let judged = verdict::judge(
+        Shares::of(&means, step_mean),
+        &analysis,
+        lc.workers,
+        lc.prefetch,
+    );
+    let samples: usize = p.samples.iter().sum();
+    let unaccounted: f64 = p.unaccounted_ms.iter().sum();
+    let doc = StepDoc {
+        config: serde_json::json!({
+            "cache": dir,
+            "items": cache.len(),
+            "loader": lc,
+            "model": {
+                "preset": preset.name(),
+                "parameters": parameters,
+                "sizes": model_config,
+            },
+            "device": device_spec.to_string(),
+            "data_device": data_spec.to_string(),
+            "dtype": args.dtype,
+            "steps": steps,
+            "warmup_steps": warmup,
+            "sync": options.sync,
+        }),
+        phases: Phases(phases),
+        steps_per_s: p.step_ms.len() as f64 / p.elapsed_s,
+        samples_per_s: samples as f64 / p.elapsed_s,
+        step: StepReport::new(analysis),
+        verdict: judged.bottleneck.as_str(),
+        level: judged.level,
+        evidence: judged.evidence,
+        fix: judged.fix,
+        unaccounted_share: unaccounted / p.step_ms.iter().sum::<f64>(),
+        loss: Loss {
+            first: p.loss_first,
+            last: p.loss_last,
+        },
+        overhead: p.overhead,
+        step_ms: p.step_ms,
+    };
+    Ok(doc)
+}
