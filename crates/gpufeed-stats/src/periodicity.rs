@@ -148,6 +148,25 @@ fn normal_upper_quantile(q: f64) -> f64 {
     std::f64::consts::SQRT_2 * statrs::function::erf::erfc_inv(2.0 * q)
 }
 
+/// The white-noise significance bound of [`detect_period`] for a series of `n` values:
+/// `z(1 - α / 2K) / sqrt(n)` with `K = n / 2` lags tested (Bonferroni, [`PERIOD_ALPHA`]).
+/// An autocorrelation below it at every lag is what white noise gives; plots draw it as
+/// the band around 0. `None` when the series is too short for a period (`n / 2 < 3`).
+///
+/// ```
+/// let b = gpufeed_stats::periodicity::white_noise_bound(200).unwrap();
+/// assert!(b > 1.96 / (200f64).sqrt() && b < 0.5);
+/// assert!(gpufeed_stats::periodicity::white_noise_bound(5).is_none());
+/// ```
+#[must_use]
+pub fn white_noise_bound(n: usize) -> Option<f64> {
+    let k_max = n / 2;
+    if k_max < 3 {
+        return None;
+    }
+    Some(normal_upper_quantile(PERIOD_ALPHA / (2.0 * k_max as f64)) / (n as f64).sqrt())
+}
+
 /// Finds the dominant period of `values` (in samples), or `None` when there is no
 /// significant cycle: a constant, a ramp, a step change, white noise, a random walk.
 /// See the module docs for the method.
@@ -381,6 +400,18 @@ mod tests {
         for (a, b) in fast.iter().zip(&slow) {
             assert!((a - b).abs() < 1e-10);
         }
+    }
+
+    #[test]
+    fn white_noise_bound_is_the_detectors() {
+        // The bound reported with a period is at least the white-noise bound.
+        let v: Vec<f64> = (0..96)
+            .map(|i| if i % 8 == 0 { 400.0 } else { 100.0 })
+            .collect();
+        let p = detect_period(&v).unwrap();
+        let b = white_noise_bound(v.len()).unwrap();
+        assert!(p.bound >= b - 1e-12 && p.strength > b);
+        assert!(white_noise_bound(5).is_none());
     }
 
     #[test]

@@ -151,6 +151,34 @@ pub fn idle_gaps(values: &[f64], idle_below: f64, interval_s: f64) -> IdleGaps {
     }
 }
 
+/// The idle gaps of `values` as `(first sample, number of samples)`, in order: the same
+/// runs that [`idle_gaps`] counts, for plots that mark them. A run cut by the start or the
+/// end of the series is included with the part that was seen.
+///
+/// ```
+/// let spans = gpufeed_stats::util::idle_gap_spans(&[0.0, 50.0, 1.0, 2.0, 60.0], 10.0);
+/// assert_eq!(spans, vec![(0, 1), (2, 2)]);
+/// ```
+#[must_use]
+pub fn idle_gap_spans(values: &[f64], idle_below: f64) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, &v) in values.iter().enumerate() {
+        match (v < idle_below, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                spans.push((s, i - s));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, values.len() - s));
+    }
+    spans
+}
+
 /// Analyses one GPU's utilisation (percent) sampled every `interval_s` seconds.
 /// `None` for an empty series.
 #[must_use]
@@ -263,6 +291,17 @@ mod tests {
         assert!((g.max_s - 1.5).abs() < 1e-12);
         let none = idle_gaps(&[50.0; 4], 10.0, 0.5);
         assert_eq!((none.count, none.mean_s, none.max_s), (0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn gap_spans_agree_with_gap_counts() {
+        let v = [50.0, 0.0, 0.0, 50.0, 1.0, 50.0, 0.0, 0.0, 0.0];
+        let spans = idle_gap_spans(&v, 10.0);
+        assert_eq!(spans, vec![(1, 2), (4, 1), (6, 3)]);
+        let g = idle_gaps(&v, 10.0, 1.0);
+        assert_eq!(spans.len(), g.count);
+        assert!(idle_gap_spans(&[50.0; 3], 10.0).is_empty());
+        assert_eq!(idle_gap_spans(&[0.0; 3], 10.0), vec![(0, 3)]);
     }
 
     #[test]

@@ -50,9 +50,9 @@ pub enum KindArg {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run everything and write one report (not implemented yet)
+    /// Run everything and write one report: summary.md, report.json, report.html
     Analyze(AnalyzeArgs),
-    /// Check hardware, storage, config and code, with concrete fixes (not implemented yet)
+    /// Check GPU, host, storage, frameworks, environment, config and code, with concrete fixes
     Doctor(DoctorArgs),
     /// Validate a training config (the trainer's YAML) and optionally fix it in place
     Validate(ValidateArgs),
@@ -89,7 +89,7 @@ pub enum Command {
 pub enum ProfileCommand {
     /// Profile the data loader: batch times, stage breakdown, benchmark grid
     Data(ProfileDataArgs),
-    /// Profile the training step: data wait, copy, forward, loss, backward, optimizer (not implemented yet)
+    /// Profile the training step: data wait, copy, forward, loss, backward, optimizer
     Step(ProfileStepArgs),
 }
 
@@ -109,7 +109,8 @@ pub struct TraceArgs {
 /// Arguments of `gpufeed analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Dataset folder (LJSpeech layout); the demo dataset when absent
+    /// Dataset folder (LJSpeech layout, or a manifest); without it, a generated demo dataset
+    /// kept in the user cache folder (`$XDG_CACHE_HOME/gpufeed`, else `~/.cache/gpufeed`)
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Training config (YAML)
@@ -118,12 +119,16 @@ pub struct AnalyzeArgs {
     /// Training code to lint
     #[arg(long)]
     pub code: Option<PathBuf>,
-    /// Report folder
+    /// Report folder: summary.md, report.json, report.html
     #[arg(long, default_value = "gpufeed-report")]
     pub out: PathBuf,
-    /// Skip the benchmark grid
+    /// Fewer steps and batches, and no benchmark grid
     #[arg(long)]
     pub quick: bool,
+    /// A GPU utilisation log (nvidia-smi CSV or gpufeed JSONL) to analyse, as `gpufeed
+    /// trace` does, instead of sampling the GPUs during the step profile
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 /// Arguments of `gpufeed doctor`.

@@ -34,6 +34,38 @@ pub const PYTHON_ENV: &str = "GPUFEED_PYTHON";
 
 /// `gpufeed doctor [--config FILE] [--data DIR] [--code DIR] [--format text|json|markdown]`.
 pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
+    let run = doctor_report(args, &mut |step| printer::note(&format!("doctor: {step}")))?;
+    let report = run.report;
+    let text = match args.format {
+        FindingsFormat::Text => DoctorText {
+            skipped: run.skipped,
+        }
+        .render(&report),
+        FindingsFormat::Json => Json.render(&report),
+        FindingsFormat::Markdown => Markdown.render(&report),
+    };
+    printer::data(&text)?;
+    Ok(ExitCode::from(report.exit_code()))
+}
+
+/// What the doctor found: the report, the checks it skipped (with the reason) and the
+/// facts it collected (`analyze` quotes the storage speeds).
+#[derive(Debug)]
+pub(crate) struct DoctorRun {
+    /// The findings.
+    pub(crate) report: Report,
+    /// Checks not run, with the reason.
+    pub(crate) skipped: Vec<(Check, String)>,
+    /// What the machine checks collected.
+    pub(crate) facts: doctor::Facts,
+}
+
+/// Runs every check as `gpufeed doctor` does, without printing; `progress` is told which
+/// check starts (`storage of ...`, `runtime`).
+pub(crate) fn doctor_report(
+    args: &DoctorArgs,
+    progress: &mut dyn FnMut(&str),
+) -> Result<DoctorRun> {
     // The config's own findings come from `validate`; here it only gives the cache folder
     // and the loader settings, so a config that does not load falls back to the defaults.
     let config = args
@@ -67,11 +99,11 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
         ..Inputs::default()
     };
     let mut outcome = doctor::run(&inputs, &mut |check| {
-        printer::note(&format!("doctor: {}", progress(check, &inputs)));
+        progress(&describe(check, &inputs));
     })?;
     match &args.data {
         Some(data) => {
-            printer::note("doctor: runtime");
+            progress("runtime");
             outcome
                 .findings
                 .extend(runtime::check(&runtime_facts(data, &config)));
@@ -82,21 +114,15 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
                 .to_owned(),
         )),
     }
-    let report = Report::new(outcome.findings);
-    let text = match args.format {
-        FindingsFormat::Text => DoctorText {
-            skipped: outcome.skipped,
-        }
-        .render(&report),
-        FindingsFormat::Json => Json.render(&report),
-        FindingsFormat::Markdown => Markdown.render(&report),
-    };
-    printer::data(&text)?;
-    Ok(ExitCode::from(report.exit_code()))
+    Ok(DoctorRun {
+        report: Report::new(outcome.findings),
+        skipped: outcome.skipped,
+        facts: outcome.facts,
+    })
 }
 
 /// What a check is about to do, for the progress line on stderr.
-fn progress(check: Check, inputs: &Inputs) -> String {
+fn describe(check: Check, inputs: &Inputs) -> String {
     match check {
         Check::Storage => format!(
             "storage of `{}` (cold reads, at most {} MiB and a few seconds per folder)",

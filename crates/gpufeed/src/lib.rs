@@ -5,8 +5,7 @@
 //! library crates: `gpufeed-stats` (analysis) and `gpufeed-telemetry` (readers).
 //!
 //! Exit codes (ruff's convention, DESIGN.md section 3): 0 done and nothing at error
-//! severity; 1 findings at error severity; 2 bad input, bad usage, internal failure, or a
-//! command that is not implemented yet.
+//! severity; 1 findings at error severity; 2 bad input, bad usage or internal failure.
 
 use std::process::ExitCode;
 
@@ -65,14 +64,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Analyze(args) => analyze::analyze(&args),
     }
-}
-
-/// Says that a command is not built yet, on stderr; exit code 2.
-pub(crate) fn not_implemented(name: &str) -> ExitCode {
-    printer::error(&format!(
-        "`gpufeed {name}` is not implemented yet; see `gpufeed --help` for the commands available today"
-    ));
-    ExitCode::from(EXIT_BAD_INPUT)
 }
 
 fn run_trace(args: &TraceArgs) -> Result<ExitCode> {

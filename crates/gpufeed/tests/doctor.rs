@@ -16,22 +16,9 @@ use std::path::{Path, PathBuf};
 
 use common::{FindingJson, Run};
 
-/// A fake `python3` that answers every probe with "not installed".
-fn fake_python(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = dir.join("python3");
-    fs_err::write(
-        &path,
-        "#!/bin/sh\necho 'GPUFEED_PROBE {\"installed\": false}'\n",
-    )
-    .unwrap();
-    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
 /// Runs `gpufeed doctor ARGS` with no NVML, the fake interpreter and a clean environment.
 fn doctor(dir: &Path, args: &[&str]) -> Run {
-    let python = fake_python(dir);
+    let python = common::fake_python(dir);
     common::gpufeed()
         .arg("doctor")
         .args(args)

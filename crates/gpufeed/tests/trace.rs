@@ -269,12 +269,6 @@ fn wrong_kind_is_refused() {
 }
 
 #[test]
-fn unbuilt_command_says_so_and_exits_2() {
-    let line = fails_with_one_line(&["analyze"]);
-    assert!(line.contains("not implemented yet"), "{line}");
-}
-
-#[test]
 fn usage_errors_exit_2() {
     let out = gpufeed().args(["trace"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

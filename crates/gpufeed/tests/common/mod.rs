@@ -118,3 +118,16 @@ pub fn findings(run: &Run) -> Vec<FindingJson> {
     }
     doc.findings
 }
+
+/// A fake `python3` that answers every framework probe of `doctor` with "not installed".
+pub fn fake_python(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("python3");
+    fs_err::write(
+        &path,
+        "#!/bin/sh\necho 'GPUFEED_PROBE {\"installed\": false}'\n",
+    )
+    .unwrap();
+    fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}

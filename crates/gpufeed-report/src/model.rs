@@ -1,0 +1,631 @@
+//! The report model: plain serde structs, serialised whole as `report.json`.
+//!
+//! The stage documents ([`DataDoc`], [`StepDoc`], [`UtilDoc`]) are typed views of the JSON
+//! documents of DESIGN.md section 3 (`profile data`, `profile step`, `trace` for
+//! utilisation): the fields the ranking and the renderers read are typed, every other field
+//! is kept in `extra`, so a document goes through the report unchanged. The binary builds
+//! them with `serde_json::from_value` from the commands' own documents; tests build them by
+//! hand.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Version of the `report.json` layout; raised when a field changes meaning or goes away.
+pub const SCHEMA: u32 = 1;
+
+/// The whole report: what was asked, what each stage did, the ranked causes, the stage
+/// documents and the series behind the plots.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// The gpufeed version that wrote it.
+    pub gpufeed: String,
+    /// What `analyze` was asked to look at.
+    pub inputs: Inputs,
+    /// One sentence: the most likely cause of starvation, or why none was found.
+    pub verdict: String,
+    /// Causes of starvation, most costly first (see [`crate::rank`]).
+    pub causes: Vec<Cause>,
+    /// Every stage in the order it ran, with its outcome.
+    pub stages: Vec<Stage>,
+    /// The doctor's findings.
+    pub doctor: Option<DoctorSection>,
+    /// `profile data`'s document.
+    pub profile_data: Option<DataDoc>,
+    /// `profile step`'s document.
+    pub profile_step: Option<StepDoc>,
+    /// GPU utilisation, from a trace file or sampled live during the step profile.
+    pub telemetry: Option<Telemetry>,
+    /// The series behind the plots.
+    pub series: Series,
+    /// Every threshold a cause cites, once.
+    pub thresholds: Vec<ThresholdRef>,
+}
+
+/// What `analyze` was asked to look at.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Inputs {
+    /// The dataset folder.
+    pub data: Option<String>,
+    /// Whether the dataset is gpufeed's generated demo dataset.
+    pub demo: bool,
+    /// The training config.
+    pub config: Option<String>,
+    /// The training code linted.
+    pub code: Option<String>,
+    /// The utilisation log analysed instead of live telemetry.
+    pub trace: Option<String>,
+    /// `--quick`: fewer steps, no benchmark grid.
+    pub quick: bool,
+    /// The device the step profile ran on (`cpu`, `cuda:0`).
+    pub device: String,
+}
+
+/// How a stage ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It ran and its document is in the report.
+    Ok,
+    /// It failed; `error` says why. The other stages still ran.
+    Failed,
+    /// It did not run; `note` says why.
+    Skipped,
+}
+
+impl Status {
+    /// As in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// One stage of `analyze`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stage {
+    /// `demo data`, `precompute`, `doctor`, `profile data`, `profile step`, `telemetry`.
+    pub name: String,
+    /// How it ended.
+    pub status: Status,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// Why it failed (the whole error chain on one line).
+    pub error: Option<String>,
+    /// What it did, or why it was skipped.
+    pub note: Option<String>,
+}
+
+impl Stage {
+    /// A stage that ran.
+    #[must_use]
+    pub fn ok(name: &str, seconds: f64, note: Option<String>) -> Self {
+        Self {
+            name: name.to_owned(),
+            status: Status::Ok,
+            seconds,
+            error: None,
+            note,
+        }
+    }
+
+    /// A stage that failed.
+    #[must_use]
+    pub fn failed(name: &str, seconds: f64, error: String) -> Self {
+        Self {
+            name: name.to_owned(),
+            status: Status::Failed,
+            seconds,
+            error: Some(error),
+            note: None,
+        }
+    }
+
+    /// A stage that did not run.
+    #[must_use]
+    pub fn skipped(name: &str, reason: String) -> Self {
+        Self {
+            name: name.to_owned(),
+            status: Status::Skipped,
+            seconds: 0.0,
+            error: None,
+            note: Some(reason),
+        }
+    }
+}
+
+/// Severity of a doctor finding (as in the `findings` document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing.
+    Info,
+    /// Costs speed or hides a mistake.
+    Warning,
+    /// Broken; makes `analyze` exit with 1.
+    Error,
+}
+
+impl Severity {
+    /// As in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One doctor finding: the object of the `findings` document, plus the doctor check it
+/// belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The rule's stable id.
+    pub id: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// What is wrong and why it matters.
+    pub message: String,
+    /// The file, when about one.
+    pub path: Option<String>,
+    /// Line, from 1.
+    pub line: Option<usize>,
+    /// Column, from 1.
+    pub column: Option<usize>,
+    /// What was seen.
+    pub evidence: String,
+    /// What to change.
+    pub fix: String,
+    /// The doctor check (`GPU`, `Host`, `Storage`, `Frameworks`, `Environment`, `Config`,
+    /// `Code`, `Runtime`).
+    pub check: String,
+}
+
+/// A storage speed the doctor measured with the page cache bypassed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StorageSpeed {
+    /// `data` or `cache`.
+    pub role: String,
+    /// The folder.
+    pub path: String,
+    /// Cold sequential reads, MB/s.
+    pub sequential_mb_s: Option<f64>,
+    /// Cold random 4 KiB reads per second.
+    pub random_reads_per_s: Option<f64>,
+}
+
+/// The doctor's part of the report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DoctorSection {
+    /// Every finding, in the doctor's order.
+    pub findings: Vec<Finding>,
+    /// Checks not run, with the reason: `(check, reason)`.
+    pub skipped: Vec<(String, String)>,
+    /// Storage speeds measured.
+    pub storage: Vec<StorageSpeed>,
+}
+
+impl DoctorSection {
+    /// Findings at error severity.
+    #[must_use]
+    pub fn errors(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    /// Findings of a severity.
+    #[must_use]
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+}
+
+/// The fields of `trace --kind steps` (step or batch times, ms), shared by `profile data`'s
+/// `batches` and `profile step`'s `step`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Steps {
+    /// Number of times.
+    pub samples: usize,
+    /// Mean, ms.
+    pub mean_ms: f64,
+    /// Population std, ms.
+    pub std_ms: f64,
+    /// Fastest, ms.
+    pub min_ms: f64,
+    /// Slowest, ms.
+    pub max_ms: f64,
+    /// Median, ms.
+    pub median_ms: f64,
+    /// 95th percentile, ms.
+    pub p95_ms: f64,
+    /// 99th percentile, ms.
+    pub p99_ms: f64,
+    /// Coefficient of variation.
+    pub cv: f64,
+    /// Period of a cycle, in steps.
+    pub period_steps: Option<usize>,
+    /// Autocorrelation at the period.
+    pub period_strength: Option<f64>,
+    /// Outliers by modified Z-score.
+    pub outliers: usize,
+    /// `stable`, `oscillating` or `unstable`.
+    pub verdict: String,
+    /// Every other field (`kind`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `profile data`'s stage breakdown, mean ms per batch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    /// Reading with the page cache dropped (`None`: the kernel refused).
+    pub read_cold_ms: Option<f64>,
+    /// Reading from the page cache.
+    pub read_warm_ms: f64,
+    /// Padding and lengths.
+    pub assemble_ms: f64,
+    /// The consumer's wait.
+    pub queue_wait_ms: f64,
+    /// Share of the batch bytes that is padding.
+    pub padding_share: f64,
+    /// Every other field (`cold_note`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One cell of the benchmark grid.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Batch size.
+    pub batch_size: usize,
+    /// Loader workers.
+    pub workers: usize,
+    /// Throughput.
+    pub samples_per_s: f64,
+    /// Mean wait per batch, ms.
+    pub mean_wait_ms: f64,
+    /// cv of the waits.
+    pub cv: f64,
+}
+
+/// The benchmark's recommended loader settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// Batch size.
+    pub batch_size: usize,
+    /// Loader workers.
+    pub num_workers: usize,
+    /// Batches prepared ahead.
+    pub prefetch_buffer_size: usize,
+    /// Throughput of the cell.
+    pub samples_per_s: f64,
+    /// Mean wait per batch, ms.
+    pub mean_wait_ms: f64,
+    /// The `data:` block to paste into the config.
+    pub yaml: String,
+}
+
+/// The loader settings a profile ran with (`config.loader` of both profile documents).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoaderSettings {
+    /// Batch size.
+    pub batch_size: usize,
+    /// Worker threads.
+    pub workers: usize,
+    /// Batches prepared ahead.
+    pub prefetch: usize,
+}
+
+impl LoaderSettings {
+    /// `config.loader` of a profile document, when it has the three fields.
+    #[must_use]
+    pub fn of(config: &Value) -> Option<Self> {
+        serde_json::from_value(config.get("loader")?.clone()).ok()
+    }
+}
+
+/// `profile data`'s JSON document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DataDoc {
+    /// Cache, loader settings, batches timed.
+    pub config: Value,
+    /// The consumer's wait per batch.
+    pub batches: Steps,
+    /// Utterances per second.
+    pub samples_per_s: f64,
+    /// Batch bytes per second.
+    pub bytes_per_s: f64,
+    /// Stage breakdown.
+    pub breakdown: Option<Breakdown>,
+    /// The benchmark grid (`--benchmark`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<Vec<Cell>>,
+    /// The recommendation (`--benchmark`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendation: Option<Recommendation>,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl DataDoc {
+    /// The loader settings measured.
+    #[must_use]
+    pub fn loader(&self) -> Option<LoaderSettings> {
+        LoaderSettings::of(&self.config)
+    }
+}
+
+/// One phase of `profile step`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    /// Mean duration, ms.
+    pub mean_ms: f64,
+    /// Population std, ms.
+    pub std_ms: f64,
+    /// Mean duration over the mean step.
+    pub share: f64,
+}
+
+/// The phases of a step in the order a step runs them (the JSON object's order is not kept
+/// by every reader, so the report restores it).
+pub const PHASE_ORDER: [&str; 7] = [
+    "data_wait",
+    "h2d_copy",
+    "device_copy",
+    "forward",
+    "loss",
+    "backward",
+    "optimizer",
+];
+
+/// Phases that feed the model rather than compute (TF Profiler's input time).
+pub const INPUT_PHASES: [&str; 3] = ["data_wait", "h2d_copy", "device_copy"];
+
+/// `profile step`'s JSON document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepDoc {
+    /// Model, device, loader, steps timed.
+    pub config: Value,
+    /// Phase name -> figures.
+    pub phases: Map<String, Value>,
+    /// The step times.
+    pub step: Steps,
+    /// Steps per second.
+    pub steps_per_s: f64,
+    /// Utterances per second.
+    pub samples_per_s: f64,
+    /// `input-bound`, `transfer-bound`, `compute-bound` or `oscillating`.
+    pub verdict: String,
+    /// `moderate` or `high` for input- and transfer-bound.
+    #[serde(default)]
+    pub level: Option<String>,
+    /// The figures behind the verdict, one sentence each.
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// The change to try.
+    #[serde(default)]
+    pub fix: Option<String>,
+    /// Every other field.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl StepDoc {
+    /// The phases that parse, in step order (unknown names last, by name).
+    #[must_use]
+    pub fn ordered_phases(&self) -> Vec<(String, Phase)> {
+        let mut v: Vec<(String, Phase)> = self
+            .phases
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), serde_json::from_value(v.clone()).ok()?)))
+            .collect();
+        let key = |name: &str| {
+            PHASE_ORDER
+                .iter()
+                .position(|p| *p == name)
+                .unwrap_or(PHASE_ORDER.len())
+        };
+        v.sort_by(|a, b| key(&a.0).cmp(&key(&b.0)).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    /// Share of the step spent waiting for data: the `data_wait` phase.
+    #[must_use]
+    pub fn data_wait_share(&self) -> f64 {
+        self.share_of(&["data_wait"])
+    }
+
+    /// Share of the step spent copying (`h2d_copy`, `device_copy`).
+    #[must_use]
+    pub fn copy_share(&self) -> f64 {
+        self.share_of(&["h2d_copy", "device_copy"])
+    }
+
+    /// Data wait plus copies: TF Profiler's input time over the step.
+    #[must_use]
+    pub fn input_share(&self) -> f64 {
+        self.share_of(&INPUT_PHASES)
+    }
+
+    fn share_of(&self, names: &[&str]) -> f64 {
+        self.ordered_phases()
+            .iter()
+            .filter(|(n, _)| names.contains(&n.as_str()))
+            .map(|(_, p)| p.share)
+            .filter(|s| s.is_finite())
+            .sum()
+    }
+
+    /// The loader settings of the run.
+    #[must_use]
+    pub fn loader(&self) -> Option<LoaderSettings> {
+        LoaderSettings::of(&self.config)
+    }
+}
+
+/// Idle gaps of one GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gaps {
+    /// Number of gaps.
+    pub count: usize,
+    /// Mean length, s.
+    pub mean_s: f64,
+    /// Longest, s.
+    pub max_s: f64,
+}
+
+/// One GPU of the `trace` utilisation document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuUtil {
+    /// GPU index.
+    pub gpu: u32,
+    /// Mean utilisation, %.
+    pub mean: f64,
+    /// Population std.
+    pub std: f64,
+    /// cv.
+    pub cv: f64,
+    /// 5th percentile.
+    pub p5: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Share of samples idle.
+    pub idle_fraction: f64,
+    /// Share of samples busy.
+    pub busy_fraction: f64,
+    /// Period of an oscillation, s.
+    pub period_s: Option<f64>,
+    /// Autocorrelation at the period.
+    pub period_strength: Option<f64>,
+    /// Idle gaps.
+    pub idle_gaps: Gaps,
+    /// `stable`, `starved`, `oscillating`, `bursty` or `idle`.
+    pub verdict: String,
+}
+
+/// The `trace` utilisation document.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UtilDoc {
+    /// Samples over all GPUs.
+    pub samples: usize,
+    /// Sampling interval, s.
+    pub interval_s: f64,
+    /// One entry per GPU.
+    pub gpus: Vec<GpuUtil>,
+    /// Every other field (`kind`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// GPU utilisation in the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Telemetry {
+    /// `trace` (a log given with `--trace`) or `nvml` (sampled during the step profile).
+    pub source: String,
+    /// The log, for `trace`.
+    pub file: Option<String>,
+    /// The analysis, as `gpufeed trace --format json` prints it.
+    pub util: UtilDoc,
+}
+
+/// A series with its autocorrelation, for the batch-time and step-time plots.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AcfSeries {
+    /// The values, ms, in order (at most [`crate::series::MAX_POINTS`]).
+    pub values: Vec<f64>,
+    /// Values left out at the end to keep the plot small.
+    pub truncated: usize,
+    /// Autocorrelation of the detrended series, lags 0..=n/2 (gpufeed-stats).
+    pub acf: Vec<f64>,
+    /// The white-noise significance bound (gpufeed-stats), when the series is long enough.
+    pub bound: Option<f64>,
+    /// The period found, in samples.
+    pub period: Option<usize>,
+}
+
+/// One GPU's utilisation for the plot: the series cut into at most
+/// [`crate::series::MAX_POINTS`] buckets, each with its time, lowest and highest value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct UtilSeries {
+    /// GPU index.
+    pub gpu: u32,
+    /// Sampling interval, s.
+    pub interval_s: f64,
+    /// Samples in the series.
+    pub samples: usize,
+    /// Start of each bucket, s from the first sample.
+    pub t_s: Vec<f64>,
+    /// Lowest value of each bucket, %.
+    pub min: Vec<f64>,
+    /// Highest value of each bucket, %.
+    pub max: Vec<f64>,
+    /// Idle gaps as `(start, length)` in seconds (at most [`crate::series::MAX_GAPS`]).
+    pub idle_gaps_s: Vec<(f64, f64)>,
+    /// Idle gaps in the series, all of them.
+    pub idle_gaps_total: usize,
+}
+
+/// The series behind the plots.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Series {
+    /// Utilisation per GPU.
+    pub util: Vec<UtilSeries>,
+    /// The loader's batch waits (`profile data`), ms.
+    pub batch_ms: Option<AcfSeries>,
+    /// The training step times (`profile step`), ms.
+    pub step_ms: Option<AcfSeries>,
+}
+
+/// A threshold a cause cites: a row of `gpufeed_stats::thresholds::TABLE`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThresholdRef {
+    /// The constant's name.
+    pub name: String,
+    /// Its value.
+    pub value: f64,
+    /// Unit of `value`.
+    pub unit: String,
+    /// What crossing it means.
+    pub meaning: String,
+    /// Where the value comes from.
+    pub source: String,
+}
+
+/// A cause of starvation, with its numbers, the thresholds they were judged by, and the
+/// fix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cause {
+    /// 1 for the most costly.
+    pub rank: usize,
+    /// Stable id: `oscillating-utilisation`, `input-bound`, `step-stall`, `doctor-storage`, ...
+    pub id: String,
+    /// A few words: `oscillating utilisation`.
+    pub title: String,
+    /// One sentence with the numbers.
+    pub summary: String,
+    /// Estimated share of the GPU's (or the step's) time it costs, 0..1; `None` for a
+    /// suspected cause that was not measured (a doctor finding).
+    pub lost_share: Option<f64>,
+    /// Warning, or error for a doctor finding at error severity.
+    pub severity: Severity,
+    /// The figures behind it, one sentence each.
+    pub evidence: Vec<String>,
+    /// Names of the thresholds (see [`Report::thresholds`]) it was judged by.
+    pub thresholds: Vec<String>,
+    /// The change to make.
+    pub fix: String,
+    /// The stages whose measurements it rests on.
+    pub stages: Vec<String>,
+}

@@ -1,0 +1,1007 @@
+//! The causes of starvation, ranked: every stage's evidence combined into a short list of
+//! causes, each with its numbers, the thresholds it was judged by (with their sources, from
+//! `gpufeed_stats::thresholds`) and the fix.
+//!
+//! # Causes
+//!
+//! | id | from | when | cost (`lost_share`) |
+//! |---|---|---|---|
+//! | `oscillating-utilisation`, `bursty-utilisation`, `starved-gpu`, `idle-gpu` | telemetry or `--trace` | a GPU's utilisation verdict (gpufeed-stats) is not `stable` | `1 - mean / 100` of the worst GPU: the share of its time unused |
+//! | `input-bound`, `transfer-bound` | profile step, with the loader's throughput (profile data) and storage speed (doctor) as evidence | data wait + copies >= [`INPUT_BOUND_MODERATE`] of the step (TF Profiler) | that share of the step |
+//! | `step-stall` | profile step | the step times repeat a cycle (step verdict `oscillating`) or vary (`unstable`), and the step is at least moderately input-bound (in gpufeed's own loop a cycle in a compute-bound step comes from batches of uneven size, not from starvation) | `(mean - median) / mean` of the step times ([`stall_share`]): the time above the median step |
+//! | `loader-irregular` | profile data, when no step profile ran | the batch waits are `oscillating` or `unstable` | not measured on a step |
+//! | `doctor-<check>` | doctor | findings at warning or error severity, one cause per check | not measured |
+//!
+//! # Order
+//!
+//! Measured causes first, the costliest first: their `lost_share`s are all shares of time
+//! (of the GPU, or of the training step), so they compare. Then the suspected causes, which
+//! were not measured on a step (a slow disk, a config key, a line of code): errors before
+//! warnings, then GPU, environment, storage, host, config, code, frameworks. A doctor error
+//! is not ranked above a measured cause: it may be a broken input (a binary file given as
+//! code) rather than a cause of starvation; `analyze` exits with 1 for it all the same.
+//!
+//! An irregular loader whose waits the prefetch absorbs (the step profile finds it not
+//! input-bound) is no cause: it is reported in the details only.
+//!
+//! [`INPUT_BOUND_MODERATE`]: gpufeed_stats::thresholds::INPUT_BOUND_MODERATE
+//! [`stall_share`]: gpufeed_stats::summary::stall_share
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use gpufeed_stats::summary::stall_share;
+use gpufeed_stats::thresholds::{
+    INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, PERIOD_MIN_STRENGTH, STEP_CV_OSCILLATING,
+    STEP_CV_UNSTABLE, SWING_LARGE_PP, TABLE,
+};
+
+use crate::model::{
+    Cause, DataDoc, DoctorSection, GpuUtil, LoaderSettings, Severity, StepDoc, Telemetry,
+    ThresholdRef,
+};
+
+/// Everything the ranking reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Evidence<'a> {
+    /// The doctor's findings and storage speeds.
+    pub doctor: Option<&'a DoctorSection>,
+    /// `profile data`.
+    pub data: Option<&'a DataDoc>,
+    /// `profile step`.
+    pub step: Option<&'a StepDoc>,
+    /// GPU utilisation.
+    pub telemetry: Option<&'a Telemetry>,
+    /// The features were precomputed (the loader reads the cache).
+    pub precomputed: bool,
+}
+
+/// The row of `gpufeed_stats::thresholds::TABLE` called `name`.
+#[must_use]
+pub fn threshold(name: &str) -> Option<ThresholdRef> {
+    TABLE.iter().find(|t| t.name == name).map(|t| ThresholdRef {
+        name: t.name.to_owned(),
+        value: t.value,
+        unit: t.unit.to_owned(),
+        meaning: t.meaning.to_owned(),
+        source: t.source.to_owned(),
+    })
+}
+
+/// `38 %`, `4.2 %`, `0.31 %`: a share with the digits it needs.
+#[must_use]
+pub fn pct(share: f64) -> String {
+    let p = share * 100.0;
+    if !p.is_finite() {
+        "n/a".to_owned()
+    } else if p.abs() >= 10.0 {
+        format!("{p:.0} %")
+    } else if p.abs() >= 1.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
+}
+
+/// `850 ms` or `1.50 s`.
+#[must_use]
+pub fn secs(s: f64) -> String {
+    if !s.is_finite() {
+        "n/a".to_owned()
+    } else if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// `12.3 ms`, `0.042 ms`: milliseconds with the digits they need.
+#[must_use]
+pub fn ms(v: f64) -> String {
+    if !v.is_finite() {
+        "n/a".to_owned()
+    } else if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else if v >= 1.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.3} ms")
+    }
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Ranks the causes of starvation found in the evidence (see the module docs).
+#[must_use]
+pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    if let Some(t) = e.telemetry {
+        causes.extend(util_causes(e, t));
+    }
+    if let Some(step) = e.step {
+        causes.extend(input_cause(e, step));
+        causes.extend(stall_cause(e, step));
+    } else if let Some(data) = e.data {
+        causes.extend(loader_cause(e, data));
+    }
+    if let Some(doctor) = e.doctor {
+        causes.extend(doctor_causes(e, doctor));
+    }
+    // Stable: equal keys keep the order they were made in (the check order for the doctor).
+    causes.sort_by(|a, b| match (a.lost_share, b.lost_share) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => b.severity.cmp(&a.severity),
+    });
+    for (i, c) in causes.iter_mut().enumerate() {
+        c.rank = i + 1;
+    }
+    causes
+}
+
+/// The thresholds the causes cite, each once, in order of first citation.
+#[must_use]
+pub fn cited_thresholds(causes: &[Cause]) -> Vec<ThresholdRef> {
+    let mut out: Vec<ThresholdRef> = Vec::new();
+    for name in causes.iter().flat_map(|c| &c.thresholds) {
+        if out.iter().all(|t| &t.name != name)
+            && let Some(t) = threshold(name)
+        {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// One sentence: the most likely cause, or why none was found.
+#[must_use]
+pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
+    let compute_bound = e
+        .step
+        .filter(|s| s.input_share() < INPUT_BOUND_MODERATE)
+        .map(|s| {
+            let cycle = match (s.step.verdict.as_str(), s.step.period_steps) {
+                ("oscillating", Some(p)) => format!(
+                    "; its time repeats every {p} steps, in the compute (batches of uneven \
+                     size), not in the input"
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "the training step is compute-bound: data wait and copies are {} of the step, \
+                 below TF Profiler's {} for moderately input-bound{cycle}",
+                pct(s.input_share()),
+                pct(INPUT_BOUND_MODERATE)
+            )
+        });
+    match causes.first() {
+        Some(c) if c.lost_share.is_some() => format!(
+            "Most likely cause of starvation: {}: {}.",
+            c.title,
+            trim_period(&c.summary)
+        ),
+        Some(c) => format!(
+            "No starvation measured{}; suspected: {}: {}.",
+            compute_bound.map_or_else(String::new, |s| format!(" ({s})")),
+            c.title,
+            trim_period(&c.summary)
+        ),
+        None => match compute_bound {
+            Some(s) => format!("No starvation found: {s}."),
+            None if e.step.is_none() && e.data.is_none() && e.telemetry.is_none() => {
+                "Nothing was measured: see the stages for what failed or was skipped.".to_owned()
+            }
+            None => "No cause of starvation found in what was measured.".to_owned(),
+        },
+    }
+}
+
+fn trim_period(s: &str) -> &str {
+    s.trim_end_matches('.')
+}
+
+/// The loader change the evidence supports: the benchmark's best cell against the settings
+/// measured, or the settings to raise when there is no benchmark.
+fn loader_fix(e: &Evidence<'_>) -> String {
+    let current = e
+        .data
+        .and_then(DataDoc::loader)
+        .or_else(|| e.step.and_then(StepDoc::loader));
+    let precompute = if e.precomputed {
+        "features are precomputed (the loader reads the cache); "
+    } else {
+        "precompute the features (`gpufeed precompute`); "
+    };
+    let best = e
+        .data
+        .and_then(|d| d.recommendation.as_ref().map(|r| (d, r)));
+    match (current, best) {
+        (Some(cur), Some((data, rec))) => {
+            let changes = setting_changes(
+                cur,
+                rec.num_workers,
+                rec.prefetch_buffer_size,
+                rec.batch_size,
+            );
+            if changes.is_empty() {
+                format!(
+                    "{precompute}the loader settings are already the benchmark's best \
+                     ({:.0} samples/s): feed it more cores or lighten the per-item work",
+                    rec.samples_per_s
+                )
+            } else {
+                format!(
+                    "{precompute}{} (the benchmark's best cell: {:.0} samples/s against {:.0} \
+                     with the current settings)",
+                    changes, rec.samples_per_s, data.samples_per_s
+                )
+            }
+        }
+        (Some(cur), None) => format!(
+            "{precompute}raise num_workers (now {}) and prefetch_buffer_size (now {}), and \
+             measure with `gpufeed profile data --benchmark`",
+            cur.workers, cur.prefetch
+        ),
+        (None, _) => format!(
+            "{precompute}raise num_workers and prefetch_buffer_size, and measure with \
+             `gpufeed profile data --benchmark`"
+        ),
+    }
+}
+
+/// `raise num_workers from 2 to 8 and prefetch_buffer_size from 4 to 16`.
+fn setting_changes(cur: LoaderSettings, workers: usize, prefetch: usize, batch: usize) -> String {
+    let mut parts = Vec::new();
+    let mut last_verb = "";
+    for (key, from, to) in [
+        ("num_workers", cur.workers, workers),
+        ("prefetch_buffer_size", cur.prefetch, prefetch),
+        ("batch_size", cur.batch_size, batch),
+    ] {
+        let verb = match to.cmp(&from) {
+            Ordering::Greater => "raise ",
+            Ordering::Less => "lower ",
+            Ordering::Equal => continue,
+        };
+        // "raise a from 2 to 8 and b from 4 to 16": the verb once for a run of the same.
+        let shown = if verb == last_verb { "" } else { verb };
+        parts.push(format!("{shown}{key} from {from} to {to}"));
+        last_verb = verb;
+    }
+    match parts.len() {
+        0 => String::new(),
+        1 => parts.remove(0),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            format!("{} and {last}", parts.join(", "))
+        }
+    }
+}
+
+/// One cause per utilisation verdict other than `stable`, with the numbers of its worst GPU.
+fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
+    let mut by_verdict: BTreeMap<&str, Vec<&GpuUtil>> = BTreeMap::new();
+    for g in &t.util.gpus {
+        if g.verdict != "stable" {
+            by_verdict.entry(g.verdict.as_str()).or_default().push(g);
+        }
+    }
+    let source = if t.source == "trace" {
+        format!(
+            "utilisation log `{}`",
+            t.file.as_deref().unwrap_or("(unnamed)")
+        )
+    } else {
+        "utilisation sampled during the step profile".to_owned()
+    };
+    let mut out = Vec::new();
+    for (verdict, gpus) in by_verdict {
+        let lost = |g: &GpuUtil| 1.0 - g.mean / 100.0;
+        let Some(g) = gpus
+            .iter()
+            .copied()
+            .max_by(|a, b| lost(a).total_cmp(&lost(b)))
+        else {
+            continue;
+        };
+        let mut evidence = vec![format!(
+            "GPU {}: mean {:.1} %, p5 {:.0} %, p50 {:.0} %, p95 {:.0} %: {} of its time unused ({source})",
+            g.gpu,
+            g.mean,
+            g.p5,
+            g.p50,
+            g.p95,
+            pct(lost(g))
+        )];
+        if g.idle_gaps.count > 0 {
+            evidence.push(format!(
+                "idle (< 10 %) {} of the time in {} gaps, mean {}, longest {}",
+                pct(g.idle_fraction),
+                g.idle_gaps.count,
+                secs(g.idle_gaps.mean_s),
+                secs(g.idle_gaps.max_s)
+            ));
+        }
+        if gpus.len() > 1 {
+            let others: Vec<String> = gpus
+                .iter()
+                .filter(|o| o.gpu != g.gpu)
+                .map(|o| o.gpu.to_string())
+                .collect();
+            evidence.push(format!("also on GPU {}", others.join(", ")));
+        }
+        let (id, title, summary, thresholds, fix) = match verdict {
+            "oscillating" => {
+                let period = g.period_s.map_or_else(|| "n/a".to_owned(), secs);
+                let strength = g.period_strength.unwrap_or(f64::NAN);
+                evidence.insert(
+                    1,
+                    format!(
+                        "a cycle every {period}, autocorrelation {strength:.2} (a period needs \
+                         >= {PERIOD_MIN_STRENGTH} and a significant peak); swing p95 - p5 = {:.0} \
+                         points (>= {SWING_LARGE_PP:.0} is large)",
+                        g.p95 - g.p5
+                    ),
+                );
+                (
+                    "oscillating-utilisation",
+                    "oscillating utilisation",
+                    format!(
+                        "GPU {} swings between {:.0} % and {:.0} % every {period} (autocorrelation {strength:.2})",
+                        g.gpu, g.p5, g.p95
+                    ),
+                    names(&["PERIOD_MIN_STRENGTH", "SWING_LARGE_PP", "IDLE_UTIL_PCT"]),
+                    format!(
+                        "the GPU waits for data in a regular cycle, the signature of a loader that \
+                         delivers in bursts: {}",
+                        loader_fix(e)
+                    ),
+                )
+            }
+            "bursty" => (
+                "bursty-utilisation",
+                "bursty utilisation",
+                format!(
+                    "GPU {} stalls in {} idle gaps at irregular times, {} of the time idle",
+                    g.gpu,
+                    g.idle_gaps.count,
+                    pct(g.idle_fraction)
+                ),
+                names(&[
+                    "BURSTY_IDLE_FRACTION",
+                    "BURSTY_MIN_GAPS",
+                    "SWING_LARGE_PP",
+                    "IDLE_UTIL_PCT",
+                ]),
+                "irregular stalls come from storage hiccups, garbage collection, checkpoints or \
+                 uneven batches: see the storage and host findings, keep the prefetch deep, and \
+                 bucket utterances by length (`bucket_window`)"
+                    .to_owned(),
+            ),
+            "starved" => (
+                "starved-gpu",
+                "starved GPU",
+                format!(
+                    "GPU {} is steadily under-used: mean {:.0} %, p95 {:.0} %",
+                    g.gpu, g.mean, g.p95
+                ),
+                names(&["STARVED_MEAN_UTIL_PCT"]),
+                format!(
+                    "a pipeline that is slow but even, or a model or batch too small for this \
+                     GPU: if the step is input-bound, {}; otherwise raise the batch size",
+                    loader_fix(e)
+                ),
+            ),
+            _ => (
+                "idle-gpu",
+                "idle GPU",
+                format!(
+                    "GPU {} hardly works: idle {} of the time, p95 {:.0} %",
+                    g.gpu,
+                    pct(g.idle_fraction),
+                    g.p95
+                ),
+                names(&["IDLE_P95_UTIL_PCT", "IDLE_UTIL_PCT"]),
+                "check that the job runs on this GPU (`CUDA_VISIBLE_DEVICES`, the framework's \
+                 device) and that it is not waiting on something else entirely"
+                    .to_owned(),
+            ),
+        };
+        out.push(Cause {
+            rank: 0,
+            id: id.to_owned(),
+            title: title.to_owned(),
+            summary,
+            lost_share: Some(lost(g).clamp(0.0, 1.0)),
+            severity: Severity::Warning,
+            evidence,
+            thresholds,
+            fix,
+            stages: vec!["telemetry".to_owned()],
+        });
+    }
+    out
+}
+
+/// Input- or transfer-bound: data wait + copies at or above TF Profiler's moderate share.
+fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
+    let input = step.input_share();
+    if input.is_nan() || input < INPUT_BOUND_MODERATE {
+        return None;
+    }
+    let (wait, copy) = (step.data_wait_share(), step.copy_share());
+    let level = if input >= INPUT_BOUND_HIGH {
+        format!(
+            "TF Profiler calls >= {} highly input-bound",
+            pct(INPUT_BOUND_HIGH)
+        )
+    } else {
+        format!(
+            "TF Profiler calls >= {} moderately, >= {} highly input-bound",
+            pct(INPUT_BOUND_MODERATE),
+            pct(INPUT_BOUND_HIGH)
+        )
+    };
+    let transfer = copy > wait;
+    let summary = if transfer {
+        format!(
+            "copies are {} of the step and data wait {} ({level})",
+            pct(copy),
+            pct(wait)
+        )
+    } else if copy >= 0.005 {
+        format!(
+            "data wait is {} of the step, copies {} ({level})",
+            pct(wait),
+            pct(copy)
+        )
+    } else {
+        format!("data wait is {} of the step ({level})", pct(wait))
+    };
+    let mean = step.step.mean_ms;
+    let mut evidence = vec![format!(
+        "data wait {} and copies {} of a {} mean step; training consumes {:.0} samples/s",
+        ms(wait * mean),
+        ms(copy * mean),
+        ms(mean),
+        step.samples_per_s
+    )];
+    let mut stages = vec!["profile step".to_owned()];
+    if let Some(d) = e.data {
+        let b = &d.batches;
+        evidence.push(format!(
+            "the loader alone delivers {:.0} samples/s: {} per batch, p99 {}, cv {:.2} ({})",
+            d.samples_per_s,
+            ms(b.mean_ms),
+            ms(b.p99_ms),
+            b.cv,
+            b.verdict
+        ));
+        stages.push("profile data".to_owned());
+    }
+    if let Some(doctor) = e.doctor {
+        for s in &doctor.storage {
+            if let Some(mb) = s.sequential_mb_s {
+                evidence.push(format!(
+                    "storage reads {mb:.0} MB/s cold ({} folder `{}`)",
+                    s.role, s.path
+                ));
+            }
+        }
+        if !doctor.storage.is_empty() {
+            stages.push("doctor".to_owned());
+        }
+    }
+    let fix = if transfer {
+        step.fix.clone().unwrap_or_else(|| {
+            "pin the host buffers and copy ahead of the step (prefetch to the device), or send \
+             fewer bytes (less padding, bf16 features)"
+                .to_owned()
+        })
+    } else {
+        loader_fix(e)
+    };
+    Some(Cause {
+        rank: 0,
+        id: if transfer {
+            "transfer-bound"
+        } else {
+            "input-bound"
+        }
+        .to_owned(),
+        title: if transfer {
+            "transfer-bound step"
+        } else {
+            "input-bound step"
+        }
+        .to_owned(),
+        summary,
+        lost_share: Some(input.clamp(0.0, 1.0)),
+        severity: Severity::Warning,
+        evidence,
+        thresholds: names(&["INPUT_BOUND_MODERATE", "INPUT_BOUND_HIGH"]),
+        fix,
+        stages,
+    })
+}
+
+/// A cycle in the step times, or irregular step times while the step is input-bound.
+fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
+    let s = &step.step;
+    // gpufeed's own training loop has no checkpoint or logging step: a cycle or a spread in
+    // its step times comes from the input (the data wait) or from the compute (batches of
+    // uneven size). Only the first starves the device.
+    if step.input_share() < INPUT_BOUND_MODERATE {
+        return None;
+    }
+    let cycle = s.verdict == "oscillating";
+    if !cycle && s.verdict != "unstable" {
+        return None;
+    }
+    let lost = stall_share(s.mean_ms, s.median_ms);
+    let workers = e
+        .data
+        .and_then(DataDoc::loader)
+        .or_else(|| step.loader())
+        .map(|l| l.workers);
+    let mut evidence = vec![format!(
+        "step time mean {}, median {}, p95 {}, max {}, cv {:.2}: {} of the time is above the median step",
+        ms(s.mean_ms),
+        ms(s.median_ms),
+        ms(s.p95_ms),
+        ms(s.max_ms),
+        s.cv,
+        pct(lost)
+    )];
+    let (title, summary, thresholds, fix) = match (cycle, s.period_steps) {
+        (true, Some(p)) => {
+            evidence.push(format!(
+                "autocorrelation {:.2} at a lag of {p} steps (a period needs >= {PERIOD_MIN_STRENGTH}); \
+                 a cycle counts from cv >= {STEP_CV_OSCILLATING}",
+                s.period_strength.unwrap_or(f64::NAN)
+            ));
+            let mut fix = String::new();
+            if workers == Some(p) {
+                evidence.push(format!(
+                    "the period equals num_workers ({p}): batch k comes from worker k mod {p}, \
+                     so one worker's batches are slower"
+                ));
+                fix.push_str(
+                    "one loader worker is slower than the others: look for uneven batches \
+                     (bucket by length with `bucket_window`, or static shapes) and for a worker \
+                     sharing its core; ",
+                );
+            }
+            fix.push_str(&format!(
+                "compare the period ({p} steps) with the loader's workers ({}), the logging and \
+                 checkpoint intervals, and look for host syncs in the loop (`gpufeed lint`)",
+                workers.map_or_else(|| "n/a".to_owned(), |w| w.to_string())
+            ));
+            (
+                "periodic step stall",
+                format!(
+                    "a slow step every {p} steps: p95 {} against a median of {}, {} of the time above the median",
+                    ms(s.p95_ms),
+                    ms(s.median_ms),
+                    pct(lost)
+                ),
+                names(&["STEP_CV_OSCILLATING", "PERIOD_MIN_STRENGTH"]),
+                fix,
+            )
+        }
+        _ => (
+            "irregular step times",
+            format!(
+                "step times vary without a cycle (cv {:.2}, unstable from {STEP_CV_UNSTABLE}) \
+                 while the step waits for data: {} of the time above the median",
+                s.cv,
+                pct(lost)
+            ),
+            names(&["STEP_CV_UNSTABLE"]),
+            format!(
+                "irregular input: {}; bucket utterances by length (`bucket_window`) so batches cost the same",
+                loader_fix(e)
+            ),
+        ),
+    };
+    Some(Cause {
+        rank: 0,
+        id: "step-stall".to_owned(),
+        title: title.to_owned(),
+        summary,
+        lost_share: Some(lost.clamp(0.0, 1.0)),
+        severity: Severity::Warning,
+        evidence,
+        thresholds,
+        fix,
+        stages: vec!["profile step".to_owned()],
+    })
+}
+
+/// The loader's waits vary or cycle, and no step profile says whether the prefetch
+/// absorbs it.
+fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
+    let b = &data.batches;
+    let (title, summary, thresholds) = match (b.verdict.as_str(), b.period_steps) {
+        ("oscillating", Some(p)) => (
+            "loader cycle",
+            format!(
+                "the wait for a batch repeats every {p} batches (autocorrelation {:.2}, cv {:.2})",
+                b.period_strength.unwrap_or(f64::NAN),
+                b.cv
+            ),
+            names(&["STEP_CV_OSCILLATING", "PERIOD_MIN_STRENGTH"]),
+        ),
+        ("unstable", _) => (
+            "irregular loader",
+            format!(
+                "the wait for a batch varies: median {}, p99 {}, cv {:.2}",
+                ms(b.median_ms),
+                ms(b.p99_ms),
+                b.cv
+            ),
+            names(&["STEP_CV_UNSTABLE"]),
+        ),
+        _ => return None,
+    };
+    Some(Cause {
+        rank: 0,
+        id: "loader-irregular".to_owned(),
+        title: title.to_owned(),
+        summary,
+        lost_share: None,
+        severity: Severity::Warning,
+        evidence: vec![
+            format!(
+                "{} batches timed: mean {}, max {}, {} outliers; {:.0} samples/s",
+                b.samples,
+                ms(b.mean_ms),
+                ms(b.max_ms),
+                b.outliers,
+                data.samples_per_s
+            ),
+            "no step profile ran, so whether the prefetch hides it is not known".to_owned(),
+        ],
+        thresholds,
+        fix: loader_fix(e),
+        stages: vec!["profile data".to_owned()],
+    })
+}
+
+/// The doctor's checks in the order their causes are listed.
+const CHECK_ORDER: [(&str, &str); 8] = [
+    ("GPU", "GPU health"),
+    ("Environment", "environment"),
+    ("Storage", "storage"),
+    ("Host", "host contention"),
+    ("Config", "training config"),
+    ("Code", "training code"),
+    ("Frameworks", "frameworks"),
+    ("Runtime", "loader (doctor's runtime check)"),
+];
+
+/// Findings listed per cause before "and N more".
+const LISTED_FINDINGS: usize = 5;
+
+/// One cause per doctor check with findings at warning or error severity.
+fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
+    let mut out = Vec::new();
+    for (check, title) in CHECK_ORDER {
+        // `profile data` measures the loader at length; the doctor's short run adds nothing.
+        if check == "Runtime" && e.data.is_some() {
+            continue;
+        }
+        let findings: Vec<_> = doctor
+            .findings
+            .iter()
+            .filter(|f| f.check == check && f.severity >= Severity::Warning)
+            .collect();
+        let Some(first) = findings.first() else {
+            continue;
+        };
+        let severity = findings
+            .iter()
+            .map(|f| f.severity)
+            .max()
+            .unwrap_or(Severity::Warning);
+        let mut evidence: Vec<String> = findings
+            .iter()
+            .take(LISTED_FINDINGS)
+            .map(|f| {
+                let place = f.path.as_deref().map_or_else(String::new, |p| {
+                    f.line
+                        .map_or_else(|| format!(" `{p}`"), |l| format!(" `{p}:{l}`"))
+                });
+                if f.evidence.is_empty() {
+                    format!("{}[{}]{place}: {}", f.severity.as_str(), f.id, f.message)
+                } else {
+                    format!(
+                        "{}[{}]{place}: {} ({})",
+                        f.severity.as_str(),
+                        f.id,
+                        f.message,
+                        f.evidence
+                    )
+                }
+            })
+            .collect();
+        if findings.len() > LISTED_FINDINGS {
+            evidence.push(format!(
+                "and {} more in the findings table",
+                findings.len() - LISTED_FINDINGS
+            ));
+        }
+        if check == "Storage" {
+            for s in &doctor.storage {
+                if let (Some(mb), Some(iops)) = (s.sequential_mb_s, s.random_reads_per_s) {
+                    evidence.push(format!(
+                        "{} folder `{}`: {mb:.0} MB/s sequential, {iops:.0} random 4 KiB reads/s, cold",
+                        s.role, s.path
+                    ));
+                }
+            }
+        }
+        let mut fixes: Vec<&str> = Vec::new();
+        for f in &findings {
+            if !f.fix.is_empty() && !fixes.contains(&f.fix.as_str()) {
+                fixes.push(&f.fix);
+            }
+        }
+        let summary = if findings.len() == 1 {
+            first.message.clone()
+        } else {
+            format!("{} (and {} more)", first.message, findings.len() - 1)
+        };
+        out.push(Cause {
+            rank: 0,
+            id: format!("doctor-{}", check.to_lowercase()),
+            title: title.to_owned(),
+            summary,
+            lost_share: None,
+            severity,
+            evidence,
+            thresholds: Vec::new(),
+            fix: if fixes.is_empty() {
+                "see the findings table".to_owned()
+            } else {
+                fixes.iter().take(3).copied().collect::<Vec<_>>().join("; ")
+            },
+            stages: vec!["doctor".to_owned()],
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Finding, Gaps, Steps, UtilDoc};
+    use serde_json::json;
+
+    fn oscillating() -> Telemetry {
+        Telemetry {
+            source: "trace".into(),
+            file: Some("gpu.csv".into()),
+            util: UtilDoc {
+                samples: 600,
+                interval_s: 0.1,
+                gpus: vec![GpuUtil {
+                    gpu: 0,
+                    mean: 22.4,
+                    p5: 0.0,
+                    p50: 37.0,
+                    p95: 43.0,
+                    idle_fraction: 0.467,
+                    period_s: Some(1.5),
+                    period_strength: Some(0.96),
+                    idle_gaps: Gaps {
+                        count: 40,
+                        mean_s: 0.7,
+                        max_s: 0.7,
+                    },
+                    verdict: "oscillating".into(),
+                    ..GpuUtil::default()
+                }],
+                ..UtilDoc::default()
+            },
+        }
+    }
+
+    fn step(wait_share: f64) -> StepDoc {
+        StepDoc {
+            config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}}),
+            phases: serde_json::from_value(json!({
+                "data_wait": {"mean_ms": wait_share * 100.0, "std_ms": 1.0, "share": wait_share},
+                "forward": {"mean_ms": 40.0, "std_ms": 1.0, "share": 0.4},
+            }))
+            .unwrap(),
+            step: Steps {
+                samples: 30,
+                mean_ms: 100.0,
+                median_ms: 98.0,
+                verdict: "stable".into(),
+                ..Steps::default()
+            },
+            samples_per_s: 160.0,
+            verdict: if wait_share >= 0.05 {
+                "input-bound"
+            } else {
+                "compute-bound"
+            }
+            .into(),
+            ..StepDoc::default()
+        }
+    }
+
+    #[test]
+    fn a_step_cycle_counts_only_when_the_input_drives_it() {
+        let mut compute = step(0.001);
+        compute.step.verdict = "oscillating".into();
+        compute.step.period_steps = Some(2);
+        compute.step.mean_ms = 130.0;
+        compute.step.median_ms = 100.0;
+        let e = Evidence {
+            step: Some(&compute),
+            ..Evidence::default()
+        };
+        assert!(rank(&e).is_empty());
+        assert!(verdict(&e, &[]).contains("repeats every 2 steps, in the compute"));
+
+        let mut input = step(0.3);
+        input.step = compute.step.clone();
+        input.step.period_strength = Some(0.7);
+        let e = Evidence {
+            step: Some(&input),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        let stall = causes.iter().find(|c| c.id == "step-stall").unwrap();
+        assert!((stall.lost_share.unwrap() - 30.0 / 130.0).abs() < 1e-12);
+        assert!(
+            stall
+                .evidence
+                .iter()
+                .any(|l| l.contains("equals num_workers (2)"))
+        );
+        assert!(stall.fix.starts_with("one loader worker is slower"));
+    }
+
+    #[test]
+    fn oscillation_outranks_a_smaller_input_share() {
+        let t = oscillating();
+        let s = step(0.38);
+        let causes = rank(&Evidence {
+            telemetry: Some(&t),
+            step: Some(&s),
+            ..Evidence::default()
+        });
+        assert_eq!(causes[0].id, "oscillating-utilisation");
+        assert!(causes[0].summary.contains("every 1.50 s"), "{causes:?}");
+        assert_eq!(causes[1].id, "input-bound");
+        assert!(causes[1].summary.contains("data wait is 38 % of the step"));
+        assert_eq!(causes[1].rank, 2);
+    }
+
+    #[test]
+    fn benchmark_gives_the_fix() {
+        let s = step(0.38);
+        let data = DataDoc {
+            config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}}),
+            samples_per_s: 900.0,
+            recommendation: Some(crate::model::Recommendation {
+                batch_size: 16,
+                num_workers: 8,
+                prefetch_buffer_size: 16,
+                samples_per_s: 3000.0,
+                ..Default::default()
+            }),
+            ..DataDoc::default()
+        };
+        let causes = rank(&Evidence {
+            step: Some(&s),
+            data: Some(&data),
+            precomputed: true,
+            ..Evidence::default()
+        });
+        assert_eq!(
+            causes[0].fix,
+            "features are precomputed (the loader reads the cache); raise num_workers from 2 \
+             to 8 and prefetch_buffer_size from 4 to 16 (the benchmark's best cell: 3000 \
+             samples/s against 900 with the current settings)"
+        );
+    }
+
+    #[test]
+    fn compute_bound_is_no_cause() {
+        let s = step(0.01);
+        let e = Evidence {
+            step: Some(&s),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert!(causes.is_empty());
+        assert!(
+            verdict(&e, &causes)
+                .starts_with("No starvation found: the training step is compute-bound")
+        );
+        assert!(verdict(&Evidence::default(), &[]).starts_with("Nothing was measured"));
+    }
+
+    #[test]
+    fn doctor_findings_follow_measured_causes() {
+        let t = oscillating();
+        let doctor = DoctorSection {
+            findings: vec![Finding {
+                id: "file-not-linted".into(),
+                severity: Severity::Error,
+                message: "binary".into(),
+                path: Some("x.bin".into()),
+                line: None,
+                column: None,
+                evidence: String::new(),
+                fix: "pass Python sources".into(),
+                check: "Code".into(),
+            }],
+            ..DoctorSection::default()
+        };
+        let causes = rank(&Evidence {
+            telemetry: Some(&t),
+            doctor: Some(&doctor),
+            ..Evidence::default()
+        });
+        assert_eq!(causes[0].id, "oscillating-utilisation");
+        assert_eq!(causes[1].id, "doctor-code");
+        assert_eq!(causes[1].severity, Severity::Error);
+        assert_eq!(causes[1].fix, "pass Python sources");
+    }
+
+    #[test]
+    fn every_cited_threshold_exists() {
+        let t = oscillating();
+        let s = step(0.38);
+        let causes = rank(&Evidence {
+            telemetry: Some(&t),
+            step: Some(&s),
+            ..Evidence::default()
+        });
+        let cited = cited_thresholds(&causes);
+        let all: usize = causes.iter().map(|c| c.thresholds.len()).sum();
+        assert!(!cited.is_empty() && cited.len() <= all);
+        for c in &causes {
+            for name in &c.thresholds {
+                assert!(threshold(name).is_some(), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn changes_read_well() {
+        let cur = LoaderSettings {
+            batch_size: 16,
+            workers: 2,
+            prefetch: 4,
+        };
+        assert_eq!(setting_changes(cur, 2, 4, 16), "");
+        assert_eq!(
+            setting_changes(cur, 4, 4, 16),
+            "raise num_workers from 2 to 4"
+        );
+        assert_eq!(
+            setting_changes(cur, 1, 8, 32),
+            "lower num_workers from 2 to 1, raise prefetch_buffer_size from 4 to 8 and batch_size from 16 to 32"
+        );
+    }
+
+    #[test]
+    fn shares_read_well() {
+        assert_eq!(pct(0.38), "38 %");
+        assert_eq!(pct(0.042), "4.2 %");
+        assert_eq!(pct(0.0031), "0.31 %");
+        assert_eq!(pct(f64::NAN), "n/a");
+        assert_eq!(secs(1.5), "1.50 s");
+        assert_eq!(secs(0.7), "700 ms");
+    }
+}

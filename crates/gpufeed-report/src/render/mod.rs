@@ -1,0 +1,93 @@
+//! The renderers: one trait, one file per format. They only format; they never collect,
+//! measure or read a file.
+
+mod html;
+mod json;
+mod markdown;
+mod svg;
+
+pub use html::Html;
+pub use json::Json;
+pub use markdown::Markdown;
+
+use crate::model::Report;
+
+/// Formats a [`Report`].
+pub trait Renderer {
+    /// The whole file.
+    fn render(&self, report: &Report) -> String;
+}
+
+/// `1.2 s`, `45 s`, `2 min 05 s`: a stage's wall time.
+#[must_use]
+pub fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds < 0.0 {
+        "n/a".to_owned()
+    } else if seconds < 10.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else {
+        let s = seconds.round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+/// A number with the digits it needs: `12345`, `123`, `12.3`, `1.23`, `0.0123`.
+#[must_use]
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if !v.is_finite() {
+        "n/a".to_owned()
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// What a step profile measured, from its `config`: model, device, precision, steps.
+fn step_setup(doc: &crate::model::StepDoc) -> String {
+    let c = &doc.config;
+    let get = |k: &str| {
+        c.get(k)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+    };
+    let preset = c
+        .get("model")
+        .and_then(|m| m.get("preset"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("?");
+    let params = c
+        .get("model")
+        .and_then(|m| m.get("parameters"))
+        .and_then(serde_json::Value::as_u64)
+        .map_or_else(String::new, |p| format!(" ({p} parameters)"));
+    format!(
+        "model `{preset}`{params} on {}, {}, {} timed steps{}",
+        get("device").unwrap_or_else(|| "?".into()),
+        get("dtype").unwrap_or_else(|| "f32".into()),
+        doc.step.samples,
+        get("warmup_steps").map_or_else(String::new, |w| format!(" after {w} warm-up")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_numbers() {
+        assert_eq!(duration(1.24), "1.2 s");
+        assert_eq!(duration(45.2), "45 s");
+        assert_eq!(duration(125.0), "2 min 05 s");
+        assert_eq!(duration(f64::NAN), "n/a");
+        assert_eq!(num(12345.6), "12346");
+        assert_eq!(num(0.01234), "0.012");
+        assert_eq!(num(0.0), "0");
+    }
+}
