@@ -14,7 +14,7 @@
 //! generator cannot be seeded).
 
 use candle_core::{D, DType, Device, Tensor, Var};
-use candle_nn::{Embedding, Linear, Module};
+use candle_nn::{Embedding, Module};
 use gpufeed_data::rng::SplitMix64;
 
 use crate::TrainError;
@@ -158,17 +158,20 @@ impl ModelConfig {
     }
 }
 
-/// Draws the initial weights and keeps the trainable variables for the optimizer.
+/// Draws the initial weights and keeps the trainable variables for the optimizer. The
+/// weights are f32 whatever the compute precision (mixed precision's master weights): each
+/// layer casts them to the precision of its input as it runs, and the gradients flow back
+/// through the cast to the f32 weights, so AdamW's small updates and its `eps` (1e-8, zero
+/// in f16) do not underflow.
 struct Init<'a> {
     rng: SplitMix64,
     device: &'a Device,
-    dtype: DType,
     vars: Vec<Var>,
 }
 
 impl Init<'_> {
     fn var(&mut self, shape: &[usize], values: Vec<f32>) -> Result<Tensor, TrainError> {
-        let t = Tensor::from_vec(values, shape, self.device)?.to_dtype(self.dtype)?;
+        let t = Tensor::from_vec(values, shape, self.device)?;
         let v = Var::from_tensor(&t)?;
         let t = v.as_tensor().clone();
         self.vars.push(v);
@@ -192,9 +195,10 @@ impl Init<'_> {
     /// PyTorch's `nn.Linear` initialisation: weight and bias uniform in ±1/sqrt(fan_in).
     fn linear(&mut self, inp: usize, out: usize) -> Result<Linear, TrainError> {
         let bound = 1.0 / (inp as f64).sqrt();
-        let w = self.uniform(&[out, inp], bound)?;
-        let b = self.uniform(&[out], bound)?;
-        Ok(Linear::new(w, Some(b)))
+        Ok(Linear {
+            weight: self.uniform(&[out, inp], bound)?,
+            bias: self.uniform(&[out], bound)?,
+        })
     }
 
     fn norm(&mut self, width: usize) -> Result<Norm, TrainError> {
@@ -205,8 +209,22 @@ impl Init<'_> {
     }
 }
 
+/// `x W^T + b` with the f32 weights cast to the input's precision.
+struct Linear {
+    weight: Tensor,
+    bias: Tensor,
+}
+
+impl Linear {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let dt = x.dtype();
+        x.broadcast_matmul(&self.weight.to_dtype(dt)?.t()?)?
+            .broadcast_add(&self.bias.to_dtype(dt)?)
+    }
+}
+
 /// Layer normalisation written with differentiable tensor ops (candle's fused layer-norm
-/// kernel has no backward pass).
+/// kernel has no backward pass); statistics in f32, weights cast to the input's precision.
 struct Norm {
     weight: Tensor,
     bias: Tensor,
@@ -214,7 +232,13 @@ struct Norm {
 
 impl Norm {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        candle_nn::ops::layer_norm_slow(x, &self.weight, &self.bias, 1e-5)
+        let dt = x.dtype();
+        candle_nn::ops::layer_norm_slow(
+            x,
+            &self.weight.to_dtype(dt)?,
+            &self.bias.to_dtype(dt)?,
+            1e-5,
+        )
     }
 }
 
@@ -461,7 +485,6 @@ impl Model {
         let mut init = Init {
             rng: SplitMix64(seed),
             device,
-            dtype,
             vars: Vec::new(),
         };
         let (e, d) = (config.encoder_dim, config.decoder_dim);
@@ -562,6 +585,7 @@ impl Model {
         let mut h = self
             .embedding
             .forward(&x.tokens)?
+            .to_dtype(self.dtype)?
             .broadcast_add(&self.encoder_positions.narrow(0, 0, t)?)?;
         for block in &self.encoder {
             h = block.forward(&h, &x.text_bias)?;
@@ -621,6 +645,36 @@ mod tests {
         let count = |p| ModelConfig::preset(p, 44, 80).parameter_count();
         assert_eq!(count(Preset::Tiny), 364_064);
         assert_eq!(count(Preset::Small), 10_429_728);
+    }
+
+    #[test]
+    fn half_precision_trains_with_f32_master_weights() {
+        // AdamW's eps (1e-8) is 0 in f16: with f16 weights, a weight without gradient
+        // became 0/0 = NaN after one step.
+        let c = ModelConfig::preset(Preset::Tiny, 10, 4);
+        for dtype in [DType::F16, DType::BF16] {
+            let m = Model::new(c.clone(), dtype, &Device::Cpu, 3).unwrap();
+            assert!(m.vars().iter().all(|v| v.dtype() == DType::F32));
+            let mut t = crate::train::Trainer::new(m).unwrap();
+            let x = stage(
+                &c,
+                &[4, 5],
+                (1, 2),
+                &[0.5; 32],
+                8,
+                &[2],
+                &[8],
+                dtype,
+                &Device::Cpu,
+            )
+            .unwrap();
+            for _ in 0..3 {
+                let loss = t.loss(&t.forward(&x).unwrap(), &x).unwrap();
+                let grads = t.backward(&loss).unwrap();
+                t.update(&grads).unwrap();
+                assert!(loss.to_scalar::<f32>().unwrap().is_finite(), "{dtype:?}");
+            }
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ use gpufeed_train::{DeviceSpec, parse_dtype};
 use super::loader_config;
 use crate::cli::ProfileStepArgs;
 use crate::features;
+use crate::printer;
 use crate::trace::StepReport;
 
 /// Steps timed when `--steps` is absent.
@@ -192,6 +193,12 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
     };
     let p = train_profile::profile(&mut trainer, &mut stream, &data_device, options)
         .with_context(|| format!("profiling the `{}` model on {device_spec}", preset.name()))?;
+    if !(p.loss_first.is_finite() && p.loss_last.is_finite()) {
+        printer::warn(&format!(
+            "the loss is not finite ({} then {}) with `--dtype {}`: the timings stand, but this training diverged",
+            p.loss_first, p.loss_last, args.dtype
+        ));
+    }
     let analysis = gpufeed_stats::analyze_steps(&p.step_ms).context("no step was timed")?;
     let step_mean = analysis.summary.mean;
     let mut means = Vec::new();
