@@ -139,29 +139,8 @@ impl Stage {
     }
 }
 
-/// Severity of a doctor finding (as in the `findings` document).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing.
-    Info,
-    /// Costs speed or hides a mistake.
-    Warning,
-    /// Broken; makes `analyze` exit with 1.
-    Error,
-}
-
-impl Severity {
-    /// As in JSON.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Info => "info",
-            Self::Warning => "warning",
-            Self::Error => "error",
-        }
-    }
-}
+/// Severity of a doctor finding: the doctor's own, so that the two cannot drift.
+pub use gpufeed_doctor::Severity;
 
 /// One doctor finding: the object of the `findings` document, plus the doctor check it
 /// belongs to.

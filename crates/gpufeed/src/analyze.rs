@@ -402,11 +402,7 @@ fn doctor_section(run: &doctor::DoctorRun) -> DoctorSection {
         .iter()
         .map(|f| Finding {
             id: f.id.to_owned(),
-            severity: match f.severity {
-                gpufeed_doctor::Severity::Info => Severity::Info,
-                gpufeed_doctor::Severity::Warning => Severity::Warning,
-                gpufeed_doctor::Severity::Error => Severity::Error,
-            },
+            severity: f.severity,
             message: f.message.clone(),
             path: f.path.clone(),
             line: f.line,
