@@ -12,18 +12,23 @@
 //!   per file, one extractor and one output buffer for the whole run (as the precompute
 //!   loop does), plus the decode and the mel part timed alone;
 //! - `librosa` (when `python3 -c "import librosa"` works): the same files and settings in
-//!   a Python subprocess with BLAS/OpenMP pinned to one thread: `librosa.load(sr=None)`
-//!   then `np.log(np.maximum(mel_basis @ np.abs(librosa.stft(...)), 1e-5))`, the filterbank
-//!   built once up front (librosa's most favourable case), timed after a warm-up pass.
+//!   one long-lived Python process with BLAS/OpenMP pinned to one thread:
+//!   `librosa.load(sr=None)` then `np.log(np.maximum(mel_basis @ np.abs(librosa.stft(...)),
+//!   1e-5))`, the filterbank built once up front (librosa's most favourable case), after a
+//!   warm-up pass.
 //!
-//! Each figure is the best of `GPUFEED_BENCH_ROUNDS` passes (default 5) after one warm-up
-//! pass; the best pass is the least disturbed by other work on a shared machine.
+//! The two are timed **in alternation**: each round is one gpufeed pass then one librosa
+//! pass, so a burst of other work on a shared machine slows both sides of a round rather
+//! than one side of the whole comparison. Reported: the best pass of each over
+//! `GPUFEED_BENCH_ROUNDS` rounds (default 10) and their ratio, and the spread of the
+//! per-round ratios (lowest, median, highest).
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
 use gpufeed_audio::decode;
@@ -36,7 +41,6 @@ import numpy as np
 import librosa
 
 files = sorted(glob.glob(sys.argv[1] + "/*.wav"))
-rounds = int(sys.argv[2])
 mel_basis = librosa.filters.mel(sr=22050, n_fft=1024, n_mels=80, fmin=0.0, fmax=8000.0)
 
 def one_pass():
@@ -49,13 +53,11 @@ def one_pass():
         seconds += len(y) / sr
     return seconds
 
-one_pass()
-best = float("inf")
-for _ in range(rounds):
+print("ready", one_pass(), flush=True)
+for line in sys.stdin:
     t = time.perf_counter()
-    seconds = one_pass()
-    best = min(best, time.perf_counter() - t)
-print(seconds, best)
+    one_pass()
+    print(time.perf_counter() - t, flush=True)
 "#;
 
 fn wav_dir() -> PathBuf {
@@ -84,7 +86,7 @@ fn main() {
     let rounds: usize = std::env::var("GPUFEED_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(10);
     let dir = wav_dir();
     let mut files: Vec<PathBuf> = fs_err::read_dir(&dir)
         .unwrap()
@@ -104,13 +106,35 @@ fn main() {
     let audio_s = decoded.iter().map(Vec::len).sum::<usize>() as f64 / f64::from(rate);
     let frames: usize = decoded.iter().map(|x| mel.frames_for(x.len())).sum();
 
-    let full = best_of(rounds, || {
+    let mut librosa = Librosa::start(&dir);
+    if let Err(why) = &librosa {
+        println!("librosa: skipped ({why})");
+    }
+    // Warm-up pass, then the rounds: gpufeed, then librosa on the same files.
+    let mut full_pass = || {
+        let t = Instant::now();
         for f in &files {
             let audio = decode::load(f, rate).unwrap();
             black_box(mel.compute_into(&audio.samples, &mut out).unwrap());
             black_box(&out);
         }
-    });
+        t.elapsed().as_secs_f64()
+    };
+    full_pass();
+    let mut full = Vec::with_capacity(rounds);
+    let mut reference = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        full.push(full_pass());
+        if let Ok(lib) = &mut librosa {
+            match lib.pass() {
+                Ok(t) => reference.push(t),
+                Err(why) => {
+                    println!("librosa: stopped ({why})");
+                    librosa = Err(why);
+                }
+            }
+        }
+    }
     let decode_only = best_of(rounds, || {
         for f in &files {
             black_box(decode::load(f, rate).unwrap());
@@ -129,11 +153,12 @@ fn main() {
          best of {rounds}",
         files.len()
     );
-    let rate_full = audio_s / full;
+    let best_full = full.iter().copied().fold(f64::INFINITY, f64::min);
+    let rate_full = audio_s / best_full;
     println!(
         "gpufeed  load + mel + log : {:8.2} ms/pass  {rate_full:9.0} audio-s/s  {:6.0} files/s",
-        full * 1e3,
-        files.len() as f64 / full
+        best_full * 1e3,
+        files.len() as f64 / best_full
     );
     println!(
         "gpufeed  load (decode)    : {:8.2} ms/pass  {:9.0} audio-s/s",
@@ -145,58 +170,99 @@ fn main() {
         mel_only * 1e3,
         audio_s / mel_only
     );
-
-    match run_librosa(&dir, rounds) {
-        Ok((seconds, best)) => {
-            let rate_librosa = seconds / best;
-            println!(
-                "librosa  load + stft + mel + log : {:8.2} ms/pass  {rate_librosa:9.0} audio-s/s",
-                best * 1e3
-            );
-            println!(
-                "ratio gpufeed / librosa: {:.2}x (per core)",
-                rate_full / rate_librosa
-            );
-        }
-        Err(why) => println!("librosa: skipped ({why})"),
+    if let (Ok(lib), false) = (&librosa, reference.is_empty()) {
+        let best = reference.iter().copied().fold(f64::INFINITY, f64::min);
+        let rate_librosa = lib.seconds / best;
+        println!(
+            "librosa  load + stft + mel + log : {:8.2} ms/pass  {rate_librosa:9.0} audio-s/s",
+            best * 1e3
+        );
+        let mut per_round: Vec<f64> = full.iter().zip(&reference).map(|(g, l)| l / g).collect();
+        per_round.sort_by(f64::total_cmp);
+        println!(
+            "ratio gpufeed / librosa: {:.2}x (per core; best pass against best pass); per round: \
+             lowest {:.2}x, median {:.2}x, highest {:.2}x over {} rounds",
+            rate_full / rate_librosa,
+            per_round[0],
+            per_round[per_round.len() / 2],
+            per_round[per_round.len() - 1],
+            per_round.len()
+        );
     }
 }
 
-/// Runs the librosa recipe in Python on one thread; returns (audio seconds, best pass s).
-fn run_librosa(dir: &Path, rounds: usize) -> Result<(f64, f64), String> {
-    let probe = Command::new("python3")
-        .args(["-c", "import librosa"])
-        .output()
-        .map_err(|e| format!("python3 not runnable: {e}"))?;
-    if !probe.status.success() {
-        return Err("`python3 -c \"import librosa\"` failed; pip install librosa".into());
+/// The librosa recipe in a long-lived Python process on one thread: one pass over the
+/// files per request, so its passes alternate with gpufeed's.
+struct Librosa {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// Audio seconds in one pass.
+    seconds: f64,
+}
+
+impl Librosa {
+    /// Starts the script (which runs its warm-up pass) and waits until it is ready.
+    fn start(dir: &Path) -> Result<Self, String> {
+        let probe = Command::new("python3")
+            .args(["-c", "import librosa"])
+            .output()
+            .map_err(|e| format!("python3 not runnable: {e}"))?;
+        if !probe.status.success() {
+            return Err("`python3 -c \"import librosa\"` failed; pip install librosa".into());
+        }
+        let mut cmd = Command::new("python3");
+        cmd.args(["-c", LIBROSA_SCRIPT])
+            .arg(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        for var in [
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "MKL_NUM_THREADS",
+            "NUMBA_NUM_THREADS",
+        ] {
+            cmd.env(var, "1");
+        }
+        let mut child = cmd.spawn().map_err(|e| e.to_string())?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let line = read_line(&mut stdout)?;
+        let seconds = line
+            .strip_prefix("ready ")
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| format!("unexpected output from the librosa script: {line}"))?;
+        Ok(Self {
+            child,
+            stdin,
+            stdout,
+            seconds,
+        })
     }
-    let mut cmd = Command::new("python3");
-    cmd.args(["-c", LIBROSA_SCRIPT])
-        .arg(dir)
-        .arg(rounds.to_string());
-    for var in [
-        "OMP_NUM_THREADS",
-        "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS",
-        "NUMBA_NUM_THREADS",
-    ] {
-        cmd.env(var, "1");
+
+    /// One timed pass; its wall time in seconds.
+    fn pass(&mut self) -> Result<f64, String> {
+        writeln!(self.stdin, "pass").map_err(|e| e.to_string())?;
+        self.stdin.flush().map_err(|e| e.to_string())?;
+        let line = read_line(&mut self.stdout)?;
+        line.trim()
+            .parse()
+            .map_err(|_| format!("unexpected output from the librosa script: {line}"))
     }
-    let out = cmd.output().map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!(
-            "the librosa script failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        ));
+}
+
+impl Drop for Librosa {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut fields = text.split_whitespace().map(str::parse::<f64>);
-    match (fields.next(), fields.next()) {
-        (Some(Ok(seconds)), Some(Ok(best))) => Ok((seconds, best)),
-        _ => Err(format!("unexpected output from the librosa script: {text}")),
+}
+
+fn read_line(r: &mut impl BufRead) -> Result<String, String> {
+    let mut line = String::new();
+    match r.read_line(&mut line) {
+        Ok(0) => Err("the librosa script ended early (run it by hand to see why)".into()),
+        Ok(_) => Ok(line),
+        Err(e) => Err(e.to_string()),
     }
 }
