@@ -6,9 +6,9 @@
 //!
 //! NVML calls are not free: they serialise on the driver's lock (a 25 ms poll held it
 //! 10 s of every 15 s in MangoHud, flightlessmango/MangoHud#2104), and PCIe throughput
-//! blocks for its 20 ms measuring window. So, from one thread:
+//! blocks for its 20 ms measuring window. So, from one thread, per GPU:
 //!
-//! | every tick | every [`GPM_S`] | every [`PROC_S`] | every [`PCIE_S`] |
+//! | every tick with a new utilisation reading | every [`GPM_S`] | every [`PROC_S`] | every [`PCIE_S`] |
 //! |---|---|---|---|
 //! | utilisation from the driver's sample buffer, memory used, power, SM clock, temperature, throttle reasons, memory utilisation | GPM SM activity, occupancy, tensor and DRAM activity (Hopper and newer) | utilisation of the watched process tree | PCIe rx/tx |
 //!
@@ -16,12 +16,19 @@
 //! the driver keeps a ring buffer of readings at its own rate (1/6 s to 1 s, depending on
 //! the product), each with a microsecond timestamp; passing the newest timestamp seen
 //! returns only newer ones, so every reading is taken exactly once, with its own time,
-//! whatever the polling interval. The buffer runs dry while the GPU idles
-//! (polarsignals/gpu-metrics-agent#37); the tick then takes the plain
-//! `nvmlDeviceGetUtilizationRates` reading, so an idle GPU reads 0 %, not nothing.
-//! Driver timestamps are mapped to the run's timeline by one anchor (the newest
-//! timestamp of the first non-empty read = the time of that poll), so only their
-//! differences are used, whatever clock the driver counts in; readings older than the
+//! whatever the polling interval. A tick that comes between two readings (gpufeed polls
+//! every 100 ms, faster than the driver samples) finds nothing new and reads nothing else
+//! of that GPU either: the plain rate would only repeat the last reading at the poll's
+//! time. The buffer runs dry while the GPU idles (polarsignals/gpu-metrics-agent#37):
+//! after [`DRY_PERIODS`] sample periods without a reading (the shortest step seen between
+//! two readings, [`MAX_PERIOD_S`] until one is seen), the plain
+//! `nvmlDeviceGetUtilizationRates` reading stands for each reading the driver did not
+//! make, one per sample period, so an idle GPU reads 0 %, not nothing, and the series
+//! keeps one step (on a GPU whose buffer has never given a reading: one per tick).
+//! Driver timestamps are mapped to the run's timeline by one anchor, set by the first
+//! non-empty read: the wall clock at that poll when the timestamps read as wall-clock
+//! time, as the driver's are (within a year before the clock), else the newest timestamp
+//! at that poll; after that only their differences are used. Readings older than the
 //! start of the run are dropped, and a series never goes back in time.
 //!
 //! All readings of a tick that are not utilisation go onto the newest sample of that GPU
@@ -32,13 +39,17 @@
 //! container without `--pid=host` the watched tree's PIDs do not match and
 //! `proc_util` stays 0.
 //!
-//! Set `GPUFEED_NVML_LIB` ([`LIB_ENV`]) to load NVML from another path.
+//! Set `GPUFEED_NVML_LIB` ([`LIB_ENV`]) to load NVML from another path
+//! ([`NvmlSource::open_with_lib`] and [`gpu_inventory_with_lib`] take it as an argument).
+//! `tests/fake_nvml/fake_nvml.c` is a fake NVML with two made-up GPUs, for testing this
+//! module without a GPU.
 //!
 //! [`gpu_inventory`] reads, once, what `gpufeed doctor` checks (model, memory, driver and
 //! CUDA version, PCIe link, persistence, power limit, clocks, throttle reasons, ECC, MIG,
 //! processes) into a plain [`GpuInventory`].
 
 use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
 use std::sync::OnceLock;
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
@@ -69,15 +80,40 @@ pub const PROC_S: f64 = 1.0;
 /// (NVML docs; zml/zml#766), so at most 0.25 Hz (research/gpu-tools.md section 9).
 pub const PCIE_S: f64 = 4.0;
 
+/// The longest sample period of the driver's utilisation buffer: 1/6 s to 1 s depending
+/// on the product (NVML docs, `nvmlDeviceGetUtilizationRates`). Assumed until a GPU's own
+/// period is seen.
+pub const MAX_PERIOD_S: f64 = 1.0;
+
+/// A buffer without a new reading for this many sample periods has run dry: the GPU
+/// idles (polarsignals/gpu-metrics-agent#37), and the plain rate is read instead. One
+/// period is the normal wait between readings; the second absorbs the driver's lag and
+/// the poll's jitter.
+pub const DRY_PERIODS: f64 = 2.0;
+
+/// The longest gap of a dry buffer filled with one plain reading per sample period,
+/// far above any tick (100 ms by default). A longer one (a stopped process, a sleeping
+/// machine) gets a single plain reading: what the GPU did meanwhile is not known.
+pub const MAX_FILL_S: f64 = 10.0;
+
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// NVML, initialised once per process and never shut down (the driver drops the
-/// process's handle when it exits).
-static NVML: OnceLock<Nvml> = OnceLock::new();
+/// The library loaded when [`LIB_ENV`] is not set: found by the dynamic loader, as
+/// `nvidia-smi` finds it.
+pub const DEFAULT_LIB: &str = "libnvidia-ml.so.1";
 
-/// NVML and the number of GPUs it lists, at least one.
-fn nvml_with_gpus() -> Result<(&'static Nvml, u32), SourceError> {
-    let nvml = nvml()?;
+/// NVML, initialised once per process and never shut down (the driver drops the
+/// process's handle when it exits), with the library it was loaded from.
+static NVML: OnceLock<(Nvml, OsString)> = OnceLock::new();
+
+/// The library to load: [`LIB_ENV`], else [`DEFAULT_LIB`].
+fn lib_from_env() -> OsString {
+    std::env::var_os(LIB_ENV).unwrap_or_else(|| DEFAULT_LIB.into())
+}
+
+/// NVML from `lib` and the number of GPUs it lists, at least one.
+fn nvml_with_gpus(lib: &OsStr) -> Result<(&'static Nvml, u32), SourceError> {
+    let nvml = nvml(lib)?;
     let count = nvml.device_count().map_err(|e| SourceError::Nvml {
         call: "nvmlDeviceGetCount",
         message: e.to_string(),
@@ -88,25 +124,30 @@ fn nvml_with_gpus() -> Result<(&'static Nvml, u32), SourceError> {
     Ok((nvml, count))
 }
 
-fn nvml() -> Result<&'static Nvml, SourceError> {
-    if let Some(n) = NVML.get() {
-        return Ok(n);
-    }
-    let lib = std::env::var_os(LIB_ENV);
-    let result = match &lib {
-        Some(path) => {
-            let mut b = Nvml::builder();
-            b.lib_path(path);
-            b.init()
+/// NVML loaded from `lib`; the process keeps the first library it loads, so asking for
+/// another one later is an error.
+fn nvml(lib: &OsStr) -> Result<&'static Nvml, SourceError> {
+    let (nvml, loaded) = match NVML.get() {
+        Some(n) => n,
+        None => {
+            let n = Nvml::builder()
+                .lib_path(lib)
+                .init()
+                .map_err(|e| init_error(&e, &lib.to_string_lossy()))?;
+            NVML.get_or_init(|| (n, lib.to_owned()))
         }
-        None => Nvml::init(),
     };
-    let name = lib.map_or_else(
-        || "libnvidia-ml.so.1".to_owned(),
-        |p| p.to_string_lossy().into_owned(),
-    );
-    let n = result.map_err(|e| init_error(&e, &name))?;
-    Ok(NVML.get_or_init(|| n))
+    if loaded != lib {
+        return Err(SourceError::Nvml {
+            call: "nvmlInit_v2",
+            message: format!(
+                "NVML is already loaded from `{}` in this process, so `{}` cannot be",
+                loaded.to_string_lossy(),
+                lib.to_string_lossy()
+            ),
+        });
+    }
+    Ok(nvml)
 }
 
 fn init_error(e: &NvmlError, lib: &str) -> SourceError {
@@ -118,7 +159,12 @@ fn init_error(e: &NvmlError, lib: &str) -> SourceError {
             reason: "the NVIDIA kernel driver is not loaded".to_owned(),
         },
         NvmlError::FailedToLoadSymbol(s) => SourceError::NoDriver {
-            reason: format!("`{lib}` lacks `{s}`; the driver is too old"),
+            // The loader's message repeats the library: `PATH: undefined symbol: NAME`.
+            reason: format!(
+                "`{lib}` lacks `{}`; the driver is too old",
+                s.rsplit_once("undefined symbol: ")
+                    .map_or(s.as_str(), |(_, name)| name)
+            ),
         },
         other => SourceError::Nvml {
             call: "nvmlInit_v2",
@@ -138,9 +184,17 @@ struct Gpu {
     anchor: Option<(u64, f64)>,
     /// Time of the newest sample emitted.
     last_t: f64,
+    /// Run time of the newest reading of the buffer (`-inf` before the first).
+    last_reading_t: f64,
+    /// The buffer's sample period, s: the shortest step seen between two readings.
+    period: Option<f64>,
     /// The previous GPM sample, on GPUs that support GPM.
     gpm: Option<GpmSample<'static>>,
     last_proc_ts: Option<u64>,
+    /// When GPM, the process utilisation and PCIe throughput were last read.
+    last_gpm: f64,
+    last_proc: f64,
+    last_pcie: f64,
     warned: HashSet<&'static str>,
 }
 
@@ -153,15 +207,22 @@ pub struct NvmlSource {
     warnings: Vec<SourceWarning>,
     watch: Option<u32>,
     tree: HashSet<u32>,
-    last_gpm: f64,
-    last_proc: f64,
-    last_pcie: f64,
+    /// When the watched tree was last listed.
+    last_tree: f64,
 }
 
 impl NvmlSource {
-    /// Loads NVML and opens every GPU it lists.
+    /// Loads NVML ([`LIB_ENV`], else [`DEFAULT_LIB`]) and opens every GPU it lists.
     pub fn open() -> Result<Self, SourceError> {
-        let (nvml, count) = nvml_with_gpus()?;
+        Self::open_with_lib(lib_from_env())
+    }
+
+    /// [`open`](Self::open) with NVML loaded from `lib`, a path or a name for the dynamic
+    /// loader, whatever [`LIB_ENV`] says: the tests load a fake NVML this way
+    /// (`tests/fake_nvml/`). A process loads one NVML library: once one is loaded, another
+    /// `lib` is an error.
+    pub fn open_with_lib(lib: impl AsRef<OsStr>) -> Result<Self, SourceError> {
+        let (nvml, count) = nvml_with_gpus(lib.as_ref())?;
         let mut gpus = Vec::new();
         let mut info = Vec::new();
         let mut warnings = Vec::new();
@@ -201,8 +262,13 @@ impl NvmlSource {
                 last_ts: None,
                 anchor: None,
                 last_t: f64::NEG_INFINITY,
+                last_reading_t: f64::NEG_INFINITY,
+                period: None,
                 gpm,
                 last_proc_ts: None,
+                last_gpm: 0.0,
+                last_proc: f64::NEG_INFINITY,
+                last_pcie: f64::NEG_INFINITY,
                 warned: HashSet::new(),
             });
         }
@@ -213,9 +279,7 @@ impl NvmlSource {
             warnings,
             watch: None,
             tree: HashSet::new(),
-            last_gpm: 0.0,
-            last_proc: f64::NEG_INFINITY,
-            last_pcie: f64::NEG_INFINITY,
+            last_tree: f64::NEG_INFINITY,
         })
     }
 
@@ -257,6 +321,36 @@ fn sample_f64(v: &SampleValue) -> f64 {
         SampleValue::I64(x) => x as f64,
     }
 }
+
+/// Driver time (µs) ↔ run time, from the first read with a reading, at run time `now`,
+/// whose newest reading is `newest`. The driver stamps readings with the wall clock
+/// (Unix-epoch µs, as in Syllo/nvtop#110 and NVIDIA/go-nvml#51): when `newest` reads as
+/// the wall clock (not after it, and within [`WALL_WINDOW_US`] before it), the wall clock
+/// now is the anchor, so every reading keeps its age, even when the newest one is old (a
+/// buffer that ran dry before the run). Otherwise the newest reading is taken to be from
+/// `now`.
+fn anchor(newest: u64, now: f64) -> (u64, f64) {
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_micros()).ok());
+    match wall {
+        Some(w)
+            if newest <= w.saturating_add(WALL_SLACK_US) && w - newest.min(w) <= WALL_WINDOW_US =>
+        {
+            (w, now)
+        }
+        _ => (newest, now),
+    }
+}
+
+/// How far before the wall clock a reading may be and still read as wall-clock time, µs: a
+/// year, so that a buffer that ran dry days ago still counts, while a clock counting from
+/// boot (a few days of µs: a date in January 1970) never does.
+const WALL_WINDOW_US: u64 = 365 * 86_400 * 1_000_000;
+
+/// How far after the wall clock a reading may be: the skew of two reads of the clock.
+const WALL_SLACK_US: u64 = 1_000_000;
 
 /// The throttle reasons as the recording names them (see [`crate::jsonl`]).
 #[must_use]
@@ -303,8 +397,18 @@ impl Gpu {
         let Some(&(newest, _)) = readings.last() else {
             return Vec::new();
         };
+        let mut prev = self.last_ts;
+        for &(ts, _) in &readings {
+            // Steps under a millisecond are a driver glitch, not its sample period.
+            let step = prev.map_or(0.0, |p| ts.saturating_sub(p) as f64 / 1e6);
+            if step >= 1e-3 {
+                self.period = Some(self.period.map_or(step, |p| p.min(step)));
+            }
+            prev = Some(ts);
+        }
         self.last_ts = Some(newest);
-        let (ats, at) = *self.anchor.get_or_insert((newest, now));
+        let (ats, at) = *self.anchor.get_or_insert_with(|| anchor(newest, now));
+        self.last_reading_t = at + (newest as f64 - ats as f64) / 1e6;
         let mut out = Vec::new();
         for (ts, util) in readings {
             let t = at + (ts as f64 - ats as f64) / 1e6;
@@ -316,6 +420,39 @@ impl Gpu {
             }
         }
         out
+    }
+
+    /// Whether the buffer has run dry (the GPU idles): no reading for [`DRY_PERIODS`] of
+    /// its sample periods. Until then, a poll that finds no new reading just came
+    /// between two readings of a busy GPU.
+    fn buffer_dry(&self, now: f64) -> bool {
+        now - self.last_reading_t > DRY_PERIODS * self.period.unwrap_or(MAX_PERIOD_S)
+    }
+
+    /// Times for the plain reading while the buffer is dry. On a GPU whose buffer has
+    /// given readings, it stands for each reading the driver did not make: one per sample
+    /// period after the last reading or sample, up to `now` and not before the run, so
+    /// the series keeps one step, busy or idle (the analysis takes samples as evenly
+    /// spaced). After a gap of more than [`MAX_FILL_S`] (a stopped process), only the
+    /// newest. On a GPU whose buffer never gave a reading: one at `now`.
+    fn plain_times(&self, now: f64) -> Vec<f64> {
+        let base = self.last_t.max(self.last_reading_t);
+        let Some(p) = self.period.filter(|_| base.is_finite()) else {
+            return vec![now.max(self.last_t)];
+        };
+        let last = ((now - base) / p).floor();
+        let first = if now - base > MAX_FILL_S {
+            last
+        } else {
+            (-base / p).ceil().max(1.0)
+        };
+        if last < first {
+            return Vec::new();
+        }
+        // Whole numbers from 1 up, so the casts are exact.
+        (first as u64..=last as u64)
+            .map(|k| base + k as f64 * p)
+            .collect()
     }
 }
 
@@ -329,50 +466,61 @@ impl Source for NvmlSource {
     }
 
     fn poll(&mut self, now: f64, out: &mut Vec<Record>) -> Result<(), SourceError> {
-        let gpm_due = self.gpus.iter().any(|g| g.gpm.is_some()) && now - self.last_gpm >= GPM_S;
-        let proc_due = self.watch.is_some() && now - self.last_proc >= PROC_S;
-        let pcie_due = now - self.last_pcie >= PCIE_S;
-        if gpm_due {
-            self.last_gpm = now;
-        }
-        if proc_due {
-            self.last_proc = now;
-            if let Some(root) = self.watch {
-                self.tree = crate::host::process_tree(std::path::Path::new("/proc"), root)
-                    .into_iter()
-                    .collect();
-            }
-        }
-        if pcie_due {
-            self.last_pcie = now;
+        if let Some(root) = self.watch
+            && now - self.last_tree >= PROC_S
+        {
+            self.last_tree = now;
+            self.tree = crate::host::process_tree(std::path::Path::new("/proc"), root)
+                .into_iter()
+                .collect();
         }
         let w = &mut self.warnings;
         for g in &mut self.gpus {
+            let buffered = g.buffered_util(now, w);
+            // Polled between two readings of a busy GPU: nothing new (the plain rate would
+            // repeat the last reading at the poll's time), so the GPU's other readings wait
+            // for its next utilisation reading too.
+            let plain_at = match (buffered.is_empty(), g.buffer_dry(now)) {
+                (true, true) => g.plain_times(now),
+                _ => Vec::new(),
+            };
+            if buffered.is_empty() && plain_at.is_empty() {
+                continue;
+            }
+            let gpm_due = g.gpm.is_some() && now - g.last_gpm >= GPM_S;
+            let proc_due = self.watch.is_some() && now - g.last_proc >= PROC_S;
+            let pcie_due = now - g.last_pcie >= PCIE_S;
+            if gpm_due {
+                g.last_gpm = now;
+            }
+            if proc_due {
+                g.last_proc = now;
+            }
+            if pcie_due {
+                g.last_pcie = now;
+            }
             let rates = g.device.utilization_rates();
             let rates = field(g, w, "utilisation", rates).map(|r| (r.gpu, r.memory));
-            let buffered = g.buffered_util(now, w);
-            let mut sample = match buffered.split_last() {
-                Some((&(t, util), older)) => {
-                    for &(t, util) in older {
-                        out.push(Record::Gpu(GpuSample {
-                            util: Some(util),
-                            ..GpuSample::new(t, g.index)
-                        }));
-                    }
-                    GpuSample {
-                        util: Some(util),
-                        ..GpuSample::new(t, g.index)
-                    }
-                }
-                // Empty buffer (idle GPU): the plain reading, now.
-                None => {
-                    let t = now.max(g.last_t);
-                    g.last_t = t;
-                    GpuSample {
-                        util: rates.map(|(gpu, _)| f64::from(gpu)),
-                        ..GpuSample::new(t, g.index)
-                    }
-                }
+            let readings: Vec<(f64, Option<f64>)> = if buffered.is_empty() {
+                // The buffer ran dry (idle GPU): the plain reading.
+                let plain = rates.map(|(gpu, _)| f64::from(gpu));
+                g.last_t = plain_at.last().copied().unwrap_or(g.last_t);
+                plain_at.into_iter().map(|t| (t, plain)).collect()
+            } else {
+                buffered.into_iter().map(|(t, u)| (t, Some(u))).collect()
+            };
+            let Some((&(t, util), older)) = readings.split_last() else {
+                continue;
+            };
+            for &(t, util) in older {
+                out.push(Record::Gpu(GpuSample {
+                    util,
+                    ..GpuSample::new(t, g.index)
+                }));
+            }
+            let mut sample = GpuSample {
+                util,
+                ..GpuSample::new(t, g.index)
             };
             sample.mem_util = rates.map(|(_, mem)| f64::from(mem));
             let mem = g.device.memory_info();
@@ -432,7 +580,11 @@ impl Source for NvmlSource {
                         e.0 += f64::from(s.sm_util);
                         e.1 += 1;
                     }
-                    let total: f64 = per_pid.values().map(|(sum, n)| sum / f64::from(*n)).sum();
+                    // A fold from 0, not `sum()`, which starts from -0 and would record
+                    // `-0.0` for an empty tree.
+                    let total = per_pid
+                        .values()
+                        .fold(0.0, |total, (sum, n)| total + sum / f64::from(*n));
                     sample.proc_util = Some(total.min(100.0));
                 }
             }
@@ -534,7 +686,16 @@ pub struct GpuProcess {
 /// [`SourceError::NoDriver`] without a driver, [`SourceError::NoGpu`] when it lists no GPU,
 /// [`SourceError::Nvml`] when listing the GPUs fails. A field that cannot be read is `None`.
 pub fn gpu_inventory() -> Result<GpuInventory, SourceError> {
-    let (nvml, count) = nvml_with_gpus()?;
+    gpu_inventory_with_lib(lib_from_env())
+}
+
+/// [`gpu_inventory`] with NVML loaded from `lib`, as [`NvmlSource::open_with_lib`].
+///
+/// # Errors
+/// As [`gpu_inventory`]; also [`SourceError::Nvml`] when this process has already loaded
+/// another NVML library.
+pub fn gpu_inventory_with_lib(lib: impl AsRef<OsStr>) -> Result<GpuInventory, SourceError> {
+    let (nvml, count) = nvml_with_gpus(lib.as_ref())?;
     let cuda_version = nvml.sys_cuda_driver_version().ok().map(|v| {
         format!(
             "{}.{}",
@@ -641,6 +802,17 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "no NVIDIA driver found (`libnvidia-ml.so.1` could not be loaded)"
+        );
+        let e = init_error(
+            &NvmlError::FailedToLoadSymbol(
+                "/usr/lib/libnvidia-ml.so.1: undefined symbol: nvmlInit_v2".into(),
+            ),
+            "/usr/lib/libnvidia-ml.so.1",
+        );
+        assert_eq!(
+            e.to_string(),
+            "no NVIDIA driver found (`/usr/lib/libnvidia-ml.so.1` lacks `nvmlInit_v2`; the \
+             driver is too old)"
         );
         let e = init_error(&NvmlError::NoPermission, "x");
         assert!(

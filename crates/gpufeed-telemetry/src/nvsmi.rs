@@ -43,7 +43,8 @@
 //! - Utilisation values in square brackets (nvidia-smi's `[N/A]`, `[Not Supported]`,
 //!   `[Unknown Error]`, ...) and `N/A` are skipped and counted in [`UtilTrace::skipped`];
 //!   any other value that is not a number, or outside 0..=100, is an error naming the line.
-//!   So is a row with a different number of fields than the header.
+//!   So is a row with a different number of fields than the header. [`read_skipping`]
+//!   (for `monitor --replay`) skips such a line instead, reports it and reads on.
 //!
 //! The reader streams: one reused line buffer, no allocation per row, hand-written
 //! timestamp parsing. Memory is the samples themselves, 16 bytes each.
@@ -69,8 +70,36 @@ use crate::error::shown;
 use crate::lines::LineReader;
 use crate::trace::{SeriesBuilder, TraceFormat, UtilTrace};
 
-/// Reads an nvidia-smi CSV log; `path` is only used in messages.
+/// Reads an nvidia-smi CSV log; `path` is only used in messages. The first line that
+/// cannot be read is the error.
 pub fn read(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> {
+    read_with(reader, path, &mut Err)
+}
+
+/// [`read`], but a data line that cannot be read (not UTF-8, fields missing or extra, a
+/// value that does not parse or is out of range) is handed to `skipped` and left out, and
+/// the rest of the file is read: a log with a damaged line in the middle is still worth
+/// replaying. The header,
+/// the first row of a file without one (its layout is guessed from it), a line too long
+/// to be a row and a read error still stop the read.
+pub fn read_skipping(
+    reader: impl BufRead,
+    path: &Path,
+    mut skipped: impl FnMut(TraceError),
+) -> Result<UtilTrace, TraceError> {
+    read_with(reader, path, &mut |e| {
+        skipped(e);
+        Ok(())
+    })
+}
+
+/// [`read`], with `bad` deciding whether a bad data line stops the read (`Err`) or is
+/// skipped (`Ok`).
+fn read_with(
+    reader: impl BufRead,
+    path: &Path,
+    bad: &mut dyn FnMut(TraceError) -> Result<(), TraceError>,
+) -> Result<UtilTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let mut state;
     loop {
@@ -90,11 +119,22 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> 
         }
         break;
     }
-    while let Some((n, line)) = lines.next_str(path)? {
+    loop {
+        let (n, line) = match lines.next_str(path) {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(e @ TraceError::InvalidUtf8 { .. }) => {
+                bad(e)?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if line.trim_ascii().is_empty() {
             continue;
         }
-        state.row(n, line, path)?;
+        if let Err(e) = state.row(n, line, path) {
+            bad(e)?;
+        }
     }
     let has_timestamps = state.layout.time.is_some();
     state.series.finish(
@@ -299,14 +339,61 @@ impl State {
                 headerless: layout.guessed,
             });
         }
-        let gpu = match layout.key {
-            Key::Index(i) => parse_index(key).ok_or_else(|| TraceError::InvalidGpuIndex {
+        // Every field is checked before anything is recorded, so that a line that fails
+        // leaves no trace: no GPU numbered after a damaged UUID, no row counted, no time
+        // origin (a replay skips the line and reads on).
+        let index = match layout.key {
+            Key::Index(i) => Some(parse_index(key).ok_or_else(|| TraceError::InvalidGpuIndex {
                 path: path.to_owned(),
                 line: n,
                 value: shown(key.trim_ascii()),
                 column: layout.names[i].clone(),
-            })?,
-            Key::Name(_) => {
+            })?),
+            Key::Name(_) | Key::None => None,
+        };
+        let value = match parse_util(util) {
+            Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => Some(v),
+            Some(Util::Value(v)) => {
+                return Err(TraceError::UtilOutOfRange {
+                    path: path.to_owned(),
+                    line: n,
+                    value: v,
+                    column: layout.names[layout.util].clone(),
+                    guessed: layout.guessed,
+                });
+            }
+            Some(Util::Missing) => None,
+            None => {
+                return Err(TraceError::NotANumber {
+                    path: path.to_owned(),
+                    line: n,
+                    value: shown(util.trim_ascii()),
+                    column: Some(layout.names[layout.util].clone()),
+                });
+            }
+        };
+        let t = match (layout.time, value) {
+            (Some(i), Some(_)) => {
+                Some(self.timestamps.parse(time.as_bytes()).ok_or_else(|| {
+                    TraceError::InvalidTimestamp {
+                        path: path.to_owned(),
+                        line: n,
+                        value: shown(time.trim_ascii()),
+                        column: layout.names[i].clone(),
+                    }
+                })?)
+            }
+            // Times count from the file's first timestamp, `[N/A]` rows included (as
+            // documented); a bad timestamp on such a row is not worth an error.
+            (Some(_), None) => {
+                let _ = self.timestamps.parse(time.as_bytes());
+                None
+            }
+            (None, _) => None,
+        };
+        let gpu = match (layout.key, index) {
+            (Key::Index(_), Some(g)) => g,
+            (Key::Name(_), _) => {
                 let name = key.trim_ascii();
                 match self.named.get(name) {
                     Some(&g) => g,
@@ -319,52 +406,15 @@ impl State {
                     }
                 }
             }
-            Key::None => 0,
+            _ => 0,
         };
         let slot = self.series.slot(gpu);
         let row = self.series.tick(slot);
-        let layout = &self.layout;
-        let value = match parse_util(util) {
-            Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => v,
-            Some(Util::Value(v)) => {
-                return Err(TraceError::UtilOutOfRange {
-                    path: path.to_owned(),
-                    line: n,
-                    value: v,
-                    column: layout.names[layout.util].clone(),
-                    guessed: layout.guessed,
-                });
-            }
-            Some(Util::Missing) => {
-                // Times count from the file's first timestamp, `[N/A]` rows included (as
-                // documented); a bad timestamp on such a row is not worth an error.
-                if layout.time.is_some() {
-                    let _ = self.timestamps.parse(time.as_bytes());
-                }
-                self.skipped += 1;
-                return Ok(());
-            }
-            None => {
-                return Err(TraceError::NotANumber {
-                    path: path.to_owned(),
-                    line: n,
-                    value: shown(util.trim_ascii()),
-                    column: Some(layout.names[layout.util].clone()),
-                });
-            }
+        let Some(value) = value else {
+            self.skipped += 1;
+            return Ok(());
         };
-        let t = match layout.time {
-            Some(i) => self.timestamps.parse(time.as_bytes()).ok_or_else(|| {
-                TraceError::InvalidTimestamp {
-                    path: path.to_owned(),
-                    line: n,
-                    value: shown(time.trim_ascii()),
-                    column: layout.names[i].clone(),
-                }
-            })?,
-            None => row as f64,
-        };
-        self.series.push(slot, t, value);
+        self.series.push(slot, t.unwrap_or(row as f64), value);
         Ok(())
     }
 }

@@ -10,8 +10,11 @@
 //! not UTF-8, or a utilisation outside 0..=100 %, is skipped with a
 //! [`SourceWarning::SkippedLine`] naming the line, and the rest is replayed: a recording
 //! cut off by a crash or with one damaged line is still worth analysing. A damaged header
-//! or a read error stops the replay. An nvidia-smi log is read whole first (its reader
-//! stops at the first bad line) and must have a timestamp column.
+//! or a read error stops the replay. An nvidia-smi log is read whole first, with
+//! [`crate::nvsmi::read_skipping`]: a data line it cannot read is skipped the same way (a
+//! damaged header, or a damaged first row in a log without one, stops the replay); it must
+//! have a timestamp column. `gpufeed trace` reads both strictly: the first bad line is
+//! the error.
 //!
 //! ```no_run
 //! use gpufeed_telemetry::replay::ReplaySource;
@@ -92,7 +95,10 @@ impl ReplaySource {
                 }
             }
             TraceFormat::NvidiaSmiCsv => {
-                let trace = crate::nvsmi::read(reader, path)?;
+                let mut warnings = Vec::new();
+                let trace = crate::nvsmi::read_skipping(reader, path, |e| {
+                    warnings.push(SourceWarning::SkippedLine(e));
+                })?;
                 if !trace.has_timestamps {
                     return Err(SourceError::NoTimestamps {
                         path: path.to_owned(),
@@ -117,8 +123,8 @@ impl ReplaySource {
                     inner: Inner::Csv { trace, pos },
                     pending: None,
                     offset: 0.0,
-                    warnings: Vec::new(),
-                    skipped_lines: 0,
+                    skipped_lines: warnings.len(),
+                    warnings,
                 }
             }
             TraceFormat::StepList => {
@@ -331,6 +337,18 @@ mod tests {
         assert!(r.take_warnings().is_empty());
     }
 
+    /// Every reading of a replay, as (time rounded to 0.1 s, GPU, utilisation).
+    fn all_gpu_readings(r: &mut ReplaySource) -> Vec<(f64, u32, f64)> {
+        let mut out = Vec::new();
+        r.poll(f64::INFINITY, &mut out).unwrap();
+        out.iter()
+            .map(|r| match r {
+                Record::Gpu(g) => ((g.t * 10.0).round() / 10.0, g.gpu, g.util.unwrap()),
+                Record::Host(_) => unreachable!(),
+            })
+            .collect()
+    }
+
     #[test]
     fn nvidia_smi_csv_is_merged_in_time_order() {
         let csv = "timestamp, index, utilization.gpu [%]\n\
@@ -341,15 +359,7 @@ mod tests {
         let mut r = open(csv, "gpu.csv").unwrap();
         assert_eq!(r.gpus().len(), 2);
         assert_eq!(r.format(), TraceFormat::NvidiaSmiCsv);
-        let mut out = Vec::new();
-        r.poll(f64::INFINITY, &mut out).unwrap();
-        let got: Vec<(f64, u32, f64)> = out
-            .iter()
-            .map(|r| match r {
-                Record::Gpu(g) => ((g.t * 10.0).round() / 10.0, g.gpu, g.util.unwrap()),
-                Record::Host(_) => unreachable!(),
-            })
-            .collect();
+        let got = all_gpu_readings(&mut r);
         assert_eq!(
             got,
             vec![
@@ -360,6 +370,40 @@ mod tests {
             ]
         );
         assert!(r.finished());
+    }
+
+    #[test]
+    fn nvidia_smi_csv_corrupt_line_in_the_middle_is_skipped_and_named() {
+        let csv = "timestamp, index, utilization.gpu [%]\n\
+                   2026/11/21 10:00:01.000, 0, 10 %\n\
+                   2026/11/21 10:00:01.000, 1, 90 %\n\
+                   2026/11/21 10:00:01.100, 0, 1\u{0}1 %\n\
+                   2026/11/21 10:00:01.1, 1\n\
+                   2026/11/21 10:00:01.100, 1, 91 %\n\
+                   2026/11/21 10:00:01.200, 0, 12 %\n";
+        let mut r = open(csv, "gpu.csv").unwrap();
+        assert_eq!(r.gpus().len(), 2);
+        let w: Vec<String> = r.take_warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with("`gpu.csv` line 4: `1\\u{0}1 %` is not a number"),
+            "{}",
+            w[0]
+        );
+        assert!(w[1].starts_with("`gpu.csv` line 5: 2 fields"), "{}", w[1]);
+        assert!(w[1].ends_with("skipped it, the other lines are analysed"));
+        assert_eq!(r.skipped_lines(), 2);
+        let got = all_gpu_readings(&mut r);
+        assert_eq!(
+            got,
+            vec![
+                (0.0, 0, 10.0),
+                (0.0, 1, 90.0),
+                (0.1, 1, 91.0),
+                (0.2, 0, 12.0)
+            ]
+        );
+        assert!(r.take_warnings().is_empty());
     }
 
     #[test]

@@ -740,3 +740,183 @@ fn prometheus_port_in_use() {
     assert!(stderr.contains("pick another one"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// `gpufeed-telemetry`'s fake NVML (`tests/fake_nvml/fake_nvml.c`, two made-up GPUs; its
+/// header says what they report), compiled once per test process.
+fn fake_nvml() -> &'static Path {
+    static LIB: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    LIB.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../gpufeed-telemetry/tests/fake_nvml/fake_nvml.c");
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake_nvml");
+        fs_err::create_dir_all(&dir).unwrap();
+        // Built under a name of its own, then renamed: test processes that build it at the
+        // same time never load a half-written library.
+        let tmp = dir.join(format!("libnvidia-ml.so.1.{}", std::process::id()));
+        let out = StdCommand::new("cc")
+            .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
+            .arg(&tmp)
+            .arg(&src)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run `cc` ({e}): the NVML tests build a fake NVML from C; install gcc"
+                )
+            });
+        assert!(
+            out.status.success(),
+            "`cc` failed on {}:\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lib = dir.join("libnvidia-ml.so.1");
+        fs_err::rename(&tmp, &lib).unwrap();
+        lib
+    })
+}
+
+#[test]
+fn monitor_samples_a_fake_nvidia_driver() {
+    // GPU 0 of the fake swings between 95 % and 5 % every second (a 2 s period) with a
+    // reading every 1/6 s while busy; GPU 1 holds 42 % and fails to read its temperature.
+    // 8 s is four periods, the fewest for which the analysis finds the period (at 6 s it
+    // says `bursty`).
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("nvml.jsonl");
+    let out = gpufeed()
+        .args(["monitor", "--duration", "8", "--format", "json", "--record"])
+        .arg(&rec)
+        .env("GPUFEED_NVML_LIB", fake_nvml())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Each failing reading once (a loaded machine may add a note about late ticks).
+    let unavailable: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not available"))
+        .collect();
+    assert_eq!(
+        unavailable,
+        [
+            "warning: GPU 1: temperature is not available (an internal driver error \
+             occurred); it is left out",
+            "warning: GPU 1: PCIe throughput is not available (the requested operation is \
+             not available on the target device); it is left out"
+        ],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let r: MonitorJson = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r.kind, "util");
+    assert_eq!(r.gpus.len(), 2, "{r:?}");
+    let (g0, g1) = (&r.gpus[0], &r.gpus[1]);
+    assert_eq!(g0.verdict, "oscillating", "{g0:?}");
+    assert!((g0.period_s.unwrap() - 2.0).abs() < 0.2, "{g0:?}");
+    assert_eq!((g0.p5, g0.p95), (5.0, 95.0), "{g0:?}");
+    assert_eq!((g1.mean, g1.std), (42.0, 0.0), "{g1:?}");
+    // The recording: the driver's names, and each reading where it belongs.
+    let text = fs_err::read_to_string(&rec).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["source"], "nvml");
+    let names: Vec<&str> = header["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Fake GPU 0", "Fake GPU 1"]);
+    let samples: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v.get("gpu").is_some())
+        .collect();
+    let gpu0: Vec<&serde_json::Value> = samples.iter().filter(|v| v["gpu"] == 0).collect();
+    assert!(
+        gpu0.iter()
+            .any(|v| v["power_w"] == 287.5 && v["temp_c"] == 61)
+    );
+    assert!(gpu0.iter().any(|v| v["sm_active_pct"] == 37.5));
+    assert!(
+        samples
+            .iter()
+            .all(|v| v["gpu"] == 0 || v.get("temp_c").is_none())
+    );
+    // One sample per reading of the driver, 1/6 s apart (two steps at most where a dry
+    // spell ends), none repeated at a poll's time.
+    let t: Vec<f64> = gpu0.iter().map(|v| v["t"].as_f64().unwrap()).collect();
+    for w in t.windows(2) {
+        let steps = (w[1] - w[0]) * 6.0;
+        assert!(
+            (steps - 1.0).abs() < 1e-3 || (steps - 2.0).abs() < 1e-3,
+            "{w:?} in {t:?}"
+        );
+    }
+}
+
+#[test]
+fn nvidia_smi_replay_skips_a_corrupt_line_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("gpu.csv");
+    let clean = fs_err::read_to_string(example("nvidia-smi-2gpu.csv")).unwrap();
+    let mut lines: Vec<&str> = clean.lines().collect();
+    // A row of GPU 1 cut off.
+    lines[4] = "2026/11/21 23:59:30.103, 1, 9";
+    fs_err::write(&csv, lines.join("\n") + "\n").unwrap();
+    let csv_s = csv.to_str().unwrap();
+    let (whole, _) = json(&[
+        "monitor",
+        "--replay",
+        example("nvidia-smi-2gpu.csv").to_str().unwrap(),
+        "--speed",
+        "max",
+    ]);
+    let (r, stderr) = json(&["monitor", "--replay", csv_s, "--speed", "max"]);
+    assert_eq!(
+        stderr,
+        format!(
+            "warning: `{csv_s}` line 5: 3 fields, but the header has 4; the line may be cut \
+             off or two files were joined, fix or delete it; skipped it, the other lines are \
+             analysed\n"
+        )
+    );
+    assert_eq!(r.samples, whole.samples - 1);
+    assert_eq!(r.gpus.len(), 2);
+    assert_eq!(r.gpus[0], whole.gpus[0], "GPU 0 lost nothing");
+    assert_eq!(r.gpus[1].verdict, whole.gpus[1].verdict);
+    // `trace` refuses the same file, naming the line.
+    let (_, stderr) = run(&["trace", csv_s], 2);
+    assert!(stderr.contains("line 5"), "{stderr}");
+}
+
+#[test]
+fn a_driver_without_nvml_init_is_too_old() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("old.c");
+    fs_err::write(&src, "int nvmlShutdown(void) { return 0; }\n").unwrap();
+    let lib = dir.path().join("libnvidia-ml.so.1");
+    let ok = StdCommand::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run `cc` ({e}); install gcc"));
+    assert!(ok.success());
+    let out = gpufeed()
+        .args(["monitor", "--duration", "1"])
+        .env("GPUFEED_NVML_LIB", &lib)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!(
+            "error: no NVIDIA driver found (`{}` lacks `nvmlInit_v2`; the driver is too old); \
+             pass `--replay FILE`",
+            lib.display()
+        )),
+        "{stderr}"
+    );
+}

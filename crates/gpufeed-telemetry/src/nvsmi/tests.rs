@@ -305,6 +305,105 @@ fn invalid_utf8_names_the_line() {
 }
 
 #[test]
+fn read_skipping_leaves_out_bad_lines_and_reads_on() {
+    let mut input = b"timestamp, index, utilization.gpu [%]\n\
+                      2026/11/21 10:00:00.000, 0, 45 %\n\
+                      2026/11/21 10:00:00.100, 0\n\
+                      2026/11/21 10:00:00.100, 0, abc\n\
+                      2026/11/21 10:00:00.100, 0, 250 %\n\
+                      2026/11/21 10:00:00.200, x, 47 %\n\
+                      2026/13/21 10:00:00.200, 0, 47 %\n"
+        .to_vec();
+    input.extend_from_slice(b"2026/11/21 10:00:00.300, 0, \xff\n");
+    input.extend_from_slice(b"2026/11/21 10:00:00.400, 0, 48 %\n");
+    let mut skipped = Vec::new();
+    let t = read_skipping(&input[..], Path::new("gpu.csv"), |e| {
+        skipped.push(e.to_string());
+    })
+    .unwrap();
+    assert_eq!(t.gpus.len(), 1);
+    assert_eq!(t.gpus[0].util, vec![45.0, 48.0]);
+    assert!((t.gpus[0].t[1] - t.gpus[0].t[0] - 0.4).abs() < 1e-6);
+    assert_eq!(
+        (t.rows, t.skipped),
+        (2, 0),
+        "bad lines are not `[N/A]` values"
+    );
+    let lines: Vec<&str> = skipped
+        .iter()
+        .map(|e| e.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [3, 4, 5, 6, 7, 8].map(|n| format!("`gpu.csv` line {n}"))
+    );
+    assert!(
+        skipped[0].contains("2 fields, but the header has 3"),
+        "{}",
+        skipped[0]
+    );
+    assert!(skipped[5].contains("not valid UTF-8"), "{}", skipped[5]);
+    // `read` stops at the first of them.
+    let e = read(&input[..], Path::new("gpu.csv")).unwrap_err();
+    assert!(
+        e.to_string().starts_with("`gpu.csv` line 3: 2 fields"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_skipped_line_leaves_no_trace() {
+    // A damaged UUID does not number a GPU, a damaged row does not count on the row
+    // clock, and a damaged first row does not set the time origin.
+    let input = "timestamp, uuid, utilization.gpu [%]\n\
+                 2026/11/21 09:00:00.000, GPU-aa, oops\n\
+                 2026/11/21 10:00:00.500, GPU-bb, 10 %\n\
+                 2026/11/21 10:00:00.600, GPU-cd, 200 %\n\
+                 2026/11/21 10:00:00.700, GPU-cc, 20 %\n";
+    let mut n = 0;
+    let t = read_skipping(input.as_bytes(), Path::new("gpu.csv"), |_| n += 1).unwrap();
+    assert_eq!(n, 2);
+    let got: Vec<(u32, Vec<f64>, Vec<f64>)> = t
+        .gpus
+        .iter()
+        .map(|s| (s.gpu, s.t.clone(), s.util.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![(0, vec![0.5], vec![10.0]), (1, vec![0.7], vec![20.0])]
+    );
+    let t = read_skipping(
+        "index, utilization.gpu\n0, 5\n0, x\n0, 7\n".as_bytes(),
+        Path::new("gpu.csv"),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(t.gpus[0].t, vec![0.0, 1.0]);
+}
+
+#[test]
+fn read_skipping_still_stops_at_a_bad_header_or_first_row() {
+    let stop = |input: &str| {
+        read_skipping(input.as_bytes(), Path::new("gpu.csv"), |e| {
+            panic!("skipped {e}")
+        })
+        .unwrap_err()
+        .to_string()
+    };
+    assert!(stop("timestamp, index\n2026/11/21 10:00:00, 0\n").contains("no utilisation column"));
+    // Without a header the first row's layout is the file's; a wrong one is the error.
+    assert!(stop("0, 140\n0, 5\n").contains("outside 0..=100"));
+    // Every data line bad: nothing left to replay.
+    let e = read_skipping(
+        "index, utilization.gpu\n0, x\n0, y\n".as_bytes(),
+        Path::new("gpu.csv"),
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no utilisation samples"), "{e}");
+}
+
+#[test]
 fn long_values_in_messages_are_shortened() {
     let long = "x".repeat(500);
     let e = err(&format!("index, utilization.gpu\n0, {long}\n"));
@@ -532,6 +631,51 @@ proptest! {
     #[test]
     fn timestamp_parser_never_panics(s in "[0-9/: .]{0,30}") {
         let _ = parse_timestamp(s.as_bytes());
+    }
+}
+
+/// Lines that no layout of [`table`] reads: a field too many or too few, or `x` for the
+/// GPU index.
+const BAD_LINES: [&str; 4] = [
+    "garbage",
+    "2026/11/21 10:00:0",
+    "x, x, x, x",
+    "1, 2, 3, 4, 5",
+];
+
+proptest! {
+    #[test]
+    fn skipping_bad_lines_reads_the_rest(
+        table in table(),
+        bad in proptest::collection::vec((0usize..1000, 0usize..BAD_LINES.len()), 0..6),
+    ) {
+        // Bad lines anywhere after the first (which holds the header, or the row the
+        // layout is guessed from); (line, is bad).
+        let mut lines: Vec<(&str, bool)> = table.text.lines().map(|l| (l, false)).collect();
+        for (at, which) in bad {
+            let at = 1 + at % lines.len();
+            lines.insert(at, (BAD_LINES[which], true));
+        }
+        let text: String = lines.iter().map(|(l, _)| format!("{l}\n")).collect();
+        let mut skipped = Vec::new();
+        let got = read_skipping(text.as_bytes(), Path::new("gpu.csv"), |e| {
+            skipped.push(e.to_string());
+        });
+        let want_lines: Vec<String> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, bad))| *bad)
+            .map(|(i, _)| format!("`gpu.csv` line {}:", i + 1))
+            .collect();
+        prop_assert_eq!(skipped.len(), want_lines.len(), "{:?}", skipped);
+        for (e, want) in skipped.iter().zip(&want_lines) {
+            prop_assert!(e.starts_with(want.as_str()), "{} is not {}", e, want);
+        }
+        match (got, read_str(&table.text)) {
+            (Ok(got), Ok(clean)) => prop_assert_eq!(got, clean),
+            (Err(got), Err(clean)) => prop_assert_eq!(got.to_string(), clean.to_string()),
+            (got, clean) => prop_assert!(false, "{:?} vs {:?}", got, clean),
+        }
     }
 }
 
