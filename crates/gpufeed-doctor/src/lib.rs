@@ -153,6 +153,7 @@
 //! | `gpu-nvml-error` | warning | NVML fails after loading | `nvidia-smi`; reboot after a driver upgrade |
 //! | `gpu-inventory` | info | always, per GPU: model, memory, driver, CUDA, PCIe, persistence, power, clocks, throttle, ECC, MIG, processes | - |
 //! | `gpu-pcie-degraded` | warning | fewer PCIe lanes than the maximum, or (not idle) an older generation | a x16 slot wired to the CPU; BIOS settings |
+//! | `gpu-unreachable` | error | NVML lists a GPU but cannot open it (`GPU is lost`) | `dmesg` for Xid; `nvidia-smi -r`; reboot |
 //! | `gpu-persistence-off` | info | persistence mode off | `nvidia-smi -pm 1` |
 //! | `gpu-power-limit-low` | warning | power limit below `POWER_LIMIT_LOW_RATIO` of the default | `nvidia-smi -pl DEFAULT` |
 //! | `gpu-throttled` | warning | an active throttle reason other than `gpu_idle` | as the reason says |

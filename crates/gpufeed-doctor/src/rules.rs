@@ -501,6 +501,13 @@ pub const RULES: &[Rule] = &[
         "seat the card in a x16 slot wired to the CPU (not the chipset or a riser), check the BIOS PCIe settings, and confirm under load with `nvidia-smi -q -d PCIE`",
     ),
     rule(
+        "gpu-unreachable",
+        Error,
+        Doctor(Check::Gpu),
+        "a GPU the driver lists but cannot open runs nothing: a job placed on it fails at start, and a job that spans all GPUs fails with it",
+        "`dmesg | grep -i xid` names the cause; `sudo nvidia-smi -r -i N` or a reboot, and CUDA_VISIBLE_DEVICES without it meanwhile",
+    ),
+    rule(
         "gpu-persistence-off",
         Info,
         Doctor(Check::Gpu),

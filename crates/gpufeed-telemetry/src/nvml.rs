@@ -226,11 +226,25 @@ impl NvmlSource {
         let mut gpus = Vec::new();
         let mut info = Vec::new();
         let mut warnings = Vec::new();
+        let mut first_error = None;
         for index in 0..count {
-            let device = nvml.device_by_index(index).map_err(|e| SourceError::Nvml {
-                call: "nvmlDeviceGetHandleByIndex",
-                message: format!("GPU {index}: {e}"),
-            })?;
+            // A GPU the driver cannot open (fallen off the bus, `GPU is lost`) is left out
+            // with a warning, as nvidia-smi lists the others: the rest are still watched.
+            let device = match nvml.device_by_index(index) {
+                Ok(device) => device,
+                Err(e) => {
+                    warnings.push(SourceWarning::Unavailable {
+                        gpu: index,
+                        what: "the GPU itself (nvmlDeviceGetHandleByIndex)",
+                        reason: e.to_string(),
+                    });
+                    first_error.get_or_insert(SourceError::Nvml {
+                        call: "nvmlDeviceGetHandleByIndex",
+                        message: format!("GPU {index}: {e}"),
+                    });
+                    continue;
+                }
+            };
             info.push(GpuInfo {
                 index,
                 name: device.name().ok(),
@@ -271,6 +285,11 @@ impl NvmlSource {
                 last_pcie: f64::NEG_INFINITY,
                 warned: HashSet::new(),
             });
+        }
+        if gpus.is_empty()
+            && let Some(e) = first_error
+        {
+            return Err(e);
         }
         Ok(NvmlSource {
             nvml,
@@ -613,8 +632,20 @@ pub struct GpuInventory {
     pub driver_version: Option<String>,
     /// The newest CUDA version the driver supports, such as `12.4`.
     pub cuda_version: Option<String>,
-    /// Every GPU NVML lists, by index.
+    /// Every GPU NVML lists and opens, by index.
     pub gpus: Vec<GpuDetails>,
+    /// GPUs NVML lists but cannot open (`nvmlDeviceGetHandleByIndex` fails: a card fallen
+    /// off the bus, `GPU is lost`); the others are still read.
+    pub unreachable: Vec<UnreachableGpu>,
+}
+
+/// A GPU of a [`GpuInventory`] that NVML lists but cannot open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnreachableGpu {
+    /// NVML index.
+    pub index: u32,
+    /// The driver's error.
+    pub reason: String,
 }
 
 /// One GPU of a [`GpuInventory`].
@@ -704,17 +735,33 @@ pub fn gpu_inventory_with_lib(lib: impl AsRef<OsStr>) -> Result<GpuInventory, So
         )
     });
     let mut gpus = Vec::new();
+    let mut unreachable = Vec::new();
     for index in 0..count {
-        let device = nvml.device_by_index(index).map_err(|e| SourceError::Nvml {
-            call: "nvmlDeviceGetHandleByIndex",
-            message: format!("GPU {index}: {e}"),
-        })?;
+        let device = match nvml.device_by_index(index) {
+            Ok(device) => device,
+            Err(e) => {
+                unreachable.push(UnreachableGpu {
+                    index,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
         gpus.push(gpu_details(nvml, &device, index));
+    }
+    if gpus.is_empty()
+        && let Some(u) = unreachable.first()
+    {
+        return Err(SourceError::Nvml {
+            call: "nvmlDeviceGetHandleByIndex",
+            message: format!("GPU {}: {}", u.index, u.reason),
+        });
     }
     Ok(GpuInventory {
         driver_version: nvml.sys_driver_version().ok(),
         cuda_version,
         gpus,
+        unreachable,
     })
 }
 

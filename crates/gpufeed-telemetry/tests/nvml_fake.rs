@@ -178,6 +178,7 @@ fn inventory_has_every_field_of_both_gpus() {
     assert_eq!(
         inv,
         GpuInventory {
+            unreachable: vec![],
             driver_version: Some("550.54.15".into()),
             cuda_version: Some("12.4".into()),
             gpus: vec![gpu0, gpu1],

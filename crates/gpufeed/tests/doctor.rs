@@ -221,3 +221,36 @@ fn text_groups_by_check_with_a_summary_first() {
         md.stdout
     );
 }
+
+#[test]
+fn a_fake_driver_with_a_lost_gpu_is_an_error_naming_it_and_the_others_are_checked() {
+    // gpufeed-telemetry's fake NVML: two GPUs, and with FAKE_NVML_LOST_GPU a third that
+    // cannot be opened.
+    let dir = tempfile::tempdir().unwrap();
+    let python = common::fake_python(dir.path());
+    let run: Run = common::gpufeed()
+        .args(["doctor", "--format", "json"])
+        .env("GPUFEED_NVML_LIB", common::fake_nvml())
+        .env("FAKE_NVML_LOST_GPU", "1")
+        .env("GPUFEED_PYTHON", python)
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let findings = common::findings(&run);
+    let lost = find(&findings, "gpu-unreachable").unwrap();
+    assert_eq!(lost.severity, "error");
+    assert!(lost.message.starts_with("GPU 2: "), "{lost:?}");
+    let names: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.id == "gpu-inventory")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["GPU 0: Fake GPU 0, 80.0 GiB", "GPU 1: Fake GPU 1, 24.0 GiB"]
+    );
+    // The fake's GPU 0 runs under a software power cap and hardware slowdown.
+    assert!(find(&findings, "gpu-throttled").is_some());
+}

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 mod common;
-use common::{GpuJson, UtilJson, example, gpufeed};
+use common::{GpuJson, UtilJson, example, fake_nvml, gpufeed};
 
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -741,40 +741,6 @@ fn prometheus_port_in_use() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-/// `gpufeed-telemetry`'s fake NVML (`tests/fake_nvml/fake_nvml.c`, two made-up GPUs; its
-/// header says what they report), compiled once per test process.
-fn fake_nvml() -> &'static Path {
-    static LIB: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    LIB.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../gpufeed-telemetry/tests/fake_nvml/fake_nvml.c");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake_nvml");
-        fs_err::create_dir_all(&dir).unwrap();
-        // Built under a name of its own, then renamed: test processes that build it at the
-        // same time never load a half-written library.
-        let tmp = dir.join(format!("libnvidia-ml.so.1.{}", std::process::id()));
-        let out = StdCommand::new("cc")
-            .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-            .arg(&tmp)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot run `cc` ({e}): the NVML tests build a fake NVML from C; install gcc"
-                )
-            });
-        assert!(
-            out.status.success(),
-            "`cc` failed on {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lib = dir.join("libnvidia-ml.so.1");
-        fs_err::rename(&tmp, &lib).unwrap();
-        lib
-    })
-}
-
 #[test]
 fn monitor_samples_a_fake_nvidia_driver() {
     // GPU 0 of the fake swings between 95 % and 5 % every second (a 2 s period) with a
@@ -854,6 +820,28 @@ fn monitor_samples_a_fake_nvidia_driver() {
             "{w:?} in {t:?}"
         );
     }
+}
+
+#[test]
+fn a_lost_gpu_is_left_out_and_the_others_are_watched() {
+    // The fake lists a third GPU whose handle fails with "GPU is lost".
+    let out = gpufeed()
+        .args(["monitor", "--duration", "1", "--format", "json"])
+        .env("GPUFEED_NVML_LIB", fake_nvml())
+        .env("FAKE_NVML_LOST_GPU", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: GPU 2: the GPU itself (nvmlDeviceGetHandleByIndex) is not available"
+        ),
+        "{stderr}"
+    );
+    let r: MonitorJson = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r.gpus.len(), 2, "{r:?}");
 }
 
 #[test]

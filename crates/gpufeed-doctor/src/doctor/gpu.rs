@@ -119,6 +119,22 @@ pub fn check(facts: &GpuFacts) -> Vec<Finding> {
     };
     let own = std::process::id();
     let mut out = Vec::new();
+    for u in &inv.unreachable {
+        out.push(
+            finding(
+                "gpu-unreachable",
+                &format!("GPU {}: the driver lists it but cannot open it", u.index),
+            )
+            .evidence(format!(
+                "NVML: nvmlDeviceGetHandleByIndex({}) failed: {}",
+                u.index, u.reason
+            ))
+            .fix(format!(
+                "`dmesg | grep -i xid` says why (Xid 79: fallen off the bus); `sudo nvidia-smi -r -i {}` or a reboot brings it back; until then leave it out with CUDA_VISIBLE_DEVICES",
+                u.index
+            )),
+        );
+    }
     for g in &inv.gpus {
         out.push(inventory(inv, g));
         pcie(g, &mut out);
@@ -397,8 +413,29 @@ mod tests {
             driver_version: Some("550.54.15".into()),
             cuda_version: Some("12.4".into()),
             gpus: vec![g],
+            unreachable: vec![],
         });
         check(&facts).iter().map(|f| f.id).collect()
+    }
+
+    #[test]
+    fn a_gpu_that_cannot_be_opened_is_an_error_and_the_others_are_checked() {
+        let facts = GpuFacts::Found(GpuInventory {
+            gpus: vec![healthy()],
+            unreachable: vec![gpufeed_telemetry::nvml::UnreachableGpu {
+                index: 1,
+                reason: "GPU is lost".into(),
+            }],
+            ..GpuInventory::default()
+        });
+        let f = check(&facts);
+        let ids: Vec<&str> = f.iter().map(|f| f.id).collect();
+        assert_eq!(ids, ["gpu-unreachable", "gpu-inventory"]);
+        assert_eq!(f[0].severity, crate::Severity::Error);
+        assert!(f[0].message.starts_with("GPU 1: "), "{}", f[0].message);
+        assert!(f[0].evidence.contains("GPU is lost"), "{}", f[0].evidence);
+        // Every GPU opened: no such finding.
+        assert!(!ids_of(healthy()).contains(&"gpu-unreachable"));
     }
 
     #[test]

@@ -26,6 +26,9 @@
  * | graphics processes | 4242 again, 777 `Xorg` 64 MiB | none |
  * | per-process utilisation | the calling process 40 %, 4242 90 % | none (NVML_ERROR_NOT_FOUND) |
  *
+ * With FAKE_NVML_LOST_GPU set in the environment, NVML lists a third GPU whose handle
+ * fails with NVML_ERROR_GPU_IS_LOST (a card fallen off the bus).
+ *
  * Driver 550.54.15, CUDA 12.4. Sample timestamps are CLOCK_REALTIME microseconds, as the
  * driver's. Reading k is at floor(k * 1e6 / 6) us, so each wall-clock second has exactly
  * six; the buffer spans the newest 120 but holds only those of busy seconds (it runs dry
@@ -52,6 +55,7 @@ typedef unsigned int nvmlReturn_t;
 #define NVML_ERROR_NOT_SUPPORTED 3u
 #define NVML_ERROR_NOT_FOUND 6u
 #define NVML_ERROR_INSUFFICIENT_SIZE 7u
+#define NVML_ERROR_GPU_IS_LOST 15u
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25u
 #define NVML_ERROR_UNKNOWN 999u
 
@@ -298,12 +302,14 @@ nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
     if (!initialized()) return NVML_ERROR_UNINITIALIZED;
     if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-    *count = 2;
+    /* FAKE_NVML_LOST_GPU set: a third GPU that NVML lists but cannot open. */
+    *count = getenv("FAKE_NVML_LOST_GPU") ? 3 : 2;
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
     if (!initialized()) return NVML_ERROR_UNINITIALIZED;
+    if (index == 2 && getenv("FAKE_NVML_LOST_GPU")) return NVML_ERROR_GPU_IS_LOST;
     if (index >= 2 || device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
     *device = &devices[index];
     return NVML_SUCCESS;
@@ -393,7 +399,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizat
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     memcpy(u, entries, sizeof entries);
-    *count = 2;
+    /* FAKE_NVML_LOST_GPU set: a third GPU that NVML lists but cannot open. */
+    *count = getenv("FAKE_NVML_LOST_GPU") ? 3 : 2;
     return NVML_SUCCESS;
 }
 
