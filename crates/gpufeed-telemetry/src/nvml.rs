@@ -226,25 +226,17 @@ impl NvmlSource {
         let mut gpus = Vec::new();
         let mut info = Vec::new();
         let mut warnings = Vec::new();
-        let mut first_error = None;
-        for index in 0..count {
-            // A GPU the driver cannot open (fallen off the bus, `GPU is lost`) is left out
-            // with a warning, as nvidia-smi lists the others: the rest are still watched.
-            let device = match nvml.device_by_index(index) {
-                Ok(device) => device,
-                Err(e) => {
-                    warnings.push(SourceWarning::Unavailable {
-                        gpu: index,
-                        what: "the GPU itself (nvmlDeviceGetHandleByIndex)",
-                        reason: e.to_string(),
-                    });
-                    first_error.get_or_insert(SourceError::Nvml {
-                        call: "nvmlDeviceGetHandleByIndex",
-                        message: format!("GPU {index}: {e}"),
-                    });
-                    continue;
-                }
-            };
+        let (devices, unreachable) = open_devices(nvml, count)?;
+        // A GPU the driver cannot open is left out with a warning, as nvidia-smi lists the
+        // others: the rest are still watched.
+        for u in unreachable {
+            warnings.push(SourceWarning::Unavailable {
+                gpu: u.index,
+                what: "the GPU itself (nvmlDeviceGetHandleByIndex)",
+                reason: u.reason,
+            });
+        }
+        for (index, device) in devices {
             info.push(GpuInfo {
                 index,
                 name: device.name().ok(),
@@ -285,11 +277,6 @@ impl NvmlSource {
                 last_pcie: f64::NEG_INFINITY,
                 warned: HashSet::new(),
             });
-        }
-        if gpus.is_empty()
-            && let Some(e) = first_error
-        {
-            return Err(e);
         }
         Ok(NvmlSource {
             nvml,
@@ -734,22 +721,44 @@ pub fn gpu_inventory_with_lib(lib: impl AsRef<OsStr>) -> Result<GpuInventory, So
             nvml_wrapper::cuda_driver_version_minor(v)
         )
     });
-    let mut gpus = Vec::new();
+    let (devices, unreachable) = open_devices(nvml, count)?;
+    let gpus = devices
+        .iter()
+        .map(|(index, device)| gpu_details(nvml, device, *index))
+        .collect();
+    Ok(GpuInventory {
+        driver_version: nvml.sys_driver_version().ok(),
+        cuda_version,
+        gpus,
+        unreachable,
+    })
+}
+
+/// A GPU the driver opened, with its NVML index.
+type Opened = (u32, Device<'static>);
+
+/// Opens GPUs `0..count`: those the driver opens, by index, and those it lists but cannot
+/// open (`nvmlDeviceGetHandleByIndex` fails: a card fallen off the bus, `GPU is lost`),
+/// which callers leave out while reading the others.
+///
+/// # Errors
+/// [`SourceError::Nvml`] naming the first GPU when none of them opens.
+fn open_devices(
+    nvml: &'static Nvml,
+    count: u32,
+) -> Result<(Vec<Opened>, Vec<UnreachableGpu>), SourceError> {
+    let mut devices = Vec::new();
     let mut unreachable = Vec::new();
     for index in 0..count {
-        let device = match nvml.device_by_index(index) {
-            Ok(device) => device,
-            Err(e) => {
-                unreachable.push(UnreachableGpu {
-                    index,
-                    reason: e.to_string(),
-                });
-                continue;
-            }
-        };
-        gpus.push(gpu_details(nvml, &device, index));
+        match nvml.device_by_index(index) {
+            Ok(device) => devices.push((index, device)),
+            Err(e) => unreachable.push(UnreachableGpu {
+                index,
+                reason: e.to_string(),
+            }),
+        }
     }
-    if gpus.is_empty()
+    if devices.is_empty()
         && let Some(u) = unreachable.first()
     {
         return Err(SourceError::Nvml {
@@ -757,12 +766,7 @@ pub fn gpu_inventory_with_lib(lib: impl AsRef<OsStr>) -> Result<GpuInventory, So
             message: format!("GPU {}: {}", u.index, u.reason),
         });
     }
-    Ok(GpuInventory {
-        driver_version: nvml.sys_driver_version().ok(),
-        cuda_version,
-        gpus,
-        unreachable,
-    })
+    Ok((devices, unreachable))
 }
 
 fn gpu_details(nvml: &Nvml, d: &Device<'_>, index: u32) -> GpuDetails {
