@@ -79,9 +79,8 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> 
 /// [`read`], but a data line that cannot be read (not UTF-8, fields missing or extra, a
 /// value that does not parse or is out of range) is handed to `skipped` and left out, and
 /// the rest of the file is read: a log with a damaged line in the middle is still worth
-/// replaying. The header,
-/// the first row of a file without one (its layout is guessed from it), a line too long
-/// to be a row and a read error still stop the read.
+/// replaying. The header, the first row of a file without one (its layout is guessed from
+/// it), a line too long to be a row and a read error still stop the read.
 pub fn read_skipping(
     reader: impl BufRead,
     path: &Path,
