@@ -23,8 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gpufeed_data::cache::{
-    self, AudioFacts, Cache, CachedItem, Manifest, ShardData, ShardEntry, ShardMeta, SourceId,
-    Totals,
+    self, AudioFacts, Cache, CachedItem, Manifest, ShardData, ShardMeta, SourceId, Totals, WriteIo,
 };
 use gpufeed_data::loader::{Loader, LoaderConfig, Padding};
 
@@ -60,7 +59,7 @@ fn build(dir: &Path) -> Cache {
             let mel: Vec<f32> = (0..f * N_MELS)
                 .map(|k| (k % 97) as f32 * 0.01 - 5.0)
                 .collect();
-            data.push(&mel, f, &vec![7; 60 + i % 120]);
+            data.push(&mel, f, &vec![7; 60 + i % 120]).unwrap();
             meta.items.push(CachedItem {
                 id: format!("u{i}"),
                 line: i + 1,
@@ -85,8 +84,10 @@ fn build(dir: &Path) -> Cache {
             });
         }
         let file = format!("shard-{s:05}-bench.safetensors");
-        cache::write_shard(&dir.join(&file), &data, N_MELS, &meta).unwrap();
-        shards.push(ShardEntry::of(dir, &file, meta.items.len()).unwrap());
+        shards.push(
+            cache::write_shard(&dir.join(&file), &mut data, N_MELS, &meta, WriteIo::Direct)
+                .unwrap(),
+        );
         items.extend(meta.items);
     }
     let manifest = Manifest {

@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 use safetensors::SafeTensors;
-use safetensors::tensor::{Dtype, TensorView};
+use safetensors::tensor::Dtype;
 use serde::{Deserialize, Serialize};
 
 use gpufeed_config::{AudioSettings, TextSettings};
@@ -62,8 +62,10 @@ use crate::fsx;
 /// Name of the format, in every manifest and shard.
 pub const FORMAT: &str = "gpufeed-cache";
 /// Version of the format; part of the key, so a new version never reads an old cache.
-/// 2: shards carry a blake3 hash in the manifest.
-pub const VERSION: u32 = 2;
+/// 2: shards carry a blake3 hash in the manifest. 3: an xxh3-128 checksum instead (a
+/// tenth of the CPU time: it is computed for every shard written), header padded so that
+/// `mel` starts on a 4096-byte boundary.
+pub const VERSION: u32 = 3;
 /// Utterances per shard: ~45 MB of LJSpeech features, large enough for sequential reads,
 /// small enough that a killed run loses little.
 pub const SHARD_ITEMS: usize = 256;
@@ -241,10 +243,11 @@ pub struct ShardEntry {
     pub items: usize,
     /// Size in bytes.
     pub bytes: u64,
-    /// blake3 of the file, hex: [`Cache::verify`] checks it. (Absent in version 1, which
-    /// is refused by its version before this field matters.)
+    /// xxh3-128 of the file, 32 hex digits (Python: `xxhash.xxh3_128_hexdigest(data)`):
+    /// [`Cache::verify`] checks it. A checksum against corruption, not a signature.
+    /// (Absent before version 3, whose manifests are refused by their version.)
     #[serde(default)]
-    pub blake3: String,
+    pub xxh3: String,
 }
 
 impl ShardEntry {
@@ -255,17 +258,31 @@ impl ShardEntry {
             file: file.to_string(),
             items,
             bytes: fsx::metadata(&path)?.len(),
-            blake3: hash_file(&path)?,
+            xxh3: hash_file(&path)?,
         })
     }
 }
 
-/// blake3 of a file, hex.
+/// xxh3-128 of a file, hex.
 fn hash_file(path: &Path) -> Result<String, DataError> {
-    let mut h = blake3::Hasher::new();
-    h.update_reader(fsx::open(path)?)
-        .map_err(|e| DataError::io(path, e))?;
-    Ok(h.finalize().to_hex().to_string())
+    use std::io::Read as _;
+    let mut file = fsx::open(path)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(DataError::io(path, e)),
+        }
+    }
+    Ok(hex128(h.digest128()))
+}
+
+/// A 128-bit checksum as Python's `hexdigest` writes it.
+fn hex128(v: u128) -> String {
+    format!("{v:032x}")
 }
 
 /// Totals over the cache.
@@ -313,17 +330,117 @@ pub struct Manifest {
     pub totals: Totals,
 }
 
-/// The arrays of one shard before writing.
+/// Bytes of one direct-I/O block: file offsets, lengths and buffer addresses of `O_DIRECT`
+/// writes are multiples of it (4096 covers 512-byte and 4K-sector devices).
+const BLOCK: usize = 4096;
+
+/// A growable byte buffer in an anonymous memory mapping: page-aligned, as `O_DIRECT`
+/// needs (`Vec<u8>` only promises byte alignment), and grown without copying as long as
+/// it stays within its reservation: untouched pages of a mapping cost nothing, so the
+/// first one reserves [`AlignedBytes::RESERVE`] unless told otherwise. Its pages are asked to be huge pages: a
+/// freshly touched 4 KiB page costs a fault each, which on a small VM made growing a
+/// shard's `Vec` (copy on every doubling, zero-fill of every new page) 80 % of a run's
+/// page faults.
+#[derive(Default)]
+struct AlignedBytes {
+    map: Option<memmap2::MmapMut>,
+    len: usize,
+    /// The first reservation; 0 for [`AlignedBytes::RESERVE`].
+    first: usize,
+}
+
+impl std::fmt::Debug for AlignedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBytes({} bytes)", self.len)
+    }
+}
+
+impl AlignedBytes {
+    /// The first reservation: about five LJSpeech shards' features.
+    const RESERVE: usize = 256 << 20;
+    /// Huge page size on x86-64 and most arm64 kernels: reservations are multiples of it.
+    const HUGE: usize = 2 << 20;
+
+    /// Makes room for `end` bytes in all.
+    fn reserve(&mut self, end: usize) -> Result<(), DataError> {
+        let cap = self.map.as_ref().map_or(0, |m| m.len());
+        if end <= cap {
+            return Ok(());
+        }
+        let anon = |len: usize| memmap2::MmapOptions::new().len(len).map_anon();
+        let first = if self.first == 0 {
+            Self::RESERVE
+        } else {
+            self.first
+        };
+        let want = end.max(2 * cap).max(first).next_multiple_of(Self::HUGE);
+        // A machine that refuses the reservation (strict overcommit) may still grant what
+        // is needed now.
+        let mut map = anon(want)
+            .or_else(|_| anon(end.next_multiple_of(Self::HUGE)))
+            .map_err(|source| DataError::Memory { bytes: end, source })?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage); // a hint; fine if refused
+        if let Some(old) = &self.map {
+            map[..self.len].copy_from_slice(&old[..self.len]);
+        }
+        self.map = Some(map);
+        Ok(())
+    }
+
+    fn extend(&mut self, bytes: &[u8]) -> Result<(), DataError> {
+        let end = self.len + bytes.len();
+        self.reserve(end.next_multiple_of(BLOCK))?;
+        if let Some(map) = &mut self.map {
+            map[self.len..end].copy_from_slice(bytes);
+        }
+        self.len = end;
+        Ok(())
+    }
+
+    /// Zero-fills the rest of the last block, so that [`AlignedBytes::padded`] sends
+    /// zeros after the data. (Room for it was reserved by `extend`.)
+    fn zero_pad(&mut self) {
+        let end = self.len.next_multiple_of(BLOCK);
+        if let Some(map) = &mut self.map {
+            map[self.len..end].fill(0);
+        }
+    }
+
+    /// The bytes up to the next block boundary: what a direct write of `len` bytes sends.
+    fn padded(&self) -> &[u8] {
+        self.map
+            .as_ref()
+            .map_or(&[], |m| &m[..self.len.next_multiple_of(BLOCK)])
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_ref().map_or(&[], |m| &m[..self.len])
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+}
+
+/// The arrays of one shard before writing, built utterance by utterance.
+///
+/// The mel frames go straight into a block-aligned buffer that becomes the file's mel
+/// section as it is, so writing the shard copies nothing more and can bypass the page
+/// cache (see [`write_shard`]). Reuse one `ShardData` for every shard ([`ShardData::clear`]
+/// keeps its buffers): on small VMs a freshly allocated page costs several times a reused
+/// one.
 #[derive(Debug, Default)]
 pub struct ShardData {
-    /// Mel frames, row-major `[frames, n_mels]`.
-    pub mel: Vec<f32>,
-    /// Row offsets into `mel` (in frames), `items + 1` entries.
-    pub mel_offsets: Vec<i64>,
+    /// Mel frames, row-major `[frames, n_mels]` as f32 bytes; `tokens` are appended while
+    /// the shard is written and cut off again.
+    body: AlignedBytes,
+    /// Row offsets into the mel (in frames), `items + 1` entries.
+    mel_offsets: Vec<i64>,
     /// Token ids.
-    pub tokens: Vec<i32>,
+    tokens: Vec<i32>,
     /// Offsets into `tokens`, `items + 1` entries.
-    pub token_offsets: Vec<i64>,
+    token_offsets: Vec<i64>,
 }
 
 impl ShardData {
@@ -339,7 +456,7 @@ impl ShardData {
 
     /// Empties the shard, keeping its buffers for the next one.
     pub fn clear(&mut self) {
-        self.mel.clear();
+        self.body.truncate(0);
         self.tokens.clear();
         self.mel_offsets.clear();
         self.mel_offsets.push(0);
@@ -347,87 +464,188 @@ impl ShardData {
         self.token_offsets.push(0);
     }
 
-    /// Appends one utterance; `mel` holds `frames × n_mels` values.
-    pub fn push(&mut self, mel: &[f32], frames: usize, tokens: &[i32]) {
-        self.mel.extend_from_slice(mel);
+    /// Appends one utterance; `mel` holds `frames × n_mels` values. Fails only when the
+    /// machine has no memory left for the shard.
+    pub fn push(&mut self, mel: &[f32], frames: usize, tokens: &[i32]) -> Result<(), DataError> {
+        if self.mel_offsets.is_empty() {
+            *self = Self::new();
+        }
+        self.body.extend(bytemuck::cast_slice(mel))?;
         let last = self.mel_offsets.last().copied().unwrap_or(0);
         self.mel_offsets.push(last + frames as i64);
         self.tokens.extend_from_slice(tokens);
         self.token_offsets.push(self.tokens.len() as i64);
+        Ok(())
+    }
+
+    /// Utterances pushed since the last clear.
+    #[must_use]
+    pub fn items(&self) -> usize {
+        self.mel_offsets.len().saturating_sub(1)
     }
 }
 
-fn view<'a>(
-    dtype: Dtype,
-    shape: Vec<usize>,
-    data: &'a [u8],
-    path: &Path,
-) -> Result<TensorView<'a>, DataError> {
-    TensorView::new(dtype, shape, data).map_err(|e| DataError::Corrupt {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+/// How [`write_shard`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteIo {
+    /// `O_DIRECT` where the file system takes it (not tmpfs), else buffered: the shard
+    /// goes from the buffer to the disk without a copy into the page cache, which on a
+    /// VM is the writer's main cost (fresh page-cache pages), and a cache larger than
+    /// memory does not push the training job's pages out.
+    #[default]
+    Direct,
+    /// Ordinary writes through the page cache.
+    Buffered,
 }
 
-/// Writes a shard atomically (temporary name, fsync, rename).
+/// Writes a shard atomically (temporary name, fsync, rename) and returns its manifest
+/// entry; the hash is computed from memory while the file is written, not read back.
+///
+/// The file is what `safetensors::serialize` writes for these four tensors (the I64
+/// offsets first, then `mel` and `tokens`, all aligned), except that the header is padded
+/// with spaces, as the format allows, so that `mel` starts on a 4096-byte boundary: the
+/// header and offsets are one direct write, `mel` and `tokens` another, straight from
+/// `data`'s buffer. The layout is computed here because safetensors has no writer for a
+/// tensor already laid out in a caller's buffer; the header itself is safetensors'.
 pub fn write_shard(
     path: &Path,
-    data: &ShardData,
+    data: &mut ShardData,
     n_mels: usize,
     meta: &ShardMeta,
-) -> Result<u64, DataError> {
-    let frames = data.mel.len() / n_mels.max(1);
-    let tensors = [
-        (
-            "mel",
-            view(
-                Dtype::F32,
-                vec![frames, n_mels],
-                bytemuck::cast_slice(&data.mel),
-                path,
-            )?,
-        ),
-        (
-            "mel_offsets",
-            view(
-                Dtype::I64,
-                vec![data.mel_offsets.len()],
-                bytemuck::cast_slice(&data.mel_offsets),
-                path,
-            )?,
-        ),
-        (
-            "tokens",
-            view(
-                Dtype::I32,
-                vec![data.tokens.len()],
-                bytemuck::cast_slice(&data.tokens),
-                path,
-            )?,
-        ),
-        (
-            "token_offsets",
-            view(
-                Dtype::I64,
-                vec![data.token_offsets.len()],
-                bytemuck::cast_slice(&data.token_offsets),
-                path,
-            )?,
-        ),
-    ];
-    let meta_json = serde_json::to_string(meta).map_err(|e| DataError::Corrupt {
+    io: WriteIo,
+) -> Result<ShardEntry, DataError> {
+    use safetensors::tensor::{Metadata, TensorInfo};
+    let corrupt = |reason: String| DataError::Corrupt {
         path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let info = HashMap::from([("gpufeed".to_string(), meta_json)]);
-    // Streamed straight into the temporary file: no second copy of the arrays in memory.
-    fsx::write_atomic_with(path, |tmp| {
-        safetensors::serialize_to_file(tensors, Some(info), tmp).map_err(|e| DataError::Corrupt {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
+        reason,
+    };
+    if data.mel_offsets.is_empty() {
+        data.clear();
+    }
+    let mel_bytes = data.body.len;
+    let frames = mel_bytes / 4 / n_mels.max(1);
+    let offsets_bytes = 8 * data.mel_offsets.len();
+    let tokens_bytes = 4 * data.tokens.len();
+    let mut at = 0;
+    let mut info = |name: &str, dtype: Dtype, shape: Vec<usize>, bytes: usize| {
+        at += bytes;
+        (
+            name.to_string(),
+            TensorInfo {
+                dtype,
+                shape,
+                data_offsets: (at - bytes, at),
+            },
+        )
+    };
+    let tensors = vec![
+        info(
+            "mel_offsets",
+            Dtype::I64,
+            vec![data.mel_offsets.len()],
+            offsets_bytes,
+        ),
+        info(
+            "token_offsets",
+            Dtype::I64,
+            vec![data.token_offsets.len()],
+            8 * data.token_offsets.len(),
+        ),
+        info("mel", Dtype::F32, vec![frames, n_mels], mel_bytes),
+        info("tokens", Dtype::I32, vec![data.tokens.len()], tokens_bytes),
+    ];
+    let meta_json = serde_json::to_string(meta).map_err(|e| corrupt(e.to_string()))?;
+    let header = Metadata::new(
+        Some(HashMap::from([("gpufeed".to_string(), meta_json)])),
+        tensors,
+    )
+    .map_err(|e| corrupt(e.to_string()))?;
+    let mut header = serde_json::to_vec(&header).map_err(|e| corrupt(e.to_string()))?;
+    // Head: length, header, both offset arrays; padded so that `mel` starts on a block.
+    let offsets_len = offsets_bytes + 8 * data.token_offsets.len();
+    let head_len = (8 + header.len() + offsets_len).next_multiple_of(BLOCK);
+    header.resize(head_len - 8 - offsets_len, b' ');
+    let mut head = AlignedBytes {
+        first: head_len,
+        ..AlignedBytes::default()
+    };
+    head.extend(&(header.len() as u64).to_le_bytes())?;
+    head.extend(&header)?;
+    head.extend(bytemuck::cast_slice(&data.mel_offsets))?;
+    head.extend(bytemuck::cast_slice(&data.token_offsets))?;
+    // Body: the mel already in place, then the tokens.
+    data.body.extend(bytemuck::cast_slice(&data.tokens))?;
+    let total = (head.len + data.body.len) as u64;
+    head.zero_pad();
+    data.body.zero_pad();
+    let result = (|| {
+        let (head, body) = (&head, &data.body);
+        let hash = std::thread::scope(|s| {
+            // The hash runs beside the write: for the last shard of a run, nothing else
+            // is left to overlap with.
+            let hasher = s.spawn(|| {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                h.update(head.bytes());
+                h.update(body.bytes());
+                hex128(h.digest128())
+            });
+            let written = fsx::write_atomic_with(path, |tmp| write_parts(tmp, head, body, io));
+            let hash = hasher
+                .join()
+                .map_err(|_| corrupt("the hashing thread panicked".into()));
+            written.and(hash)
+        })?;
+        Ok(ShardEntry {
+            file: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            items: meta.items.len(),
+            bytes: total,
+            xxh3: hash,
         })
-    })?;
-    Ok(fsx::metadata(path)?.len())
+    })();
+    data.body.truncate(mel_bytes);
+    result
+}
+
+/// Writes `head` then `body` into a new file at `tmp`, exactly `head.len + body.len` bytes.
+/// The head (header and offsets, a few hundred KB per shard) goes through the page cache,
+/// so opening the cache and merging manifests read it from memory; under
+/// [`WriteIo::Direct`] the body bypasses it.
+fn write_parts(
+    tmp: &Path,
+    head: &AlignedBytes,
+    body: &AlignedBytes,
+    io: WriteIo,
+) -> Result<(), DataError> {
+    use std::os::unix::fs::FileExt as _;
+    let err = |e: std::io::Error| DataError::io(tmp, e);
+    let file = fsx::create(tmp)?;
+    file.write_all_at(head.bytes(), 0).map_err(err)?;
+    let at = head.len as u64;
+    if io == WriteIo::Direct {
+        let direct = rustix::fs::fcntl_getfl(&file)
+            .and_then(|flags| rustix::fs::fcntl_setfl(&file, flags | rustix::fs::OFlags::DIRECT));
+        if direct.is_ok() {
+            // Whole blocks from a block-aligned buffer at a block offset (`head` is whole
+            // blocks); the zero padding after the body is cut off.
+            match file.write_all_at(body.padded(), at) {
+                Ok(()) => return file.set_len(at + body.len as u64).map_err(err),
+                // The file system took the flag but refuses direct writes: write the body
+                // again the ordinary way.
+                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| err(e.into()))?;
+                    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::DIRECT)
+                        .map_err(|e| err(e.into()))?;
+                }
+                Err(e) => return Err(err(e)),
+            }
+        }
+        // tmpfs and others refuse the flag: ordinary writes.
+    }
+    file.write_all_at(body.bytes(), at).map_err(err)
 }
 
 /// Whether the shard at `path` is complete and consistent: its header parses, every tensor
@@ -529,16 +747,16 @@ impl Cache {
         })
     }
 
-    /// Checks every shard against the blake3 hash in the manifest (reads every byte; about
-    /// a second per 2 GB). A mismatch is [`DataError::Corrupt`] naming the shard.
+    /// Checks every shard against the xxh3 checksum in the manifest (reads every byte, at
+    /// disk speed). A mismatch is [`DataError::Corrupt`] naming the shard.
     pub fn verify(&self) -> Result<(), DataError> {
         for entry in &self.manifest.shards {
             let path = self.dir.join(&entry.file);
             let actual = hash_file(&path)?;
-            if actual != entry.blake3 {
+            if actual != entry.xxh3 {
                 return Err(DataError::Corrupt {
                     path,
-                    reason: format!("its blake3 is {actual}, the manifest says {}", entry.blake3),
+                    reason: format!("its xxh3 is {actual}, the manifest says {}", entry.xxh3),
                 });
             }
         }
@@ -729,7 +947,8 @@ pub(crate) fn synthetic(
                 &vec![i as f32 + 0.5; frames as usize * n_mels],
                 frames as usize,
                 &vec![i as i32 + 4; tokens as usize],
-            );
+            )
+            .unwrap();
             meta.items.push(CachedItem {
                 id: format!("u{i}"),
                 line: i + 1,
@@ -754,8 +973,15 @@ pub(crate) fn synthetic(
             });
         }
         let file = format!("shard-{s:05}-test.safetensors");
-        write_shard(&dir.join(&file), &data, n_mels, &meta).unwrap();
-        shards.push(ShardEntry::of(dir, &file, meta.items.len()).unwrap());
+        // Both ways of writing; the entry computed from memory must be the file's.
+        let io = if s % 2 == 0 {
+            WriteIo::Direct
+        } else {
+            WriteIo::Buffered
+        };
+        let entry = write_shard(&dir.join(&file), &mut data, n_mels, &meta, io).unwrap();
+        assert_eq!(entry, ShardEntry::of(dir, &file, meta.items.len()).unwrap());
+        shards.push(entry);
         items.extend(meta.items);
     }
     let audio = AudioSettings {
@@ -782,4 +1008,72 @@ pub(crate) fn synthetic(
     };
     fsx::write_atomic(&dir.join(MANIFEST), &serde_json::to_vec(&manifest).unwrap()).unwrap();
     Cache::open(dir).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_are_pythons_xxh3_128() {
+        // python3 -c "import xxhash; print(xxhash.xxh3_128_hexdigest(b'gpufeed'))" (4.1.0)
+        assert_eq!(
+            hex128(xxhash_rust::xxh3::xxh3_128(b"gpufeed")),
+            "309fc3cf9e5f333fe7850fe37693f01f"
+        );
+    }
+
+    #[test]
+    fn shards_are_plain_safetensors_with_mel_on_a_block() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Odd sizes everywhere: 3 mels, 5 and 2 frames, 3 and 0 tokens.
+        let n_mels = 3;
+        let mut data = ShardData::new();
+        let mel_a: Vec<f32> = (0..15).map(|v| v as f32).collect();
+        data.push(&mel_a, 5, &[1, 2, 3]).unwrap();
+        data.push(&[9.5; 6], 2, &[]).unwrap();
+        assert_eq!(data.items(), 2);
+        let meta = ShardMeta {
+            format: FORMAT.into(),
+            version: VERSION,
+            key: "k".into(),
+            shard: 0,
+            items: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for io in [WriteIo::Direct, WriteIo::Buffered] {
+            let path = tmp.path().join(format!("shard-{io:?}.safetensors"));
+            let entry = write_shard(&path, &mut data, n_mels, &meta, io).unwrap();
+            let bytes = fsx::read(&path).unwrap();
+            assert_eq!(entry.bytes, bytes.len() as u64);
+            assert_eq!(entry.xxh3, hash_file(&path).unwrap());
+            let st = SafeTensors::deserialize(&bytes).unwrap();
+            let (header_len, header) = SafeTensors::read_metadata(&bytes).unwrap();
+            let start = |name: &str| 8 + header_len + header.info(name).unwrap().data_offsets.0;
+            assert_eq!(start("mel") % 4096, 0, "{io:?}");
+            assert_eq!(start("mel_offsets") % 8, 0);
+            assert_eq!(start("token_offsets") % 8, 0);
+            assert_eq!(st.tensor("mel").unwrap().shape(), [7, 3]);
+            // Copies: a `Vec<u8>` promises no alignment.
+            let mel: Vec<f32> = bytemuck::pod_collect_to_vec(st.tensor("mel").unwrap().data());
+            assert_eq!(&mel[..15], &mel_a[..]);
+            assert_eq!(&mel[15..], &[9.5; 6]);
+            let tokens: Vec<i32> =
+                bytemuck::pod_collect_to_vec(st.tensor("tokens").unwrap().data());
+            assert_eq!(tokens, [1, 2, 3]);
+            let offsets = st.tensor("mel_offsets").unwrap();
+            let offsets: Vec<i64> = bytemuck::pod_collect_to_vec(offsets.data());
+            assert_eq!(offsets, [0, 5, 7], "{io:?}");
+            // The buffer is intact for another write.
+            assert_eq!(data.body.len, 21 * 4);
+        }
+        // Cleared, the buffer takes the next shard.
+        data.clear();
+        data.push(&[1.0; 3], 1, &[4]).unwrap();
+        let path = tmp.path().join("second.safetensors");
+        write_shard(&path, &mut data, n_mels, &meta, WriteIo::Direct).unwrap();
+        let bytes = fsx::read(&path).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(st.tensor("mel").unwrap().shape(), [1, 3]);
+    }
 }

@@ -103,6 +103,16 @@ pub enum DataError {
         /// What was given.
         spec: String,
     },
+    /// No memory for a shard's arrays.
+    #[error(
+        "cannot reserve {bytes} bytes of memory for a cache shard: {source}; free some memory or run fewer jobs"
+    )]
+    Memory {
+        /// Bytes asked for.
+        bytes: usize,
+        /// The OS error.
+        source: std::io::Error,
+    },
     /// Loader settings that cannot work.
     #[error("invalid loader settings: {0}")]
     Loader(String),

@@ -7,9 +7,12 @@
 //!    members (id, text, source identity).
 //! 3. If `manifest.json` lists exactly these shards and they all exist, the cache is
 //!    complete: say so and stop (milliseconds).
-//! 4. Otherwise build the missing shards: utterances are decoded, resampled, turned into
-//!    mel frames and tokens on all cores (rayon; one feature extractor and tokenizer per
-//!    thread), while a writer thread writes finished shards, so disk and CPU overlap.
+//! 4. Otherwise build the missing shards: worker threads (all cores; one feature extractor
+//!    and tokenizer each) take utterances in manifest order and decode, resample and turn
+//!    them into mel frames and tokens; the calling thread puts the results back in order,
+//!    packs them into the shard being built and writes each shard (direct I/O, checksum
+//!    from memory) as soon as its last utterance is in. Workers never wait for a shard
+//!    boundary, and packing and writing overlap the computing.
 //! 5. When every shard exists, write `manifest.json` and `skipped.json` (atomically) and
 //!    delete shards of older datasets states.
 //!
@@ -21,17 +24,17 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError, mpsc};
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use gpufeed_config::{AudioSettings, TextSettings};
 
 use crate::cache::{
     self, AudioFacts, CachedItem, FeatureSettings, Limits, MANIFEST, Manifest, SHARD_ITEMS,
-    SKIPPED, ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals,
+    SKIPPED, ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals, WriteIo,
 };
 use crate::error::DataError;
 use crate::fsx;
@@ -102,6 +105,8 @@ pub struct Options {
     pub shard: Option<ShardSpec>,
     /// Utterances per shard ([`SHARD_ITEMS`]; tests use small shards).
     pub shard_items: usize,
+    /// How shards are written (direct I/O where the file system allows).
+    pub io: WriteIo,
 }
 
 impl Options {
@@ -120,6 +125,7 @@ impl Options {
             on_error: OnError::Skip,
             shard: None,
             shard_items: SHARD_ITEMS,
+            io: WriteIo::Direct,
         }
     }
 }
@@ -302,7 +308,10 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .map(|it| SourceId::of(&dataset.root, &it.audio))
         .collect();
     let plans = plan_shards(&key, &dataset.items, &sources, opts.shard_items.max(1));
-    let jobs = opts.jobs.unwrap_or_else(rayon::current_num_threads).max(1);
+    let jobs = opts
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
     let mut report = Report {
         cache_dir: dir.clone(),
         key: key.clone(),
@@ -356,86 +365,70 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     let done: usize = reused.iter().map(|p| p.items.len()).sum();
     progress.start(total as u64, done as u64);
 
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .map_err(|e| DataError::Settings(format!("cannot start {jobs} worker threads: {e}")))?;
-    let n_mels = opts.audio.n_mels;
-    // The writer thread: shards are written while the next one is computed. One in the
-    // channel and one being written bound the memory to three shards' arrays; written
-    // shards come back empty for reuse, so their buffers are allocated once per run (fresh
-    // pages cost a kernel page clear each, a large share of the run on small machines).
-    let (tx, rx) = mpsc::sync_channel::<(PathBuf, ShardData, ShardMeta)>(1);
-    let (back_tx, back_rx) = mpsc::channel::<ShardData>();
+    // Workers take utterances in manifest order from a shared counter and send what they
+    // computed to this thread, which puts the outcomes back in order, packs them into the
+    // shard being built and writes each shard when its last utterance arrives. No worker
+    // ever waits for a shard to be complete (no barrier per shard, no serial packing
+    // step), and the copy into the shard overlaps the computing.
+    let order: Vec<usize> = todo.iter().flat_map(|p| p.items.iter().copied()).collect();
+    let window = Window::new(WINDOW_PER_JOB * jobs);
+    let (tx, rx) = mpsc::sync_channel::<(usize, Outcome)>(WINDOW_PER_JOB * jobs);
     let buffers = BufferPool::default();
-    let build = std::thread::scope(|scope| -> Result<HashMap<String, ShardEntry>, DataError> {
-        // It also hashes each shard it wrote (read back from the page cache), so the merge
-        // does not hash them one after another once the last shard is done: that serial
-        // pass was 7 % of a two-shard run on two cores.
-        let writer = scope.spawn(move || -> Result<HashMap<String, ShardEntry>, DataError> {
-            let mut entries = HashMap::new();
-            for (path, mut data, meta) in rx {
-                cache::write_shard(&path, &data, n_mels, &meta)?;
-                let items = meta.items.len();
-                data.clear();
-                let _ = back_tx.send(data);
-                if let (Some(dir), Some(file)) = (path.parent(), path.file_name()) {
-                    let file = file.to_string_lossy().into_owned();
-                    entries.insert(file.clone(), ShardEntry::of(dir, &file, items)?);
-                }
-            }
-            Ok(entries)
-        });
-        let computed = (|| -> Result<(), DataError> {
-            for plan in &todo {
-                let outcomes: Vec<Outcome> = pool.install(|| {
-                    plan.items
-                        .par_iter()
-                        .map_init(
-                            || Worker::new(opts),
-                            |worker, &i| {
-                                let out = worker.process(
-                                    &dataset,
-                                    &dataset.items[i],
-                                    &sources[i],
-                                    &buffers,
-                                );
-                                progress.advance(1);
-                                out
-                            },
-                        )
-                        .collect()
-                });
-                let data = back_rx.try_recv().unwrap_or_else(|_| ShardData::new());
-                let (data, meta) = assemble(
-                    &key,
-                    plan.index,
-                    outcomes,
-                    data,
-                    &buffers,
-                    opts.on_error,
-                    &mut report,
-                )?;
-                report.shards_built += 1;
-                if tx.send((dir.join(&plan.file), data, meta)).is_err() {
-                    break; // the writer failed; its error is reported below
-                }
-            }
-            Ok(())
-        })();
+    let next = AtomicUsize::new(0);
+    let mut builder = Builder {
+        key: &key,
+        dir: &dir,
+        todo: &todo,
+        n_mels: opts.audio.n_mels,
+        on_error: opts.on_error,
+        io: opts.io,
+        buffers: &buffers,
+        data: ShardData::new(),
+        meta: None,
+        shard: 0,
+        written: HashMap::new(),
+        report: &mut report,
+    };
+    let built = std::thread::scope(|scope| -> Result<(), DataError> {
+        for n in 0..jobs {
+            let tx = tx.clone();
+            let (window, next, order, buffers) = (&window, &next, &order, &buffers);
+            let (dataset, sources) = (&dataset, &sources);
+            std::thread::Builder::new()
+                .name(format!("precompute-{n}"))
+                .spawn_scoped(scope, move || {
+                    let mut worker = Worker::new(opts);
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= order.len() || !window.wait_for(k) {
+                            break;
+                        }
+                        let i = order[k];
+                        let out = worker.process(dataset, &dataset.items[i], &sources[i], buffers);
+                        progress.advance(1);
+                        if tx.send((k, out)).is_err() {
+                            break; // the writer stopped: its error is reported
+                        }
+                    }
+                })
+                .map_err(|e| {
+                    window.stop();
+                    DataError::Settings(format!("cannot start {jobs} worker threads: {e}"))
+                })?;
+        }
         drop(tx);
-        let written = writer.join().unwrap_or_else(|_| {
-            Err(DataError::Settings(
-                "the shard writer thread panicked".into(),
-            ))
-        });
-        computed.and(written)
+        let result = builder.run(rx, &window);
+        // On an error, waiting workers wake and stop; the others stop at their next send.
+        window.stop();
+        result
     });
     progress.finish();
-    let written = build?;
+    built?;
+    let written = std::mem::take(&mut builder.written);
+    drop(builder);
 
     // Merge: the manifest is written once every shard of the cache exists.
-    if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, &written, opts)? {
+    if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, written, opts)? {
         let json = serde_json::to_vec_pretty(&manifest).map_err(|e| DataError::Corrupt {
             path: dir.join(MANIFEST),
             reason: e.to_string(),
@@ -599,26 +592,110 @@ impl BufferPool {
     }
 }
 
-/// Packs one shard's outcomes into arrays and metadata; under `--on-error fail` the first
-/// skipped utterance is the error.
-fn assemble(
-    key: &str,
-    shard: usize,
-    outcomes: Vec<Outcome>,
-    mut data: ShardData,
-    buffers: &BufferPool,
+/// How far (in utterances, per worker) the workers may run ahead of the oldest utterance
+/// not yet back: it bounds the outcomes held in memory while one slow utterance is out.
+const WINDOW_PER_JOB: usize = 64;
+
+/// The workers' window: utterance `k` may start once every utterance before
+/// `k - size` is back, so memory stays bounded whatever order they finish in. Utterances
+/// are taken in order, so the one the window waits for is always being computed.
+struct Window {
+    /// Utterances back in order; `usize::MAX` once the run stops.
+    back: Mutex<usize>,
+    moved: Condvar,
+    size: usize,
+}
+
+impl Window {
+    fn new(size: usize) -> Self {
+        Self {
+            back: Mutex::new(0),
+            moved: Condvar::new(),
+            size: size.max(1),
+        }
+    }
+
+    /// Waits until utterance `k` may start; false when the run has stopped.
+    fn wait_for(&self, k: usize) -> bool {
+        let mut back = self.back.lock().unwrap_or_else(PoisonError::into_inner);
+        while *back != usize::MAX && k >= *back + self.size {
+            back = self
+                .moved
+                .wait(back)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *back != usize::MAX
+    }
+
+    fn advance(&self, back: usize) {
+        let mut b = self.back.lock().unwrap_or_else(PoisonError::into_inner);
+        if *b != usize::MAX {
+            *b = back;
+        }
+        self.moved.notify_all();
+    }
+
+    fn stop(&self) {
+        *self.back.lock().unwrap_or_else(PoisonError::into_inner) = usize::MAX;
+        self.moved.notify_all();
+    }
+}
+
+/// The writing side of a run: puts outcomes back in order and builds and writes shards.
+struct Builder<'a> {
+    key: &'a str,
+    dir: &'a Path,
+    /// The shards to build, in order; their utterances are the workers' order.
+    todo: &'a [&'a Plan],
+    n_mels: usize,
     on_error: OnError,
-    report: &mut Report,
-) -> Result<(ShardData, ShardMeta), DataError> {
-    let mut meta = ShardMeta {
-        format: cache::FORMAT.into(),
-        version: cache::VERSION,
-        key: key.into(),
-        shard: u32::try_from(shard).unwrap_or(u32::MAX),
-        items: Vec::new(),
-        skipped: Vec::new(),
-    };
-    for outcome in outcomes {
+    io: WriteIo,
+    buffers: &'a BufferPool,
+    /// The shard being built (its buffers are reused for every shard).
+    data: ShardData,
+    meta: Option<ShardMeta>,
+    /// Index into `todo` of the shard being built.
+    shard: usize,
+    /// The shards written, with their entries and metadata (the merge needs not read
+    /// them back).
+    written: HashMap<String, (ShardEntry, ShardMeta)>,
+    report: &'a mut Report,
+}
+
+impl Builder<'_> {
+    /// Takes outcomes until the workers are done or one fails the run.
+    fn run(
+        &mut self,
+        rx: mpsc::Receiver<(usize, Outcome)>,
+        window: &Window,
+    ) -> Result<(), DataError> {
+        let mut pending: HashMap<usize, Outcome> = HashMap::new();
+        let mut back = 0;
+        for (k, outcome) in rx {
+            pending.insert(k, outcome);
+            while let Some(outcome) = pending.remove(&back) {
+                self.take(outcome)?;
+                back += 1;
+                window.advance(back);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the next outcome (in order) to the shard being built; writes the shard when
+    /// it was its last utterance. Under `--on-error fail` a skipped utterance is the error.
+    fn take(&mut self, outcome: Outcome) -> Result<(), DataError> {
+        let Some(plan) = self.todo.get(self.shard) else {
+            return Ok(());
+        };
+        let meta = self.meta.get_or_insert_with(|| ShardMeta {
+            format: cache::FORMAT.into(),
+            version: cache::VERSION,
+            key: self.key.into(),
+            shard: u32::try_from(plan.index).unwrap_or(u32::MAX),
+            items: Vec::new(),
+            skipped: Vec::new(),
+        });
         match outcome {
             Outcome::Done {
                 mut record,
@@ -628,14 +705,15 @@ fn assemble(
             } => {
                 record.shard = meta.shard;
                 record.row = u32::try_from(meta.items.len()).unwrap_or(u32::MAX);
-                report.items_computed += 1;
-                report.audio_s_computed += record.audio.duration_s;
-                data.push(&mel, frames, &tokens);
-                buffers.give(mel);
+                self.report.items_computed += 1;
+                self.report.audio_s_computed += record.audio.duration_s;
+                let pushed = self.data.push(&mel, frames, &tokens);
+                self.buffers.give(mel);
+                pushed?;
                 meta.items.push(record);
             }
             Outcome::Skipped(s) => {
-                if on_error == OnError::Fail {
+                if self.on_error == OnError::Fail {
                     return Err(DataError::Item {
                         id: s.id.unwrap_or_default(),
                         audio: s.audio.unwrap_or_default(),
@@ -646,8 +724,23 @@ fn assemble(
                 meta.skipped.push(s);
             }
         }
+        if meta.items.len() + meta.skipped.len() == plan.items.len() {
+            let entry = cache::write_shard(
+                &self.dir.join(&plan.file),
+                &mut self.data,
+                self.n_mels,
+                meta,
+                self.io,
+            )?;
+            self.report.shards_built += 1;
+            self.data.clear();
+            if let Some(meta) = self.meta.take() {
+                self.written.insert(entry.file.clone(), (entry, meta));
+            }
+            self.shard += 1;
+        }
+        Ok(())
     }
-    Ok((data, meta))
 }
 
 /// The manifest, if every shard exists; `None` while some are missing.
@@ -657,7 +750,7 @@ fn merge(
     settings: &FeatureSettings,
     dataset: &Dataset,
     plans: &[Plan],
-    written: &HashMap<String, ShardEntry>,
+    mut written: HashMap<String, (ShardEntry, ShardMeta)>,
     opts: &Options,
 ) -> Result<Option<Manifest>, DataError> {
     let mut items = Vec::with_capacity(dataset.items.len());
@@ -678,18 +771,22 @@ fn merge(
         if !path.is_file() {
             return Ok(None);
         }
-        let meta = cache::read_shard_meta(&path)?;
+        // Shards this run wrote were hashed by the writer, from memory; others (reused
+        // from an earlier run, or built by another `--shard I/N` machine) are read and
+        // hashed here.
+        let (entry, meta) = match written.remove(&plan.file) {
+            Some(done) => done,
+            None => {
+                let meta = cache::read_shard_meta(&path)?;
+                (ShardEntry::of(dir, &plan.file, meta.items.len())?, meta)
+            }
+        };
         for it in &meta.items {
             totals.mel_frames += u64::from(it.mel_frames);
             totals.tokens += u64::from(it.text_tokens);
             totals.audio_s += it.audio.duration_s;
         }
-        // Shards this run wrote were hashed by the writer; others (reused from an earlier
-        // run, or built by another `--shard I/N` machine) are hashed here.
-        shards.push(match written.get(&plan.file) {
-            Some(entry) if entry.items == meta.items.len() => entry.clone(),
-            _ => ShardEntry::of(dir, &plan.file, meta.items.len())?,
-        });
+        shards.push(entry);
         items.extend(meta.items);
         skipped.extend(meta.skipped);
     }

@@ -435,7 +435,7 @@ fn damaged_caches_are_named_and_rebuilt() {
     std::fs::write(&shard, &flipped).unwrap();
     let c = Cache::open(&r.cache_dir).unwrap();
     let msg = c.verify().unwrap_err().to_string();
-    assert!(msg.contains(&files[0]) && msg.contains("blake3"), "{msg}");
+    assert!(msg.contains(&files[0]) && msg.contains("xxh3"), "{msg}");
 
     // Truncated: opening names the shard.
     std::fs::write(&shard, &original[..original.len() / 2]).unwrap();
@@ -461,7 +461,11 @@ fn damaged_caches_are_named_and_rebuilt() {
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
         &manifest,
-        text.replacen("\"version\": 2", "\"version\": 99", 1),
+        text.replacen(
+            &format!("\"version\": {}", gpufeed_data::cache::VERSION),
+            "\"version\": 99",
+            1,
+        ),
     )
     .unwrap();
     let msg = Cache::open(&r.cache_dir).unwrap_err().to_string();
