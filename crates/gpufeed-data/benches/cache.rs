@@ -27,7 +27,7 @@ fn scaling(dir: &Path, clips: usize, io: WriteIo) {
     let rounds: usize = std::env::var("GPUFEED_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(6);
+        .unwrap_or(16);
     let data = dir.join("demo");
     let demo = gpufeed_data::demo::generate(&data, clips, 3).unwrap();
     println!(

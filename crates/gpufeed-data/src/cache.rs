@@ -500,14 +500,7 @@ pub enum WriteIo {
 }
 
 /// Writes a shard atomically (temporary name, fsync, rename) and returns its manifest
-/// entry; the hash is computed from memory while the file is written, not read back.
-///
-/// The file is what `safetensors::serialize` writes for these four tensors (the I64
-/// offsets first, then `mel` and `tokens`, all aligned), except that the header is padded
-/// with spaces, as the format allows, so that `mel` starts on a 4096-byte boundary: the
-/// header and offsets are one direct write, `mel` and `tokens` another, straight from
-/// `data`'s buffer. The layout is computed here because safetensors has no writer for a
-/// tensor already laid out in a caller's buffer; the header itself is safetensors'.
+/// entry: [`ShardWriter`] with no head reserved, everything written at the end.
 pub fn write_shard(
     path: &Path,
     data: &mut ShardData,
@@ -515,137 +508,278 @@ pub fn write_shard(
     meta: &ShardMeta,
     io: WriteIo,
 ) -> Result<ShardEntry, DataError> {
-    use safetensors::tensor::{Metadata, TensorInfo};
-    let corrupt = |reason: String| DataError::Corrupt {
-        path: path.to_path_buf(),
-        reason,
-    };
-    if data.mel_offsets.is_empty() {
-        data.clear();
+    ShardWriter::new(path, n_mels, io, 0).finish(data, meta)
+}
+
+/// Writes one shard while it is being built: the mel frames go to disk in large
+/// direct writes as they arrive, and [`ShardWriter::finish`] adds the rest, the header
+/// and the offsets, so that finishing a shard costs little more than its last megabytes.
+///
+/// The file is what `safetensors::serialize` writes for these four tensors (the I64
+/// offsets first, then `mel` and `tokens`, all aligned), except that the header is padded
+/// with spaces, as the format allows, so that `mel` starts at a fixed, block-aligned
+/// offset chosen when the shard starts ([`head_reserve`]). Should the header outgrow that
+/// reservation (very long skip reasons), the body is written again after the real head:
+/// slower, never wrong. The layout is computed here because safetensors has no writer
+/// for tensors that are written before their header; the header itself is safetensors'.
+///
+/// The checksum is computed from memory at the end, beside the last writes, not read back.
+#[derive(Debug)]
+pub struct ShardWriter {
+    path: PathBuf,
+    n_mels: usize,
+    io: WriteIo,
+    /// Bytes before `mel`: header and offsets, padded (a multiple of [`BLOCK`]).
+    reserve: usize,
+    /// Opened at the first early write.
+    file: Option<fsx::PendingFile>,
+    /// Whether `file` is in `O_DIRECT` mode.
+    direct: bool,
+    /// Bytes of the body written so far, at `reserve` (whole blocks).
+    flushed: usize,
+}
+
+/// Body bytes gathered before an early write: large enough for the disk, small enough
+/// that little is left to write when the shard's last utterance arrives.
+const FLUSH_BYTES: usize = 8 << 20;
+
+/// Head bytes to reserve for a shard of `items` utterances whose ids and audio paths
+/// total `string_bytes`: an upper bound for the header and offsets in all but odd cases
+/// (a record with every number at its widest, escaped twice, is under
+/// [`HEAD_BYTES_PER_ITEM`] bytes plus its strings, which escaping can at most multiply by
+/// 7; a skip reason takes the place of a record).
+#[must_use]
+pub fn head_reserve(items: usize, string_bytes: usize) -> usize {
+    (BLOCK + items * (HEAD_BYTES_PER_ITEM + 16) + 7 * string_bytes).next_multiple_of(BLOCK)
+}
+
+/// See [`head_reserve`]; a test checks it against the widest record.
+const HEAD_BYTES_PER_ITEM: usize = 640;
+
+impl ShardWriter {
+    /// A writer for the shard at `path`; `reserve` is [`head_reserve`] for the shard's
+    /// planned utterances, or 0 to write everything at [`ShardWriter::finish`].
+    #[must_use]
+    pub fn new(path: &Path, n_mels: usize, io: WriteIo, reserve: usize) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            n_mels,
+            io,
+            reserve: reserve.next_multiple_of(BLOCK),
+            file: None,
+            direct: false,
+            flushed: 0,
+        }
     }
-    let mel_bytes = data.body.len;
-    let frames = mel_bytes / 4 / n_mels.max(1);
-    let offsets_bytes = 8 * data.mel_offsets.len();
-    let tokens_bytes = 4 * data.tokens.len();
-    let mut at = 0;
-    let mut info = |name: &str, dtype: Dtype, shape: Vec<usize>, bytes: usize| {
-        at += bytes;
-        (
-            name.to_string(),
-            TensorInfo {
-                dtype,
-                shape,
-                data_offsets: (at - bytes, at),
-            },
+
+    /// Writes the whole blocks of `data`'s body gathered since the last write, once
+    /// there are [`FLUSH_BYTES`] of them.
+    pub fn write_ready(&mut self, data: &ShardData) -> Result<(), DataError> {
+        if self.reserve == 0 || data.body.len < self.flushed + FLUSH_BYTES {
+            return Ok(());
+        }
+        let end = data.body.len / BLOCK * BLOCK;
+        let bytes = &data.body.padded()[self.flushed..end];
+        self.write_body(bytes, self.reserve + self.flushed)?;
+        self.flushed = end;
+        Ok(())
+    }
+
+    /// Opens the temporary file on first use, in direct mode where asked and possible.
+    fn open(&mut self) -> Result<(), DataError> {
+        if self.file.is_none() {
+            let file = fsx::PendingFile::create(&self.path)?;
+            self.direct = self.io == WriteIo::Direct && set_direct(file.file(), true).is_ok();
+            self.file = Some(file);
+        }
+        Ok(())
+    }
+
+    /// Writes body bytes (whole blocks from an aligned buffer, unless it is the end) at
+    /// file offset `at`; a file system that takes the direct flag but refuses direct
+    /// writes gets ordinary ones.
+    fn write_body(&mut self, bytes: &[u8], at: usize) -> Result<(), DataError> {
+        use std::os::unix::fs::FileExt as _;
+        self.open()?;
+        let Some(pending) = &self.file else {
+            return Ok(());
+        };
+        let (file, tmp) = (pending.file(), pending.tmp());
+        match file.write_all_at(bytes, at as u64) {
+            Err(e)
+                if self.direct
+                    && e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) =>
+            {
+                set_direct(file, false).map_err(|e| DataError::io(tmp, e))?;
+                self.direct = false;
+                file.write_all_at(bytes, at as u64)
+                    .map_err(|e| DataError::io(tmp, e))
+            }
+            r => r.map_err(|e| DataError::io(tmp, e)),
+        }
+    }
+
+    /// Writes what is left of the shard (the rest of the body, the tokens, the head),
+    /// syncs and renames it; `data` keeps its mel frames (the tokens appended for the
+    /// write are cut off again).
+    pub fn finish(
+        mut self,
+        data: &mut ShardData,
+        meta: &ShardMeta,
+    ) -> Result<ShardEntry, DataError> {
+        if data.mel_offsets.is_empty() {
+            data.clear();
+        }
+        let mel_bytes = data.body.len;
+        let head = self.head(data, meta)?;
+        let result = self.finish_with(data, &head, meta.items.len());
+        data.body.truncate(mel_bytes);
+        result
+    }
+
+    /// The head: length, safetensors header, both offset arrays, padded so that `mel`
+    /// starts on a block: at the reserved offset when the header fits there.
+    fn head(&self, data: &ShardData, meta: &ShardMeta) -> Result<AlignedBytes, DataError> {
+        use safetensors::tensor::{Metadata, TensorInfo};
+        let corrupt = |reason: String| DataError::Corrupt {
+            path: self.path.clone(),
+            reason,
+        };
+        let mel_bytes = data.body.len;
+        let frames = mel_bytes / 4 / self.n_mels.max(1);
+        let mut at = 0;
+        let mut info = |name: &str, dtype: Dtype, shape: Vec<usize>, bytes: usize| {
+            at += bytes;
+            (
+                name.to_string(),
+                TensorInfo {
+                    dtype,
+                    shape,
+                    data_offsets: (at - bytes, at),
+                },
+            )
+        };
+        let offsets_len = 8 * (data.mel_offsets.len() + data.token_offsets.len());
+        let tensors = vec![
+            info(
+                "mel_offsets",
+                Dtype::I64,
+                vec![data.mel_offsets.len()],
+                8 * data.mel_offsets.len(),
+            ),
+            info(
+                "token_offsets",
+                Dtype::I64,
+                vec![data.token_offsets.len()],
+                8 * data.token_offsets.len(),
+            ),
+            info("mel", Dtype::F32, vec![frames, self.n_mels], mel_bytes),
+            info(
+                "tokens",
+                Dtype::I32,
+                vec![data.tokens.len()],
+                4 * data.tokens.len(),
+            ),
+        ];
+        let meta_json = serde_json::to_string(meta).map_err(|e| corrupt(e.to_string()))?;
+        let header = Metadata::new(
+            Some(HashMap::from([("gpufeed".to_string(), meta_json)])),
+            tensors,
         )
-    };
-    let tensors = vec![
-        info(
-            "mel_offsets",
-            Dtype::I64,
-            vec![data.mel_offsets.len()],
-            offsets_bytes,
-        ),
-        info(
-            "token_offsets",
-            Dtype::I64,
-            vec![data.token_offsets.len()],
-            8 * data.token_offsets.len(),
-        ),
-        info("mel", Dtype::F32, vec![frames, n_mels], mel_bytes),
-        info("tokens", Dtype::I32, vec![data.tokens.len()], tokens_bytes),
-    ];
-    let meta_json = serde_json::to_string(meta).map_err(|e| corrupt(e.to_string()))?;
-    let header = Metadata::new(
-        Some(HashMap::from([("gpufeed".to_string(), meta_json)])),
-        tensors,
-    )
-    .map_err(|e| corrupt(e.to_string()))?;
-    let mut header = serde_json::to_vec(&header).map_err(|e| corrupt(e.to_string()))?;
-    // Head: length, header, both offset arrays; padded so that `mel` starts on a block.
-    let offsets_len = offsets_bytes + 8 * data.token_offsets.len();
-    let head_len = (8 + header.len() + offsets_len).next_multiple_of(BLOCK);
-    header.resize(head_len - 8 - offsets_len, b' ');
-    let mut head = AlignedBytes {
-        first: head_len,
-        ..AlignedBytes::default()
-    };
-    head.extend(&(header.len() as u64).to_le_bytes())?;
-    head.extend(&header)?;
-    head.extend(bytemuck::cast_slice(&data.mel_offsets))?;
-    head.extend(bytemuck::cast_slice(&data.token_offsets))?;
-    // Body: the mel already in place, then the tokens.
-    data.body.extend(bytemuck::cast_slice(&data.tokens))?;
-    let total = (head.len + data.body.len) as u64;
-    head.zero_pad();
-    data.body.zero_pad();
-    let result = (|| {
-        let (head, body) = (&head, &data.body);
-        let hash = std::thread::scope(|s| {
-            // The hash runs beside the write: for the last shard of a run, nothing else
-            // is left to overlap with.
+        .map_err(|e| corrupt(e.to_string()))?;
+        let mut header = serde_json::to_vec(&header).map_err(|e| corrupt(e.to_string()))?;
+        let least = 8 + header.len() + offsets_len;
+        let head_len = if least <= self.reserve {
+            self.reserve
+        } else {
+            least.next_multiple_of(BLOCK)
+        };
+        header.resize(head_len - 8 - offsets_len, b' ');
+        let mut head = AlignedBytes {
+            first: head_len,
+            ..AlignedBytes::default()
+        };
+        head.extend(&(header.len() as u64).to_le_bytes())?;
+        head.extend(&header)?;
+        head.extend(bytemuck::cast_slice(&data.mel_offsets))?;
+        head.extend(bytemuck::cast_slice(&data.token_offsets))?;
+        Ok(head)
+    }
+
+    fn finish_with(
+        &mut self,
+        data: &mut ShardData,
+        head: &AlignedBytes,
+        items: usize,
+    ) -> Result<ShardEntry, DataError> {
+        use std::os::unix::fs::FileExt as _;
+        if head.len != self.reserve {
+            // The header outgrew its reservation (or none was made): the body goes after
+            // the real head, from its start.
+            self.reserve = head.len;
+            self.flushed = 0;
+        }
+        data.body.extend(bytemuck::cast_slice(&data.tokens))?;
+        data.body.zero_pad();
+        let body = &data.body;
+        let total = head.len + body.len;
+        let hash = std::thread::scope(|s| -> Result<String, DataError> {
+            // The checksum runs beside the last writes.
             let hasher = s.spawn(|| {
                 let mut h = xxhash_rust::xxh3::Xxh3::new();
                 h.update(head.bytes());
                 h.update(body.bytes());
                 hex128(h.digest128())
             });
-            let written = fsx::write_atomic_with(path, |tmp| write_parts(tmp, head, body, io));
-            let hash = hasher
-                .join()
-                .map_err(|_| corrupt("the hashing thread panicked".into()));
-            written.and(hash)
+            // The rest of the body: whole blocks from the aligned buffer, the zero padding
+            // after the end cut off below.
+            self.write_body(&body.padded()[self.flushed..], self.reserve + self.flushed)?;
+            let Some(pending) = &self.file else {
+                return Err(DataError::io(
+                    &self.path,
+                    std::io::ErrorKind::NotFound.into(),
+                ));
+            };
+            let (file, tmp) = (pending.file(), pending.tmp());
+            // The head goes through the page cache: opening the cache and merging manifests
+            // read it right after.
+            if self.direct {
+                set_direct(file, false).map_err(|e| DataError::io(tmp, e))?;
+            }
+            file.write_all_at(head.bytes(), 0)
+                .and_then(|()| file.set_len(total as u64))
+                .map_err(|e| DataError::io(tmp, e))?;
+            hasher.join().map_err(|_| DataError::Corrupt {
+                path: self.path.clone(),
+                reason: "the checksum thread panicked".into(),
+            })
         })?;
+        if let Some(pending) = self.file.take() {
+            pending.commit()?;
+        }
         Ok(ShardEntry {
-            file: path
+            file: self
+                .path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            items: meta.items.len(),
-            bytes: total,
+            items,
+            bytes: total as u64,
             xxh3: hash,
         })
-    })();
-    data.body.truncate(mel_bytes);
-    result
+    }
 }
 
-/// Writes `head` then `body` into a new file at `tmp`, exactly `head.len + body.len` bytes.
-/// The head (header and offsets, a few hundred KB per shard) goes through the page cache,
-/// so opening the cache and merging manifests read it from memory; under
-/// [`WriteIo::Direct`] the body bypasses it.
-fn write_parts(
-    tmp: &Path,
-    head: &AlignedBytes,
-    body: &AlignedBytes,
-    io: WriteIo,
-) -> Result<(), DataError> {
-    use std::os::unix::fs::FileExt as _;
-    let err = |e: std::io::Error| DataError::io(tmp, e);
-    let file = fsx::create(tmp)?;
-    file.write_all_at(head.bytes(), 0).map_err(err)?;
-    let at = head.len as u64;
-    if io == WriteIo::Direct {
-        let direct = rustix::fs::fcntl_getfl(&file)
-            .and_then(|flags| rustix::fs::fcntl_setfl(&file, flags | rustix::fs::OFlags::DIRECT));
-        if direct.is_ok() {
-            // Whole blocks from a block-aligned buffer at a block offset (`head` is whole
-            // blocks); the zero padding after the body is cut off.
-            match file.write_all_at(body.padded(), at) {
-                Ok(()) => return file.set_len(at + body.len as u64).map_err(err),
-                // The file system took the flag but refuses direct writes: write the body
-                // again the ordinary way.
-                Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
-                    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| err(e.into()))?;
-                    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::DIRECT)
-                        .map_err(|e| err(e.into()))?;
-                }
-                Err(e) => return Err(err(e)),
-            }
-        }
-        // tmpfs and others refuse the flag: ordinary writes.
-    }
-    file.write_all_at(body.bytes(), at).map_err(err)
+/// Turns `O_DIRECT` on or off for an open file (tmpfs and some others refuse it).
+fn set_direct(file: &std::fs::File, on: bool) -> std::io::Result<()> {
+    use rustix::fs::OFlags;
+    let flags = rustix::fs::fcntl_getfl(file)?;
+    let flags = if on {
+        flags | OFlags::DIRECT
+    } else {
+        flags - OFlags::DIRECT
+    };
+    Ok(rustix::fs::fcntl_setfl(file, flags)?)
 }
 
 /// Whether the shard at `path` is complete and consistent: its header parses, every tensor
@@ -1075,5 +1209,132 @@ mod tests {
         let bytes = fsx::read(&path).unwrap();
         let st = SafeTensors::deserialize(&bytes).unwrap();
         assert_eq!(st.tensor("mel").unwrap().shape(), [1, 3]);
+    }
+
+    fn widest_item(id: &str, path: &str) -> CachedItem {
+        CachedItem {
+            id: id.into(),
+            line: usize::MAX,
+            shard: u32::MAX,
+            row: u32::MAX,
+            mel_frames: u32::MAX,
+            text_tokens: u32::MAX,
+            audio: AudioFacts {
+                duration_s: -2.225_073_858_507_201_4e-308,
+                source_rate: u32::MAX,
+                peak: -1.175_494_4e-38,
+                clipped_samples: usize::MAX,
+                silence_fraction: -2.225_073_858_507_201_4e-308,
+            },
+            source: SourceId {
+                path: path.into(),
+                size: u64::MAX,
+                mtime_ns: u128::MAX,
+            },
+            over_text_length: false,
+            over_mel_frames: false,
+        }
+    }
+
+    fn meta_of(items: Vec<CachedItem>, skipped: Vec<Skipped>) -> ShardMeta {
+        ShardMeta {
+            format: FORMAT.into(),
+            version: VERSION,
+            key: "0123456789abcdef".into(),
+            shard: u32::MAX,
+            items,
+            skipped,
+        }
+    }
+
+    #[test]
+    fn the_head_reserve_holds_the_widest_records() {
+        // Plain names, and names that JSON escapes to the most bytes (a control character
+        // is 6 bytes in the metadata, 7 once the metadata is a string in the header).
+        for (id, path) in [
+            ("LJ001-0001", "wavs/LJ001-0001.wav"),
+            ("\u{1}\u{2}", "\u{3}"),
+        ] {
+            let n = 256;
+            let mut data = ShardData::new();
+            for _ in 0..n {
+                data.push(&[0.0; 80], 1, &[1; 4]).unwrap();
+            }
+            let items = vec![widest_item(id, path); n];
+            let reserve = head_reserve(n, n * (id.len() + path.len()));
+            let writer = ShardWriter::new(Path::new("x"), 80, WriteIo::Buffered, reserve);
+            let head = writer.head(&data, &meta_of(items, Vec::new())).unwrap();
+            assert_eq!(head.len, reserve, "{id:?}: the head outgrew its reserve");
+        }
+    }
+
+    /// A shard large enough for early writes; its mel values count up.
+    fn big_shard(n_mels: usize) -> (ShardData, Vec<f32>) {
+        let frames = (FLUSH_BYTES + 3 * BLOCK + 44) / 4 / n_mels;
+        let mel: Vec<f32> = (0..frames * n_mels).map(|v| v as f32).collect();
+        let mut data = ShardData::new();
+        data.push(&mel, frames, &[7, 8, 9]).unwrap();
+        (data, mel)
+    }
+
+    fn check_big_shard(path: &Path, mel: &[f32], entry: &ShardEntry) {
+        let bytes = fsx::read(path).unwrap();
+        assert_eq!(entry.bytes, bytes.len() as u64);
+        assert_eq!(entry.xxh3, hash_file(path).unwrap());
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let got: Vec<f32> = bytemuck::pod_collect_to_vec(st.tensor("mel").unwrap().data());
+        assert!(got == mel, "the mel frames differ");
+        let tokens: Vec<i32> = bytemuck::pod_collect_to_vec(st.tensor("tokens").unwrap().data());
+        assert_eq!(tokens, [7, 8, 9]);
+    }
+
+    #[test]
+    fn early_writes_land_where_the_finished_head_ends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n_mels = 80;
+        let (mut data, mel) = big_shard(n_mels);
+        for io in [WriteIo::Direct, WriteIo::Buffered] {
+            let path = tmp.path().join(format!("early-{io:?}.safetensors"));
+            let reserve = head_reserve(1, 40);
+            let mut w = ShardWriter::new(&path, n_mels, io, reserve);
+            w.write_ready(&data).unwrap();
+            assert!(w.flushed >= FLUSH_BYTES, "an early write happened");
+            assert_eq!(w.flushed, data.body.len / BLOCK * BLOCK);
+            assert_ne!(
+                data.body.len % BLOCK,
+                0,
+                "a partial block is left for the end"
+            );
+            let meta = meta_of(vec![widest_item("a", "wavs/a.wav")], Vec::new());
+            let entry = w.finish(&mut data, &meta).unwrap();
+            check_big_shard(&path, &mel, &entry);
+        }
+    }
+
+    #[test]
+    fn a_header_that_outgrows_its_reserve_moves_the_body() {
+        let tmp = tempfile::tempdir().unwrap();
+        let n_mels = 80;
+        let (mut data, mel) = big_shard(n_mels);
+        let path = tmp.path().join("outgrown.safetensors");
+        let mut w = ShardWriter::new(&path, n_mels, WriteIo::Direct, BLOCK);
+        w.write_ready(&data).unwrap();
+        assert!(w.flushed > 0);
+        // A skip reason longer than any estimate.
+        let skipped = Skipped {
+            id: Some("b".into()),
+            line: 2,
+            audio: None,
+            reason: "x".repeat(3 * BLOCK),
+        };
+        let meta = meta_of(vec![widest_item("a", "wavs/a.wav")], vec![skipped]);
+        let entry = w.finish(&mut data, &meta).unwrap();
+        check_big_shard(&path, &mel, &entry);
+        let bytes = fsx::read(&path).unwrap();
+        let (header_len, header) = SafeTensors::read_metadata(&bytes).unwrap();
+        let mel_at = 8 + header_len + header.info("mel").unwrap().data_offsets.0;
+        assert!(mel_at > BLOCK && mel_at % BLOCK == 0, "{mel_at}");
+        // Nothing is left under the temporary name.
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
     }
 }

@@ -44,36 +44,71 @@ pub(crate) fn rename(from: &Path, to: &Path) -> Result<(), DataError> {
 /// over `path`. A crash leaves either the old file or the new one, never half of one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
     use std::io::Write as _;
-    write_atomic_with(path, |tmp| {
-        let mut f = create(tmp)?;
-        f.write_all(bytes).map_err(|e| DataError::io(tmp, e))
-    })
+    let pending = PendingFile::create(path)?;
+    pending
+        .file()
+        .write_all(bytes)
+        .map_err(|e| DataError::io(pending.tmp(), e))?;
+    pending.commit()
 }
 
-/// Like [`write_atomic`], for a writer that creates the file at the path it is given.
-/// The file is synced before the rename; on failure the temporary file is removed.
-pub(crate) fn write_atomic_with(
-    path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), DataError>,
-) -> Result<(), DataError> {
-    let tmp = tmp_name(path);
-    let result = (|| {
+/// A file being written under its temporary name ([`tmp_name`]): [`PendingFile::commit`]
+/// syncs it and renames it to its real name; dropped without a commit (an error, a
+/// panic), it is removed, so a reader never sees half of it.
+#[derive(Debug)]
+pub(crate) struct PendingFile {
+    path: std::path::PathBuf,
+    tmp: std::path::PathBuf,
+    file: File,
+    committed: bool,
+}
+
+impl PendingFile {
+    /// Creates (or truncates) the temporary file for `path`.
+    pub(crate) fn create(path: &Path) -> Result<Self, DataError> {
+        let tmp = tmp_name(path);
         #[cfg(test)]
         if faults::disk_full(path) {
             // Some bytes land, then the disk is full: what a real ENOSPC looks like.
             let _ = fs::write(&tmp, b"partial");
+            let _ = fs::remove_file(&tmp);
             return Err(DataError::io(&tmp, std::io::Error::from_raw_os_error(28)));
         }
-        write(&tmp)?;
-        File::open(&tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| DataError::io(&tmp, e))?;
-        rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let file = create(&tmp)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            committed: false,
+        })
     }
-    result
+
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The temporary path, for error messages.
+    pub(crate) fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Syncs the file and renames it over its real name.
+    pub(crate) fn commit(mut self) -> Result<(), DataError> {
+        self.file
+            .sync_all()
+            .map_err(|e| DataError::io(&self.tmp, e))?;
+        rename(&self.tmp, &self.path)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// The temporary name used while `path` is being written: `.NAME.tmp-PID`, hidden and

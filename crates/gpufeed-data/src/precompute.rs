@@ -34,7 +34,7 @@ use gpufeed_config::{AudioSettings, TextSettings};
 
 use crate::cache::{
     self, AudioFacts, CachedItem, FeatureSettings, Limits, MANIFEST, Manifest, SHARD_ITEMS,
-    SKIPPED, ShardData, ShardEntry, ShardMeta, Skipped, SourceId, Totals, WriteIo,
+    SKIPPED, ShardData, ShardEntry, ShardMeta, ShardWriter, Skipped, SourceId, Totals, WriteIo,
 };
 use crate::error::DataError;
 use crate::fsx;
@@ -383,8 +383,9 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         on_error: opts.on_error,
         io: opts.io,
         buffers: &buffers,
+        dataset: &dataset,
         data: ShardData::new(),
-        meta: None,
+        current: None,
         shard: 0,
         written: HashMap::new(),
         report: &mut report,
@@ -651,9 +652,11 @@ struct Builder<'a> {
     on_error: OnError,
     io: WriteIo,
     buffers: &'a BufferPool,
+    dataset: &'a Dataset,
     /// The shard being built (its buffers are reused for every shard).
     data: ShardData,
-    meta: Option<ShardMeta>,
+    /// Its metadata and its file, from its first utterance on.
+    current: Option<(ShardMeta, ShardWriter)>,
     /// Index into `todo` of the shard being built.
     shard: usize,
     /// The shards written, with their entries and metadata (the merge needs not read
@@ -688,13 +691,30 @@ impl Builder<'_> {
         let Some(plan) = self.todo.get(self.shard) else {
             return Ok(());
         };
-        let meta = self.meta.get_or_insert_with(|| ShardMeta {
-            format: cache::FORMAT.into(),
-            version: cache::VERSION,
-            key: self.key.into(),
-            shard: u32::try_from(plan.index).unwrap_or(u32::MAX),
-            items: Vec::new(),
-            skipped: Vec::new(),
+        let (meta, writer) = self.current.get_or_insert_with(|| {
+            let strings: usize = plan
+                .items
+                .iter()
+                .map(|&i| {
+                    let it = &self.dataset.items[i];
+                    it.id.len() + it.audio.as_os_str().len()
+                })
+                .sum();
+            let meta = ShardMeta {
+                format: cache::FORMAT.into(),
+                version: cache::VERSION,
+                key: self.key.into(),
+                shard: u32::try_from(plan.index).unwrap_or(u32::MAX),
+                items: Vec::new(),
+                skipped: Vec::new(),
+            };
+            let writer = ShardWriter::new(
+                &self.dir.join(&plan.file),
+                self.n_mels,
+                self.io,
+                cache::head_reserve(plan.items.len(), strings),
+            );
+            (meta, writer)
         });
         match outcome {
             Outcome::Done {
@@ -710,6 +730,7 @@ impl Builder<'_> {
                 let pushed = self.data.push(&mel, frames, &tokens);
                 self.buffers.give(mel);
                 pushed?;
+                writer.write_ready(&self.data)?;
                 meta.items.push(record);
             }
             Outcome::Skipped(s) => {
@@ -724,19 +745,13 @@ impl Builder<'_> {
                 meta.skipped.push(s);
             }
         }
-        if meta.items.len() + meta.skipped.len() == plan.items.len() {
-            let entry = cache::write_shard(
-                &self.dir.join(&plan.file),
-                &mut self.data,
-                self.n_mels,
-                meta,
-                self.io,
-            )?;
+        if meta.items.len() + meta.skipped.len() == plan.items.len()
+            && let Some((meta, writer)) = self.current.take()
+        {
+            let entry = writer.finish(&mut self.data, &meta)?;
             self.report.shards_built += 1;
             self.data.clear();
-            if let Some(meta) = self.meta.take() {
-                self.written.insert(entry.file.clone(), (entry, meta));
-            }
+            self.written.insert(entry.file.clone(), (entry, meta));
             self.shard += 1;
         }
         Ok(())
