@@ -279,7 +279,7 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
         Err(e) => (None, Some(format!("could not drop the page cache: {e}"))),
     };
     let cache = Arc::new(Cache::open(&dir)?);
-    // Every byte is read once here, against the manifest's hashes: a damaged shard stops the
+    // Every byte is read once here, against the manifest's checksums: a damaged shard stops the
     // profile with its name rather than skewing it.
     cache.verify()?;
     let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
