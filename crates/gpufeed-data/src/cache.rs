@@ -22,7 +22,8 @@
 //! # One shard
 //!
 //! A [safetensors](https://github.com/huggingface/safetensors) file (little-endian, data
-//! aligned) with four tensors:
+//! aligned; the header is padded with spaces so that `mel` starts on a 4096-byte
+//! boundary, which lets it be written with direct I/O) with four tensors:
 //!
 //! | tensor | dtype | shape | |
 //! |---|---|---|---|
@@ -44,7 +45,8 @@
 //! ```
 //!
 //! `manifest.json` ([`Manifest`]) lists the settings, the symbol table of the tokenizer,
-//! every utterance with its shard and row, the shards and the totals.
+//! every utterance with its shard and row, the shards (size and xxh3-128 checksum:
+//! `xxhash.xxh3_128_hexdigest(open(shard, "rb").read())` in Python) and the totals.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
