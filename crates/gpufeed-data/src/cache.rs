@@ -547,8 +547,8 @@ const FLUSH_BYTES: usize = 8 << 20;
 
 /// Head bytes to reserve for a shard of `items` utterances whose ids and audio paths
 /// total `string_bytes`: an upper bound for the header and offsets in all but odd cases
-/// (a record with every number at its widest, escaped twice, is under
-/// [`HEAD_BYTES_PER_ITEM`] bytes plus its strings, which escaping can at most multiply by
+/// (a record with every number at its widest, escaped twice, is under 640 bytes plus its
+/// strings, which escaping can at most multiply by
 /// 7; a skip reason takes the place of a record).
 #[must_use]
 pub fn head_reserve(items: usize, string_bytes: usize) -> usize {
@@ -575,7 +575,7 @@ impl ShardWriter {
     }
 
     /// Writes the whole blocks of `data`'s body gathered since the last write, once
-    /// there are [`FLUSH_BYTES`] of them.
+    /// there are 8 MB of them.
     pub fn write_ready(&mut self, data: &ShardData) -> Result<(), DataError> {
         if self.reserve == 0 || data.body.len < self.flushed + FLUSH_BYTES {
             return Ok(());
