@@ -548,8 +548,8 @@ const FLUSH_BYTES: usize = 8 << 20;
 /// Head bytes to reserve for a shard of `items` utterances whose ids and audio paths
 /// total `string_bytes`: an upper bound for the header and offsets in all but odd cases
 /// (a record with every number at its widest, escaped twice, is under 640 bytes plus its
-/// strings, which escaping can at most multiply by
-/// 7; a skip reason takes the place of a record).
+/// strings, which escaping can at most multiply by 7; a skip reason takes the place of a
+/// record).
 #[must_use]
 pub fn head_reserve(items: usize, string_bytes: usize) -> usize {
     (BLOCK + items * (HEAD_BYTES_PER_ITEM + 16) + 7 * string_bytes).next_multiple_of(BLOCK)
