@@ -405,7 +405,26 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
                             break;
                         }
                         let i = order[k];
-                        let out = worker.process(dataset, &dataset.items[i], &sources[i], buffers);
+                        let item = &dataset.items[i];
+                        // A panic is a bug in gpufeed, but it must not stop a 13,000-file
+                        // run (nor hang it: the others would wait for this utterance
+                        // forever): it becomes this utterance's error, and the worker's
+                        // state, which it may have left half-updated, is rebuilt.
+                        let run = std::panic::AssertUnwindSafe(|| {
+                            worker.process(dataset, item, &sources[i], buffers)
+                        });
+                        let out = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
+                            worker = Worker::new(opts);
+                            Outcome::Skipped(Skipped {
+                                id: Some(item.id.clone()),
+                                line: item.line,
+                                audio: Some(item.audio.clone()),
+                                reason: format!(
+                                    "internal error ({}); please report it with this file",
+                                    panic_message(panic.as_ref())
+                                ),
+                            })
+                        });
                         progress.advance(1);
                         if tx.send((k, out)).is_err() {
                             break; // the writer stopped: its error is reported
@@ -511,6 +530,10 @@ impl Worker {
         source: &SourceId,
         buffers: &BufferPool,
     ) -> Outcome {
+        #[cfg(test)]
+        if item.id == tests::PANICS {
+            panic!("injected for a test");
+        }
         let skipped = |reason: String| {
             Outcome::Skipped(Skipped {
                 id: Some(item.id.clone()),
@@ -569,6 +592,15 @@ impl Worker {
             tokens,
         }
     }
+}
+
+/// The message of a panic payload (`panic!` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }
 
 /// Per-utterance mel buffers, reused across utterances and shards.
@@ -898,6 +930,53 @@ impl Lock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An utterance with this id panics in [`Worker::process`].
+    pub(super) const PANICS: &str = "PANIC-0002";
+
+    #[test]
+    fn a_panic_on_one_utterance_is_its_error_not_the_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        crate::demo::generate(&data, 4, 1).unwrap();
+        let meta = data.join("metadata.csv");
+        let text = std::fs::read_to_string(&meta).unwrap();
+        std::fs::write(&meta, text.replace("DEMO-0002", PANICS)).unwrap();
+        std::fs::rename(
+            data.join("wavs/DEMO-0002.wav"),
+            data.join(format!("wavs/{PANICS}.wav")),
+        )
+        .unwrap();
+        let o = Options {
+            jobs: Some(2),
+            shard_items: 2,
+            ..Options::new(&data, tmp.path().join("cache"))
+        };
+        let r = run(&o, &Silent).unwrap();
+        assert!(r.complete);
+        assert_eq!(r.items_computed, 3);
+        assert_eq!(r.skipped.len(), 1);
+        let k = &r.skipped[0];
+        assert_eq!((k.id.as_deref(), k.line), (Some(PANICS), 2));
+        assert!(
+            k.reason.contains("internal error (injected for a test)"),
+            "{}",
+            k.reason
+        );
+        let cache = crate::cache::Cache::open(&r.cache_dir).unwrap();
+        assert_eq!(cache.len(), 3);
+
+        let fail = Options {
+            on_error: OnError::Fail,
+            ..o
+        };
+        std::fs::remove_dir_all(tmp.path().join("cache")).unwrap();
+        let msg = run(&fail, &Silent).unwrap_err().to_string();
+        assert!(
+            msg.contains(PANICS) && msg.contains("internal error"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn shard_specs() {
