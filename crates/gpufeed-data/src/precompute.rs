@@ -940,8 +940,8 @@ mod tests {
         let data = tmp.path().join("data");
         crate::demo::generate(&data, 4, 1).unwrap();
         let meta = data.join("metadata.csv");
-        let text = std::fs::read_to_string(&meta).unwrap();
-        std::fs::write(&meta, text.replace("DEMO-0002", PANICS)).unwrap();
+        let text = String::from_utf8(fsx::read(&meta).unwrap()).unwrap();
+        fsx::write_atomic(&meta, text.replace("DEMO-0002", PANICS).as_bytes()).unwrap();
         std::fs::rename(
             data.join("wavs/DEMO-0002.wav"),
             data.join(format!("wavs/{PANICS}.wav")),
