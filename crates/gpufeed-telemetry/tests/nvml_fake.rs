@@ -6,8 +6,6 @@
 //! One test process loads one NVML library, so every test here loads the same fake.
 #![allow(clippy::unwrap_used, clippy::disallowed_methods)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -17,37 +15,7 @@ use gpufeed_telemetry::nvml::{
 };
 use gpufeed_telemetry::source::{Source, SourceError, SourceWarning};
 
-/// The fake library, compiled once per test process.
-fn fake_lib() -> &'static Path {
-    static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_nvml/fake_nvml.c");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake_nvml");
-        fs_err::create_dir_all(&dir).unwrap();
-        // Built under a name of its own, then renamed: test processes that build it at the
-        // same time never load a half-written library.
-        let tmp = dir.join(format!("libnvidia-ml.so.1.{}", std::process::id()));
-        let out = Command::new("cc")
-            .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-            .arg(&tmp)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot run `cc` ({e}): the NVML tests build a fake NVML from C; install gcc"
-                )
-            });
-        assert!(
-            out.status.success(),
-            "`cc` failed on {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lib = dir.join("libnvidia-ml.so.1");
-        fs_err::rename(&tmp, &lib).unwrap();
-        lib
-    })
-}
+include!("fake_nvml/builder.rs");
 
 /// GPU 0 of the fake: a reading every 1/6 s in its buffer while busy.
 const READING_S: f64 = 1.0 / 6.0;
@@ -108,12 +76,12 @@ fn sample(mut source: NvmlSource, seconds: f64, every: f64) -> Run {
 /// gpufeed's default 100 ms is.
 fn run() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
-    RUN.get_or_init(|| sample(NvmlSource::open_with_lib(fake_lib()).unwrap(), 2.6, 0.05))
+    RUN.get_or_init(|| sample(NvmlSource::open_with_lib(fake_nvml()).unwrap(), 2.6, 0.05))
 }
 
 #[test]
 fn inventory_has_every_field_of_both_gpus() {
-    let inv = gpu_inventory_with_lib(fake_lib()).unwrap();
+    let inv = gpu_inventory_with_lib(fake_nvml()).unwrap();
     let process = |pid, name: Option<&str>, used_mib, kind| GpuProcess {
         pid,
         name: name.map(str::to_owned),
@@ -375,7 +343,7 @@ fn the_watched_tree_gets_its_share() {
     // The fake reports this process at 40 % of GPU 0 and process 4242 (not in the tree)
     // at 90 %; GPU 1 has no process. GPU 0 gives its first sample within two of its
     // steps (later if its buffer ran dry just before the run).
-    let mut s = NvmlSource::open_with_lib(fake_lib())
+    let mut s = NvmlSource::open_with_lib(fake_nvml())
         .unwrap()
         .watch(std::process::id());
     let mut out = Vec::new();
@@ -415,7 +383,7 @@ fn the_watched_tree_gets_its_share() {
 
 #[test]
 fn a_second_library_is_refused() {
-    gpu_inventory_with_lib(fake_lib()).unwrap();
+    gpu_inventory_with_lib(fake_nvml()).unwrap();
     let e = NvmlSource::open_with_lib("/nonexistent/libnvidia-ml.so.1").unwrap_err();
     assert!(matches!(e, SourceError::Nvml { .. }), "{e:?}");
     assert_eq!(
@@ -423,7 +391,7 @@ fn a_second_library_is_refused() {
         format!(
             "NVML `nvmlInit_v2` failed: NVML is already loaded from `{}` in this process, so \
              `/nonexistent/libnvidia-ml.so.1` cannot be",
-            fake_lib().display()
+            fake_nvml().display()
         )
     );
 }

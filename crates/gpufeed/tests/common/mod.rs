@@ -23,39 +23,8 @@ pub fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `gpufeed-telemetry`'s fake NVML (`tests/fake_nvml/fake_nvml.c`, two made-up GPUs; its
-/// header says what they report), compiled once per test process.
-pub fn fake_nvml() -> &'static Path {
-    static LIB: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    LIB.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../gpufeed-telemetry/tests/fake_nvml/fake_nvml.c");
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fake_nvml");
-        fs_err::create_dir_all(&dir).unwrap();
-        // Built under a name of its own, then renamed: test processes that build it at the
-        // same time never load a half-written library.
-        let tmp = dir.join(format!("libnvidia-ml.so.1.{}", std::process::id()));
-        let out = std::process::Command::new("cc")
-            .args(["-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o"])
-            .arg(&tmp)
-            .arg(&src)
-            .output()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot run `cc` ({e}): the NVML tests build a fake NVML from C; install gcc"
-                )
-            });
-        assert!(
-            out.status.success(),
-            "`cc` failed on {}:\n{}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let lib = dir.join("libnvidia-ml.so.1");
-        fs_err::rename(&tmp, &lib).unwrap();
-        lib
-    })
-}
+// `gpufeed-telemetry`'s fake NVML and its builder, `fake_nvml()`.
+include!("../../../gpufeed-telemetry/tests/fake_nvml/builder.rs");
 
 /// `trace --format json` for utilisation.
 #[derive(Debug, Deserialize, PartialEq)]
