@@ -488,8 +488,7 @@ impl ShardData {
 }
 
 /// How [`write_shard`] writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum WriteIo {
     /// `O_DIRECT` where the file system takes it (not tmpfs), else buffered: the shard
     /// goes from the buffer to the disk without a copy into the page cache, which on a
