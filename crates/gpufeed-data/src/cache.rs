@@ -432,7 +432,7 @@ impl AlignedBytes {
 /// cache (see [`write_shard`]). Reuse one `ShardData` for every shard ([`ShardData::clear`]
 /// keeps its buffers): on small VMs a freshly allocated page costs several times a reused
 /// one.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ShardData {
     /// Mel frames, row-major `[frames, n_mels]` as f32 bytes; `tokens` are appended while
     /// the shard is written and cut off again.
@@ -445,15 +445,22 @@ pub struct ShardData {
     token_offsets: Vec<i64>,
 }
 
+impl Default for ShardData {
+    fn default() -> Self {
+        Self {
+            body: AlignedBytes::default(),
+            mel_offsets: vec![0],
+            tokens: Vec::new(),
+            token_offsets: vec![0],
+        }
+    }
+}
+
 impl ShardData {
     /// An empty shard.
     #[must_use]
     pub fn new() -> Self {
-        Self {
-            mel_offsets: vec![0],
-            token_offsets: vec![0],
-            ..Self::default()
-        }
+        Self::default()
     }
 
     /// Empties the shard, keeping its buffers for the next one.
@@ -469,9 +476,6 @@ impl ShardData {
     /// Appends one utterance; `mel` holds `frames × n_mels` values. Fails only when the
     /// machine has no memory left for the shard.
     pub fn push(&mut self, mel: &[f32], frames: usize, tokens: &[i32]) -> Result<(), DataError> {
-        if self.mel_offsets.is_empty() {
-            *self = Self::new();
-        }
         self.body.extend(bytemuck::cast_slice(mel))?;
         let last = self.mel_offsets.last().copied().unwrap_or(0);
         self.mel_offsets.push(last + frames as i64);
@@ -628,9 +632,6 @@ impl ShardWriter {
         data: &mut ShardData,
         meta: &ShardMeta,
     ) -> Result<ShardEntry, DataError> {
-        if data.mel_offsets.is_empty() {
-            data.clear();
-        }
         let mel_bytes = data.body.len;
         let head = self.head(data, meta)?;
         let result = self.finish_with(data, &head, meta.items.len());

@@ -272,6 +272,18 @@ enum Outcome {
     Skipped(Skipped),
 }
 
+impl Outcome {
+    /// `item` left out, for `reason`.
+    fn skipped(item: &Item, reason: String) -> Self {
+        Self::Skipped(Skipped {
+            id: Some(item.id.clone()),
+            line: item.line,
+            audio: Some(item.audio.clone()),
+            reason,
+        })
+    }
+}
+
 /// Runs a precompute.
 pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError> {
     let started = Instant::now();
@@ -415,15 +427,13 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
                         });
                         let out = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
                             worker = Worker::new(opts);
-                            Outcome::Skipped(Skipped {
-                                id: Some(item.id.clone()),
-                                line: item.line,
-                                audio: Some(item.audio.clone()),
-                                reason: format!(
+                            Outcome::skipped(
+                                item,
+                                format!(
                                     "internal error ({}); please report it with this file",
                                     panic_message(panic.as_ref())
                                 ),
-                            })
+                            )
                         });
                         progress.advance(1);
                         if tx.send((k, out)).is_err() {
@@ -534,14 +544,7 @@ impl Worker {
         if item.id == tests::PANICS {
             panic!("injected for a test");
         }
-        let skipped = |reason: String| {
-            Outcome::Skipped(Skipped {
-                id: Some(item.id.clone()),
-                line: item.line,
-                audio: Some(item.audio.clone()),
-                reason,
-            })
-        };
+        let skipped = |reason: String| Outcome::skipped(item, reason);
         let mel = match &mut self.mel {
             Ok(m) => m,
             Err(e) => return skipped(e.clone()),
