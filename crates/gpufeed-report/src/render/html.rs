@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::svg::{acf_plot, esc, heat_map, phases_plot, series_plot, util_plot};
-use super::{Renderer, duration, step_setup};
+use super::{Renderer, stage_row, step_setup};
 use crate::model::{Report, Severity, Status};
 use crate::rank::{ms, pct, secs};
 use gpufeed_stats::thresholds::IDLE_UTIL_PCT;
@@ -448,15 +448,7 @@ fn stages(o: &mut String, r: &Report) {
          <th>stage</th><th>status</th><th>time</th><th>note</th></tr></thead><tbody>\n",
     );
     for s in &r.stages {
-        let note = match s.status {
-            Status::Failed => s.error.as_deref().unwrap_or(""),
-            _ => s.note.as_deref().unwrap_or(""),
-        };
-        let time = if s.status == Status::Skipped {
-            "-".to_owned()
-        } else {
-            duration(s.seconds)
-        };
+        let (time, note) = stage_row(s);
         let st = s.status.as_str();
         let _ = writeln!(
             o,

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Renderer, duration, step_setup};
+use super::{Renderer, stage_row, step_setup};
 use crate::model::{Cause, Report, Severity, Status};
 use crate::rank::{ms, pct, secs};
 
@@ -134,15 +134,7 @@ fn stages(o: &mut String, r: &Report) {
     let _ = writeln!(o, "## Stages\n");
     let _ = writeln!(o, "| stage | status | time | note |\n|---|---|---|---|");
     for s in &r.stages {
-        let note = match s.status {
-            Status::Failed => s.error.as_deref().unwrap_or(""),
-            _ => s.note.as_deref().unwrap_or(""),
-        };
-        let time = if s.status == Status::Skipped {
-            "-".to_owned()
-        } else {
-            duration(s.seconds)
-        };
+        let (time, note) = stage_row(s);
         let _ = writeln!(
             o,
             "| {} | {} | {time} | {} |",

@@ -10,12 +10,27 @@ pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
 
-use crate::model::Report;
+use crate::model::{Report, Stage, Status};
 
 /// Formats a [`Report`].
 pub trait Renderer {
     /// The whole file.
     fn render(&self, report: &Report) -> String;
+}
+
+/// A stage's row in the stages table: its time (`-` when skipped) and its note (the
+/// error when it failed).
+fn stage_row(s: &Stage) -> (String, &str) {
+    let time = if s.status == Status::Skipped {
+        "-".to_owned()
+    } else {
+        duration(s.seconds)
+    };
+    let note = match s.status {
+        Status::Failed => s.error.as_deref(),
+        _ => s.note.as_deref(),
+    };
+    (time, note.unwrap_or(""))
 }
 
 /// `1.2 s`, `45 s`, `2 min 05 s`: a stage's wall time.
