@@ -106,6 +106,7 @@ fn open(dir: &Path) {
                 .unwrap();
             meta.items.push(CachedItem {
                 id: format!("LJ{:03}-{:04}", i / 300 + 1, i % 300 + 1),
+                text: String::new(),
                 line: i + 1,
                 shard: s as u32,
                 row: row as u32,

@@ -62,6 +62,7 @@ fn build(dir: &Path) -> Cache {
             data.push(&mel, f, &vec![7; 60 + i % 120]).unwrap();
             meta.items.push(CachedItem {
                 id: format!("u{i}"),
+                text: String::new(),
                 line: i + 1,
                 shard: s as u32,
                 row: row as u32,

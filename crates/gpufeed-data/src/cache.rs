@@ -66,8 +66,9 @@ pub const FORMAT: &str = "gpufeed-cache";
 /// Version of the format; part of the key, so a new version never reads an old cache.
 /// 2: shards carry a blake3 hash in the manifest. 3: an xxh3-128 checksum instead (a
 /// tenth of the CPU time: it is computed for every shard written), header padded so that
-/// `mel` starts on a 4096-byte boundary.
-pub const VERSION: u32 = 3;
+/// `mel` starts on a 4096-byte boundary. 4: each item carries its transcript (`text`), for
+/// readers that show or re-tokenise it (the Python `Cache[i]`).
+pub const VERSION: u32 = 4;
 /// Utterances per shard: ~45 MB of LJSpeech features, large enough for sequential reads,
 /// small enough that a killed run loses little.
 pub const SHARD_ITEMS: usize = 256;
@@ -160,6 +161,9 @@ pub struct AudioFacts {
 pub struct CachedItem {
     /// Its id.
     pub id: String,
+    /// Its transcript as the manifest gives it (the column the tokens were made from).
+    #[serde(default)]
+    pub text: String,
     /// Manifest line it came from.
     pub line: usize,
     /// Shard index.
@@ -1087,6 +1091,7 @@ pub(crate) fn synthetic(
             .unwrap();
             meta.items.push(CachedItem {
                 id: format!("u{i}"),
+                text: String::new(),
                 line: i + 1,
                 shard: s as u32,
                 row: row as u32,
@@ -1213,9 +1218,10 @@ mod tests {
         assert_eq!(st.tensor("mel").unwrap().shape(), [1, 3]);
     }
 
-    fn widest_item(id: &str, path: &str) -> CachedItem {
+    fn widest_item(id: &str, text: &str, path: &str) -> CachedItem {
         CachedItem {
             id: id.into(),
+            text: text.into(),
             line: usize::MAX,
             shard: u32::MAX,
             row: u32::MAX,
@@ -1253,17 +1259,21 @@ mod tests {
     fn the_head_reserve_holds_the_widest_records() {
         // Plain names, and names that JSON escapes to the most bytes (a control character
         // is 6 bytes in the metadata, 7 once the metadata is a string in the header).
-        for (id, path) in [
-            ("LJ001-0001", "wavs/LJ001-0001.wav"),
-            ("\u{1}\u{2}", "\u{3}"),
+        for (id, text, path) in [
+            (
+                "LJ001-0001",
+                "Printing, in the only sense with which we are at present concerned,",
+                "wavs/LJ001-0001.wav",
+            ),
+            ("\u{1}\u{2}", "\"\u{4}\\", "\u{3}"),
         ] {
             let n = 256;
             let mut data = ShardData::new();
             for _ in 0..n {
                 data.push(&[0.0; 80], 1, &[1; 4]).unwrap();
             }
-            let items = vec![widest_item(id, path); n];
-            let reserve = head_reserve(n, n * (id.len() + path.len()));
+            let items = vec![widest_item(id, text, path); n];
+            let reserve = head_reserve(n, n * (id.len() + text.len() + path.len()));
             let writer = ShardWriter::new(Path::new("x"), 80, WriteIo::Buffered, reserve);
             let head = writer.head(&data, &meta_of(items, Vec::new())).unwrap();
             assert_eq!(head.len, reserve, "{id:?}: the head outgrew its reserve");
@@ -1307,7 +1317,7 @@ mod tests {
                 0,
                 "a partial block is left for the end"
             );
-            let meta = meta_of(vec![widest_item("a", "wavs/a.wav")], Vec::new());
+            let meta = meta_of(vec![widest_item("a", "a", "wavs/a.wav")], Vec::new());
             let entry = w.finish(&mut data, &meta).unwrap();
             check_big_shard(&path, &mel, &entry);
         }
@@ -1329,7 +1339,7 @@ mod tests {
             audio: None,
             reason: "x".repeat(3 * BLOCK),
         };
-        let meta = meta_of(vec![widest_item("a", "wavs/a.wav")], vec![skipped]);
+        let meta = meta_of(vec![widest_item("a", "a", "wavs/a.wav")], vec![skipped]);
         let entry = w.finish(&mut data, &meta).unwrap();
         check_big_shard(&path, &mel, &entry);
         let bytes = fsx::read(&path).unwrap();

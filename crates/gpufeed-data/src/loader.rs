@@ -21,6 +21,16 @@
 //!   [`OverLength`]; both are counted in [`Plan`], never silent.
 //! - Deterministic: the plan depends on the seed and the epoch only, so the same seed gives
 //!   the same batches in the same order whatever the number of workers.
+//! - Distributed: with `world_size` > 1 every rank plans the same global order and takes
+//!   every `world_size`-th item of it from its `rank` on, so the ranks' items are disjoint
+//!   and cover the epoch. Every rank gets the same number of batches of the same sizes: a
+//!   rank one item short ends its epoch with a filler row (length 0), counted in
+//!   [`Plan::filler_rows`]; with `drop_last` the epoch is instead cut to a multiple of
+//!   `world_size` items. Bucketing windows span all ranks, so batch `k` holds items of
+//!   similar length on every rank.
+//! - Resumable: [`Loader::epoch_from`] and [`Loader::stream_from`] start at any batch of an
+//!   epoch without building the batches before it (the order is a function of seed and
+//!   epoch, so resuming is a seek, not a replay).
 //! - Dropping an [`Epoch`] stops its workers and joins them: no hang, no leaked thread.
 //!
 //! ```no_run
@@ -99,6 +109,10 @@ pub struct LoaderConfig {
     pub padding: Padding,
     /// Over-long items, with fixed padding.
     pub over_length: OverLength,
+    /// This process's rank among `world_size` (0 when not distributed).
+    pub rank: usize,
+    /// Number of ranks sharing the epoch (1 when not distributed).
+    pub world_size: usize,
 }
 
 impl Default for LoaderConfig {
@@ -114,9 +128,14 @@ impl Default for LoaderConfig {
             drop_last: false,
             padding: Padding::Longest { multiple: 1 },
             over_length: OverLength::Skip,
+            rank: 0,
+            world_size: 1,
         }
     }
 }
+
+/// The item index of a filler row in a plan: a row of length 0 that evens out the ranks.
+const FILLER: u32 = u32::MAX;
 
 /// One batch: contiguous arrays with their shapes, true lengths and timings.
 #[derive(Debug)]
@@ -228,8 +247,10 @@ pub struct Plan {
     pub skipped_over_length: usize,
     /// Items cut to the fixed shape (truncate policy).
     pub truncated: usize,
-    /// Items left out by `drop_last`.
+    /// Items left out by `drop_last` (on every rank together when distributed).
     pub dropped_last: usize,
+    /// Filler rows (length 0) that give this rank as many rows as the others.
+    pub filler_rows: usize,
 }
 
 /// The loader over one cache.
@@ -256,6 +277,17 @@ impl Loader {
         }
         if let Padding::Longest { multiple: 0 } = config.padding {
             return bad("`pad_to_multiple_of` must be at least 1");
+        }
+        if config.world_size == 0 {
+            return bad("`world_size` must be at least 1");
+        }
+        if config.rank >= config.world_size {
+            return Err(DataError::Loader(format!(
+                "`rank` {} is out of range for `world_size` {}: ranks run from 0 to {}",
+                config.rank,
+                config.world_size,
+                config.world_size - 1
+            )));
         }
         if cache.is_empty() {
             return bad("the cache holds no utterance");
@@ -304,20 +336,33 @@ impl Loader {
         if c.shuffle {
             rng.shuffle(&mut order);
         }
-        let window = c.bucket_window.max(1) * c.batch_size;
+        let world = c.world_size.max(1);
+        let mut dropped_last = 0;
+        if world > 1 && c.drop_last {
+            // Every rank must get as many items: cut the epoch to a multiple of the ranks.
+            let keep = order.len() - order.len() % world;
+            dropped_last += order.len() - keep;
+            order.truncate(keep);
+        }
+        let window = c.bucket_window.max(1) * c.batch_size * world;
         if c.bucket_window > 1 {
             for w in order.chunks_mut(window) {
                 w.sort_by_key(|&i| self.cache.item(i as usize).mel_frames);
             }
         }
-        let mut batches: Vec<Vec<u32>> = order.chunks(c.batch_size).map(<[u32]>::to_vec).collect();
-        let mut dropped_last = 0;
+        let per_rank = order.len().div_ceil(world);
+        let mut mine: Vec<u32> = order.iter().skip(c.rank).step_by(world).copied().collect();
+        let filler_rows = per_rank - mine.len();
+        mine.resize(per_rank, FILLER);
+        let mut batches: Vec<Vec<u32>> = mine.chunks(c.batch_size).map(<[u32]>::to_vec).collect();
         if c.drop_last && batches.last().is_some_and(|b| b.len() < c.batch_size) {
-            dropped_last = batches.pop().map_or(0, |b| b.len());
+            // The same cut on every rank: count the items of all of them.
+            dropped_last += batches.pop().map_or(0, |b| b.len()) * world;
         }
         if c.shuffle && c.bucket_window > 1 {
             // Bucketing sorted each window; shuffle the batches so the epoch does not run
-            // from short to long within every window.
+            // from short to long within every window. Every rank has as many batches and
+            // the same generator state, so all ranks shuffle alike.
             rng.shuffle(&mut batches);
         }
         Plan {
@@ -325,13 +370,21 @@ impl Loader {
             skipped_over_length: skipped,
             truncated,
             dropped_last,
+            filler_rows,
         }
     }
 
     /// Runs epoch `epoch`: an iterator of batches in plan order.
     #[must_use]
     pub fn epoch(&self, epoch: u64) -> Epoch {
-        Epoch::start(self, epoch, Some(1))
+        Epoch::start(self, epoch, 0, Some(1))
+    }
+
+    /// Runs epoch `epoch` from its batch `start` on (a resumed epoch): the batches before it
+    /// are not built. A `start` at or past the end gives an empty iterator.
+    #[must_use]
+    pub fn epoch_from(&self, epoch: u64, start: usize) -> Epoch {
+        Epoch::start(self, epoch, start, Some(1))
     }
 }
 
@@ -346,12 +399,11 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
         } => (config.batch_size, max_text, max_frames),
         Padding::Longest { multiple } => {
             let round = |n: usize| n.div_ceil(multiple) * multiple;
-            let t = items
-                .iter()
+            let real = || items.iter().filter(|&&i| i != FILLER);
+            let t = real()
                 .map(|&i| cache.item(i as usize).text_tokens as usize)
                 .max();
-            let f = items
-                .iter()
+            let f = real()
                 .map(|&i| cache.item(i as usize).mel_frames as usize)
                 .max();
             (
@@ -367,7 +419,10 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
     batch.n_mels = n_mels;
     batch.index = index;
     batch.items.clear();
-    batch.items.extend_from_slice(items);
+    // Filler rows come last in a plan's batch: `items` holds the real rows only.
+    batch
+        .items
+        .extend(items.iter().copied().filter(|&i| i != FILLER));
     batch.text_lengths.clear();
     batch.mel_lengths.clear();
     // Reused buffers: resize without reallocating once they have reached this shape.
@@ -378,7 +433,7 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
     for r in 0..rows {
         let trow = &mut batch.tokens[r * max_text..(r + 1) * max_text];
         let mrow = &mut batch.mels[r * max_frames * n_mels..(r + 1) * max_frames * n_mels];
-        let (t_len, f_len) = match items.get(r) {
+        let (t_len, f_len) = match items.get(r).filter(|&&i| i != FILLER) {
             Some(&i) => {
                 let t0 = Instant::now();
                 let tok = cache.tokens(i as usize);
@@ -437,9 +492,11 @@ pub struct Epoch {
     plans: Arc<Plans>,
     first: u64,
     per_epoch: usize,
-    /// Batches to deliver in all (`None`: endless).
+    /// Batches to deliver in all, counted from the epoch's first (`None`: endless).
     limit: Option<usize>,
     next: usize,
+    /// The global batch the stream started at (a resumed epoch starts past 0).
+    start: usize,
     queues: Vec<Receiver<Batch>>,
     workers: Vec<JoinHandle<()>>,
     recycle_tx: Sender<Batch>,
@@ -452,12 +509,18 @@ impl Loader {
     /// Profilers and steady-state training use this: the queues never drain between epochs.
     #[must_use]
     pub fn stream(&self, first: u64) -> Epoch {
-        Epoch::start(self, first, None)
+        Epoch::start(self, first, 0, None)
+    }
+
+    /// As [`Loader::stream`], from batch `start` of epoch `first` on (a resumed run).
+    #[must_use]
+    pub fn stream_from(&self, first: u64, start: usize) -> Epoch {
+        Epoch::start(self, first, start, None)
     }
 }
 
 impl Epoch {
-    fn start(loader: &Loader, first: u64, epochs: Option<u64>) -> Self {
+    fn start(loader: &Loader, first: u64, start: usize, epochs: Option<u64>) -> Self {
         let plans = Arc::new(Plans {
             loader: Loader {
                 cache: Arc::clone(&loader.cache),
@@ -473,6 +536,8 @@ impl Epoch {
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let config = &loader.config;
         let workers_n = if per_epoch == 0 { 0 } else { config.workers };
+        // Worker `w` builds global batches `start + w`, `start + w + workers`, ...
+        let start = start.min(limit.unwrap_or(usize::MAX));
         let mut queues = Vec::with_capacity(workers_n);
         let mut workers = Vec::with_capacity(workers_n);
         // The prefetch depth spread over the workers' queues, at least one slot each.
@@ -487,7 +552,7 @@ impl Epoch {
                 Arc::clone(&stop),
             );
             workers.push(std::thread::spawn(move || {
-                let mut g = w;
+                let mut g = start + w;
                 while limit.is_none_or(|l| g < l) {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return;
@@ -505,7 +570,8 @@ impl Epoch {
             first,
             per_epoch,
             limit,
-            next: 0,
+            next: start,
+            start,
             queues,
             workers,
             recycle_tx,
@@ -557,18 +623,33 @@ fn take_spare(recycle: &Mutex<Receiver<Batch>>) -> Batch {
     }
 }
 
-impl Iterator for Epoch {
-    type Item = Result<Batch, DataError>;
+/// What [`Epoch::next_timeout`] got.
+#[derive(Debug)]
+// A batch is moved to the caller as the iterator's items are: boxing it would allocate
+// once per batch for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Next {
+    /// The next batch in plan order.
+    Batch(Result<Batch, DataError>),
+    /// No batch within the time: nothing was consumed, ask again.
+    TimedOut,
+    /// The stream has delivered all its batches.
+    End,
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
+impl Epoch {
+    /// The next batch, waiting at most `timeout` for it: a caller that must stay responsive
+    /// (to Ctrl-C, say) waits in slices. With no worker threads the batch is built on the
+    /// calling thread, whatever the timeout.
+    pub fn next_timeout(&mut self, timeout: std::time::Duration) -> Next {
         let g = self.next;
         if self.per_epoch == 0 || self.limit.is_some_and(|l| g >= l) {
-            return None;
+            return Next::End;
         }
-        self.next += 1;
         if self.queues.is_empty() {
+            self.next += 1;
             let (rx, tx) = (&self.recycle_rx, &self.recycle_tx);
-            return Some(Ok(produce(
+            return Next::Batch(Ok(produce(
                 &self.plans,
                 self.first,
                 self.per_epoch,
@@ -577,12 +658,47 @@ impl Iterator for Epoch {
                 tx,
             )));
         }
-        let w = g % self.queues.len();
-        Some(
-            self.queues[w].recv().map_err(|_| {
-                DataError::Settings(format!("loader worker {w} stopped unexpectedly"))
-            }),
-        )
+        let w = (g - self.start) % self.queues.len();
+        match self.queues[w].recv_timeout(timeout) {
+            Ok(b) => {
+                self.next += 1;
+                Next::Batch(Ok(b))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Next::TimedOut,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                self.next += 1;
+                Next::Batch(Err(DataError::Settings(format!(
+                    "loader worker {w} stopped unexpectedly"
+                ))))
+            }
+        }
+    }
+
+    /// Batches this stream has delivered, counted from the first epoch's batch 0 (a
+    /// resumed stream starts past 0).
+    #[must_use]
+    pub fn position(&self) -> usize {
+        self.next
+    }
+
+    /// Batches in each epoch.
+    #[must_use]
+    pub fn batches_per_epoch(&self) -> usize {
+        self.per_epoch
+    }
+}
+
+impl Iterator for Epoch {
+    type Item = Result<Batch, DataError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.next_timeout(std::time::Duration::from_secs(3600)) {
+                Next::Batch(b) => return Some(b),
+                Next::End => return None,
+                Next::TimedOut => {}
+            }
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -856,6 +972,134 @@ mod tests {
             })
             .collect();
         assert_eq!(got, want);
+    }
+
+    fn items_of(loader: &Loader, epoch: u64) -> Vec<Vec<u32>> {
+        loader
+            .epoch(epoch)
+            .map(|b| b.unwrap().items().to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn ranks_are_disjoint_cover_the_epoch_and_get_as_many_batches() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        // 50 items: 3 ranks of 17, 17 and 16 (+1 filler); 4 ranks of 13, 13, 12, 12.
+        for (world, bucket_window, drop_last) in [
+            (3, 1, false),
+            (3, 8, false),
+            (4, 2, false),
+            (4, 1, true),
+            (7, 8, true),
+            (2, 1, false),
+        ] {
+            let mut seen = vec![0; 50];
+            let mut shapes = Vec::new();
+            let mut dropped = Vec::new();
+            for rank in 0..world {
+                let l = Loader::new(
+                    Arc::clone(&c),
+                    LoaderConfig {
+                        bucket_window,
+                        drop_last,
+                        rank,
+                        world_size: world,
+                        ..config(2)
+                    },
+                )
+                .unwrap();
+                let plan = l.plan(5);
+                dropped.push(plan.dropped_last);
+                let batches: Vec<Batch> = l.epoch(5).map(Result::unwrap).collect();
+                shapes.push(batches.iter().map(Batch::rows).collect::<Vec<_>>());
+                for b in &batches {
+                    for &i in b.items() {
+                        seen[i as usize] += 1;
+                    }
+                    // Filler rows have length 0 and come after the real ones.
+                    let real = b.items().len();
+                    assert!(b.mel_lengths()[..real].iter().all(|&n| n > 0));
+                    assert!(b.mel_lengths()[real..].iter().all(|&n| n == 0));
+                }
+            }
+            let case = format!("world {world}, window {bucket_window}, drop_last {drop_last}");
+            assert!(
+                shapes.windows(2).all(|w| w[0] == w[1]),
+                "{case}: every rank gets the same batches: {shapes:?}"
+            );
+            assert!(dropped.windows(2).all(|w| w[0] == w[1]), "{case}");
+            assert!(seen.iter().all(|&n| n <= 1), "{case}: disjoint: {seen:?}");
+            let covered = seen.iter().filter(|&&n| n == 1).count();
+            assert_eq!(covered + dropped[0], 50, "{case}: the epoch is covered");
+            if !drop_last {
+                assert_eq!(dropped[0], 0, "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_rank_of_one_is_the_plain_plan() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let l = Loader::new(Arc::clone(&c), config(2)).unwrap();
+        let p = l.plan(2);
+        assert_eq!(p.filler_rows, 0);
+        assert_eq!(p.batches.iter().map(Vec::len).sum::<usize>(), 50);
+    }
+
+    #[test]
+    fn rank_out_of_range_is_refused_with_the_range() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let e = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                rank: 4,
+                world_size: 4,
+                ..config(1)
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("from 0 to 3"), "{e}");
+        let zero = LoaderConfig {
+            world_size: 0,
+            ..config(1)
+        };
+        assert!(Loader::new(Arc::clone(&c), zero).is_err());
+    }
+
+    #[test]
+    fn a_resumed_epoch_is_the_rest_of_the_uninterrupted_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        for workers in [0, 1, 3] {
+            let l = Loader::new(Arc::clone(&c), config(workers)).unwrap();
+            let full = items_of(&l, 4);
+            for start in [0, 1, 3, full.len() - 1, full.len(), full.len() + 2] {
+                let rest: Vec<Vec<u32>> = l
+                    .epoch_from(4, start)
+                    .map(|b| b.unwrap().items().to_vec())
+                    .collect();
+                assert_eq!(
+                    rest,
+                    full[start.min(full.len())..].to_vec(),
+                    "{workers} workers, start {start}"
+                );
+            }
+            // A stream resumed mid-epoch runs on into the next epochs.
+            let mut want: Vec<(u64, Vec<u32>)> = full[3..].iter().map(|b| (4, b.clone())).collect();
+            want.extend(items_of(&l, 5).into_iter().map(|b| (5, b)));
+            let got: Vec<(u64, Vec<u32>)> = l
+                .stream_from(4, 3)
+                .take(want.len())
+                .map(|b| {
+                    let b = b.unwrap();
+                    (b.epoch, b.items().to_vec())
+                })
+                .collect();
+            assert_eq!(got, want, "{workers} workers");
+        }
     }
 
     #[test]

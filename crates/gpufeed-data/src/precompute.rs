@@ -572,6 +572,7 @@ impl Worker {
         }
         let record = CachedItem {
             id: item.id.clone(),
+            text: item.text.clone(),
             line: item.line,
             shard: 0,
             row: 0,
@@ -732,7 +733,7 @@ impl Builder<'_> {
                 .iter()
                 .map(|&i| {
                     let it = &self.dataset.items[i];
-                    it.id.len() + it.audio.as_os_str().len()
+                    it.id.len() + it.text.len() + it.audio.as_os_str().len()
                 })
                 .sum();
             let meta = ShardMeta {

@@ -99,7 +99,7 @@ pub fn cache_root(cli: Option<&Path>, config: &Config, data: &Path) -> PathBuf {
 }
 
 /// Precompute options for dataset `data` with `config`'s feature settings and length caps.
-fn precompute_options(data: &Path, cache: Option<&Path>, config: &Config) -> Options {
+pub fn precompute_options(data: &Path, cache: Option<&Path>, config: &Config) -> Options {
     Options {
         audio: config.data.audio(),
         text: config.data.text(),

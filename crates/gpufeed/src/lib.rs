@@ -31,7 +31,31 @@ const EXIT_BAD_INPUT: u8 = 2;
 /// Parses the command line, runs the command, returns the exit code.
 #[must_use]
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_with(std::env::args_os())
+}
+
+/// As [`main`] with the arguments given (the first is the program's name), returning the
+/// exit code as a number: the Python package's `gpufeed` command and `python -m gpufeed`
+/// run the CLI in-process through this.
+#[must_use]
+pub fn main_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let code = main_with(args);
+    // `ExitCode` has no accessor for its value, but compares: find it among the 256.
+    (0..=u8::MAX)
+        .find(|&n| ExitCode::from(n) == code)
+        .unwrap_or(EXIT_BAD_INPUT)
+}
+
+fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with 0; usage errors to stderr with 2.

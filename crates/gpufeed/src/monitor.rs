@@ -523,6 +523,92 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What [`sample_until`] samples.
+#[derive(Debug, Clone)]
+pub enum MonitorSource {
+    /// The GPUs through NVML (`GPUFEED_NVML_LIB` names another library).
+    Nvml,
+    /// A synthetic pattern (`gpufeed monitor --synthetic PATTERN`).
+    Synthetic(String),
+    /// A recording or an nvidia-smi log, replayed (`--replay FILE`).
+    Replay(PathBuf),
+}
+
+/// Samples `source` and, for a live or synthetic source, this host, every `interval_s`
+/// seconds (at `speed` times real time for a synthetic or replayed source) until `stop` is
+/// set or the source ends; then the report `gpufeed monitor --format json` prints, and the
+/// warnings the run gave. No output: the Python `Monitor` runs this on its thread.
+pub fn sample_until(
+    source: &MonitorSource,
+    interval_s: f64,
+    speed: f64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(MonitorReport, Vec<String>)> {
+    if !(interval_s.is_finite() && interval_s > 0.0) {
+        bail!("interval {interval_s} s: pass a positive number of seconds, e.g. 0.1");
+    }
+    if !(speed.is_finite() && speed > 0.0) {
+        bail!("speed {speed}: pass a positive factor (1 = real time)");
+    }
+    // Host metrics are this machine's now: only for a live or synthetic run in real time.
+    let live = !matches!(source, MonitorSource::Replay(_)) && speed == 1.0;
+    let (source, title): (Box<dyn Source>, String) = match source {
+        MonitorSource::Nvml => (
+            Box::new(NvmlSource::open().map_err(no_driver)?),
+            "nvml".to_owned(),
+        ),
+        MonitorSource::Synthetic(pattern) => {
+            let s = SyntheticSource::parse(pattern)?;
+            let title = format!("synthetic {}", s.spec().name());
+            (Box::new(s), title)
+        }
+        MonitorSource::Replay(path) => (
+            Box::new(ReplaySource::open(path)?),
+            path.display().to_string(),
+        ),
+    };
+    let mut sources = vec![source];
+    if live {
+        sources.push(Box::new(ProcHost::new()));
+    }
+    let mut sampler = Sampler::new(sources, Box::new(RealClock::start()), interval_s);
+    if speed != 1.0 {
+        sampler = sampler.with_speed(speed);
+    }
+    let mut collector = Collector::new();
+    let mut warnings = Vec::new();
+    let mut records = Vec::new();
+    loop {
+        records.clear();
+        let outcome = sampler.tick(&mut records, &|| {
+            stop.load(std::sync::atomic::Ordering::Relaxed)
+        })?;
+        collector.extend(&records);
+        warnings.extend(sampler.take_warnings().iter().map(ToString::to_string));
+        match outcome {
+            TickOutcome::Sampled(tick) if !tick.last => {}
+            _ => break,
+        }
+    }
+    let interval = sampler.interval();
+    let (util, notes) = report::util_report(&collector, &title, interval)?;
+    warnings.extend(notes);
+    let host = HostReport::new(
+        collector.host(),
+        &sampler.cost(),
+        interval,
+        sampler.clock().is_real(),
+    );
+    Ok((
+        MonitorReport {
+            util,
+            host,
+            exit_code: None,
+        },
+        warnings,
+    ))
+}
+
 /// `gpufeed watch -- CMD`.
 pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     let interval = interval_s(args.interval_ms)?;

@@ -79,7 +79,7 @@ fn find_cache(dir: &Path, config: &Config) -> Result<PathBuf> {
 
 /// The loader settings of the config, with the batch size and workers overridden when
 /// given (by the command line).
-pub(crate) fn loader_config(
+pub fn loader_config(
     config: &Config,
     batch_size: Option<usize>,
     workers: Option<usize>,
@@ -108,6 +108,8 @@ pub(crate) fn loader_config(
             ConfigOverLength::Skip => OverLength::Skip,
             ConfigOverLength::Truncate => OverLength::Truncate,
         },
+        rank: 0,
+        world_size: 1,
     }
 }
 
