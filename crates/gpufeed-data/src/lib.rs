@@ -8,6 +8,7 @@
 //!   and its zero-copy reader.
 //! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
 //!   static or bucketed shapes, deterministic order, reused buffers.
+//! - [`aligned`]: 64-byte aligned buffers, so that frameworks take batches without a copy.
 //! - [`demo`]: a generated LJSpeech-format dataset, the default on a fresh machine.
 //!
 //! ```no_run
@@ -24,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod aligned;
 pub mod cache;
 pub mod demo;
 pub mod loader;

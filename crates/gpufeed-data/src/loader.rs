@@ -55,6 +55,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::aligned::AlignedVec;
 use crate::cache::Cache;
 use crate::error::DataError;
 use crate::rng::SplitMix64;
@@ -141,7 +142,8 @@ const FILLER: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Batch {
     tokens: Vec<i32>,
-    mels: Vec<f32>,
+    /// 64-byte aligned, so frameworks take it without a copy (see [`AlignedVec`]).
+    mels: AlignedVec<f32>,
     text_lengths: Vec<i32>,
     mel_lengths: Vec<i32>,
     items: Vec<u32>,
@@ -168,7 +170,7 @@ impl Batch {
     fn empty() -> Self {
         Self {
             tokens: Vec::new(),
-            mels: Vec::new(),
+            mels: AlignedVec::new(),
             text_lengths: Vec::new(),
             mel_lengths: Vec::new(),
             items: Vec::new(),
@@ -198,10 +200,14 @@ impl Batch {
         (&self.tokens, [self.rows, self.max_text])
     }
 
-    /// Mel frames, row-major `[rows, max_frames, n_mels]`, padded with 0.0.
+    /// Mel frames, row-major `[rows, max_frames, n_mels]`, padded with 0.0; the first value
+    /// is 64-byte aligned.
     #[must_use]
     pub fn mels(&self) -> (&[f32], [usize; 3]) {
-        (&self.mels, [self.rows, self.max_frames, self.n_mels])
+        (
+            self.mels.as_slice(),
+            [self.rows, self.max_frames, self.n_mels],
+        )
     }
 
     /// True token counts per row (0 for filler rows).
@@ -427,12 +433,13 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
     batch.mel_lengths.clear();
     // Reused buffers: resize without reallocating once they have reached this shape.
     batch.tokens.resize(rows * max_text, 0);
-    batch.mels.resize(rows * max_frames * n_mels, 0.0);
+    batch.mels.resize(rows * max_frames * n_mels);
     let mut read_ns = 0u64;
     let mut data = 0u64;
     for r in 0..rows {
         let trow = &mut batch.tokens[r * max_text..(r + 1) * max_text];
-        let mrow = &mut batch.mels[r * max_frames * n_mels..(r + 1) * max_frames * n_mels];
+        let mrow =
+            &mut batch.mels.as_mut_slice()[r * max_frames * n_mels..(r + 1) * max_frames * n_mels];
         let (t_len, f_len) = match items.get(r).filter(|&&i| i != FILLER) {
             Some(&i) => {
                 let t0 = Instant::now();
