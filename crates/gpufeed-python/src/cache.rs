@@ -1,0 +1,261 @@
+//! `Cache`: a precomputed feature cache, its items as read-only numpy views into the mapped
+//! shards.
+
+#![allow(unsafe_code)] // numpy views of memory owned by a Python object: see `view`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use numpy::{PyArray, PyArray1, PyArrayMethods as _, ndarray};
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use gpufeed_data::cache::{Cache as RustCache, MANIFEST};
+
+use crate::errors;
+use crate::features::to_py;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Cache>()?;
+    Ok(())
+}
+
+/// A complete feature cache, opened read-only and mapped.
+#[pyclass(frozen, module = "gpufeed._gpufeed")]
+pub(crate) struct Cache {
+    pub(crate) inner: Arc<RustCache>,
+    /// What `precompute` did when it returned this cache.
+    report: Option<Py<PyAny>>,
+}
+
+/// The cache folder `path` names: a folder holding `manifest.json`, or a cache root holding
+/// exactly one such folder.
+pub(crate) fn resolve(path: &Path) -> PyResult<PathBuf> {
+    if path.join(MANIFEST).is_file() {
+        return Ok(path.to_path_buf());
+    }
+    if !path.exists() {
+        return Err(errors::missing(
+            path,
+            "no such cache",
+            "build it with `gpufeed.precompute(DATASET)` (or `gpufeed precompute --data DATASET`)",
+        ));
+    }
+    let candidates: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("`{}`: {e}", path.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join(MANIFEST).is_file())
+        .collect();
+    match candidates.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(errors::missing(
+            &path.join(MANIFEST),
+            "not a gpufeed cache (no manifest.json here or in a folder below)",
+            "pass the folder `gpufeed.precompute` returned, or a dataset to `gpufeed.Loader`",
+        )),
+        many => Err(PyValueError::new_err(format!(
+            "`{}` holds {} caches (one per feature setting): pass one of {}",
+            path.display(),
+            many.len(),
+            many.iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+impl Cache {
+    pub(crate) fn open(py: Python<'_>, path: &Path) -> PyResult<Self> {
+        let dir = resolve(path)?;
+        let inner = py.detach(|| RustCache::open(&dir)).map_err(errors::data)?;
+        Ok(Self {
+            inner: Arc::new(inner),
+            report: None,
+        })
+    }
+
+    fn index(&self, i: isize) -> PyResult<usize> {
+        let n = self.inner.len();
+        let j = if i < 0 { i + n as isize } else { i };
+        usize::try_from(j).ok().filter(|&j| j < n).ok_or_else(|| {
+            PyIndexError::new_err(format!(
+                "index {i} is out of range for a cache of {n} items"
+            ))
+        })
+    }
+}
+
+/// A read-only numpy view of `data` with `shape`, kept alive by `owner`.
+///
+/// Safety: `data` lies in memory that `owner` owns and never moves or frees while it lives
+/// (the cache's mapped shards behind an `Arc`; a batch's buffers in a frozen object), and
+/// nothing writes it: the view is marked read-only (the shards are mapped read-only, so a
+/// write would fault).
+fn view<'py, T: numpy::Element, D: ndarray::Dimension>(
+    owner: Bound<'py, PyAny>,
+    data: ndarray::ArrayView<'_, T, D>,
+) -> Bound<'py, PyArray<T, D>> {
+    // SAFETY: see above; `owner` becomes the array's base object.
+    let array = unsafe { PyArray::borrow_from_array(&data, owner) };
+    array.readwrite().make_nonwriteable();
+    array
+}
+
+#[pymethods]
+impl Cache {
+    /// Opens the cache in `path`: a folder with `manifest.json`, or a cache root holding one.
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        Self::open(py, &path)
+    }
+
+    /// Opens the cache `precompute` built, keeping its report.
+    #[staticmethod]
+    fn _with_report(py: Python<'_>, path: PathBuf, report: Py<PyAny>) -> PyResult<Self> {
+        let mut c = Self::open(py, &path)?;
+        c.report = Some(report);
+        Ok(c)
+    }
+
+    /// What `gpufeed.precompute` did (built, reused, skipped...) when it returned this
+    /// cache; `None` for a cache opened directly.
+    #[getter]
+    fn report(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.report.as_ref().map(|r| r.clone_ref(py))
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Item `i`: `mel` float32 `[frames, n_mels]` and `tokens` int32 `[n]`, read-only views
+    /// into the mapped shards (no copy), and its `id`, `text` and `index`.
+    fn __getitem__<'py>(slf: &Bound<'py, Self>, i: isize) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let this = slf.get();
+        let i = this.index(i)?;
+        let c = &this.inner;
+        let item = c.item(i);
+        let mel = c.mel(i);
+        let shape = (item.mel_frames as usize, c.n_mels());
+        let mel = ndarray::ArrayView2::from_shape(shape, mel)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let tokens = ndarray::ArrayView1::from(c.tokens(i));
+        let d = PyDict::new(py);
+        d.set_item("mel", view(slf.clone().into_any(), mel))?;
+        d.set_item("tokens", view(slf.clone().into_any(), tokens))?;
+        d.set_item("id", &item.id)?;
+        d.set_item("text", &item.text)?;
+        d.set_item("index", i)?;
+        Ok(d)
+    }
+
+    /// The folder.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.dir().to_path_buf()
+    }
+
+    /// The cache's key: a hash of the feature settings and the dataset.
+    #[getter]
+    fn key(&self) -> &str {
+        &self.inner.manifest().key
+    }
+
+    /// Mel bands per frame.
+    #[getter]
+    fn n_mels(&self) -> usize {
+        self.inner.n_mels()
+    }
+
+    /// The items' ids, in cache order.
+    #[getter]
+    fn ids(&self) -> Vec<String> {
+        self.inner
+            .manifest()
+            .items
+            .iter()
+            .map(|it| it.id.clone())
+            .collect()
+    }
+
+    /// The items' transcripts, in cache order.
+    #[getter]
+    fn texts(&self) -> Vec<String> {
+        self.inner
+            .manifest()
+            .items
+            .iter()
+            .map(|it| it.text.clone())
+            .collect()
+    }
+
+    /// Frames per item, int64.
+    #[getter]
+    fn mel_lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self
+            .inner
+            .manifest()
+            .items
+            .iter()
+            .map(|it| i64::from(it.mel_frames))
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    /// Tokens per item, int64.
+    #[getter]
+    fn token_lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let v: Vec<i64> = self
+            .inner
+            .manifest()
+            .items
+            .iter()
+            .map(|it| i64::from(it.text_tokens))
+            .collect();
+        PyArray1::from_vec(py, v)
+    }
+
+    /// The feature settings the cache was built with (audio and text), as a dict.
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.manifest().settings)
+    }
+
+    /// The symbol table the tokens index (`reserved` ids first, then `symbols`).
+    #[getter]
+    fn symbols<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.manifest().symbols)
+    }
+
+    /// The utterances left out when the cache was built, with the reason for each.
+    #[getter]
+    fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.manifest().skipped)
+    }
+
+    /// Totals: items, skipped, mel frames, tokens, audio seconds.
+    #[getter]
+    fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.manifest().totals)
+    }
+
+    /// Checks every shard against its checksum (reads every byte); `ValueError` naming the
+    /// shard on a mismatch.
+    fn verify(&self, py: Python<'_>) -> PyResult<()> {
+        let c = Arc::clone(&self.inner);
+        py.detach(move || c.verify()).map_err(errors::data)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "gpufeed.Cache('{}', items={}, n_mels={})",
+            self.inner.dir().display(),
+            self.inner.len(),
+            self.inner.n_mels()
+        )
+    }
+}

@@ -1,0 +1,41 @@
+//! `gpufeed._gpufeed`: the Rust half of the Python package `gpufeed` (python/gpufeed).
+//!
+//! - [`features`]: `mel` (librosa-exact, the GIL released) and `precompute`.
+//! - [`cache`]: `Cache`, whose items are read-only numpy views into the mapped shards.
+//! - [`loader`]: `Loader`, batches assembled on Rust threads and handed to Python as numpy
+//!   arrays that own their buffers; resumable and sharded over ranks.
+//! - [`steps`]: the analysis behind `StepTimer` (the phase-steps document of the CLI).
+//! - [`monitor`]: `Monitor`, GPU and host sampling on a Rust thread.
+//! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
+//!
+//! Python never runs on the worker threads, and no call holds the GIL while it waits.
+//! Every bad input raises a Python exception that names the value and the fix.
+
+use pyo3::prelude::*;
+
+mod cache;
+mod errors;
+mod features;
+mod loader;
+mod monitor;
+mod steps;
+
+/// Runs the gpufeed CLI with `argv` (the first item is the program's name) and returns its
+/// exit code. The GIL is released for the whole run.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| gpufeed::main_from(argv))
+}
+
+/// The extension module.
+#[pymodule]
+fn _gpufeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(main, m)?)?;
+    features::register(m)?;
+    cache::register(m)?;
+    loader::register(m)?;
+    steps::register(m)?;
+    monitor::register(m)?;
+    Ok(())
+}

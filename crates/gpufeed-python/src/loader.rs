@@ -1,0 +1,796 @@
+//! `Loader`: batches from the cache, built on Rust threads, handed to Python as numpy
+//! arrays.
+//!
+//! - **Ownership.** A batch's mel array borrows the Rust batch's buffer (no copy); the
+//!   buffer's owner, a [`BatchBuffers`] object, is the array's base, so the buffer goes
+//!   back to the loader's pool only when Python has dropped every array and view of it
+//!   (never on the next `next()`). Tokens are widened to int64 (the dtype embeddings take)
+//!   and lengths too: small arrays, copied into buffers of the same owner. Every buffer
+//!   starts on a 64-byte boundary, so JAX and TensorFlow take it without a copy.
+//! - **Threads.** The Rust stream's workers never call Python. `next()` waits with the GIL
+//!   released, in slices of [`WAIT_SLICE`], checking for signals between them: Ctrl-C raises
+//!   `KeyboardInterrupt` at once and stops and joins the workers first (the position is
+//!   kept, so iterating again resumes).
+//! - **Epochs.** Iterating the loader yields the batches of the current epoch from the
+//!   current position; after its last batch the loader moves to the next epoch by itself
+//!   (so forgetting `set_epoch` never repeats an order). The stream runs across the epoch
+//!   boundary: the next epoch's first batches are ready when it starts.
+//! - **Resume.** `state_dict()` is the epoch and the batches Python has received in it
+//!   (not those prefetched), with the cache's identity and the settings that shape the
+//!   plan; `load_state_dict` checks both and seeks (nothing is replayed).
+//! - **Fork.** Every call checks the process id: after `fork()` the worker threads do not
+//!   exist in the child, so a use there raises instead of hanging, and the child never
+//!   joins threads it does not have.
+
+#![allow(unsafe_code)] // the mel array borrows the batch's buffer: see `batch_dict`.
+
+use std::mem::ManuallyDrop;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, TryLockError};
+use std::time::Duration;
+
+use numpy::{PyArray, ndarray};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use gpufeed_data::aligned::AlignedVec;
+use gpufeed_data::cache::Cache as RustCache;
+use gpufeed_data::loader::{
+    Batch, Epoch, Loader as RustLoader, LoaderConfig, Next, OverLength, Padding,
+};
+
+use crate::cache::Cache;
+use crate::errors;
+use crate::features::{config_of, to_py};
+
+/// How long `next()` waits with the GIL released before it checks for signals.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// `state_dict()`'s format and version.
+const STATE_FORMAT: &str = "gpufeed-loader-state";
+const STATE_VERSION: u64 = 1;
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Loader>()?;
+    m.add_class::<LoaderIter>()?;
+    m.add_class::<BatchBuffers>()?;
+    Ok(())
+}
+
+/// The owner of one batch's buffers: the base object of the batch's mel array. When Python
+/// drops it, the buffers go back to the loader.
+#[pyclass(frozen, module = "gpufeed._gpufeed")]
+pub(crate) struct BatchBuffers {
+    batch: Batch,
+    tokens: AlignedVec<i64>,
+    token_lengths: AlignedVec<i64>,
+    mel_lengths: AlignedVec<i64>,
+    items: AlignedVec<i64>,
+}
+
+/// A value created in one process that must not be dropped in another (a forked child):
+/// there it is leaked instead, since dropping a stream joins threads the child lacks.
+struct ForkSafe<T> {
+    value: ManuallyDrop<T>,
+    pid: u32,
+}
+
+impl<T> ForkSafe<T> {
+    fn new(value: T) -> Self {
+        Self {
+            value: ManuallyDrop::new(value),
+            pid: std::process::id(),
+        }
+    }
+}
+
+impl<T> Drop for ForkSafe<T> {
+    fn drop(&mut self) {
+        if std::process::id() == self.pid {
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { ManuallyDrop::drop(&mut self.value) };
+        }
+    }
+}
+
+/// A running Rust stream and where it started.
+struct Stream {
+    epochs: ForkSafe<Epoch>,
+    first: u64,
+}
+
+impl Stream {
+    /// (epoch, batch) the stream delivers next.
+    fn at(&self, per_epoch: usize) -> (u64, usize) {
+        let g = self.epochs.value.position();
+        (self.first + (g / per_epoch) as u64, g % per_epoch)
+    }
+}
+
+struct State {
+    epoch: u64,
+    position: usize,
+    stream: Option<Stream>,
+    closed: bool,
+}
+
+/// Batches from a gpufeed cache for a Python training loop.
+#[pyclass(frozen, module = "gpufeed._gpufeed")]
+pub(crate) struct Loader {
+    loader: RustLoader,
+    cache: Py<Cache>,
+    per_epoch: usize,
+    cache_hash: String,
+    state: Mutex<State>,
+    pid: u32,
+}
+
+/// One pass over the loader's current epoch (what `iter(loader)` returns).
+#[pyclass(module = "gpufeed._gpufeed")]
+pub(crate) struct LoaderIter {
+    loader: Py<Loader>,
+    epoch: u64,
+    done: bool,
+}
+
+/// A number from the environment (`RANK`, `WORLD_SIZE`), or `default` when it is unset.
+fn env_number(name: &str, default: usize) -> PyResult<usize> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => v.trim().parse().map_err(|_| {
+            PyValueError::new_err(format!(
+                "the environment variable {name}={v:?} is not a whole number; \
+                 unset it or pass `{}=` explicitly",
+                name.to_lowercase()
+            ))
+        }),
+    }
+}
+
+/// The cache a `source` names: a `Cache`, a cache folder, or a dataset (precomputed first
+/// when its cache is missing or stale).
+fn open_source(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    cache_root: Option<PathBuf>,
+    config_path: Option<PathBuf>,
+) -> PyResult<Py<Cache>> {
+    if let Ok(c) = source.cast::<Cache>() {
+        return Ok(c.clone().unbind());
+    }
+    let path: PathBuf = source.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "source is a {}: pass a gpufeed.Cache, a cache folder or a dataset folder",
+            source
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+        ))
+    })?;
+    let is_cache = path.join(gpufeed_data::cache::MANIFEST).is_file();
+    let is_dataset = path.is_file() || path.join("metadata.csv").is_file();
+    if is_cache || !is_dataset {
+        return Py::new(py, Cache::open(py, &path)?);
+    }
+    let config = config_of(py, config_path)?;
+    let options = gpufeed::features::precompute_options(&path, cache_root.as_deref(), &config);
+    let report = py
+        .detach(move || gpufeed_data::precompute::run(&options, &gpufeed_data::precompute::Silent))
+        .map_err(errors::data)?;
+    Py::new(py, Cache::open(py, &report.cache_dir)?)
+}
+
+/// A hash of what the cache holds (its key and every shard's checksum): a state saved over
+/// another cache is refused.
+fn cache_hash(c: &RustCache) -> String {
+    let m = c.manifest();
+    let mut text = m.key.clone();
+    for s in &m.shards {
+        text.push(':');
+        text.push_str(&s.xxh3);
+    }
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+}
+
+/// The settings that decide which items go into which batch, as `state_dict` records them.
+fn plan_settings(c: &LoaderConfig) -> serde_json::Value {
+    serde_json::json!({
+        "batch_size": c.batch_size,
+        "shuffle": c.shuffle,
+        "seed": c.seed,
+        "bucket_window": c.bucket_window,
+        "drop_last": c.drop_last,
+        "padding": c.padding,
+        "over_length": c.over_length,
+        "rank": c.rank,
+        "world_size": c.world_size,
+    })
+}
+
+impl Loader {
+    fn check_process(&self) -> PyResult<()> {
+        if std::process::id() == self.pid {
+            Ok(())
+        } else {
+            Err(errors::forked("Loader", self.pid))
+        }
+    }
+
+    /// The state, or an error when another thread is inside the loader (waiting on it with
+    /// the GIL held could deadlock with that thread, which needs the GIL to return).
+    fn state(&self) -> PyResult<std::sync::MutexGuard<'_, State>> {
+        self.check_process()?;
+        let guard = match self.state.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                return Err(PyRuntimeError::new_err(
+                    "the Loader is in use by another thread: give each thread its own Loader",
+                ));
+            }
+        };
+        if guard.closed {
+            return Err(PyRuntimeError::new_err(
+                "the Loader is closed: create a new one (its state_dict() resumes where this one stopped)",
+            ));
+        }
+        Ok(guard)
+    }
+
+    /// The next batch of the current epoch, or `None` when `epoch` is over.
+    fn next_batch<'py>(&self, py: Python<'py>, epoch: u64) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let mut state = self.state()?;
+        if state.epoch != epoch {
+            return Ok(None);
+        }
+        let want = (state.epoch, state.position);
+        if state
+            .stream
+            .as_ref()
+            .is_none_or(|s| s.at(self.per_epoch) != want)
+        {
+            state.stream = None; // stops and joins the old workers first
+            state.stream = Some(Stream {
+                epochs: ForkSafe::new(self.loader.stream_from(want.0, want.1)),
+                first: want.0,
+            });
+        }
+        let batch = loop {
+            let Some(stream) = state.stream.as_mut() else {
+                return Err(PyRuntimeError::new_err("the loader lost its stream"));
+            };
+            let epochs = &mut *stream.epochs.value;
+            match py.detach(|| epochs.next_timeout(WAIT_SLICE)) {
+                Next::Batch(b) => break b.map_err(errors::data)?,
+                Next::End => return Err(PyRuntimeError::new_err("the loader's stream ended")),
+                Next::TimedOut => {
+                    if let Err(e) = py.check_signals() {
+                        // Ctrl-C (or another signal's exception): stop and join the
+                        // workers before it propagates. The position stays.
+                        state.stream = None;
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        state.position += 1;
+        if state.position == self.per_epoch {
+            state.epoch += 1;
+            state.position = 0;
+        }
+        drop(state);
+        self.batch_dict(py, batch).map(Some)
+    }
+
+    /// The Python dict of one batch.
+    fn batch_dict<'py>(&self, py: Python<'py>, batch: Batch) -> PyResult<Bound<'py, PyDict>> {
+        let cache = self.cache.get();
+        let c = &cache.inner;
+        let rows = batch.rows();
+        let (tokens32, [_, width]) = batch.tokens();
+        let tokens: AlignedVec<i64> = tokens32.iter().map(|&t| i64::from(t)).collect();
+        let token_lengths: AlignedVec<i64> =
+            batch.text_lengths().iter().map(|&n| i64::from(n)).collect();
+        let mel_lengths: AlignedVec<i64> =
+            batch.mel_lengths().iter().map(|&n| i64::from(n)).collect();
+        let real = batch.items();
+        let items: AlignedVec<i64> = (0..rows)
+            .map(|r| real.get(r).map_or(-1, |&i| i64::from(i)))
+            .collect();
+        let ids = PyList::empty(py);
+        for r in 0..rows {
+            match real.get(r) {
+                Some(&i) => ids.append(&c.item(i as usize).id)?,
+                None => ids.append("")?,
+            }
+        }
+        let (epoch, index) = (batch.epoch, batch.index);
+        let owner = Bound::new(
+            py,
+            BatchBuffers {
+                batch,
+                tokens,
+                token_lengths,
+                mel_lengths,
+                items,
+            },
+        )?;
+        let o = owner.get();
+        let (mels, [b, t, m]) = o.batch.mels();
+        let shape_error = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
+        let mel = ndarray::ArrayView3::from_shape((b, t, m), mels).map_err(shape_error)?;
+        let tokens = ndarray::ArrayView2::from_shape((rows, width), o.tokens.as_slice())
+            .map_err(shape_error)?;
+        let d = PyDict::new(py);
+        d.set_item("mel", borrow(&owner, &mel))?;
+        d.set_item("mel_lengths", borrow(&owner, &view1(&o.mel_lengths)))?;
+        d.set_item("tokens", borrow(&owner, &tokens))?;
+        d.set_item("token_lengths", borrow(&owner, &view1(&o.token_lengths)))?;
+        d.set_item("ids", ids)?;
+        d.set_item("items", borrow(&owner, &view1(&o.items)))?;
+        d.set_item("epoch", epoch)?;
+        d.set_item("index", index)?;
+        Ok(d)
+    }
+}
+
+fn view1(v: &AlignedVec<i64>) -> ndarray::ArrayView1<'_, i64> {
+    ndarray::ArrayView1::from(v.as_slice())
+}
+
+/// A numpy array of `view`, whose memory `owner` holds, with `owner` as its base.
+fn borrow<'py, T: numpy::Element, D: ndarray::Dimension>(
+    owner: &Bound<'py, BatchBuffers>,
+    view: &ndarray::ArrayView<'_, T, D>,
+) -> Bound<'py, PyArray<T, D>> {
+    // SAFETY: `view` lies in buffers of `owner`, a frozen object that never hands out a
+    // mutable reference to them and frees (or recycles) them only when it is dropped;
+    // `owner` becomes the array's base, so it lives as long as the array and every view or
+    // DLPack export of it.
+    unsafe { PyArray::borrow_from_array(view, owner.clone().into_any()) }
+}
+
+#[pymethods]
+impl Loader {
+    #[new]
+    #[pyo3(signature = (
+        source, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
+        pad = None, max_text_length = None, max_mel_frames = None, pad_to_multiple = None,
+        bucket_window = None, drop_last = None, over_length = None, rank = None,
+        world_size = None, epoch = 0, cache = None, config = None
+    ))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
+    fn new(
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        batch_size: Option<usize>,
+        workers: Option<usize>,
+        prefetch: Option<usize>,
+        shuffle: Option<bool>,
+        seed: Option<u64>,
+        pad: Option<String>,
+        max_text_length: Option<usize>,
+        max_mel_frames: Option<usize>,
+        pad_to_multiple: Option<usize>,
+        bucket_window: Option<usize>,
+        drop_last: Option<bool>,
+        over_length: Option<String>,
+        rank: Option<usize>,
+        world_size: Option<usize>,
+        epoch: u64,
+        cache: Option<PathBuf>,
+        config: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let positive = |name: &str, v: Option<usize>| match v {
+            Some(0) => Err(PyValueError::new_err(format!("{name}=0: pass at least 1"))),
+            _ => Ok(()),
+        };
+        positive("batch_size", batch_size)?;
+        positive("pad_to_multiple", pad_to_multiple)?;
+        positive("bucket_window", bucket_window)?;
+        positive("max_text_length", max_text_length)?;
+        positive("max_mel_frames", max_mel_frames)?;
+        positive("world_size", world_size)?;
+        let world_size = match world_size {
+            Some(w) => w,
+            None => env_number("WORLD_SIZE", 1)?,
+        };
+        if world_size == 0 {
+            return Err(PyValueError::new_err(
+                "WORLD_SIZE=0 in the environment: it must be at least 1",
+            ));
+        }
+        let rank = match rank {
+            Some(r) => r,
+            None => env_number("RANK", 0)?,
+        };
+        if rank >= world_size {
+            return Err(PyValueError::new_err(format!(
+                "rank={rank} with world_size={world_size}: ranks run from 0 to {}",
+                world_size - 1
+            )));
+        }
+        let has_config = config.is_some();
+        let cfg = config_of(py, config.clone())?;
+        let cache_obj = open_source(py, source, cache, config)?;
+        let rust_cache = Arc::clone(&cache_obj.get().inner);
+
+        // Settings: the config's (when given), else gpufeed's defaults; then the arguments.
+        let mut lc = if has_config {
+            gpufeed::profile::loader_config(&cfg, None, None)
+        } else {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            LoaderConfig {
+                batch_size: 32,
+                workers: cores.min(4),
+                prefetch: 2 * cores.min(4),
+                shuffle: true,
+                seed: 0,
+                bucket_window: 1,
+                drop_last: false,
+                padding: Padding::Fixed {
+                    max_text: 0,
+                    max_frames: 0,
+                },
+                over_length: OverLength::Skip,
+                rank: 0,
+                world_size: 1,
+            }
+        };
+        lc.batch_size = batch_size.unwrap_or(lc.batch_size);
+        if let Some(w) = workers {
+            lc.workers = w;
+            lc.prefetch = 2 * w.max(1);
+        }
+        lc.prefetch = prefetch.unwrap_or(lc.prefetch).max(1);
+        lc.shuffle = shuffle.unwrap_or(lc.shuffle);
+        lc.seed = seed.unwrap_or(lc.seed);
+        lc.bucket_window = bucket_window.unwrap_or(lc.bucket_window);
+        lc.drop_last = drop_last.unwrap_or(lc.drop_last);
+        lc.rank = rank;
+        lc.world_size = world_size;
+        if let Some(o) = over_length {
+            lc.over_length = match o.as_str() {
+                "skip" => OverLength::Skip,
+                "truncate" => OverLength::Truncate,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "over_length='{other}': expected 'skip' (leave longer items out) or 'truncate' (cut them to the shape)"
+                    )));
+                }
+            };
+        }
+        let multiple = pad_to_multiple.unwrap_or(match lc.padding {
+            Padding::Longest { multiple } => multiple,
+            Padding::Fixed { .. } => 1,
+        });
+        let round = |n: usize| n.div_ceil(multiple) * multiple;
+        let static_pad = match pad.as_deref() {
+            None => matches!(lc.padding, Padding::Fixed { .. }),
+            Some("static") => true,
+            Some("longest") => false,
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "pad='{other}': expected 'static' (every batch one shape: one graph, no retracing) \
+                     or 'longest' (pad to the batch's longest item)"
+                )));
+            }
+        };
+        lc.padding = if static_pad {
+            let (cfg_text, cfg_frames) = match lc.padding {
+                Padding::Fixed {
+                    max_text,
+                    max_frames,
+                } if has_config => (Some(max_text), Some(max_frames)),
+                _ => (None, None),
+            };
+            let m = rust_cache.manifest();
+            let longest_text = m
+                .items
+                .iter()
+                .map(|i| i.text_tokens as usize)
+                .max()
+                .unwrap_or(1);
+            let longest_frames = m
+                .items
+                .iter()
+                .map(|i| i.mel_frames as usize)
+                .max()
+                .unwrap_or(1);
+            Padding::Fixed {
+                max_text: round(max_text_length.or(cfg_text).unwrap_or(longest_text).max(1)),
+                max_frames: round(
+                    max_mel_frames
+                        .or(cfg_frames)
+                        .unwrap_or(longest_frames)
+                        .max(1),
+                ),
+            }
+        } else {
+            if max_text_length.is_some() || max_mel_frames.is_some() {
+                return Err(PyValueError::new_err(
+                    "max_text_length / max_mel_frames set the static shape: pass pad='static' with them, \
+                     or leave them out with pad='longest'",
+                ));
+            }
+            Padding::Longest { multiple }
+        };
+        let loader = RustLoader::new(rust_cache, lc).map_err(errors::data)?;
+        let per_epoch = loader.plan(0).batches.len();
+        if per_epoch == 0 {
+            return Err(PyValueError::new_err(format!(
+                "the loader plans no batch: {} items, every one over the static shape or dropped by \
+                 drop_last; raise max_text_length / max_mel_frames, use over_length='truncate', or drop_last=False",
+                loader.cache().len()
+            )));
+        }
+        let hash = cache_hash(loader.cache());
+        Ok(Self {
+            loader,
+            cache: cache_obj,
+            per_epoch,
+            cache_hash: hash,
+            state: Mutex::new(State {
+                epoch,
+                position: 0,
+                stream: None,
+                closed: false,
+            }),
+            pid: std::process::id(),
+        })
+    }
+
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<LoaderIter> {
+        let epoch = slf.get().state()?.epoch;
+        Ok(LoaderIter {
+            loader: slf.clone().unbind(),
+            epoch,
+            done: false,
+        })
+    }
+
+    /// Batches per epoch on this rank.
+    fn __len__(&self) -> usize {
+        self.per_epoch
+    }
+
+    /// The epoch the next batch belongs to.
+    #[getter]
+    fn epoch(&self) -> PyResult<u64> {
+        Ok(self.state()?.epoch)
+    }
+
+    /// Batches Python has received in the current epoch.
+    #[getter]
+    fn position(&self) -> PyResult<usize> {
+        Ok(self.state()?.position)
+    }
+
+    /// This loader's rank.
+    #[getter]
+    fn rank(&self) -> usize {
+        self.loader.config().rank
+    }
+
+    /// The number of ranks.
+    #[getter]
+    fn world_size(&self) -> usize {
+        self.loader.config().world_size
+    }
+
+    /// Items per batch.
+    #[getter]
+    fn batch_size(&self) -> usize {
+        self.loader.config().batch_size
+    }
+
+    /// The cache the batches come from.
+    #[getter]
+    fn cache(&self, py: Python<'_>) -> Py<Cache> {
+        self.cache.clone_ref(py)
+    }
+
+    /// The settings in force (after the config and the defaults), as a dict.
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, self.loader.config())
+    }
+
+    /// What epoch `epoch`'s plan leaves out or adds on this rank: `skipped_over_length`,
+    /// `truncated`, `dropped_last`, `filler_rows` (rows of length 0 that give every rank
+    /// as many rows), and `batches`.
+    #[pyo3(signature = (epoch = None))]
+    fn plan_stats<'py>(&self, py: Python<'py>, epoch: Option<u64>) -> PyResult<Bound<'py, PyAny>> {
+        let e = match epoch {
+            Some(e) => e,
+            None => self.state()?.epoch,
+        };
+        let p = self.loader.plan(e);
+        to_py(
+            py,
+            &serde_json::json!({
+                "batches": p.batches.len(),
+                "skipped_over_length": p.skipped_over_length,
+                "truncated": p.truncated,
+                "dropped_last": p.dropped_last,
+                "filler_rows": p.filler_rows,
+            }),
+        )
+    }
+
+    /// Starts epoch `epoch` from its first batch (the order depends only on seed and epoch).
+    fn set_epoch(&self, epoch: u64) -> PyResult<()> {
+        let mut s = self.state()?;
+        if s.epoch != epoch || s.position != 0 {
+            s.epoch = epoch;
+            s.position = 0;
+        }
+        Ok(())
+    }
+
+    /// Where the loader is: load it into a new loader over the same cache with the same
+    /// settings to get exactly the batches an uninterrupted run would have given next.
+    fn state_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.state()?;
+        to_py(
+            py,
+            &serde_json::json!({
+                "format": STATE_FORMAT,
+                "version": STATE_VERSION,
+                "epoch": s.epoch,
+                "position": s.position,
+                "batches_per_epoch": self.per_epoch,
+                "cache_key": self.loader.cache().manifest().key,
+                "cache_hash": self.cache_hash,
+                "settings": plan_settings(self.loader.config()),
+            }),
+        )
+    }
+
+    /// Resumes from `state_dict()`. Refused, naming the difference, when it comes from
+    /// another cache or from settings that plan other batches.
+    fn load_state_dict(&self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = crate::features::to_json(state)?;
+        let field = |k: &str| v.get(k);
+        if field("format").and_then(|f| f.as_str()) != Some(STATE_FORMAT) {
+            return Err(PyValueError::new_err(
+                "not a gpufeed Loader state: pass what Loader.state_dict() returned",
+            ));
+        }
+        let version = field("version")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        if version != STATE_VERSION {
+            return Err(PyValueError::new_err(format!(
+                "Loader state version {version}: this gpufeed reads version {STATE_VERSION}"
+            )));
+        }
+        if field("cache_hash").and_then(|h| h.as_str()) != Some(self.cache_hash.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "this state was saved over another cache (key {}, hash {}); this loader reads cache \
+                 {} (hash {}): resume over the same cache, or start the new one from epoch 0",
+                field("cache_key").and_then(|k| k.as_str()).unwrap_or("?"),
+                field("cache_hash").and_then(|k| k.as_str()).unwrap_or("?"),
+                self.loader.cache().manifest().key,
+                self.cache_hash
+            )));
+        }
+        let ours = plan_settings(self.loader.config());
+        let theirs = field("settings").cloned().unwrap_or_default();
+        if let (Some(a), Some(b)) = (ours.as_object(), theirs.as_object()) {
+            let differ: Vec<String> = a
+                .iter()
+                .filter(|(k, val)| b.get(*k) != Some(*val))
+                .map(|(k, val)| {
+                    format!(
+                        "{k}: saved {}, now {val}",
+                        b.get(k)
+                            .map_or_else(|| "nothing".to_owned(), ToString::to_string)
+                    )
+                })
+                .collect();
+            if !differ.is_empty() {
+                return Err(PyValueError::new_err(format!(
+                    "this state was saved with other loader settings, which plan other batches ({}): \
+                     create the loader with the saved settings",
+                    differ.join("; ")
+                )));
+            }
+        } else {
+            return Err(PyValueError::new_err(
+                "the state has no `settings`: pass what Loader.state_dict() returned",
+            ));
+        }
+        let epoch = field("epoch").and_then(serde_json::Value::as_u64);
+        let position = field("position").and_then(serde_json::Value::as_u64);
+        let (Some(epoch), Some(position)) = (epoch, position) else {
+            return Err(PyValueError::new_err(
+                "the state lacks `epoch` or `position`",
+            ));
+        };
+        let position = usize::try_from(position).unwrap_or(usize::MAX);
+        if position > self.per_epoch {
+            return Err(PyValueError::new_err(format!(
+                "position {position} is past the {} batches of an epoch",
+                self.per_epoch
+            )));
+        }
+        let mut s = self.state()?;
+        if position == self.per_epoch {
+            (s.epoch, s.position) = (epoch + 1, 0);
+        } else {
+            (s.epoch, s.position) = (epoch, position);
+        }
+        Ok(())
+    }
+
+    /// Stops and joins the worker threads. Batches already received stay valid.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.check_process()?;
+        let _ = py;
+        let mut s = match self.state.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                return Err(PyRuntimeError::new_err(
+                    "the Loader is in use by another thread: close it from that thread",
+                ));
+            }
+        };
+        s.stream = None;
+        s.closed = true;
+        Ok(())
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.state.lock().map_or(true, |s| s.closed)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        drop(slf.get().state()?);
+        Ok(slf)
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.loader.config();
+        format!(
+            "gpufeed.Loader(items={}, batch_size={}, workers={}, batches_per_epoch={}, rank={}, world_size={})",
+            self.loader.cache().len(),
+            c.batch_size,
+            c.workers,
+            self.per_epoch,
+            c.rank,
+            c.world_size
+        )
+    }
+}
+
+#[pymethods]
+impl LoaderIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let batch = self.loader.get().next_batch(py, self.epoch)?;
+        if batch.is_none() {
+            self.done = true;
+        }
+        Ok(batch)
+    }
+
+    fn __len__(&self) -> usize {
+        self.loader.get().per_epoch
+    }
+}

@@ -1,0 +1,82 @@
+"""gpufeed: find out why a GPU is starving during training, prove it with numbers, and feed it.
+
+The Python package feeds your own PyTorch, TensorFlow or JAX loop from gpufeed's feature
+cache and times your own steps:
+
+>>> cache = gpufeed.precompute("LJSpeech-1.1")            # features once, reused after
+>>> loader = gpufeed.Loader(cache, batch_size=32, workers=2, pad="static", drop_last=True)
+>>> timer = gpufeed.StepTimer()
+>>> for batch in timer.iter(loader):                       # batch["mel"]: float32 [B, T, 80]
+...     with timer.phase("forward"):
+...         ...
+>>> print(timer.report())                                  # verdict, evidence, fix
+
+Batches are dicts of numpy arrays that own their memory (no copy, and no "valid until
+the next batch"); numpy arrays speak DLPack, so ``torch.from_dlpack``,
+``jax.dlpack.from_dlpack`` and ``tf.experimental.dlpack.from_dlpack`` take them without a
+copy. ``gpufeed.torch``, ``gpufeed.tf`` and ``gpufeed.jax`` wrap a loader for each
+framework; they import the framework only when imported.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import _gpufeed
+from ._gpufeed import Cache, Loader, __version__, mel
+from ._monitor import Monitor
+from ._steps import StepReport, StepTimer
+
+__all__ = [
+    "Cache",
+    "Loader",
+    "Monitor",
+    "StepReport",
+    "StepTimer",
+    "__version__",
+    "load_config",
+    "mel",
+    "precompute",
+]
+
+
+def precompute(
+    data: str | os.PathLike[str],
+    cache: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+    on_error: str = "skip",
+    config: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Computes the features of every utterance of ``data`` into the cache, as
+    ``gpufeed precompute`` does, and returns the :class:`Cache`.
+
+    ``data`` is a dataset folder in LJSpeech layout (``metadata.csv`` + ``wavs/``) or a
+    manifest. ``cache`` is the cache root (default: ``data.cache_dir`` of the config, else
+    ``DATA/.gpufeed-cache``). A complete cache with the same settings is reused, a partial
+    one finished. ``jobs`` threads (default: every core); ``on_error`` ``"skip"`` lists bad
+    utterances in ``cache.skipped``, ``"fail"`` raises on the first. ``config`` is a YAML
+    file read as the CLI's ``--config``. The GIL is released for the run.
+
+    The returned cache's ``report`` says what was built, reused and skipped. With ``shard``
+    (``"I/N"`` or ``(I, N)``: one machine's slice), a run that leaves the cache incomplete
+    returns that report (a dict) instead: the last shard's run returns the cache.
+    """
+    report = _gpufeed.precompute_run(
+        os.fspath(data),
+        cache=None if cache is None else os.fspath(cache),
+        jobs=jobs,
+        shard=shard,
+        on_error=on_error,
+        config=None if config is None else os.fspath(config),
+    )
+    if not report["complete"]:
+        return report
+    return Cache._with_report(report["cache_dir"], report)
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The config file as gpufeed reads it (every default filled in), as a dict. Warnings
+    about the file are issued as Python warnings."""
+    return _gpufeed.load_config(os.fspath(path))
