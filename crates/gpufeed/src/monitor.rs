@@ -535,7 +535,8 @@ pub enum MonitorSource {
 }
 
 /// Samples `source` and, for a live or synthetic source, this host, every `interval_s`
-/// seconds (at `speed` times real time for a synthetic or replayed source) until `stop` is
+/// seconds of the source's time (which runs at `speed` times real time for a synthetic or
+/// replayed source) until `stop` is
 /// set or the source ends; then the report `gpufeed monitor --format json` prints, and the
 /// warnings the run gave. No output: the Python `Monitor` runs this on its thread.
 pub fn sample_until(
@@ -571,7 +572,9 @@ pub fn sample_until(
     if live {
         sources.push(Box::new(ProcHost::new()));
     }
-    let mut sampler = Sampler::new(sources, Box::new(RealClock::start()), interval_s);
+    // `interval_s` is in the source's time: at `speed` times real time, ticks come that
+    // much more often.
+    let mut sampler = Sampler::new(sources, Box::new(RealClock::start()), interval_s / speed);
     if speed != 1.0 {
         sampler = sampler.with_speed(speed);
     }

@@ -1,0 +1,177 @@
+"""Type stubs of the Rust extension ``gpufeed._gpufeed`` (crates/gpufeed-python)."""
+
+import os
+from collections.abc import Iterator
+from typing import Any, Literal, TypedDict
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Batch(TypedDict):
+    """One batch. Every array owns its memory (the batch's buffers go back to the loader
+    only when Python has dropped them) and starts on a 64-byte boundary."""
+
+    mel: npt.NDArray[np.float32]
+    """[B, T, n_mels], zero-padded."""
+    mel_lengths: npt.NDArray[np.int64]
+    """[B]: true frames per row (0 for filler rows)."""
+    tokens: npt.NDArray[np.int64]
+    """[B, L], padded with 0."""
+    token_lengths: npt.NDArray[np.int64]
+    """[B]: true tokens per row (0 for filler rows)."""
+    ids: list[str]
+    """The rows' utterance ids ("" for filler rows)."""
+    items: npt.NDArray[np.int64]
+    """[B]: the rows' indices in the cache (-1 for filler rows)."""
+    epoch: int
+    index: int
+    """The batch's position in its epoch."""
+
+class Item(TypedDict):
+    mel: npt.NDArray[np.float32]
+    """[frames, n_mels], a read-only view of the mapped shard."""
+    tokens: npt.NDArray[np.int32]
+    """[n], a read-only view of the mapped shard."""
+    id: str
+    text: str
+    index: int
+
+def main(argv: list[str]) -> int:
+    """Runs the gpufeed CLI with ``argv`` (program name first); returns the exit code."""
+
+def mel(
+    audio: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    sr: int,
+    *,
+    preset: Literal["tts", "librosa"] = "tts",
+    **settings: Any,
+) -> npt.NDArray[np.float32]:
+    """The mel spectrogram of 1-D ``audio`` at ``sr`` Hz, float32 ``[frames, n_mels]``
+    (librosa's layout transposed). ``preset="tts"``: log mel of Tacotron 2 / HiFi-GAN;
+    ``"librosa"``: ``librosa.feature.melspectrogram``'s defaults. Settings: n_fft,
+    hop_length, win_length, n_mels, fmin, fmax, mel_scale, mel_norm, power, center,
+    pad_mode, log, log_floor. The GIL is released."""
+
+def precompute_run(
+    data: str,
+    cache: str | None = None,
+    jobs: int | None = None,
+    shard: str | tuple[int, int] | None = None,
+    on_error: str = "skip",
+    config: str | None = None,
+) -> dict[str, Any]: ...
+def load_config(path: str) -> dict[str, Any]: ...
+def phase_steps_report(
+    meta: dict[str, Any], steps: list[tuple[float, list[tuple[str, float]], int | None]]
+) -> tuple[dict[str, Any], str]: ...
+def phase_steps_save(
+    path: str, meta: dict[str, Any], steps: list[tuple[float, list[tuple[str, float]], int | None]]
+) -> None: ...
+
+class Cache:
+    """A complete feature cache, mapped read-only."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None: ...
+    @staticmethod
+    def _with_report(path: str, report: dict[str, Any]) -> Cache: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> Item: ...
+    @property
+    def report(self) -> dict[str, Any] | None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def n_mels(self) -> int: ...
+    @property
+    def ids(self) -> list[str]: ...
+    @property
+    def texts(self) -> list[str]: ...
+    @property
+    def mel_lengths(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def token_lengths(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def symbols(self) -> dict[str, Any]: ...
+    @property
+    def skipped(self) -> list[dict[str, Any]]: ...
+    @property
+    def totals(self) -> dict[str, Any]: ...
+    def verify(self) -> None: ...
+
+class BatchBuffers:
+    """The owner of one batch's buffers (the arrays' ``base``)."""
+
+class LoaderIter(Iterator[Batch]):
+    def __next__(self) -> Batch: ...
+    def __len__(self) -> int: ...
+
+class Loader:
+    """Batches from a gpufeed cache, built on Rust threads. Iterating yields the current
+    epoch from the current position; the loader then moves to the next epoch."""
+
+    def __init__(
+        self,
+        source: Cache | str | os.PathLike[str],
+        batch_size: int | None = None,
+        workers: int | None = None,
+        prefetch: int | None = None,
+        shuffle: bool | None = None,
+        seed: int | None = None,
+        pad: Literal["static", "longest"] | None = None,
+        max_text_length: int | None = None,
+        max_mel_frames: int | None = None,
+        pad_to_multiple: int | None = None,
+        bucket_window: int | None = None,
+        drop_last: bool | None = None,
+        over_length: Literal["skip", "truncate"] | None = None,
+        rank: int | None = None,
+        world_size: int | None = None,
+        epoch: int = 0,
+        cache: str | os.PathLike[str] | None = None,
+        config: str | os.PathLike[str] | None = None,
+    ) -> None: ...
+    def __iter__(self) -> LoaderIter: ...
+    def __len__(self) -> int: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def rank(self) -> int: ...
+    @property
+    def world_size(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def cache(self) -> Cache: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def closed(self) -> bool: ...
+    def plan_stats(self, epoch: int | None = None) -> dict[str, int]: ...
+    def set_epoch(self, epoch: int) -> None: ...
+    def state_dict(self) -> dict[str, Any]: ...
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Loader: ...
+    def __exit__(self, *exc: object) -> bool: ...
+
+class Monitor:
+    """Samples the GPUs and this host on a Rust thread between ``start()`` and ``stop()``
+    (or over a ``with`` block)."""
+
+    def __init__(self, interval: float = 0.1, source: str = "nvml", speed: float = 1.0) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    @property
+    def running(self) -> bool: ...
+    def report(self) -> dict[str, Any]: ...
+    def text(self) -> str: ...
+    def __enter__(self) -> Monitor: ...
+    def __exit__(self, *exc: object) -> bool: ...
