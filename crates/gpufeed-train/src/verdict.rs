@@ -10,16 +10,22 @@
 //!    oscillating, with the period.
 //! 3. Input share at or above [`INPUT_BOUND_MODERATE`]: as 1, level `moderate`.
 //! 4. Otherwise compute-bound: the device's work is the step.
+//!
+//! A fix quotes only settings of the run its evidence came from: `gpufeed profile step`
+//! passes its loader's [`LoaderSettings`] and gets fixes that quote them ("raise
+//! `num_workers` (now 2)") and name its own flags (`--dtype bf16`); a loop gpufeed does not
+//! know (a user's own, timed by the Python `StepTimer`) passes `None` and gets fixes that
+//! say what to change, in the words of the common frameworks, without numbers.
 
 use gpufeed_stats::StepAnalysis;
 use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::profile::Phase;
 
 /// The bottleneck.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bottleneck {
     /// The step waits for the loader.
@@ -46,7 +52,7 @@ impl Bottleneck {
 }
 
 /// How far past the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// At or above TF Profiler's moderate threshold.
@@ -66,6 +72,15 @@ pub struct Verdict {
     pub evidence: Vec<String>,
     /// The change to try.
     pub fix: String,
+}
+
+/// The loader settings of the run judged, quoted in the fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoaderSettings {
+    /// Loader worker threads (`num_workers`).
+    pub workers: usize,
+    /// Batches prepared ahead (`prefetch_buffer_size`).
+    pub prefetch: usize,
 }
 
 /// Mean share of the step per phase.
@@ -111,9 +126,11 @@ fn pct(x: f64) -> String {
 
 /// Judges a profile.
 ///
-/// `workers` and `prefetch` are the loader's settings, quoted in the fix.
+/// `loader` is the loader of the run when it is gpufeed's own (`gpufeed profile step`):
+/// the fix quotes its settings and gpufeed's flags. `None` for a loop gpufeed does not
+/// know: the fix says what to change without quoting a setting it never saw.
 #[must_use]
-pub fn judge(shares: Shares, steps: &StepAnalysis, workers: usize, prefetch: usize) -> Verdict {
+pub fn judge(shares: Shares, steps: &StepAnalysis, loader: Option<LoaderSettings>) -> Verdict {
     let input = shares.input();
     let level = if input >= INPUT_BOUND_HIGH {
         Some(Level::High)
@@ -149,24 +166,14 @@ pub fn judge(shares: Shares, steps: &StepAnalysis, workers: usize, prefetch: usi
                 bottleneck: Bottleneck::TransferBound,
                 level: Some(level),
                 evidence,
-                fix: "copies dominate the input time: pin the host buffers and copy \
-                      asynchronously ahead of the step (prefetch to the device), keep the \
-                      batch on the model's GPU (`data_gpu` = `model_gpu`), or send fewer \
-                      bytes (bf16 features, less padding: `pad_to_fixed_length: false` \
-                      with bucketing)"
-                    .to_owned(),
+                fix: transfer_fix(loader.is_some()),
             }
         } else {
             Verdict {
                 bottleneck: Bottleneck::InputBound,
                 level: Some(level),
                 evidence,
-                fix: format!(
-                    "the loader does not keep up: precompute the features \
-                     (`gpufeed precompute`), raise `num_workers` (now {workers}) and \
-                     `prefetch_buffer_size` (now {prefetch}), and measure with \
-                     `gpufeed profile data --benchmark`"
-                ),
+                fix: input_fix(loader),
             }
         }
     };
@@ -188,11 +195,13 @@ pub fn judge(shares: Shares, steps: &StepAnalysis, workers: usize, prefetch: usi
         }
         Some(Level::Moderate) => input_verdict(Level::Moderate),
         None => {
+            let compute = if loader.is_some() {
+                "forward, loss, backward and optimizer are"
+            } else {
+                "the compute phases (every phase but data wait and copies) are"
+            };
             let mut evidence = vec![
-                format!(
-                    "forward, loss, backward and optimizer are {} of the step",
-                    pct(shares.compute)
-                ),
+                format!("{compute} {} of the step", pct(shares.compute)),
                 input_line,
             ];
             evidence.extend(period_line);
@@ -200,13 +209,58 @@ pub fn judge(shares: Shares, steps: &StepAnalysis, workers: usize, prefetch: usi
                 bottleneck: Bottleneck::ComputeBound,
                 level: None,
                 evidence,
-                fix: "the input pipeline keeps up; to go faster, make the step cheaper: \
-                      mixed precision (`--dtype bf16`), a larger batch while samples/s \
-                      still rises, or a smaller model"
-                    .to_owned(),
+                fix: compute_fix(loader.is_some()),
             }
         }
     }
+}
+
+/// The fix of an input-bound step.
+fn input_fix(loader: Option<LoaderSettings>) -> String {
+    match loader {
+        Some(l) => format!(
+            "the loader does not keep up: precompute the features (`gpufeed precompute`), \
+             raise `num_workers` (now {}) and `prefetch_buffer_size` (now {}), and measure \
+             with `gpufeed profile data --benchmark`",
+            l.workers, l.prefetch
+        ),
+        None => "the input pipeline does not keep up: give the loader more worker processes \
+                 and a deeper prefetch (PyTorch `DataLoader` `num_workers` and \
+                 `prefetch_factor`; tf.data `num_parallel_calls` and `prefetch`), and do \
+                 per-item work such as decoding and feature extraction once, before training \
+                 (`gpufeed precompute` for speech features)"
+            .to_owned(),
+    }
+}
+
+/// The fix of a transfer-bound step: gpufeed's own loop has config keys for it.
+fn transfer_fix(gpufeed_loop: bool) -> String {
+    if gpufeed_loop {
+        "copies dominate the input time: pin the host buffers and copy asynchronously ahead \
+         of the step (prefetch to the device), keep the batch on the model's GPU (`data_gpu` \
+         = `model_gpu`), or send fewer bytes (bf16 features, less padding: \
+         `pad_to_fixed_length: false` with bucketing)"
+            .to_owned()
+    } else {
+        "copies dominate the input time: pin the host memory and copy asynchronously ahead of \
+         the step (PyTorch `pin_memory=True` and `.to(device, non_blocking=True)` one batch \
+         ahead), keep the batch on the model's device, or send fewer bytes (half-precision \
+         features, less padding)"
+            .to_owned()
+    }
+}
+
+/// The fix of a compute-bound step: gpufeed's own loop has a flag for the precision.
+fn compute_fix(gpufeed_loop: bool) -> String {
+    let precision = if gpufeed_loop {
+        "mixed precision (`--dtype bf16`)"
+    } else {
+        "mixed precision"
+    };
+    format!(
+        "the input pipeline keeps up; to go faster, make the step cheaper: {precision}, a \
+         larger batch while samples/s still rises, or a smaller model"
+    )
 }
 
 #[cfg(test)]
@@ -219,6 +273,12 @@ mod tests {
         analyze_steps(&v).unwrap()
     }
 
+    /// gpufeed's own loop: 2 workers, 4 batches prefetched.
+    const GPUFEED: Option<LoaderSettings> = Some(LoaderSettings {
+        workers: 2,
+        prefetch: 4,
+    });
+
     fn shares(wait: f64, copy: f64) -> Shares {
         Shares {
             data_wait: wait,
@@ -230,25 +290,25 @@ mod tests {
     #[test]
     fn input_bound_levels_follow_the_tf_profiler_thresholds() {
         let s = steady();
-        let v = judge(shares(0.30, 0.02), &s, 2, 4);
+        let v = judge(shares(0.30, 0.02), &s, GPUFEED);
         assert_eq!(
             (v.bottleneck, v.level),
             (Bottleneck::InputBound, Some(Level::High))
         );
         assert!(v.fix.contains("num_workers` (now 2)"), "{}", v.fix);
         assert!(v.evidence[0].contains("32.0 %"), "{:?}", v.evidence);
-        let v = judge(shares(0.06, 0.0), &s, 2, 4);
+        let v = judge(shares(0.06, 0.0), &s, GPUFEED);
         assert_eq!(
             (v.bottleneck, v.level),
             (Bottleneck::InputBound, Some(Level::Moderate))
         );
-        let v = judge(shares(0.04, 0.0), &s, 2, 4);
+        let v = judge(shares(0.04, 0.0), &s, GPUFEED);
         assert_eq!(v.bottleneck, Bottleneck::ComputeBound);
     }
 
     #[test]
     fn copies_over_the_wait_are_transfer_bound() {
-        let v = judge(shares(0.02, 0.25), &steady(), 8, 16);
+        let v = judge(shares(0.02, 0.25), &steady(), GPUFEED);
         assert_eq!(
             (v.bottleneck, v.level),
             (Bottleneck::TransferBound, Some(Level::High))
@@ -262,10 +322,40 @@ mod tests {
             .collect();
         let cyc = analyze_steps(&v).unwrap();
         assert_eq!(cyc.verdict, StepVerdict::Oscillating);
-        let v = judge(shares(0.08, 0.0), &cyc, 8, 16);
+        let v = judge(shares(0.08, 0.0), &cyc, GPUFEED);
         assert_eq!(v.bottleneck, Bottleneck::Oscillating);
         assert!(v.evidence[0].contains("every 8 steps"), "{:?}", v.evidence);
-        let v = judge(shares(0.25, 0.0), &cyc, 8, 16);
+        let v = judge(shares(0.25, 0.0), &cyc, None);
         assert_eq!(v.bottleneck, Bottleneck::InputBound);
+    }
+
+    #[test]
+    fn an_unknown_loop_gets_fixes_that_quote_no_setting() {
+        let s = steady();
+        let digits = |f: &str| f.chars().any(|c| c.is_ascii_digit());
+        for (wait, copy) in [(0.30, 0.0), (0.06, 0.0), (0.0, 0.25), (0.01, 0.0)] {
+            let own = judge(shares(wait, copy), &s, None);
+            let ours = judge(shares(wait, copy), &s, GPUFEED);
+            assert_eq!((own.bottleneck, own.level), (ours.bottleneck, ours.level));
+            assert!(!digits(&own.fix), "{}", own.fix);
+            for flag in ["(now", "--dtype", "data_gpu", "pad_to_fixed_length"] {
+                assert!(!own.fix.contains(flag), "{flag} in {}", own.fix);
+            }
+        }
+        let v = judge(shares(0.30, 0.0), &s, None);
+        assert!(v.fix.contains("num_workers"), "{}", v.fix);
+        let v = judge(shares(0.01, 0.0), &s, None);
+        assert!(
+            v.evidence[0].starts_with("the compute phases (every phase but data wait"),
+            "{:?}",
+            v.evidence
+        );
+        let v = judge(shares(0.01, 0.0), &s, GPUFEED);
+        assert!(v.fix.contains("`--dtype bf16`"), "{}", v.fix);
+        assert!(
+            v.evidence[0].starts_with("forward, loss, backward and optimizer are 99.0 %"),
+            "{:?}",
+            v.evidence
+        );
     }
 }

@@ -22,7 +22,7 @@ use gpufeed_data::loader::Loader;
 use gpufeed_train::model::{Model, ModelConfig, Preset};
 use gpufeed_train::profile::{self as train_profile, Options, Overhead};
 use gpufeed_train::train::Trainer;
-use gpufeed_train::verdict::{self, Level, Shares};
+use gpufeed_train::verdict::{self, Level, LoaderSettings, Shares};
 use gpufeed_train::{DeviceSpec, parse_dtype};
 
 use super::loader_config;
@@ -218,8 +218,10 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
     let judged = verdict::judge(
         Shares::of(&means, step_mean),
         &analysis,
-        lc.workers,
-        lc.prefetch,
+        Some(LoaderSettings {
+            workers: lc.workers,
+            prefetch: lc.prefetch,
+        }),
     );
     let samples: usize = p.samples.iter().sum();
     let unaccounted: f64 = p.unaccounted_ms.iter().sum();
