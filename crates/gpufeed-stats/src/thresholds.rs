@@ -99,6 +99,10 @@ thresholds! {
     STEP_CV_OSCILLATING = 0.05, "ratio",
         "step-time cv at or above this, with a period, is `oscillating`; below it the cycle is reported but harmless",
         "gpufeed judgement, on the scale of TF Profiler's 5 % moderately-input-bound floor";
+    /// Steps a recording needs, after its warm-up, for a verdict.
+    STEPS_MIN_JUDGED = 13.0, "steps",
+        "a step recording (`gpufeed trace` on a StepTimer recording) with fewer steps after warm-up than this gets no verdict, but an error saying to record more",
+        "gpufeed judgement from gpufeed_stats::periodicity: 13 is the fewest steps in which any cycle can be found (a stall every 3rd step; a strict alternation needs 15); with fewer, `oscillating` could never be said, so a verdict would rest on means alone";
     /// Fewer loader workers than this (and than the cores) is reported.
     NUM_WORKERS_LOW = 8.0, "workers",
         "`num-workers-low`: fewer loader workers than this, on a machine with more cores, is reported (info)",
@@ -170,6 +174,32 @@ mod tests {
         for t in TABLE {
             assert!(!t.source.is_empty() && !t.meaning.is_empty(), "{}", t.name);
             assert!(t.value.is_finite(), "{}", t.name);
+        }
+    }
+
+    /// No perfect cycle of any period, spike or square, is found in fewer steps than
+    /// `STEPS_MIN_JUDGED`; a stall every 3rd step is found in exactly that many.
+    #[test]
+    fn steps_min_judged_is_the_shortest_series_with_a_findable_cycle() {
+        use crate::periodicity::detect_period;
+        let spike = |n: usize, p: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i % p == 0 { 300.0 } else { 100.0 })
+                .collect()
+        };
+        let square = |n: usize, p: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i % p < p.div_ceil(2) { 300.0 } else { 100.0 })
+                .collect()
+        };
+        let min = STEPS_MIN_JUDGED as usize;
+        assert_eq!(min as f64, STEPS_MIN_JUDGED);
+        assert_eq!(detect_period(&spike(min, 3)).map(|p| p.lag), Some(3));
+        for n in 4..min {
+            for p in 2..=n / 2 {
+                assert!(detect_period(&spike(n, p)).is_none(), "spike n {n} p {p}");
+                assert!(detect_period(&square(n, p)).is_none(), "square n {n} p {p}");
+            }
         }
     }
 
