@@ -230,6 +230,34 @@ pub enum TraceError {
         line: usize,
     },
 
+    /// The first line of a step recording is not its header.
+    #[error(
+        "`{}` line {line}: not a gpufeed step recording header{}; expected a JSON object with \
+         `\"format\":\"{}\"` and `\"version\"`, as `StepTimer.save` writes on the first line",
+        path.display(),
+        found.as_ref().map(|f| format!(" (its format is `{f}`)")).unwrap_or_default(),
+        crate::phase_steps::FORMAT
+    )]
+    NotAStepsHeader {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The `format` the line declares, when it declares one.
+        found: Option<String>,
+    },
+
+    /// A line of a step recording that is JSON but not a valid step.
+    #[error("`{}` line {line}: {message}; fix or delete the line", path.display())]
+    InvalidStep {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+
     /// A JSONL recording of a version this build cannot read.
     #[error(
         "`{}` line {line}: recording format version `{found}` is not supported: this build \

@@ -535,7 +535,7 @@ fn parse_header(line: &str, n: usize, path: &Path) -> Result<Header, TraceError>
 
 /// serde_json's message without its own "at line 1 column N" (each JSONL line is parsed
 /// on its own, so its line is always 1); the column is kept as a field.
-fn json_error(path: &Path, line: usize, e: &serde_json::Error) -> TraceError {
+pub(crate) fn json_error(path: &Path, line: usize, e: &serde_json::Error) -> TraceError {
     let full = e.to_string();
     let column = (e.line() > 0).then_some(e.column());
     let suffix = format!(" at line {} column {}", e.line(), e.column());

@@ -25,6 +25,7 @@
 //! | [`nvsmi`] | `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100` logs | [`UtilTrace`](trace::UtilTrace) |
 //! | [`jsonl`] | gpufeed's own JSONL recordings (and writes them: [`JsonlWriter`](jsonl::JsonlWriter)) | [`UtilTrace`](trace::UtilTrace), [`Record`](jsonl::Record)s |
 //! | [`steps`] | step times, one per line or a CSV column | [`StepTrace`](trace::StepTrace) |
+//! | [`phase_steps`] | step recordings of the Python `StepTimer`: each step with its phases (and writes them) | [`PhaseStepTrace`](phase_steps::PhaseStepTrace) |
 //! | [`trace`] | any of these, detected from the first line | [`Trace`](trace::Trace) |
 //!
 //! Each module's documentation is the reference for its format. Every reader streams
@@ -36,6 +37,7 @@
 //! match read_trace("gpu.csv".as_ref(), None)? {
 //!     Trace::Util(util) => assert!(util.gpus.iter().all(|g| g.t.len() == g.util.len())),
 //!     Trace::Steps(steps) => assert!(steps.ms.iter().all(|&ms| ms >= 0.0)),
+//!     Trace::PhaseSteps(rec) => assert!(rec.steps.iter().all(|s| s.total_ms > 0.0)),
 //! }
 //! # Ok::<(), gpufeed_telemetry::TraceError>(())
 //! ```
@@ -46,6 +48,7 @@ pub mod host;
 pub mod jsonl;
 pub mod nvml;
 pub mod nvsmi;
+pub mod phase_steps;
 pub mod prometheus;
 pub mod replay;
 pub mod sampler;

@@ -127,7 +127,7 @@ impl ReplaySource {
                     warnings,
                 }
             }
-            TraceFormat::StepList => {
+            TraceFormat::StepList | TraceFormat::PhaseSteps => {
                 return Err(SourceError::NotReplayable {
                     path: path.to_owned(),
                 });

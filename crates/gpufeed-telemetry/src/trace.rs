@@ -6,12 +6,14 @@
 //!
 //! | first non-empty line | read as |
 //! |---|---|
-//! | starts with `{` | a [gpufeed JSONL recording](crate::jsonl) (utilisation) |
+//! | starts with `{` and declares `"format":"gpufeed-steps"` | a [step recording](crate::phase_steps) (step times with their phases) |
+//! | starts with `{` otherwise | a [gpufeed JSONL recording](crate::jsonl) (utilisation) |
 //! | contains `utilization.gpu` (any case), starts with a `YYYY/MM/DD` date, contains both `timestamp` and `index`, or has a field ending in `%` | an [nvidia-smi log](crate::nvsmi) (utilisation) |
 //! | anything else | a [list of step times](crate::steps) |
 //!
 //! With `--kind`, the content is checked against it and a clear contradiction is an error
-//! ([`TraceError::WrongKind`]): `--kind steps` on a JSONL recording, on a line containing
+//! ([`TraceError::WrongKind`]): `--kind util` on a step recording; `--kind steps` on a
+//! JSONL utilisation recording, on a line containing
 //! `utilization.gpu` or on one starting with an nvidia-smi timestamp; `--kind util` on a
 //! file whose first line is a single number, a `#` comment or a step-list header (a
 //! header naming one step-time column, such as `step_time_ms`). Weaker hints give way to
@@ -34,7 +36,8 @@ use std::io::{BufRead, BufReader, Cursor, Read as _};
 use std::path::Path;
 
 use crate::lines::{MAX_LINE, is_blank, read_line};
-use crate::{TraceError, jsonl, nvsmi, steps};
+use crate::phase_steps::PhaseStepTrace;
+use crate::{TraceError, jsonl, nvsmi, phase_steps, steps};
 
 /// What a trace measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +73,7 @@ impl fmt::Display for TraceKind {
 }
 
 /// The file format a trace was read from. Serialises as `nvidia_smi_csv`,
-/// `gpufeed_jsonl` or `step_list`.
+/// `gpufeed_jsonl`, `step_list` or `phase_steps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
@@ -80,6 +83,8 @@ pub enum TraceFormat {
     GpufeedJsonl,
     /// Step times, one per line or a CSV column, see [`crate::steps`].
     StepList,
+    /// Step times with their phases (the Python `StepTimer`), see [`crate::phase_steps`].
+    PhaseSteps,
 }
 
 impl TraceFormat {
@@ -87,16 +92,18 @@ impl TraceFormat {
     pub fn kind(self) -> TraceKind {
         match self {
             TraceFormat::NvidiaSmiCsv | TraceFormat::GpufeedJsonl => TraceKind::Util,
-            TraceFormat::StepList => TraceKind::Steps,
+            TraceFormat::StepList | TraceFormat::PhaseSteps => TraceKind::Steps,
         }
     }
 
-    /// "an nvidia-smi log", "a gpufeed JSONL recording" or "a list of step times".
+    /// "an nvidia-smi log", "a gpufeed JSONL recording", "a list of step times" or "a
+    /// gpufeed step recording".
     pub fn describe(self) -> &'static str {
         match self {
             TraceFormat::NvidiaSmiCsv => "an nvidia-smi log",
             TraceFormat::GpufeedJsonl => "a gpufeed JSONL recording",
             TraceFormat::StepList => "a list of step times",
+            TraceFormat::PhaseSteps => "a gpufeed step recording",
         }
     }
 }
@@ -190,6 +197,8 @@ pub enum Trace {
     Util(UtilTrace),
     /// Step times.
     Steps(StepTrace),
+    /// Step times with their phases (kind [`TraceKind::Steps`]).
+    PhaseSteps(PhaseStepTrace),
 }
 
 impl Trace {
@@ -197,7 +206,7 @@ impl Trace {
     pub fn kind(&self) -> TraceKind {
         match self {
             Trace::Util(_) => TraceKind::Util,
-            Trace::Steps(_) => TraceKind::Steps,
+            Trace::Steps(_) | Trace::PhaseSteps(_) => TraceKind::Steps,
         }
     }
 }
@@ -282,6 +291,7 @@ pub fn read_trace_from(
         TraceFormat::NvidiaSmiCsv => Trace::Util(nvsmi::read(reader, path)?),
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
         TraceFormat::StepList => Trace::Steps(steps::read(reader, path)?),
+        TraceFormat::PhaseSteps => Trace::PhaseSteps(phase_steps::read(reader, path)?),
     })
 }
 
@@ -302,7 +312,11 @@ fn sniff(line: &str) -> Sniff {
     let line = line.strip_prefix('\u{feff}').unwrap_or(line).trim();
     if line.starts_with('{') {
         return Sniff {
-            format: TraceFormat::GpufeedJsonl,
+            format: if declares_phase_steps(line) {
+                TraceFormat::PhaseSteps
+            } else {
+                TraceFormat::GpufeedJsonl
+            },
             strong: true,
         };
     }
@@ -324,6 +338,15 @@ fn sniff(line: &str) -> Sniff {
     Sniff {
         format: TraceFormat::StepList,
         strong: steps::looks_like_steps(line),
+    }
+}
+
+/// Whether a JSON line declares `"format":"gpufeed-steps"`; a header that is not valid
+/// JSON but names the format is a damaged step recording, and its reader says so.
+fn declares_phase_steps(line: &str) -> bool {
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(v) => v.get("format").and_then(serde_json::Value::as_str) == Some(phase_steps::FORMAT),
+        Err(_) => line.contains(&format!("\"{}\"", phase_steps::FORMAT)),
     }
 }
 
@@ -443,6 +466,9 @@ mod tests {
         use TraceFormat::*;
         let cases = [
             ("{\"format\":\"gpufeed-telemetry\"}", GpufeedJsonl),
+            ("{\"format\":\"gpufeed-steps\",\"version\":1}", PhaseSteps),
+            ("{\"format\": \"gpufeed-steps\", \"version\"", PhaseSteps),
+            ("{\"source\":\"gpufeed-steps\"}", GpufeedJsonl),
             ("timestamp, index, utilization.gpu [%]", NvidiaSmiCsv),
             ("UTILIZATION.GPU", NvidiaSmiCsv),
             ("2026/11/21 10:00:00.123, 0, 45 %", NvidiaSmiCsv),

@@ -163,6 +163,12 @@ pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport>
     match trace {
         Trace::Util(t) => analyze_util_trace(path, &t).map(TraceReport::Util),
         Trace::Steps(t) => analyze_step_trace(path, &t).map(TraceReport::Steps),
+        Trace::PhaseSteps(t) => {
+            let a = analyze_steps(&t.analysed_totals()).with_context(|| {
+                format!("`{}` holds no steps after its warm-up", path.display())
+            })?;
+            Ok(TraceReport::Steps(StepReport::new(a)))
+        }
     }
 }
 
@@ -273,6 +279,7 @@ fn format_name(f: TraceFormat) -> &'static str {
         TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
         TraceFormat::GpufeedJsonl => "gpufeed recording",
         TraceFormat::StepList => "step-time list",
+        TraceFormat::PhaseSteps => "step recording",
     }
 }
 
