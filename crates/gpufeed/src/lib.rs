@@ -18,6 +18,7 @@ pub mod cli;
 pub mod doctor;
 pub mod features;
 pub mod monitor;
+pub mod phase_steps;
 pub mod printer;
 pub mod profile;
 pub mod trace;

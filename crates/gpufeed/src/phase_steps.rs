@@ -1,0 +1,498 @@
+//! Your own training loop, step by step: the document behind the Python `gpufeed.StepTimer`
+//! (`timer.report()`) and behind `gpufeed trace FILE` on a step recording
+//! (`timer.save("steps.jsonl")`, format in [`gpufeed_telemetry::phase_steps`] and
+//! `docs/step-phases.md`).
+//!
+//! Each [`StepRecord`] is one step of the loop: its whole time and the time of each named
+//! phase, in the order the loop ran them. [`document`] leaves out the warm-up steps, then
+//! computes per phase the mean, the population std and the share of the mean step, the share
+//! of the step outside every phase (`unaccounted`), the step-time statistics of `gpufeed
+//! trace --kind steps` (percentiles, outliers, the period of a cycle), the throughput, and
+//! the verdict with its evidence and fix.
+//!
+//! # Categories
+//!
+//! A phase's name decides its category, and the category decides the verdict:
+//!
+//! | category | names |
+//! |---|---|
+//! | `input` | `data_wait` (the wait for the next batch) |
+//! | `copy` | `h2d_copy`, `device_copy`, and any name containing `copy`, `h2d`, `to_device` or `transfer` (any case) |
+//! | `compute` | every other name (`forward`, `backward`, `optimizer`, `loss`, ...) |
+//!
+//! # Verdict
+//!
+//! The one of `gpufeed profile step`: [`gpufeed_train::verdict::judge`] on the shares of the
+//! three categories and on the step-time analysis of `gpufeed_stats`. Input share = (input +
+//! copy) / mean step, compared with TF Profiler's thresholds
+//! ([`INPUT_BOUND_MODERATE`], [`INPUT_BOUND_HIGH`]): `input-bound` (or `transfer-bound` when
+//! the copies outweigh the wait) at `high` from 20 %, then `oscillating` when the step time
+//! repeats a cycle, then `input-bound` / `transfer-bound` at `moderate` from 5 %, else
+//! `compute-bound`. gpufeed does not know a user's loader, so the fix says what to change
+//! without quoting settings. Two cases get no guess:
+//!
+//! - fewer than [`STEPS_MIN_JUDGED`] steps after the warm-up: [`document`] is an error
+//!   saying how many to record;
+//! - no `input` phase at all (nothing timed the wait for data) and nothing else to say: the
+//!   verdict is `undetermined`, and the fix says to time `data_wait`.
+//!
+//! Without `sync` (no device synchronisation at each phase boundary) the evidence says that
+//! on a GPU the phases are the times work was queued, not run.
+//!
+//! ```
+//! use gpufeed::phase_steps::{document, Meta, StepRecord};
+//! let meta = Meta { source: "example".into(), sync: true, warmup: 0, batch_size: Some(32) };
+//! let steps: Vec<StepRecord> = (0..40)
+//!     .map(|i| StepRecord {
+//!         total_ms: 100.0 + f64::from(i % 2),
+//!         phases: vec![("data_wait".into(), 30.0), ("forward".into(), 60.0)],
+//!         items: None,
+//!     })
+//!     .collect();
+//! let doc = document(&meta, &steps).unwrap();
+//! assert_eq!(doc.verdict(), "input-bound");
+//! assert_eq!(doc.level, Some(gpufeed_train::verdict::Level::High));
+//! ```
+//!
+//! References: TF Profiler's input-pipeline analyzer (`op_stats_to_input_pipeline_analysis.cc`)
+//! for the 5 % / 20 % thresholds; every threshold with its source is in
+//! `gpufeed_stats::thresholds`.
+//!
+//! [`INPUT_BOUND_MODERATE`]: gpufeed_stats::thresholds::INPUT_BOUND_MODERATE
+//! [`INPUT_BOUND_HIGH`]: gpufeed_stats::thresholds::INPUT_BOUND_HIGH
+//! [`STEPS_MIN_JUDGED`]: gpufeed_stats::thresholds::STEPS_MIN_JUDGED
+
+use std::fmt;
+use std::io::{BufReader, BufWriter, Write as _};
+use std::path::Path;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use gpufeed_report::model::Steps;
+use gpufeed_stats::thresholds::STEPS_MIN_JUDGED;
+use gpufeed_telemetry::phase_steps::{self as format, PhaseStepTrace};
+use gpufeed_train::verdict::{self, Bottleneck, Level, Shares};
+
+pub use gpufeed_telemetry::phase_steps::{Meta, StepRecord};
+
+use crate::printer;
+use crate::trace::StepReport;
+
+mod text;
+
+pub use text::render_text;
+
+/// The document's `kind`.
+pub const KIND: &str = "phase-steps";
+
+/// Version of the document's layout; raised when a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The verdict when no phase timed the wait for data and nothing else can be said.
+pub const UNDETERMINED: &str = "undetermined";
+
+/// What a phase does, from its name (see the [module docs](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// Waiting for the next batch: `data_wait`.
+    Input,
+    /// Moving the batch between memories.
+    Copy,
+    /// The device's (or the host's) own work.
+    Compute,
+}
+
+impl Category {
+    /// The category of a phase name: `data_wait` is input; `h2d_copy`, `device_copy` and
+    /// any name containing `copy`, `h2d`, `to_device` or `transfer` (any case) are copies;
+    /// everything else is compute.
+    #[must_use]
+    pub fn of(name: &str) -> Self {
+        let lower = name.to_ascii_lowercase();
+        if lower == "data_wait" {
+            Self::Input
+        } else if ["copy", "h2d", "to_device", "transfer"]
+            .iter()
+            .any(|k| lower.contains(k))
+        {
+            Self::Copy
+        } else {
+            Self::Compute
+        }
+    }
+
+    /// `input`, `copy` or `compute`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Input => "input",
+            Self::Copy => "copy",
+            Self::Compute => "compute",
+        }
+    }
+}
+
+/// One phase's figures over the steps analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStat {
+    /// Position in the loop, from 0.
+    pub order: usize,
+    /// What the phase does.
+    pub category: Category,
+    /// Mean time per step, ms (0 in the steps it did not run).
+    pub mean_ms: f64,
+    /// Population standard deviation, ms.
+    pub std_ms: f64,
+    /// Mean time over the mean step.
+    pub share: f64,
+    /// Steps analysed in which the phase ran.
+    pub steps: usize,
+}
+
+/// Name -> value in the loop's order, serialised as a JSON object in that order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Ordered<V>(pub Vec<(String, V)>);
+
+impl<V> Ordered<V> {
+    /// The value of `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&V> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// The names in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(n, _)| n.as_str())
+    }
+}
+
+impl<V: Serialize> Serialize for Ordered<V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            m.serialize_entry(name, value)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Of<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Of<V> {
+            type Value = Ordered<V>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<V>, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(Of(std::marker::PhantomData))
+    }
+}
+
+/// The steps analysed, for plots.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Series {
+    /// Each step's time, ms.
+    pub total_ms: Vec<f64>,
+    /// Each phase's time per step, ms (0 in a step it did not run).
+    pub phases: Ordered<Vec<f64>>,
+}
+
+/// The phase-steps document: what `gpufeed trace --format json` prints for a step
+/// recording and what `StepTimer.report()` returns. Shaped like `gpufeed profile step`'s
+/// document (`phases`, `step`, `steps_per_s`, `samples_per_s`, `verdict`, `level`,
+/// `evidence`, `fix`, `unaccounted_share`), so that `gpufeed analyze` treats both alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStepDoc {
+    /// Always [`KIND`] (`phase-steps`).
+    pub kind: String,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// What timed the loop (`python StepTimer`).
+    pub source: String,
+    /// A device synchronisation ran at each phase boundary.
+    pub sync: bool,
+    /// Leading steps left out of the statistics.
+    pub warmup: usize,
+    /// Items per step, when the recording gave one size for all.
+    pub batch_size: Option<u64>,
+    /// Per phase, in the loop's order.
+    pub phases: Ordered<PhaseStat>,
+    /// Share of the step outside every phase.
+    pub unaccounted_share: f64,
+    /// The step times as `gpufeed trace --kind steps` reports them.
+    pub step: Steps,
+    /// Steps per second (the steps' own times: the loop's rate while it ran).
+    pub steps_per_s: f64,
+    /// Items per second, when every step's count is known (its `items`, else the
+    /// recording's `batch_size`).
+    pub samples_per_s: Option<f64>,
+    /// `input-bound`, `transfer-bound`, `compute-bound`, `oscillating` or `undetermined`.
+    pub verdict: String,
+    /// `moderate` or `high` for input- and transfer-bound.
+    pub level: Option<Level>,
+    /// The figures behind the verdict, one sentence each.
+    pub evidence: Vec<String>,
+    /// The change to try.
+    pub fix: String,
+    /// The steps analysed, for plots.
+    pub series: Series,
+}
+
+impl PhaseStepDoc {
+    /// The verdict: `input-bound`, `transfer-bound`, `compute-bound`, `oscillating` or
+    /// `undetermined`.
+    #[must_use]
+    pub fn verdict(&self) -> &str {
+        &self.verdict
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1} %", 100.0 * x)
+}
+
+/// Builds the document from a recording (see the [module docs](self)). An error, saying
+/// what to change, for a step with a negative, non-finite or empty time, a nameless phase,
+/// phases adding up to more than their step (beyond 1 % rounding), or fewer steps after
+/// the warm-up than [`STEPS_MIN_JUDGED`].
+pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
+    for (i, s) in steps.iter().enumerate() {
+        s.check().map_err(|p| anyhow!("step {i}: {p}"))?;
+    }
+    let min = STEPS_MIN_JUDGED as usize;
+    let analysed = steps.get(meta.warmup..).unwrap_or_default();
+    if analysed.len() < min {
+        bail!(
+            "{} step(s) recorded, {} after the {} warm-up step(s): a verdict needs at least {min} \
+             (fewer cannot show a cycle; `STEPS_MIN_JUDGED` in gpufeed_stats::thresholds); \
+             record at least {} steps",
+            steps.len(),
+            analysed.len(),
+            meta.warmup,
+            min + meta.warmup
+        );
+    }
+    let n = analysed.len();
+
+    // The loop's order: a name first seen in a step goes right after the phase before it
+    // there, so a phase that runs only sometimes (a checkpoint) keeps its place.
+    let merged: Vec<Vec<(&str, f64)>> = analysed.iter().map(StepRecord::merged_phases).collect();
+    let mut order: Vec<&str> = Vec::new();
+    for phases in &merged {
+        let mut at = 0;
+        for (name, _) in phases {
+            match order.iter().position(|o| o == name) {
+                Some(p) => at = p + 1,
+                None => {
+                    order.insert(at, name);
+                    at += 1;
+                }
+            }
+        }
+    }
+    let mut values = vec![vec![0.0; n]; order.len()];
+    let mut ran = vec![0usize; order.len()];
+    let mut unaccounted = 0.0;
+    for (i, phases) in merged.iter().enumerate() {
+        let mut sum = 0.0;
+        for (name, ms) in phases {
+            if let Some(p) = order.iter().position(|o| o == name) {
+                values[p][i] = *ms;
+                ran[p] += 1;
+            }
+            sum += ms;
+        }
+        // Within the rounding `check` allows, the phases may exceed the step a little.
+        unaccounted += (analysed[i].total_ms - sum).max(0.0);
+    }
+    let totals: Vec<f64> = analysed.iter().map(|s| s.total_ms).collect();
+    let total_ms: f64 = totals.iter().sum();
+    let analysis = gpufeed_stats::analyze_steps(&totals).context("no step to analyse")?;
+    let step_mean = analysis.summary.mean;
+    if !(analysis.summary.std.is_finite() && total_ms.is_finite()) {
+        bail!(
+            "step times up to {:e} ms are too large to compute with; times are in \
+             milliseconds: check the recording's units",
+            analysis.summary.max
+        );
+    }
+
+    let mut phases = Vec::with_capacity(order.len());
+    for (p, name) in order.iter().enumerate() {
+        let s = gpufeed_stats::summarize(&values[p]).context("no step to analyse")?;
+        phases.push((
+            (*name).to_owned(),
+            PhaseStat {
+                order: p,
+                category: Category::of(name),
+                mean_ms: s.mean,
+                std_ms: s.std,
+                share: s.mean / step_mean,
+                steps: ran[p],
+            },
+        ));
+    }
+    let share_of = |c: Category| -> f64 {
+        phases
+            .iter()
+            .filter(|(_, s)| s.category == c)
+            .map(|(_, s)| s.share)
+            .sum()
+    };
+    let shares = Shares {
+        data_wait: share_of(Category::Input),
+        copy: share_of(Category::Copy),
+        compute: share_of(Category::Compute),
+    };
+    let judged = verdict::judge(shares, &analysis, None);
+    let mut verdict = judged.bottleneck.as_str().to_owned();
+    let mut level = judged.level;
+    let mut evidence = judged.evidence;
+    let mut fix = judged.fix;
+    let timed_wait = phases.iter().any(|(_, s)| s.category == Category::Input);
+    if !timed_wait {
+        evidence.push(
+            "no `data_wait` phase was recorded, so the wait for data is not measured (it \
+             counts as 0 above)"
+                .to_owned(),
+        );
+        if judged.bottleneck == Bottleneck::ComputeBound {
+            verdict = UNDETERMINED.to_owned();
+            level = None;
+            fix = "time the wait for each batch as `data_wait` (`StepTimer` does when the loop \
+                   iterates `timer.iter(loader)`); without it, an input-bound loop cannot be \
+                   told from a compute-bound one"
+                .to_owned();
+        }
+    }
+    evidence.push(format!(
+        "{} of the step is outside every timed phase",
+        pct(unaccounted / total_ms)
+    ));
+    if !meta.sync {
+        evidence.push(
+            "timed without a device sync at the phase boundaries: on a GPU a phase's time is \
+             when its work was queued, and the device's work lands in whichever later phase \
+             waits for it (often the data wait or a copy); record with sync for exact phases"
+                .to_owned(),
+        );
+    }
+
+    // In f64: item counts come from the user and may be anything a u64 holds.
+    let items: Option<f64> = analysed
+        .iter()
+        .map(|s| s.items.or(meta.batch_size).map(|k| k as f64))
+        .sum();
+    let seconds = total_ms / 1e3;
+    let step = serde_json::to_value(StepReport::new(analysis))
+        .and_then(serde_json::from_value)
+        .context("the step statistics do not fit their contract")?;
+    Ok(PhaseStepDoc {
+        kind: KIND.to_owned(),
+        schema_version: SCHEMA_VERSION,
+        source: meta.source.clone(),
+        sync: meta.sync,
+        warmup: meta.warmup,
+        batch_size: meta.batch_size,
+        series: Series {
+            total_ms: totals,
+            phases: Ordered(
+                order
+                    .iter()
+                    .zip(values)
+                    .map(|(name, v)| ((*name).to_owned(), v))
+                    .collect(),
+            ),
+        },
+        phases: Ordered(phases),
+        unaccounted_share: unaccounted / total_ms,
+        step,
+        steps_per_s: n as f64 / seconds,
+        samples_per_s: items.map(|k| k / seconds),
+        verdict,
+        level,
+        evidence,
+        fix,
+    })
+}
+
+/// Writes a recording to `path`: to a temporary file in the same folder, renamed over
+/// `path` once whole, so a recording is never half-written. Every step is checked first
+/// (as [`document`] does); a bad one is an error naming the step, and nothing is written.
+pub fn write_jsonl(path: &Path, meta: &Meta, steps: &[StepRecord]) -> Result<()> {
+    for (i, s) in steps.iter().enumerate() {
+        s.check()
+            .map_err(|p| anyhow!("`{}` not written: step {i}: {p}", path.display()))?;
+    }
+    let context = || format!("cannot write `{}`", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "steps".into(), |n| n.to_string_lossy());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .with_context(context)?;
+    {
+        let mut out = BufWriter::new(tmp.as_file_mut());
+        format::write(&mut out, meta, steps).with_context(context)?;
+        out.flush().with_context(context)?;
+    }
+    tmp.as_file().sync_all().with_context(context)?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(context)?;
+    Ok(())
+}
+
+/// Reads a recording without printing: the steps, and the line of a last step that was cut
+/// off (skipped) in [`PhaseStepTrace::truncated_line`] ([`truncation_warning`] words it).
+pub fn read_recording(path: &Path) -> Result<PhaseStepTrace> {
+    let file = fs_err::File::open(path)?;
+    Ok(format::read(
+        BufReader::with_capacity(256 * 1024, file),
+        path,
+    )?)
+}
+
+/// Reads a recording written by [`write_jsonl`] or `StepTimer.save`; a last line cut off
+/// mid-line is skipped with a warning on stderr naming the file and the line.
+pub fn read_jsonl(path: &Path) -> Result<(Meta, Vec<StepRecord>)> {
+    let t = read_recording(path)?;
+    if let Some(line) = t.truncated_line {
+        printer::warn(&truncation_warning(path, line, t.steps.len()));
+    }
+    Ok((t.meta, t.steps))
+}
+
+/// The warning for a last line cut off mid-line.
+#[must_use]
+pub fn truncation_warning(path: &Path, line: usize, kept: usize) -> String {
+    format!(
+        "`{}` line {line}: cut off mid-line (was the job killed while writing it?); skipped, \
+         the {kept} step(s) before it are read",
+        path.display()
+    )
+}
+
+#[cfg(test)]
+mod tests;
