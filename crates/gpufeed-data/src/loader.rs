@@ -110,6 +110,10 @@ pub struct LoaderConfig {
     pub padding: Padding,
     /// Over-long items, with fixed padding.
     pub over_length: OverLength,
+    /// Also fill [`Batch::int64`]: tokens, lengths and item indices as 64-bit integers in
+    /// 64-byte aligned buffers, the dtype Python frameworks index with (built on the
+    /// worker threads and recycled with the batch, so the consumer converts nothing).
+    pub int64: bool,
     /// This process's rank among `world_size` (0 when not distributed).
     pub rank: usize,
     /// Number of ranks sharing the epoch (1 when not distributed).
@@ -129,6 +133,7 @@ impl Default for LoaderConfig {
             drop_last: false,
             padding: Padding::Longest { multiple: 1 },
             over_length: OverLength::Skip,
+            int64: false,
             rank: 0,
             world_size: 1,
         }
@@ -163,7 +168,21 @@ pub struct Batch {
     pub data_bytes: u64,
     /// Bytes of padding.
     pub pad_bytes: u64,
+    int64: Int64,
     recycle: Option<Sender<Batch>>,
+}
+
+/// A batch's integers as `i64`, 64-byte aligned ([`LoaderConfig::int64`]).
+#[derive(Debug, Default)]
+pub struct Int64 {
+    /// `[rows, max_text]`, as [`Batch::tokens`].
+    pub tokens: AlignedVec<i64>,
+    /// `[rows]`, as [`Batch::text_lengths`].
+    pub text_lengths: AlignedVec<i64>,
+    /// `[rows]`, as [`Batch::mel_lengths`].
+    pub mel_lengths: AlignedVec<i64>,
+    /// `[rows]`: each row's cache index, -1 for filler rows.
+    pub items: AlignedVec<i64>,
 }
 
 impl Batch {
@@ -174,6 +193,7 @@ impl Batch {
             text_lengths: Vec::new(),
             mel_lengths: Vec::new(),
             items: Vec::new(),
+            int64: Int64::default(),
             rows: 0,
             max_text: 0,
             max_frames: 0,
@@ -227,6 +247,12 @@ impl Batch {
     pub fn items(&self) -> &[u32] {
         &self.items
     }
+
+    /// The integers as `i64` when the loader was asked for them ([`LoaderConfig::int64`]).
+    #[must_use]
+    pub fn int64(&self) -> Option<&Int64> {
+        (self.int64.items.len() == self.rows && self.rows > 0).then_some(&self.int64)
+    }
 }
 
 impl Drop for Batch {
@@ -238,6 +264,7 @@ impl Drop for Batch {
             std::mem::swap(&mut spare.text_lengths, &mut self.text_lengths);
             std::mem::swap(&mut spare.mel_lengths, &mut self.mel_lengths);
             std::mem::swap(&mut spare.items, &mut self.items);
+            std::mem::swap(&mut spare.int64, &mut self.int64);
             // The loader may be gone already; then the buffers are simply freed.
             let _ = tx.send(spare);
         }
@@ -459,6 +486,26 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
         mrow[f_len * n_mels..].fill(0.0);
         batch.text_lengths.push(t_len as i32);
         batch.mel_lengths.push(f_len as i32);
+    }
+    if config.int64 {
+        let w = &mut batch.int64;
+        w.tokens.resize(batch.tokens.len());
+        for (d, &t) in w.tokens.as_mut_slice().iter_mut().zip(&batch.tokens) {
+            *d = i64::from(t);
+        }
+        for (dst, src) in [
+            (&mut w.text_lengths, &batch.text_lengths),
+            (&mut w.mel_lengths, &batch.mel_lengths),
+        ] {
+            dst.resize(rows);
+            for (d, &n) in dst.as_mut_slice().iter_mut().zip(src) {
+                *d = i64::from(n);
+            }
+        }
+        w.items.resize(rows);
+        for (r, d) in w.items.as_mut_slice().iter_mut().enumerate() {
+            *d = batch.items.get(r).map_or(-1, |&i| i64::from(i));
+        }
     }
     let total = (rows * max_text * 4 + rows * max_frames * n_mels * 4) as u64;
     batch.read_ns = read_ns;
@@ -979,6 +1026,49 @@ mod tests {
             })
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn int64_views_match_the_batch() {
+        let tmp = tempfile::tempdir().unwrap();
+        let c = cache(tmp.path());
+        let l = Loader::new(
+            Arc::clone(&c),
+            LoaderConfig {
+                int64: true,
+                padding: Padding::Fixed {
+                    max_text: 12,
+                    max_frames: 64,
+                },
+                ..config(2)
+            },
+        )
+        .unwrap();
+        assert!(
+            Loader::new(Arc::clone(&c), config(1))
+                .unwrap()
+                .epoch(0)
+                .next()
+                .unwrap()
+                .unwrap()
+                .int64()
+                .is_none()
+        );
+        for b in l.epoch(0) {
+            let b = b.unwrap();
+            let w = b.int64().expect("asked for");
+            let widen = |v: &[i32]| v.iter().map(|&x| i64::from(x)).collect::<Vec<_>>();
+            assert_eq!(w.tokens.as_slice(), widen(b.tokens().0));
+            assert_eq!(w.text_lengths.as_slice(), widen(b.text_lengths()));
+            assert_eq!(w.mel_lengths.as_slice(), widen(b.mel_lengths()));
+            let mut items: Vec<i64> = b.items().iter().map(|&i| i64::from(i)).collect();
+            items.resize(b.rows(), -1);
+            assert_eq!(w.items.as_slice(), items);
+            assert_eq!(
+                w.tokens.as_slice().as_ptr() as usize % crate::aligned::ALIGN,
+                0
+            );
+        }
     }
 
     fn items_of(loader: &Loader, epoch: u64) -> Vec<Vec<u32>> {

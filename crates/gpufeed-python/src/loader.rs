@@ -4,9 +4,10 @@
 //! - **Ownership.** A batch's mel array borrows the Rust batch's buffer (no copy); the
 //!   buffer's owner, a [`BatchBuffers`] object, is the array's base, so the buffer goes
 //!   back to the loader's pool only when Python has dropped every array and view of it
-//!   (never on the next `next()`). Tokens are widened to int64 (the dtype embeddings take)
-//!   and lengths too: small arrays, copied into buffers of the same owner. Every buffer
-//!   starts on a 64-byte boundary, so JAX and TensorFlow take it without a copy.
+//!   (never on the next `next()`). Tokens, lengths and item indices come as int64 (the
+//!   dtype embeddings and indexing take), converted on the worker threads into buffers
+//!   of the same batch. Every buffer starts on a 64-byte boundary, so JAX and TensorFlow
+//!   take it without a copy.
 //! - **Threads.** The Rust stream's workers never call Python. `next()` waits with the GIL
 //!   released, in slices of [`WAIT_SLICE`], checking for signals between them: Ctrl-C raises
 //!   `KeyboardInterrupt` at once and stops and joins the workers first (the position is
@@ -32,7 +33,7 @@ use std::time::Duration;
 use numpy::{PyArray, ndarray};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use gpufeed_data::aligned::AlignedVec;
 use gpufeed_data::cache::Cache as RustCache;
@@ -62,10 +63,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyclass(frozen, module = "gpufeed._gpufeed")]
 pub(crate) struct BatchBuffers {
     batch: Batch,
-    tokens: AlignedVec<i64>,
-    token_lengths: AlignedVec<i64>,
-    mel_lengths: AlignedVec<i64>,
-    items: AlignedVec<i64>,
 }
 
 /// A value created in one process that must not be dropped in another (a forked child):
@@ -121,6 +118,9 @@ pub(crate) struct Loader {
     cache: Py<Cache>,
     per_epoch: usize,
     cache_hash: String,
+    /// Every item's id, made once: a batch's `ids` list refers to these.
+    ids: Vec<Py<PyString>>,
+    no_id: Py<PyString>,
     state: Mutex<State>,
     pid: u32,
 }
@@ -282,52 +282,37 @@ impl Loader {
         self.batch_dict(py, batch).map(Some)
     }
 
-    /// The Python dict of one batch.
+    /// The Python dict of one batch: every array a view of the batch's own buffers (the
+    /// int64 ones filled by the workers), so nothing is converted or allocated here but the
+    /// Python objects.
     fn batch_dict<'py>(&self, py: Python<'py>, batch: Batch) -> PyResult<Bound<'py, PyDict>> {
-        let cache = self.cache.get();
-        let c = &cache.inner;
         let rows = batch.rows();
-        let (tokens32, [_, width]) = batch.tokens();
-        let tokens: AlignedVec<i64> = tokens32.iter().map(|&t| i64::from(t)).collect();
-        let token_lengths: AlignedVec<i64> =
-            batch.text_lengths().iter().map(|&n| i64::from(n)).collect();
-        let mel_lengths: AlignedVec<i64> =
-            batch.mel_lengths().iter().map(|&n| i64::from(n)).collect();
-        let real = batch.items();
-        let items: AlignedVec<i64> = (0..rows)
-            .map(|r| real.get(r).map_or(-1, |&i| i64::from(i)))
-            .collect();
         let ids = PyList::empty(py);
         for r in 0..rows {
-            match real.get(r) {
-                Some(&i) => ids.append(&c.item(i as usize).id)?,
-                None => ids.append("")?,
+            match batch.items().get(r) {
+                Some(&i) => ids.append(self.ids[i as usize].bind(py))?,
+                None => ids.append(self.no_id.bind(py))?,
             }
         }
         let (epoch, index) = (batch.epoch, batch.index);
-        let owner = Bound::new(
-            py,
-            BatchBuffers {
-                batch,
-                tokens,
-                token_lengths,
-                mel_lengths,
-                items,
-            },
-        )?;
-        let o = owner.get();
-        let (mels, [b, t, m]) = o.batch.mels();
+        let owner = Bound::new(py, BatchBuffers { batch })?;
+        let b = &owner.get().batch;
+        let Some(wide) = b.int64() else {
+            return Err(PyRuntimeError::new_err("the loader gave no int64 arrays"));
+        };
+        let (mels, [_, t, m]) = b.mels();
+        let (_, [_, width]) = b.tokens();
         let shape_error = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
-        let mel = ndarray::ArrayView3::from_shape((b, t, m), mels).map_err(shape_error)?;
-        let tokens = ndarray::ArrayView2::from_shape((rows, width), o.tokens.as_slice())
+        let mel = ndarray::ArrayView3::from_shape((rows, t, m), mels).map_err(shape_error)?;
+        let tokens = ndarray::ArrayView2::from_shape((rows, width), wide.tokens.as_slice())
             .map_err(shape_error)?;
         let d = PyDict::new(py);
         d.set_item("mel", borrow(&owner, &mel))?;
-        d.set_item("mel_lengths", borrow(&owner, &view1(&o.mel_lengths)))?;
+        d.set_item("mel_lengths", borrow(&owner, &view1(&wide.mel_lengths)))?;
         d.set_item("tokens", borrow(&owner, &tokens))?;
-        d.set_item("token_lengths", borrow(&owner, &view1(&o.token_lengths)))?;
+        d.set_item("token_lengths", borrow(&owner, &view1(&wide.text_lengths)))?;
         d.set_item("ids", ids)?;
-        d.set_item("items", borrow(&owner, &view1(&o.items)))?;
+        d.set_item("items", borrow(&owner, &view1(&wide.items)))?;
         d.set_item("epoch", epoch)?;
         d.set_item("index", index)?;
         Ok(d)
@@ -433,6 +418,7 @@ impl Loader {
                     max_frames: 0,
                 },
                 over_length: OverLength::Skip,
+                int64: true,
                 rank: 0,
                 world_size: 1,
             }
@@ -449,6 +435,7 @@ impl Loader {
         lc.drop_last = drop_last.unwrap_or(lc.drop_last);
         lc.rank = rank;
         lc.world_size = world_size;
+        lc.int64 = true;
         if let Some(o) = over_length {
             lc.over_length = match o.as_str() {
                 "skip" => OverLength::Skip,
@@ -525,11 +512,20 @@ impl Loader {
             )));
         }
         let hash = cache_hash(loader.cache());
+        let ids = loader
+            .cache()
+            .manifest()
+            .items
+            .iter()
+            .map(|it| PyString::new(py, &it.id).unbind())
+            .collect();
         Ok(Self {
             loader,
             cache: cache_obj,
             per_epoch,
             cache_hash: hash,
+            ids,
+            no_id: PyString::new(py, "").unbind(),
             state: Mutex::new(State {
                 epoch,
                 position: 0,
