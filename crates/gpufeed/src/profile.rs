@@ -108,6 +108,7 @@ pub fn loader_config(
             ConfigOverLength::Skip => OverLength::Skip,
             ConfigOverLength::Truncate => OverLength::Truncate,
         },
+        int64: false,
         rank: 0,
         world_size: 1,
     }
