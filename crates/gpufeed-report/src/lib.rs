@@ -82,7 +82,7 @@ pub struct Collected {
     pub data: Option<DataDoc>,
     /// Its batch waits, ms.
     pub batch_ms: Vec<f64>,
-    /// `profile step`'s document.
+    /// `profile step`'s document, or the phase-steps document of the user's own loop.
     pub step: Option<StepDoc>,
     /// Its step times, ms.
     pub step_ms: Vec<f64>,

@@ -33,7 +33,8 @@ pub struct Report {
     pub doctor: Option<DoctorSection>,
     /// `profile data`'s document.
     pub profile_data: Option<DataDoc>,
-    /// `profile step`'s document.
+    /// `profile step`'s document, or the phase-steps document of the user's own loop
+    /// (`analyze --trace` with a `StepTimer` recording; see [`StepDoc::is_own_loop`]).
     pub profile_step: Option<StepDoc>,
     /// GPU utilisation, from a trace file or sampled live during the step profile.
     pub telemetry: Option<Telemetry>,
@@ -344,7 +345,20 @@ impl DataDoc {
     }
 }
 
-/// One phase of `profile step`.
+/// What a phase does: a phase-steps document says it per phase (`category`); for `profile
+/// step`'s fixed phases the name says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseCategory {
+    /// Waiting for the next batch.
+    Input,
+    /// Moving the batch between memories.
+    Copy,
+    /// Everything else.
+    Compute,
+}
+
+/// One phase of `profile step` or of a phase-steps document.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
     /// Mean duration, ms.
@@ -353,6 +367,26 @@ pub struct Phase {
     pub std_ms: f64,
     /// Mean duration over the mean step.
     pub share: f64,
+    /// Position in the loop (phase-steps documents; `profile step`'s order is
+    /// [`PHASE_ORDER`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<usize>,
+    /// What the phase does (phase-steps documents; `profile step`'s phases are known by
+    /// name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<PhaseCategory>,
+}
+
+impl Phase {
+    /// The phase's category: its own, else the one its name has in `profile step`.
+    #[must_use]
+    pub fn category_of(&self, name: &str) -> PhaseCategory {
+        self.category.unwrap_or(match name {
+            "data_wait" => PhaseCategory::Input,
+            "h2d_copy" | "device_copy" => PhaseCategory::Copy,
+            _ => PhaseCategory::Compute,
+        })
+    }
 }
 
 /// The phases of a step in the order a step runs them (the JSON object's order is not kept
@@ -370,10 +404,16 @@ pub const PHASE_ORDER: [&str; 7] = [
 /// Phases that feed the model rather than compute (TF Profiler's input time).
 pub const INPUT_PHASES: [&str; 3] = ["data_wait", "h2d_copy", "device_copy"];
 
-/// `profile step`'s JSON document.
+/// The `kind` of a phase-steps document: the steps of the user's own training loop (the
+/// Python `StepTimer`, given to `analyze --trace`), not of gpufeed's model.
+pub const OWN_LOOP_KIND: &str = "phase-steps";
+
+/// `profile step`'s JSON document, or a phase-steps document of the user's own loop (which
+/// has the same fields, `kind: "phase-steps"`, `source` and `sync`, and no `config`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepDoc {
-    /// Model, device, loader, steps timed.
+    /// Model, device, loader, steps timed (`profile step`).
+    #[serde(default)]
     pub config: Value,
     /// Phase name -> figures.
     pub phases: Map<String, Value>,
@@ -381,9 +421,11 @@ pub struct StepDoc {
     pub step: Steps,
     /// Steps per second.
     pub steps_per_s: f64,
-    /// Utterances per second.
-    pub samples_per_s: f64,
-    /// `input-bound`, `transfer-bound`, `compute-bound` or `oscillating`.
+    /// Items per second, when the item counts are known.
+    #[serde(default)]
+    pub samples_per_s: Option<f64>,
+    /// `input-bound`, `transfer-bound`, `compute-bound` or `oscillating` (and
+    /// `undetermined` for a loop whose wait for data was not timed).
     pub verdict: String,
     /// `moderate` or `high` for input- and transfer-bound.
     #[serde(default)]
@@ -400,7 +442,21 @@ pub struct StepDoc {
 }
 
 impl StepDoc {
-    /// The phases that parse, in step order (unknown names last, by name).
+    /// Whether these are the steps of the user's own loop (a phase-steps document), not of
+    /// gpufeed's model.
+    #[must_use]
+    pub fn is_own_loop(&self) -> bool {
+        self.extra.get("kind").and_then(Value::as_str) == Some(OWN_LOOP_KIND)
+    }
+
+    /// What timed the user's own loop (`python StepTimer`).
+    #[must_use]
+    pub fn own_source(&self) -> Option<&str> {
+        self.extra.get("source").and_then(Value::as_str)
+    }
+
+    /// The phases that parse, in step order: the loop's own order when the document gives
+    /// it, else [`PHASE_ORDER`] (unknown names last, by name).
     #[must_use]
     pub fn ordered_phases(&self) -> Vec<(String, Phase)> {
         let mut v: Vec<(String, Phase)> = self
@@ -408,38 +464,41 @@ impl StepDoc {
             .iter()
             .filter_map(|(k, v)| Some((k.clone(), serde_json::from_value(v.clone()).ok()?)))
             .collect();
-        let key = |name: &str| {
-            PHASE_ORDER
-                .iter()
-                .position(|p| *p == name)
-                .unwrap_or(PHASE_ORDER.len())
+        let key = |name: &str, p: &Phase| {
+            p.order.unwrap_or_else(|| {
+                PHASE_ORDER
+                    .iter()
+                    .position(|o| *o == name)
+                    .unwrap_or(PHASE_ORDER.len())
+            })
         };
-        v.sort_by(|a, b| key(&a.0).cmp(&key(&b.0)).then(a.0.cmp(&b.0)));
+        v.sort_by(|a, b| key(&a.0, &a.1).cmp(&key(&b.0, &b.1)).then(a.0.cmp(&b.0)));
         v
     }
 
-    /// Share of the step spent waiting for data: the `data_wait` phase.
+    /// Share of the step spent waiting for data: the input phases (`data_wait`).
     #[must_use]
     pub fn data_wait_share(&self) -> f64 {
-        self.share_of(&["data_wait"])
+        self.share_of(&[PhaseCategory::Input])
     }
 
-    /// Share of the step spent copying (`h2d_copy`, `device_copy`).
+    /// Share of the step spent copying (`h2d_copy`, `device_copy`, and in a phase-steps
+    /// document every phase of category `copy`).
     #[must_use]
     pub fn copy_share(&self) -> f64 {
-        self.share_of(&["h2d_copy", "device_copy"])
+        self.share_of(&[PhaseCategory::Copy])
     }
 
     /// Data wait plus copies: TF Profiler's input time over the step.
     #[must_use]
     pub fn input_share(&self) -> f64 {
-        self.share_of(&INPUT_PHASES)
+        self.share_of(&[PhaseCategory::Input, PhaseCategory::Copy])
     }
 
-    fn share_of(&self, names: &[&str]) -> f64 {
+    fn share_of(&self, categories: &[PhaseCategory]) -> f64 {
         self.ordered_phases()
             .iter()
-            .filter(|(n, _)| names.contains(&n.as_str()))
+            .filter(|(n, p)| categories.contains(&p.category_of(n)))
             .map(|(_, p)| p.share)
             .filter(|s| s.is_finite())
             .sum()

@@ -8,7 +8,7 @@
 //! |---|---|---|---|
 //! | `oscillating-utilisation`, `bursty-utilisation`, `starved-gpu`, `idle-gpu` | telemetry or `--trace` | a GPU's utilisation verdict (gpufeed-stats) is not `stable` | `1 - mean / 100` of the worst GPU: the share of its time unused |
 //! | `input-bound`, `transfer-bound` | profile step, with the loader's throughput (profile data) and storage speed (doctor) as evidence | data wait + copies >= [`INPUT_BOUND_MODERATE`] of the step (TF Profiler) | that share of the step |
-//! | `step-stall` | profile step | the step times repeat a cycle (step verdict `oscillating`) or vary (`unstable`), and the step is at least moderately input-bound (in gpufeed's own loop a cycle in a compute-bound step comes from batches of uneven size, not from starvation) | `(mean - median) / mean` of the step times ([`stall_share`]): the time above the median step |
+//! | `step-stall` | profile step | the step times repeat a cycle (step verdict `oscillating`) or vary (`unstable`), and the step is at least moderately input-bound (in gpufeed's own loop a cycle in a compute-bound step comes from batches of uneven size, not from starvation); in the user's own loop a cycle counts whatever the input share (a checkpoint or a log every k steps stalls the device too) | `(mean - median) / mean` of the step times ([`stall_share`]): the time above the median step |
 //! | `loader-irregular` | profile data, when no step profile ran | the batch waits are `oscillating` or `unstable` | not measured on a step |
 //! | `doctor-<check>` | doctor | findings at warning or error severity, one cause per check | not measured |
 //!
@@ -23,6 +23,13 @@
 //!
 //! An irregular loader whose waits the prefetch absorbs (the step profile finds it not
 //! input-bound) is no cause: it is reported in the details only.
+//!
+//! # The user's own loop
+//!
+//! When the step evidence is the user's own loop (a phase-steps document given with
+//! `analyze --trace`, [`StepDoc::is_own_loop`]), its causes say so, carry the document's
+//! own evidence, and take its fix: gpufeed's loader and its benchmark measured another
+//! loader than the user's, so their settings are not quoted as the user's.
 //!
 //! [`INPUT_BOUND_MODERATE`]: gpufeed_stats::thresholds::INPUT_BOUND_MODERATE
 //! [`stall_share`]: gpufeed_stats::summary::stall_share
@@ -161,18 +168,19 @@ pub fn cited_thresholds(causes: &[Cause]) -> Vec<ThresholdRef> {
 pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
     let compute_bound = e
         .step
-        .filter(|s| s.input_share() < INPUT_BOUND_MODERATE)
+        .filter(|s| s.input_share() < INPUT_BOUND_MODERATE && s.verdict != UNDETERMINED)
         .map(|s| {
             let cycle = match (s.step.verdict.as_str(), s.step.period_steps) {
-                ("oscillating", Some(p)) => format!(
+                ("oscillating", Some(p)) if !s.is_own_loop() => format!(
                     "; its time repeats every {p} steps, in the compute (batches of uneven \
                      size), not in the input"
                 ),
                 _ => String::new(),
             };
             format!(
-                "the training step is compute-bound: data wait and copies are {} of the step, \
-                 below TF Profiler's {} for moderately input-bound{cycle}",
+                "{} is compute-bound: data wait and copies are {} of the step, below TF \
+                 Profiler's {} for moderately input-bound{cycle}",
+                step_name(s),
                 pct(s.input_share()),
                 pct(INPUT_BOUND_MODERATE)
             )
@@ -196,6 +204,30 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
             }
             None => "No cause of starvation found in what was measured.".to_owned(),
         },
+    }
+}
+
+/// The verdict of a loop whose wait for data was not timed.
+const UNDETERMINED: &str = "undetermined";
+
+/// "the training step", or "your own training loop (`python StepTimer`)".
+fn step_name(s: &StepDoc) -> String {
+    if s.is_own_loop() {
+        format!(
+            "your own training loop (`{}`)",
+            s.own_source().unwrap_or("unknown")
+        )
+    } else {
+        "the training step".to_owned()
+    }
+}
+
+/// "in your own loop, " before a cause's summary, when the steps are the user's.
+fn own_prefix(s: &StepDoc) -> &'static str {
+    if s.is_own_loop() {
+        "in your own loop, "
+    } else {
+        ""
     }
 }
 
@@ -461,16 +493,27 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     } else {
         format!("data wait is {} of the step ({level})", pct(wait))
     };
+    let summary = format!("{}{summary}", own_prefix(step));
     let mean = step.step.mean_ms;
+    let consumes = step.samples_per_s.map_or_else(String::new, |v| {
+        format!("; training consumes {v:.0} samples/s")
+    });
     let mut evidence = vec![format!(
-        "data wait {} and copies {} of a {} mean step; training consumes {:.0} samples/s",
+        "data wait {} and copies {} of a {} mean step{consumes}",
         ms(wait * mean),
         ms(copy * mean),
         ms(mean),
-        step.samples_per_s
     )];
     let mut stages = vec!["profile step".to_owned()];
-    if let Some(d) = e.data {
+    let own = step.is_own_loop();
+    if own {
+        evidence.push(format!(
+            "measured in {}, not in gpufeed's model",
+            step_name(step)
+        ));
+        evidence.extend(step.evidence.iter().skip(1).cloned());
+    }
+    if let Some(d) = e.data.filter(|_| !own) {
         let b = &d.batches;
         evidence.push(format!(
             "the loader alone delivers {:.0} samples/s: {} per batch, p99 {}, cv {:.2} ({})",
@@ -482,7 +525,7 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
         ));
         stages.push("profile data".to_owned());
     }
-    if let Some(doctor) = e.doctor {
+    if let Some(doctor) = e.doctor.filter(|_| !own) {
         for s in &doctor.storage {
             if let Some(mb) = s.sequential_mb_s {
                 evidence.push(format!(
@@ -495,7 +538,13 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
             stages.push("doctor".to_owned());
         }
     }
-    let fix = if transfer {
+    let fix = if own {
+        step.fix.clone().unwrap_or_else(|| {
+            "give the loader more workers and a deeper prefetch, and do per-item work once, \
+             before training"
+                .to_owned()
+        })
+    } else if transfer {
         step.fix.clone().unwrap_or_else(|| {
             "pin the host buffers and copy ahead of the step (prefetch to the device), or send \
              fewer bytes (less padding, bf16 features)"
@@ -531,22 +580,28 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
 /// A cycle in the step times, or irregular step times while the step is input-bound.
 fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     let s = &step.step;
+    let own = step.is_own_loop();
+    let cycle = s.verdict == "oscillating";
     // gpufeed's own training loop has no checkpoint or logging step: a cycle or a spread in
     // its step times comes from the input (the data wait) or from the compute (batches of
-    // uneven size). Only the first starves the device.
-    if step.input_share() < INPUT_BOUND_MODERATE {
+    // uneven size). Only the first starves the device. A user's loop may checkpoint or log
+    // every k steps: its cycle stalls the device whatever the input share.
+    if step.input_share() < INPUT_BOUND_MODERATE && !(own && cycle) {
         return None;
     }
-    let cycle = s.verdict == "oscillating";
     if !cycle && s.verdict != "unstable" {
         return None;
     }
     let lost = stall_share(s.mean_ms, s.median_ms);
-    let workers = e
-        .data
-        .and_then(DataDoc::loader)
-        .or_else(|| step.loader())
-        .map(|l| l.workers);
+    // The user's loader is not gpufeed's: its number of workers is not known.
+    let workers = if own {
+        None
+    } else {
+        e.data
+            .and_then(DataDoc::loader)
+            .or_else(|| step.loader())
+            .map(|l| l.workers)
+    };
     let mut evidence = vec![format!(
         "step time mean {}, median {}, p95 {}, max {}, cv {:.2}: {} of the time is above the median step",
         ms(s.mean_ms),
@@ -575,11 +630,19 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
                      sharing its core; ",
                 );
             }
-            fix.push_str(&format!(
-                "compare the period ({p} steps) with the loader's workers ({}), the logging and \
-                 checkpoint intervals, and look for host syncs in the loop (`gpufeed lint`)",
-                workers.map_or_else(|| "n/a".to_owned(), |w| w.to_string())
-            ));
+            if own {
+                fix.push_str(&format!(
+                    "compare the period ({p} steps) with your loader's workers, the logging and \
+                     checkpoint intervals, and look for host syncs in the loop (`gpufeed lint`)"
+                ));
+            } else {
+                fix.push_str(&format!(
+                    "compare the period ({p} steps) with the loader's workers ({}), the logging \
+                     and checkpoint intervals, and look for host syncs in the loop (`gpufeed \
+                     lint`)",
+                    workers.map_or_else(|| "n/a".to_owned(), |w| w.to_string())
+                ));
+            }
             (
                 "periodic step stall",
                 format!(
@@ -601,12 +664,29 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
                 pct(lost)
             ),
             names(&["STEP_CV_UNSTABLE"]),
-            format!(
-                "irregular input: {}; bucket utterances by length (`bucket_window`) so batches cost the same",
-                loader_fix(e)
-            ),
+            if own {
+                format!(
+                    "irregular input: {}; batches of similar size (bucketing by length) cost \
+                     the same",
+                    step.fix
+                        .as_deref()
+                        .unwrap_or("keep the loader ahead of the step")
+                )
+            } else {
+                format!(
+                    "irregular input: {}; bucket utterances by length (`bucket_window`) so batches cost the same",
+                    loader_fix(e)
+                )
+            },
         ),
     };
+    let summary = format!("{}{summary}", own_prefix(step));
+    if own {
+        evidence.push(format!(
+            "measured in {}, not in gpufeed's model",
+            step_name(step)
+        ));
+    }
     Some(Cause {
         rank: 0,
         id: "step-stall".to_owned(),
@@ -825,7 +905,7 @@ mod tests {
                 verdict: "stable".into(),
                 ..Steps::default()
             },
-            samples_per_s: 160.0,
+            samples_per_s: Some(160.0),
             verdict: if wait_share >= 0.05 {
                 "input-bound"
             } else {
@@ -1003,5 +1083,181 @@ mod tests {
         assert_eq!(pct(f64::NAN), "n/a");
         assert_eq!(secs(1.5), "1.50 s");
         assert_eq!(secs(0.7), "700 ms");
+    }
+
+    /// A phase-steps document of the user's own loop, as `analyze --trace` hands it over.
+    fn own(phases: serde_json::Value, verdict: &str, fix: &str) -> StepDoc {
+        serde_json::from_value(json!({
+            "kind": "phase-steps",
+            "schema_version": 1,
+            "source": "python StepTimer",
+            "sync": true,
+            "warmup": 1,
+            "phases": phases,
+            "unaccounted_share": 0.01,
+            "step": {"samples": 200, "mean_ms": 100.0, "std_ms": 2.0, "min_ms": 95.0,
+                     "max_ms": 110.0, "median_ms": 99.0, "p95_ms": 104.0, "p99_ms": 108.0,
+                     "cv": 0.02, "period_steps": null, "period_strength": null,
+                     "outliers": 0, "verdict": "stable", "kind": "steps"},
+            "steps_per_s": 10.0,
+            "samples_per_s": null,
+            "verdict": verdict,
+            "level": "high",
+            "evidence": ["data wait 30.0 % + copies 0.0 % = 30.0 % of the step (TF ...)",
+                         "1.0 % of the step is outside every timed phase"],
+            "fix": fix,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_own_loop_takes_its_own_fix_and_says_whose_it_is() {
+        let s = own(
+            json!({
+                "data_wait": {"order": 0, "category": "input", "mean_ms": 30.0, "std_ms": 1.0, "share": 0.3, "steps": 200},
+                "forward": {"order": 1, "category": "compute", "mean_ms": 69.0, "std_ms": 1.0, "share": 0.69, "steps": 200},
+            }),
+            "input-bound",
+            "the input pipeline does not keep up: give the loader more worker processes",
+        );
+        assert!(s.is_own_loop());
+        // gpufeed's own loader, benchmarked on the demo data: not the user's loader.
+        let data = DataDoc {
+            config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}}),
+            samples_per_s: 900.0,
+            recommendation: Some(crate::model::Recommendation {
+                batch_size: 16,
+                num_workers: 8,
+                prefetch_buffer_size: 16,
+                samples_per_s: 3000.0,
+                ..Default::default()
+            }),
+            ..DataDoc::default()
+        };
+        let e = Evidence {
+            step: Some(&s),
+            data: Some(&data),
+            precomputed: true,
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert_eq!(causes.len(), 1, "{causes:?}");
+        let c = &causes[0];
+        assert_eq!(c.id, "input-bound");
+        assert_eq!(c.fix, s.fix.clone().unwrap());
+        assert!(
+            c.summary
+                .starts_with("in your own loop, data wait is 30 % of the step"),
+            "{}",
+            c.summary
+        );
+        assert!(
+            c.evidence.contains(
+                &"measured in your own training loop (`python StepTimer`), not in gpufeed's model"
+                    .to_owned()
+            ),
+            "{:?}",
+            c.evidence
+        );
+        assert!(
+            c.evidence
+                .contains(&"1.0 % of the step is outside every timed phase".to_owned())
+        );
+        assert!(!c.evidence.iter().any(|l| l.contains("loader alone")));
+        assert!(!c.evidence[0].contains("samples/s"), "{:?}", c.evidence);
+        assert!(verdict(&e, &causes).starts_with(
+            "Most likely cause of starvation: input-bound step: in your own loop, data wait"
+        ));
+    }
+
+    #[test]
+    fn the_own_loop_counts_its_copy_phases_by_category() {
+        let s = own(
+            json!({
+                "data_wait": {"order": 0, "category": "input", "mean_ms": 1.0, "std_ms": 0.1, "share": 0.01, "steps": 200},
+                "batch_to_gpu_transfer": {"order": 1, "category": "copy", "mean_ms": 25.0, "std_ms": 1.0, "share": 0.25, "steps": 200},
+                "forward": {"order": 2, "category": "compute", "mean_ms": 70.0, "std_ms": 1.0, "share": 0.70, "steps": 200},
+            }),
+            "transfer-bound",
+            "copies dominate the input time",
+        );
+        assert!((s.copy_share() - 0.25).abs() < 1e-12);
+        assert!((s.input_share() - 0.26).abs() < 1e-12);
+        let names: Vec<String> = s.ordered_phases().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["data_wait", "batch_to_gpu_transfer", "forward"]);
+        let causes = rank(&Evidence {
+            step: Some(&s),
+            ..Evidence::default()
+        });
+        assert_eq!(causes[0].id, "transfer-bound");
+        assert_eq!(causes[0].fix, "copies dominate the input time");
+    }
+
+    #[test]
+    fn a_cycle_in_the_own_loop_counts_even_when_compute_bound() {
+        let mut s = own(
+            json!({
+                "data_wait": {"order": 0, "category": "input", "mean_ms": 1.0, "std_ms": 0.1, "share": 0.01, "steps": 200},
+                "forward": {"order": 1, "category": "compute", "mean_ms": 98.0, "std_ms": 40.0, "share": 0.98, "steps": 200},
+            }),
+            "oscillating",
+            "a cycle in the step time is a periodic stall",
+        );
+        s.step.verdict = "oscillating".into();
+        s.step.period_steps = Some(8);
+        s.step.period_strength = Some(0.8);
+        s.step.mean_ms = 130.0;
+        s.step.median_ms = 100.0;
+        let e = Evidence {
+            step: Some(&s),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert_eq!(causes[0].id, "step-stall");
+        assert!(
+            causes[0]
+                .summary
+                .starts_with("in your own loop, a slow step every 8 steps"),
+            "{}",
+            causes[0].summary
+        );
+        assert!(!causes[0].fix.contains("n/a"), "{}", causes[0].fix);
+        assert!(
+            causes[0].fix.contains("your loader's workers"),
+            "{}",
+            causes[0].fix
+        );
+    }
+
+    #[test]
+    fn an_undetermined_own_loop_is_not_called_compute_bound() {
+        let s = own(
+            json!({
+                "forward": {"order": 0, "category": "compute", "mean_ms": 98.0, "std_ms": 1.0, "share": 0.98, "steps": 200},
+            }),
+            "undetermined",
+            "time the wait for each batch as `data_wait`",
+        );
+        let e = Evidence {
+            step: Some(&s),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert!(causes.is_empty());
+        let v = verdict(&e, &causes);
+        assert!(!v.contains("compute-bound"), "{v}");
+        let mut c = s.clone();
+        c.verdict = "compute-bound".into();
+        let e = Evidence {
+            step: Some(&c),
+            ..Evidence::default()
+        };
+        assert!(
+            verdict(&e, &[]).starts_with(
+                "No starvation found: your own training loop (`python StepTimer`) is compute-bound"
+            ),
+            "{}",
+            verdict(&e, &[])
+        );
     }
 }

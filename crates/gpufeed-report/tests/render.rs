@@ -111,7 +111,7 @@ fn starving() -> Collected {
         .unwrap(),
         step: steps(100.0, 96.0, "stable"),
         steps_per_s: 10.0,
-        samples_per_s: 160.0,
+        samples_per_s: Some(160.0),
         verdict: "input-bound".to_owned(),
         level: Some("high".to_owned()),
         evidence: vec!["data wait 38.0 % + copies 2.0 % = 40.0 % of the step (TF Profiler: >= 5 % moderately, >= 20 % highly input-bound)".to_owned()],
@@ -257,7 +257,7 @@ fn calm_with_a_failure() -> Collected {
         .unwrap(),
         step: steps(100.0, 100.0, "stable"),
         steps_per_s: 10.0,
-        samples_per_s: 560.0,
+        samples_per_s: Some(560.0),
         verdict: "compute-bound".to_owned(),
         ..StepDoc::default()
     };
@@ -397,4 +397,59 @@ fn json_is_one_document_with_everything() {
     );
     assert!(v["series"]["batch_ms"]["acf"].as_array().unwrap().len() > 50);
     assert_eq!(v["thresholds"][0]["name"], "PERIOD_MIN_STRENGTH");
+}
+
+/// The steps of the user's own loop (a phase-steps document from `analyze --trace`) are
+/// labelled as theirs in every renderer, with their own phase order and no samples/s when
+/// the recording did not know the batch size.
+#[test]
+fn the_own_loop_is_labelled_as_the_users() {
+    let step: StepDoc = serde_json::from_value(json!({
+        "kind": "phase-steps",
+        "schema_version": 1,
+        "source": "python StepTimer",
+        "sync": false,
+        "warmup": 2,
+        "phases": {
+            "zz_prepare": {"order": 0, "category": "compute", "mean_ms": 5.0, "std_ms": 0.1, "share": 0.05, "steps": 30},
+            "data_wait": {"order": 1, "category": "input", "mean_ms": 30.0, "std_ms": 1.0, "share": 0.3, "steps": 30},
+            "forward": {"order": 2, "category": "compute", "mean_ms": 64.0, "std_ms": 1.0, "share": 0.64, "steps": 30},
+        },
+        "unaccounted_share": 0.01,
+        "step": serde_json::to_value(steps(100.0, 99.0, "stable")).unwrap(),
+        "steps_per_s": 10.0,
+        "samples_per_s": null,
+        "verdict": "input-bound",
+        "level": "high",
+        "evidence": ["data wait 30.0 % + copies 0.0 % = 30.0 % of the step"],
+        "fix": "the input pipeline does not keep up",
+    }))
+    .unwrap();
+    let report = Report::build(Collected {
+        stages: vec![Stage::ok("profile step", 0.1, None)],
+        step: Some(step),
+        step_ms: vec![100.0; 30],
+        ..Collected::new("0.1.0", Inputs::default())
+    });
+    let md = Markdown.render(&report);
+    assert!(
+        md.contains("### Training step (your own loop, `--trace`)\n\nyour own training loop, timed by `python StepTimer`, without a device sync at the phase boundaries: 30 timed steps after 2 warm-up.\n\n**input-bound** (high): 10.0 steps/s.\n"),
+        "{md}"
+    );
+    let zz = md.find("| zz_prepare |").unwrap();
+    assert!(zz < md.find("| data_wait |").unwrap(), "{md}");
+    assert!(
+        md.contains("**Verdict:** Most likely cause of starvation: input-bound step: in your own loop, data wait is 30 %"),
+        "{md}"
+    );
+    let html = Html.render(&report);
+    assert!(
+        html.contains("Your own loop: the time of each step"),
+        "no plot title"
+    );
+    assert!(html.contains("your own training loop, timed by <code>python StepTimer</code>"));
+    assert!(
+        !html.contains("samples/s;"),
+        "no samples/s without a batch size"
+    );
 }

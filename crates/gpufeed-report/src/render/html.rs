@@ -8,8 +8,8 @@
 use std::fmt::Write as _;
 
 use super::svg::{acf_plot, esc, heat_map, phases_plot, series_plot, util_plot};
-use super::{Renderer, stage_row, step_setup};
-use crate::model::{Report, Severity, Status};
+use super::{Renderer, stage_row, step_rate, step_setup};
+use crate::model::{Report, Severity, Status, StepDoc};
 use crate::rank::{ms, pct, secs};
 use gpufeed_stats::thresholds::IDLE_UTIL_PCT;
 
@@ -287,9 +287,14 @@ fn times(o: &mut String, r: &Report) {
     }
     match &r.series.step_ms {
         Some(s) => {
+            let own = r.profile_step.as_ref().is_some_and(StepDoc::is_own_loop);
             o.push_str(&series_plot(
                 "plot-steps",
-                "Training: the time of each step (profile step)",
+                if own {
+                    "Your own loop: the time of each step (--trace)"
+                } else {
+                    "Training: the time of each step (profile step)"
+                },
                 s,
                 "step",
             ));
@@ -317,11 +322,10 @@ fn phases(o: &mut String, r: &Report) {
                 .map_or_else(String::new, |l| format!(" ({l})"));
             let _ = write!(
                 o,
-                "<p><strong>{}</strong>{}: {:.1} steps/s, {:.0} samples/s; step mean {}, p95 {}, cv {:.2}.</p>",
+                "<p><strong>{}</strong>{}: {}; step mean {}, p95 {}, cv {:.2}.</p>",
                 esc(&d.verdict),
                 esc(&level),
-                d.steps_per_s,
-                d.samples_per_s,
+                esc(&step_rate(d)),
                 esc(&ms(d.step.mean_ms)),
                 esc(&ms(d.step.p95_ms)),
                 d.step.cv

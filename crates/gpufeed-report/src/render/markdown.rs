@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Renderer, stage_row, step_setup};
+use super::{Renderer, stage_row, step_rate, step_setup};
 use crate::model::{Cause, Report, Severity, Status};
 use crate::rank::{ms, pct, secs};
 
@@ -189,23 +189,22 @@ fn telemetry(o: &mut String, r: &Report) {
 }
 
 fn step(o: &mut String, r: &Report) {
-    let _ = writeln!(o, "### Training step (`profile step`)\n");
     let Some(d) = &r.profile_step else {
+        let _ = writeln!(o, "### Training step (`profile step`)\n");
         let _ = writeln!(o, "{}\n", not_measured(r, "profile step"));
         return;
     };
+    if d.is_own_loop() {
+        let _ = writeln!(o, "### Training step (your own loop, `--trace`)\n");
+    } else {
+        let _ = writeln!(o, "### Training step (`profile step`)\n");
+    }
     let level = d
         .level
         .as_deref()
         .map_or_else(String::new, |l| format!(" ({l})"));
     let _ = writeln!(o, "{}.\n", step_setup(d));
-    let _ = writeln!(
-        o,
-        "**{}**{level}: {:.1} steps/s, {:.0} samples/s.\n",
-        cell(&d.verdict),
-        d.steps_per_s,
-        d.samples_per_s
-    );
+    let _ = writeln!(o, "**{}**{level}: {}.\n", cell(&d.verdict), step_rate(d));
     for e in &d.evidence {
         let _ = writeln!(o, "- {}", line(e));
     }

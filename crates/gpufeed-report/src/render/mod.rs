@@ -65,8 +65,32 @@ pub fn num(v: f64) -> String {
     }
 }
 
-/// What a step profile measured, from its `config`: model, device, precision, steps.
+/// `10.0 steps/s, 160 samples/s`, or without the samples when they are not known.
+fn step_rate(doc: &crate::model::StepDoc) -> String {
+    match doc.samples_per_s {
+        Some(v) => format!("{:.1} steps/s, {v:.0} samples/s", doc.steps_per_s),
+        None => format!("{:.1} steps/s", doc.steps_per_s),
+    }
+}
+
+/// What a step profile measured, from its `config`: model, device, precision, steps; for
+/// the user's own loop, what timed it and how.
 fn step_setup(doc: &crate::model::StepDoc) -> String {
+    if doc.is_own_loop() {
+        let sync = match doc.extra.get("sync").and_then(serde_json::Value::as_bool) {
+            Some(true) => ", the device synchronised at each phase boundary",
+            Some(false) => ", without a device sync at the phase boundaries",
+            None => "",
+        };
+        return format!(
+            "your own training loop, timed by `{}`{sync}: {} timed steps{}",
+            doc.own_source().unwrap_or("unknown"),
+            doc.step.samples,
+            doc.extra
+                .get("warmup")
+                .map_or_else(String::new, |w| format!(" after {w} warm-up")),
+        );
+    }
     let c = &doc.config;
     let get = |k: &str| {
         c.get(k)
