@@ -43,7 +43,8 @@ pub enum FindingsFormat {
 pub enum KindArg {
     /// GPU utilisation samples (nvidia-smi CSV or a gpufeed JSONL recording).
     Util,
-    /// Step or batch times, one per line or one column of a CSV.
+    /// Step or batch times, one per line or one column of a CSV; for a step recording
+    /// (`StepTimer.save`), its step times after the warm-up, without the phases.
     Steps,
 }
 
@@ -62,15 +63,23 @@ pub enum Command {
     Monitor(MonitorArgs),
     /// Run a command and watch the GPUs and the host while it runs
     Watch(WatchArgs),
-    /// Analyse a GPU utilisation log or a step-time log you already have
+    /// Analyse a GPU utilisation log, a step-time log or a step recording you already have
     ///
     /// Reads an `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`
     /// log (with or without header and units, any column order, several GPUs interleaved),
-    /// a gpufeed JSONL recording, or a list of step times (one number per line, or one
-    /// column of a CSV; milliseconds unless the header says `s` or `us`). Reports the
-    /// verdict first, then the figures behind it: utilisation mean and percentiles, idle
-    /// gaps, the period of any oscillation; or step-time statistics, outliers and the period
-    /// of any cyclic stall.
+    /// a gpufeed JSONL recording, a step recording of your own loop (the Python
+    /// `gpufeed.StepTimer`'s `timer.save(PATH)`, format in docs/step-phases.md), or a list of
+    /// step times (one number per line, or one column of a CSV; milliseconds unless the
+    /// header says `s` or `us`). Reports the verdict first, then the figures behind it:
+    /// utilisation mean and percentiles, idle gaps, the period of any oscillation; or
+    /// step-time statistics, outliers and the period of any cyclic stall.
+    ///
+    /// A step recording gets the verdict of `gpufeed profile step` (input-bound,
+    /// transfer-bound, compute-bound or oscillating; undetermined when no `data_wait` was
+    /// timed) with its evidence and fix, then the phases. A phase's name sets its category:
+    /// `data_wait` is input; `h2d_copy`, `device_copy` and any name containing `copy`, `h2d`,
+    /// `to_device` or `transfer` are copies; any other name is compute. Input + copies at
+    /// 5 % / 20 % of the step are moderately / highly input-bound (TF Profiler).
     Trace(TraceArgs),
     /// Generate a small speech-like dataset in LJSpeech layout
     #[command(name = "demo-data")]
@@ -126,7 +135,9 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub quick: bool,
     /// A GPU utilisation log (nvidia-smi CSV or gpufeed JSONL) to analyse, as `gpufeed
-    /// trace` does, instead of sampling the GPUs during the step profile
+    /// trace` does, instead of sampling the GPUs during the step profile; or a step
+    /// recording of your own loop (`StepTimer.save`), whose verdict then stands in for the
+    /// demo model's step profile (which does not run)
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 }

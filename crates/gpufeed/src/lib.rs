@@ -96,25 +96,9 @@ fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
         KindArg::Util => TraceKind::Util,
         KindArg::Steps => TraceKind::Steps,
     });
-    let report = trace::analyze_file(&args.file, kind)?;
-    if let trace::TraceReport::Util(r) = &report {
-        if r.skipped > 0 {
-            printer::warn(&format!(
-                "`{}`: skipped {} unreadable utilisation value(s) such as `[N/A]`",
-                args.file.display(),
-                r.skipped
-            ));
-        }
-        for g in r.gpus.iter().filter(|g| g.holes > 0) {
-            printer::warn(&format!(
-                "`{}`: GPU {} has {} hole(s) longer than {} sampling intervals; the analysis \
-                 treats samples as evenly spaced, so idle gaps and the period are approximate",
-                args.file.display(),
-                g.gpu,
-                g.holes,
-                trace::HOLE_FACTOR
-            ));
-        }
+    let (report, warnings) = trace::analyze_file_with_warnings(&args.file, kind)?;
+    for w in &warnings {
+        printer::warn(w);
     }
     match args.format {
         Format::Json => printer::data(&(serde_json::to_string(&report)? + "\n"))?,

@@ -1,8 +1,11 @@
-//! `gpufeed trace`: read a utilisation or step-time log, analyse it, report.
+//! `gpufeed trace`: read a utilisation log, a step-time log or a step recording, analyse
+//! it, report.
 //!
 //! Collect ([`gpufeed_telemetry::trace::read_trace`]) → analyse ([`gpufeed_stats`]) → the
 //! plain report structs here, which serialise to exactly the JSON of DESIGN.md section 3 →
-//! [`render_text`] for people. Nothing here prints; the command module in `lib.rs` does.
+//! [`render_text`] for people. A step recording of the Python `StepTimer` becomes the
+//! [`crate::phase_steps`] document (its step times alone with `--kind steps`). Nothing here
+//! prints; the command module in `lib.rs` does.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,6 +18,8 @@ use gpufeed_telemetry::trace::{
     StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace, read_trace_from,
 };
 use serde::Serialize;
+
+use crate::phase_steps::{self, PhaseStepDoc};
 
 /// Report of one GPU: the per-GPU object of the `util` JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -142,7 +147,7 @@ impl StepReport {
     }
 }
 
-/// Either report.
+/// Any report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum TraceReport {
@@ -150,25 +155,78 @@ pub enum TraceReport {
     Util(UtilReport),
     /// Step times.
     Steps(StepReport),
+    /// A step recording with its phases (the Python `StepTimer`).
+    PhaseSteps(Box<PhaseStepDoc>),
 }
 
 /// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.
 /// The path `-` reads standard input (`nvidia-smi ... | gpufeed trace -`).
 pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport> {
+    analyze_file_with_warnings(path, kind).map(|(report, _)| report)
+}
+
+/// As [`analyze_file`], with the warnings the caller should print: values skipped, holes
+/// in a utilisation log, the cut-off last line of a step recording.
+pub fn analyze_file_with_warnings(
+    path: &Path,
+    kind: Option<TraceKind>,
+) -> Result<(TraceReport, Vec<String>)> {
     let trace = if path == Path::new("-") {
         read_trace_from(std::io::stdin().lock(), Path::new("<stdin>"), kind)?
     } else {
         read_trace(path, kind)?
     };
-    match trace {
-        Trace::Util(t) => analyze_util_trace(path, &t).map(TraceReport::Util),
-        Trace::Steps(t) => analyze_step_trace(path, &t).map(TraceReport::Steps),
-        Trace::PhaseSteps(t) => {
-            let a = analyze_steps(&t.analysed_totals()).with_context(|| {
-                format!("`{}` holds no steps after its warm-up", path.display())
-            })?;
-            Ok(TraceReport::Steps(StepReport::new(a)))
+    let mut warnings = Vec::new();
+    let report = match trace {
+        Trace::Util(t) => {
+            let r = analyze_util_trace(path, &t)?;
+            util_warnings(path, &r, &mut warnings);
+            TraceReport::Util(r)
         }
+        Trace::Steps(t) => TraceReport::Steps(analyze_step_trace(path, &t)?),
+        Trace::PhaseSteps(t) => {
+            if let Some(line) = t.truncated_line {
+                warnings.push(phase_steps::truncation_warning(path, line, t.steps.len()));
+            }
+            if kind == Some(TraceKind::Steps) {
+                // The step times alone, after the warm-up: the document's `step`.
+                let a = analyze_steps(&t.analysed_totals()).with_context(|| {
+                    format!(
+                        "`{}` holds {} step(s), none after its {} warm-up step(s)",
+                        path.display(),
+                        t.steps.len(),
+                        t.meta.warmup
+                    )
+                })?;
+                TraceReport::Steps(StepReport::new(a))
+            } else {
+                let doc = phase_steps::document(&t.meta, &t.steps)
+                    .with_context(|| format!("`{}`", path.display()))?;
+                TraceReport::PhaseSteps(Box::new(doc))
+            }
+        }
+    };
+    Ok((report, warnings))
+}
+
+/// Values skipped and holes in a utilisation log.
+fn util_warnings(path: &Path, r: &UtilReport, out: &mut Vec<String>) {
+    if r.skipped > 0 {
+        out.push(format!(
+            "`{}`: skipped {} unreadable utilisation value(s) such as `[N/A]`",
+            path.display(),
+            r.skipped
+        ));
+    }
+    for g in r.gpus.iter().filter(|g| g.holes > 0) {
+        out.push(format!(
+            "`{}`: GPU {} has {} hole(s) longer than {} sampling intervals; the analysis \
+             treats samples as evenly spaced, so idle gaps and the period are approximate",
+            path.display(),
+            g.gpu,
+            g.holes,
+            HOLE_FACTOR
+        ));
     }
 }
 
@@ -292,7 +350,8 @@ fn secs(s: f64) -> String {
     }
 }
 
-/// The human report: verdict first, then the numbers behind it.
+/// The human report: verdict first, then the numbers behind it. For a step recording,
+/// exactly [`phase_steps::render_text`].
 #[must_use]
 pub fn render_text(path: &Path, report: &TraceReport) -> String {
     let mut o = String::new();
@@ -365,6 +424,7 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
                 };
             }
         }
+        TraceReport::PhaseSteps(doc) => o.push_str(&phase_steps::render_text(doc)),
         TraceReport::Steps(r) => {
             let _ = writeln!(o, "{}: {} step times", path.display(), r.samples);
             let _ = writeln!(o);

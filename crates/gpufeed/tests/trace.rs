@@ -318,3 +318,270 @@ fn holes_in_the_log_are_warned_about() {
     assert!(stderr.contains("GPU 0 has 1 hole(s)"), "{stderr}");
     assert!(stderr.contains("GPU 1 has 1 hole(s)"), "{stderr}");
 }
+
+// Step recordings of the Python `StepTimer` (`timer.save`): written here through the
+// library's writer, the way the binding writes them.
+
+mod phase_steps_json {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    /// The phase-steps document, as a contract: unknown fields are refused.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Doc {
+        pub kind: String,
+        pub schema_version: u32,
+        pub source: String,
+        pub sync: bool,
+        pub warmup: usize,
+        pub batch_size: Option<u64>,
+        pub phases: BTreeMap<String, Phase>,
+        pub unaccounted_share: f64,
+        pub step: super::StepsJson,
+        pub steps_per_s: f64,
+        pub samples_per_s: Option<f64>,
+        pub verdict: String,
+        pub level: Option<String>,
+        pub evidence: Vec<String>,
+        pub fix: String,
+        pub series: Series,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Phase {
+        pub order: usize,
+        pub category: String,
+        pub mean_ms: f64,
+        pub std_ms: f64,
+        pub share: f64,
+        pub steps: usize,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Series {
+        pub total_ms: Vec<f64>,
+        pub phases: BTreeMap<String, Vec<f64>>,
+    }
+}
+
+/// 2 warm-up steps (slow, as a first step compiling), then 60 steps of about 100 ms that
+/// wait 30 ms for data, copy 1 ms, and compute the rest: highly input-bound.
+fn input_bound_recording(dir: &Path) -> PathBuf {
+    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    let path = dir.join("steps.jsonl");
+    let steps: Vec<StepRecord> = (0..62)
+        .map(|i| {
+            let warm = if i < 2 { 900.0 } else { 0.0 };
+            let wait = 30.0 + f64::from(i % 3) * 0.5;
+            StepRecord {
+                total_ms: wait + 1.0 + 30.0 + warm + 38.0 + 1.0,
+                phases: vec![
+                    ("data_wait".to_owned(), wait),
+                    ("h2d_copy".to_owned(), 1.0),
+                    ("forward".to_owned(), 30.0 + warm),
+                    ("backward".to_owned(), 38.0),
+                ],
+                items: None,
+            }
+        })
+        .collect();
+    let meta = Meta {
+        source: "python StepTimer".to_owned(),
+        sync: true,
+        warmup: 2,
+        batch_size: Some(32),
+    };
+    write_jsonl(&path, &meta, &steps).unwrap();
+    path
+}
+
+#[test]
+fn step_recording_text_is_the_verdict_then_evidence_fix_and_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = input_bound_recording(dir.path());
+    let out = gpufeed().arg("trace").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // Exactly the library's rendering of the library's document.
+    let (meta, steps) = gpufeed::phase_steps::read_jsonl(&path).unwrap();
+    let doc = gpufeed::phase_steps::document(&meta, &steps).unwrap();
+    assert_eq!(text, gpufeed::phase_steps::render_text(&doc));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "input-bound (high)");
+    assert!(lines[1].starts_with("  data wait 30."), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  fix: the input pipeline"))
+    );
+    assert!(text.contains("your own loop (python StepTimer): 60 steps timed after 2 warm-up"));
+    let order: Vec<usize> = [
+        "data_wait ",
+        "h2d_copy ",
+        "forward ",
+        "backward ",
+        "unaccounted ",
+    ]
+    .iter()
+    .map(|p| lines.iter().position(|l| l.starts_with(p)).unwrap())
+    .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
+}
+
+#[test]
+fn step_recording_json_is_the_phase_steps_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = input_bound_recording(dir.path());
+    let json = trace_json(&path, &[]);
+    let d: phase_steps_json::Doc = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (
+            d.kind.as_str(),
+            d.schema_version,
+            d.source.as_str(),
+            d.sync,
+            d.warmup
+        ),
+        ("phase-steps", 1, "python StepTimer", true, 2)
+    );
+    assert_eq!(
+        (d.verdict.as_str(), d.level.as_deref()),
+        ("input-bound", Some("high"))
+    );
+    assert_eq!(d.batch_size, Some(32));
+    assert_eq!(d.step.samples, 60);
+    assert_eq!(d.step.kind, "steps");
+    assert!(d.step.max_ms < 110.0, "warm-up left out: {}", d.step.max_ms);
+    let wait = &d.phases["data_wait"];
+    assert_eq!(
+        (wait.order, wait.category.as_str(), wait.steps),
+        (0, "input", 60)
+    );
+    assert!((wait.share - 30.5 / 100.5).abs() < 1e-3, "{}", wait.share);
+    assert!((wait.mean_ms - 30.5).abs() < 1e-9, "{}", wait.mean_ms);
+    assert!(
+        (wait.std_ms - (0.5f64 / 3.0).sqrt()).abs() < 1e-9,
+        "{}",
+        wait.std_ms
+    );
+    assert_eq!(d.phases["h2d_copy"].category, "copy");
+    assert_eq!(d.phases["forward"].category, "compute");
+    assert!((d.unaccounted_share - 1.0 / 100.5).abs() < 1e-3);
+    assert!((d.samples_per_s.unwrap() - 32.0 * d.steps_per_s).abs() < 1e-6);
+    assert!(
+        d.fix.contains("num_workers") && !d.fix.contains("(now"),
+        "{}",
+        d.fix
+    );
+    assert!(!d.evidence.is_empty());
+    assert_eq!(d.series.total_ms.len(), 60);
+    assert_eq!(d.series.phases["backward"].len(), 60);
+    // The loop's order in the document itself.
+    let at = |k: &str| json.find(&format!("\"{k}\":{{\"order\"")).unwrap();
+    assert!(at("data_wait") < at("h2d_copy") && at("forward") < at("backward"));
+
+    // `--kind steps`: the step times alone, the document's `step`.
+    let steps = trace_json(&path, &["--kind", "steps"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let steps: serde_json::Value = serde_json::from_str(&steps).unwrap();
+    assert_eq!(steps, doc["step"]);
+}
+
+#[test]
+fn step_recording_with_kind_util_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = input_bound_recording(dir.path());
+    let line = fails_with_one_line(&["trace", path.to_str().unwrap(), "--kind", "util"]);
+    assert_eq!(
+        line,
+        format!(
+            "error: `{}` looks like a gpufeed step recording, not a GPU utilisation log; drop \
+             `--kind util` or pass `--kind steps`",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn step_recording_cut_off_warns_once_and_reads_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = input_bound_recording(dir.path());
+    let mut text = fs_err::read_to_string(&path).unwrap();
+    text.push_str("{\"step\":62,\"ms\":101.5,\"phases\":{\"data_w");
+    fs_err::write(&path, text).unwrap();
+    for extra in [&[][..], &["--format", "json"], &["--kind", "steps"]] {
+        let out = gpufeed()
+            .arg("trace")
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{extra:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            stderr,
+            format!(
+                "warning: `{}` line 64: cut off mid-line (was the job killed while writing \
+                 it?); skipped, the 62 step(s) before it are read\n",
+                path.display()
+            )
+        );
+    }
+}
+
+#[test]
+fn step_recording_bad_line_or_too_few_steps_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    fs_err::write(
+        &path,
+        "{\"format\":\"gpufeed-steps\",\"version\":1,\"warmup\":1}\n\
+         {\"step\":0,\"ms\":10,\"phases\":{\"data_wait\":1}}\n\
+         {\"step\":1,\"ms\":10,\"phases\":{\"data_wait\":1}}\n\
+         \n\
+         {\"step\":2,\"ms\":10,\"phases\":{\"data_wait\":-1}}\n",
+    )
+    .unwrap();
+    let line = fails_with_one_line(&["trace", path.to_str().unwrap()]);
+    assert_eq!(
+        line,
+        format!(
+            "error: `{}` line 5: phase `data_wait` is `-1` ms; phase times must be finite and \
+             not negative; fix or delete the line",
+            path.display()
+        )
+    );
+    let newer = dir.path().join("newer.jsonl");
+    fs_err::write(&newer, "{\"format\":\"gpufeed-steps\",\"version\":2}\n").unwrap();
+    let line = fails_with_one_line(&["trace", newer.to_str().unwrap()]);
+    assert!(line.ends_with("upgrade gpufeed to read it"), "{line}");
+    let few = dir.path().join("few.jsonl");
+    fs_err::write(
+        &few,
+        "{\"format\":\"gpufeed-steps\",\"version\":1,\"warmup\":1}\n{\"ms\":10}\n{\"ms\":11}\n",
+    )
+    .unwrap();
+    let line = fails_with_one_line(&["trace", few.to_str().unwrap()]);
+    assert_eq!(
+        line,
+        format!(
+            "error: `{}`: 2 step(s) recorded, 1 after the 1 warm-up step(s): a verdict needs at \
+             least 13 (fewer cannot show a cycle; `STEPS_MIN_JUDGED` in \
+             gpufeed_stats::thresholds); record at least 14 steps",
+            few.display()
+        )
+    );
+}
