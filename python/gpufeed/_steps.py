@@ -42,7 +42,9 @@ class StepReport:
 
     @property
     def verdict(self) -> str:
-        """``input-bound``, ``transfer-bound``, ``oscillating`` or ``compute-bound``."""
+        """``input-bound``, ``transfer-bound``, ``oscillating`` or ``compute-bound``; or
+        ``undetermined`` when no ``data_wait`` was timed (input- and compute-bound cannot be
+        told apart then)."""
         return str(self._document["verdict"])
 
     @property
@@ -196,6 +198,16 @@ class StepTimer:
         if not isinstance(name, str) or not name:
             raise ValueError(f"phase name {name!r}: pass a non-empty string such as 'forward'")
         return _Phase(self, name)
+
+    def record(self, total_ms: float, phases: list[tuple[str, float]], items: int | None = None) -> None:
+        """Adds a step timed elsewhere (a callback, a framework hook): its total and its
+        phases, in ms, in the order they ran."""
+        if not (total_ms >= 0.0) or any(not (ms >= 0.0) for _, ms in phases):
+            raise ValueError(f"step of {total_ms!r} ms with phases {phases!r}: times are ms, not negative")
+        ns = 1e6
+        self._steps.append(
+            (int(total_ms * ns), [(str(name), int(ms * ns)) for name, ms in phases], items)
+        )
 
     @property
     def steps(self) -> int:
