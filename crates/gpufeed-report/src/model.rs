@@ -59,7 +59,9 @@ pub struct Inputs {
     pub trace: Option<String>,
     /// `--quick`: fewer steps, no benchmark grid.
     pub quick: bool,
-    /// The device the step profile ran on (`cpu`, `cuda:0`).
+    /// The device the step profile ran on (`cpu`, `cuda:0`); empty when the steps are the
+    /// user's own loop (`--trace` with a step recording) and gpufeed's step profile did
+    /// not run.
     pub device: String,
 }
 

@@ -18,10 +18,15 @@
 //! 4. **profile data**: the loader as the config sets it ([`BATCHES`] batches), and the
 //!    benchmark grid unless `--quick`.
 //! 5. **profile step**: the `tiny` model for [`STEPS`] steps on the best device this build
-//!    can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU).
-//! 6. **telemetry**: `--trace FILE` analysed as `gpufeed trace FILE`; else, with an NVIDIA
-//!    driver and the step on the GPU, the GPUs sampled every [`TELEMETRY_INTERVAL_S`] s
-//!    while the step profile runs; else skipped with the reason.
+//!    can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU). When `--trace` is
+//!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
+//!    recording is the step evidence instead ([`crate::phase_steps`]), and the demo model
+//!    does not run: its verdict, on another model and loop, would only compete with the
+//!    user's own.
+//! 6. **telemetry**: `--trace FILE` (a utilisation log) analysed as `gpufeed trace FILE`;
+//!    else, with an NVIDIA driver and the step on the GPU, the GPUs sampled every
+//!    [`TELEMETRY_INTERVAL_S`] s while the step profile runs; else skipped with the reason
+//!    (with a step recording as `--trace`: no utilisation log was given).
 //!
 //! The report (`gpufeed-report`) ranks the causes of starvation from all of them, and three
 //! files are written to `--out`: each rendered in full first, written to a temporary file in
@@ -57,11 +62,12 @@ use gpufeed_report::{Collected, Report, UtilSamples};
 use gpufeed_telemetry::nvml::NvmlSource;
 use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
 use gpufeed_telemetry::source::{RealClock, Source as _};
-use gpufeed_telemetry::trace::{Trace, TraceKind, UtilTrace, read_trace};
+use gpufeed_telemetry::trace::{Trace, TraceFormat, TraceKind, UtilTrace, detect_kind, read_trace};
 
 use crate::cli::{
     AnalyzeArgs, DoctorArgs, FindingsFormat, Format, ProfileDataArgs, ProfileStepArgs,
 };
+use crate::phase_steps::{self, PhaseStepDoc};
 use crate::{doctor, features, printer, profile, trace};
 
 /// Clips of the demo dataset: about 8 minutes of audio, a few seconds to generate and
@@ -106,8 +112,14 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     } else {
         Some(NvmlSource::open().map(|s| s.gpus().len()))
     };
+    // `--trace` with the user's own steps: they are the step evidence.
+    let own_steps = args.trace.as_deref().filter(|p| is_step_recording(p));
     let on_gpu = cfg!(feature = "cuda") && matches!(gpu, Some(Ok(n)) if n > 0);
-    let device = if on_gpu { "cuda:0" } else { "cpu" };
+    let device = match (own_steps, on_gpu) {
+        (Some(_), _) => "",
+        (None, true) => "cuda:0",
+        (None, false) => "cpu",
+    };
     let mut c = Collected::new(
         env!("CARGO_PKG_VERSION"),
         Inputs {
@@ -231,7 +243,20 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         format: Format::Json,
     };
     let mut sampled: Option<(Result<UtilTrace>, f64)> = None;
-    if data.is_some() {
+    if let Some(path) = own_steps {
+        if let Some((doc, times)) = progress.run(&mut c.stages, "profile step", || {
+            let (doc, note) = own_step_doc(path)?;
+            let times = doc.series.total_ms.clone();
+            let mut parsed: StepDoc = document(&doc, "phase steps")?;
+            // The report plots the steps itself; hundreds of thousands of per-step values
+            // have no place in `report.json`.
+            parsed.extra.remove("series");
+            Ok(((parsed, times), Some(note)))
+        }) {
+            c.step = Some(doc);
+            c.step_ms = times;
+        }
+    } else if data.is_some() {
         let step_stage = || {
             let doc = profile::step_profile(&step_args)?;
             let parsed: StepDoc = document(&doc, "profile step")?;
@@ -258,6 +283,19 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     // 6. GPU utilisation.
     match (&args.trace, gpu, sampled) {
+        (Some(path), ..) if own_steps.is_some() => {
+            skip(
+                &mut c.stages,
+                &progress,
+                "telemetry",
+                &format!(
+                    "`--trace {}` is a step recording of your own loop (the step evidence), not \
+                     a GPU utilisation log; record one alongside with `gpufeed watch --record \
+                     gpu.jsonl -- python train.py`",
+                    path.display()
+                ),
+            );
+        }
         (Some(path), ..) => {
             if let Some((t, samples)) = progress.run(&mut c.stages, "telemetry", || {
                 let (t, samples, note) = trace_file(path)?;
@@ -456,11 +494,46 @@ fn util_report(t: &UtilTrace, path: &Path) -> Result<(UtilDoc, Vec<UtilSamples>)
     Ok((document(&report, "trace")?, samples))
 }
 
+/// Whether `path` is a step recording (its first non-empty line declares
+/// `gpufeed-steps`). A file that cannot be read is not: the telemetry stage says why.
+fn is_step_recording(path: &Path) -> bool {
+    use std::io::{BufRead as _, Read as _};
+    let Ok(file) = fs_err::File::open(path) else {
+        return false;
+    };
+    // A header is a few hundred bytes; a file whose first MiB is blank is no recording.
+    let mut lines = std::io::BufReader::new(file.take(1 << 20)).lines();
+    let first = lines.find_map(|l| l.ok().filter(|l| !l.trim().is_empty()));
+    first
+        .is_some_and(|l| detect_kind(l.trim_start_matches('\u{feff}')).1 == TraceFormat::PhaseSteps)
+}
+
+/// `--trace FILE` as the user's own steps: the phase-steps document and the stage's note.
+fn own_step_doc(path: &Path) -> Result<(PhaseStepDoc, String)> {
+    let t = phase_steps::read_recording(path)?;
+    let doc = phase_steps::document(&t.meta, &t.steps)
+        .with_context(|| format!("`{}`", path.display()))?;
+    let mut note = format!(
+        "your own loop, from `{}` ({}): {} steps after {} warm-up, {}; the demo model was not \
+         run",
+        path.display(),
+        doc.source,
+        doc.step.samples,
+        doc.warmup,
+        doc.verdict()
+    );
+    if let Some(line) = t.truncated_line {
+        note.push_str(&format!("; line {line} was cut off mid-line and skipped"));
+    }
+    Ok((doc, note))
+}
+
 /// `--trace FILE`: read and analysed as `gpufeed trace FILE --kind util`.
 fn trace_file(path: &Path) -> Result<(Telemetry, Vec<UtilSamples>, String)> {
     let Trace::Util(t) = read_trace(path, Some(TraceKind::Util))? else {
         bail!(
-            "`{}` holds step times; `--trace` takes a GPU utilisation log (nvidia-smi CSV or gpufeed JSONL)",
+            "`{}` holds step times; `--trace` takes a GPU utilisation log (nvidia-smi CSV or \
+             gpufeed JSONL) or a step recording of your own loop (`StepTimer.save`)",
             path.display()
         );
     };

@@ -451,3 +451,120 @@ fn report_html_renders_in_headless_chromium() {
     );
     println!("screenshot: {}", shot.display());
 }
+
+/// `--trace` with a step recording of the user's own loop (as `StepTimer.save` writes it):
+/// it is the step evidence, labelled as theirs; the demo model's step profile does not run;
+/// the first cause is the user's verdict with the user's fix, quoting none of gpufeed's
+/// loader settings.
+#[test]
+fn own_step_recording_is_the_step_evidence() {
+    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    let dir = tempfile::tempdir().unwrap();
+    let data = small_dataset(dir.path());
+    let config = small_config(dir.path(), "");
+    let steps_file = dir.path().join("steps.jsonl");
+    // 1 warm-up step, then 60 steps of 100 ms waiting 30 ms for data: highly input-bound.
+    let steps: Vec<StepRecord> = (0..61)
+        .map(|i| StepRecord {
+            total_ms: 100.0 + f64::from(i % 2),
+            phases: vec![
+                ("data_wait".to_owned(), 30.0 + f64::from(i % 2)),
+                ("forward".to_owned(), 30.0),
+                ("backward".to_owned(), 39.0),
+            ],
+            items: Some(16),
+        })
+        .collect();
+    let meta = Meta {
+        source: "python StepTimer".to_owned(),
+        sync: true,
+        warmup: 1,
+        batch_size: None,
+    };
+    write_jsonl(&steps_file, &meta, &steps).unwrap();
+    let out = dir.path().join("report");
+    let run = gpufeed(
+        dir.path(),
+        &[
+            "analyze",
+            "--quick",
+            "--data",
+            data.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--trace",
+            steps_file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let r = report_json(&out);
+    let step = &r["profile_step"];
+    assert_eq!(step["kind"], "phase-steps", "{step}");
+    assert_eq!(step["source"], "python StepTimer");
+    assert_eq!(step["verdict"], "input-bound");
+    assert_eq!(step["level"], "high");
+    assert!(
+        step.get("series").is_none(),
+        "the per-step series stays out of report.json"
+    );
+    assert_eq!(step["step"]["samples"], 60);
+    assert_eq!(r["inputs"]["device"], "");
+    let s = stage(&r, "profile step");
+    assert_eq!(s["status"], "ok", "{s}");
+    assert!(
+        s["note"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("your own loop, from `{}`", steps_file.display())),
+        "{s}"
+    );
+    let t = stage(&r, "telemetry");
+    assert_eq!(t["status"], "skipped");
+    assert!(
+        t["note"]
+            .as_str()
+            .unwrap()
+            .contains("step recording of your own loop"),
+        "{t}"
+    );
+    assert_eq!(stage(&r, "profile data")["status"], "ok");
+    // The user's verdict leads, with the user's fix.
+    let first = &r["causes"][0];
+    assert_eq!(first["id"], "input-bound", "{}", r["causes"]);
+    assert!(
+        first["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("in your own loop, data wait is 30 % of the step"),
+        "{first}"
+    );
+    assert_eq!(first["fix"], step["fix"]);
+    let fix = first["fix"].as_str().unwrap();
+    assert!(
+        !fix.contains("(now") && !fix.contains(" from 2 to "),
+        "{fix}"
+    );
+    assert_eq!(
+        r["series"]["step_ms"]["values"].as_array().unwrap().len(),
+        60
+    );
+    assert!(
+        run.stdout
+            .starts_with("Most likely cause of starvation: input-bound step: in your own loop"),
+        "{}",
+        run.stdout
+    );
+    let summary = fs_err::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains(
+            "### Training step (your own loop, `--trace`)\n\nyour own training loop, timed by \
+             `python StepTimer`, the device synchronised at each phase boundary: 60 timed steps \
+             after 1 warm-up."
+        ),
+        "{summary}"
+    );
+    let html = fs_err::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Your own loop: the time of each step"));
+}
