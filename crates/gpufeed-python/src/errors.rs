@@ -44,8 +44,18 @@ pub(crate) fn missing(path: &Path, what: &str, fix: &str) -> PyErr {
     PyFileNotFoundError::new_err(format!("`{}`: {what}; {fix}", path.display()))
 }
 
+/// Ok in the process that created the object (`created`), else the error of [`forked`]:
+/// after `fork()` the object's Rust threads do not exist.
+pub(crate) fn same_process(what: &str, created: u32) -> Result<(), PyErr> {
+    if std::process::id() == created {
+        Ok(())
+    } else {
+        Err(forked(what, created))
+    }
+}
+
 /// An object used in a process it was not created in (after `fork()`).
-pub(crate) fn forked(what: &str, created: u32) -> PyErr {
+fn forked(what: &str, created: u32) -> PyErr {
     PyRuntimeError::new_err(format!(
         "this {what} was created in process {created} and is used in process {} after \
          fork(): its Rust threads do not exist here, so it would hang. Create the {what} in \

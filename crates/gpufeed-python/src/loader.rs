@@ -209,11 +209,7 @@ fn plan_settings(c: &LoaderConfig) -> serde_json::Value {
 
 impl Loader {
     fn check_process(&self) -> PyResult<()> {
-        if std::process::id() == self.pid {
-            Ok(())
-        } else {
-            Err(errors::forked("Loader", self.pid))
-        }
+        errors::same_process("Loader", self.pid)
     }
 
     /// The state, or an error when another thread is inside the loader (waiting on it with
@@ -471,19 +467,12 @@ impl Loader {
                 } if has_config => (Some(max_text), Some(max_frames)),
                 _ => (None, None),
             };
-            let m = rust_cache.manifest();
-            let longest_text = m
-                .items
-                .iter()
-                .map(|i| i.text_tokens as usize)
-                .max()
-                .unwrap_or(1);
-            let longest_frames = m
-                .items
-                .iter()
-                .map(|i| i.mel_frames as usize)
-                .max()
-                .unwrap_or(1);
+            let longest = |f: fn(&gpufeed_data::cache::CachedItem) -> u32| {
+                let items = &rust_cache.manifest().items;
+                items.iter().map(|i| f(i) as usize).max().unwrap_or(1)
+            };
+            let longest_text = longest(|i| i.text_tokens);
+            let longest_frames = longest(|i| i.mel_frames);
             Padding::Fixed {
                 max_text: round(max_text_length.or(cfg_text).unwrap_or(longest_text).max(1)),
                 max_frames: round(

@@ -37,11 +37,7 @@ pub(crate) struct Monitor {
 
 impl Monitor {
     fn check_process(&self) -> PyResult<()> {
-        if std::process::id() == self.pid {
-            Ok(())
-        } else {
-            Err(errors::forked("Monitor", self.pid))
-        }
+        errors::same_process("Monitor", self.pid)
     }
 }
 
