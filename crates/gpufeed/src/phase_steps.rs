@@ -71,12 +71,13 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use gpufeed_report::model::Steps;
 use gpufeed_stats::thresholds::STEPS_MIN_JUDGED;
-use gpufeed_telemetry::phase_steps::{self as format, PhaseStepTrace};
-use gpufeed_train::verdict::{self, Bottleneck, Level, Shares};
+use gpufeed_telemetry::phase_steps as format;
+use gpufeed_train::verdict::{self, Bottleneck, Shares};
 
-pub use gpufeed_telemetry::phase_steps::{Meta, StepRecord};
+pub use gpufeed_telemetry::phase_steps::{Meta, PhaseStepTrace, StepRecord};
+/// The types of the document's `step` and `level`, for callers without those crates.
+pub use {gpufeed_report::model::Steps, gpufeed_train::verdict::Level};
 
 use crate::printer;
 use crate::trace::StepReport;
