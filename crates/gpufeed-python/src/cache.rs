@@ -159,7 +159,8 @@ impl Cache {
         self.inner.dir().to_path_buf()
     }
 
-    /// The cache's key: a hash of the feature settings and the dataset.
+    /// The cache's key: a hash of the format version and the feature settings (the folder
+    /// name under the cache root; the dataset is identified by its own root).
     #[getter]
     fn key(&self) -> &str {
         &self.inner.manifest().key
