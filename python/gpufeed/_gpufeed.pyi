@@ -1,6 +1,7 @@
 """Type stubs of the Rust extension ``gpufeed._gpufeed`` (crates/gpufeed-python)."""
 
 import os
+import pathlib
 from collections.abc import Iterator
 from typing import Any, Literal, TypedDict
 
@@ -81,7 +82,7 @@ class Cache:
     @property
     def report(self) -> dict[str, Any] | None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def key(self) -> str: ...
     @property
