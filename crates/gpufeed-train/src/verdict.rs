@@ -121,7 +121,8 @@ impl Shares {
 }
 
 fn pct(x: f64) -> String {
-    format!("{:.1} %", 100.0 * x)
+    // `+ 0.0` turns the -0.0 of an empty sum (no input phase) into 0.0: never "-0.0 %".
+    format!("{:.1} %", 100.0 * x + 0.0)
 }
 
 /// Judges a profile.
@@ -304,6 +305,17 @@ mod tests {
         );
         let v = judge(shares(0.04, 0.0), &s, GPUFEED);
         assert_eq!(v.bottleneck, Bottleneck::ComputeBound);
+    }
+
+    #[test]
+    fn no_input_time_reads_zero_not_minus_zero() {
+        let empty: f64 = std::iter::empty::<f64>().sum();
+        let v = judge(shares(empty, empty), &steady(), GPUFEED);
+        assert!(
+            v.evidence.iter().all(|e| !e.contains("-0.0")),
+            "{:?}",
+            v.evidence
+        );
     }
 
     #[test]

@@ -263,7 +263,8 @@ impl PhaseStepDoc {
 }
 
 fn pct(x: f64) -> String {
-    format!("{:.1} %", 100.0 * x)
+    // `+ 0.0` turns the -0.0 of an empty sum into 0.0: never "-0.0 %".
+    format!("{:.1} %", 100.0 * x + 0.0)
 }
 
 /// Builds the document from a recording (see the [module docs](self)). An error, saying
