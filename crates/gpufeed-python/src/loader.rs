@@ -212,19 +212,23 @@ impl Loader {
         errors::same_process("Loader", self.pid)
     }
 
-    /// The state, or an error when another thread is inside the loader (waiting on it with
-    /// the GIL held could deadlock with that thread, which needs the GIL to return).
-    fn state(&self) -> PyResult<std::sync::MutexGuard<'_, State>> {
+    /// The state, closed or not, or an error when another thread is inside the loader
+    /// (waiting on it with the GIL held could deadlock with that thread, which needs the GIL
+    /// to return); `fix` ends that error.
+    fn lock(&self, fix: &str) -> PyResult<std::sync::MutexGuard<'_, State>> {
         self.check_process()?;
-        let guard = match self.state.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "the Loader is in use by another thread: give each thread its own Loader",
-                ));
-            }
-        };
+        match self.state.try_lock() {
+            Ok(g) => Ok(g),
+            Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+            Err(TryLockError::WouldBlock) => Err(PyRuntimeError::new_err(format!(
+                "the Loader is in use by another thread: {fix}"
+            ))),
+        }
+    }
+
+    /// The state of an open loader (see [`Loader::lock`]).
+    fn state(&self) -> PyResult<std::sync::MutexGuard<'_, State>> {
+        let guard = self.lock("give each thread its own Loader")?;
         if guard.closed {
             return Err(PyRuntimeError::new_err(
                 "the Loader is closed: create a new one (its state_dict() resumes where this one stopped)",
@@ -710,27 +714,22 @@ impl Loader {
     }
 
     /// Stops and joins the worker threads. Batches already received stay valid.
-    fn close(&self, py: Python<'_>) -> PyResult<()> {
-        self.check_process()?;
-        let _ = py;
-        let mut s = match self.state.try_lock() {
-            Ok(g) => g,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                return Err(PyRuntimeError::new_err(
-                    "the Loader is in use by another thread: close it from that thread",
-                ));
-            }
-        };
+    fn close(&self) -> PyResult<()> {
+        let mut s = self.lock("close it from that thread")?;
         s.stream = None;
         s.closed = true;
         Ok(())
     }
 
-    /// Whether `close()` was called.
+    /// Whether `close()` was called. Never waits: a loader another thread is inside (which
+    /// holds the state while it waits for a batch, the GIL released) is open.
     #[getter]
     fn closed(&self) -> bool {
-        self.state.lock().map_or(true, |s| s.closed)
+        match self.state.try_lock() {
+            Ok(s) => s.closed,
+            Err(TryLockError::Poisoned(p)) => p.into_inner().closed,
+            Err(TryLockError::WouldBlock) => false,
+        }
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
@@ -739,8 +738,8 @@ impl Loader {
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.close(py)?;
+    fn __exit__(&self, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
         Ok(false)
     }
 
