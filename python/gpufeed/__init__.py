@@ -24,8 +24,7 @@ import os
 from typing import Any
 
 from . import _gpufeed
-from ._gpufeed import Cache, Loader, __version__, mel
-from ._monitor import Monitor
+from ._gpufeed import Cache, Loader, Monitor, __version__, mel
 from ._steps import StepReport, StepTimer
 
 __all__ = [

@@ -18,6 +18,7 @@ num_workers=0``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,7 +75,7 @@ class TorchLoader:
         if self.device is None or self.device.type == "cpu":
             return out
         stream = self._stream
-        ctx = torch.cuda.stream(stream) if stream is not None else _nullcontext()
+        ctx = torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
         with ctx:
             for k, v in out.items():
                 if isinstance(v, torch.Tensor):
@@ -119,11 +120,3 @@ class TorchLoader:
 
     def set_epoch(self, epoch: int) -> None:
         self.loader.set_epoch(epoch)
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

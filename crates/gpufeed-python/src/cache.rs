@@ -77,6 +77,16 @@ impl Cache {
         })
     }
 
+    /// A count of every item, in cache order, as int64.
+    fn per_item<'py>(
+        &self,
+        py: Python<'py>,
+        f: fn(&gpufeed_data::cache::CachedItem) -> u32,
+    ) -> Bound<'py, PyArray1<i64>> {
+        let items = &self.inner.manifest().items;
+        PyArray1::from_vec(py, items.iter().map(|it| i64::from(f(it))).collect())
+    }
+
     fn index(&self, i: isize) -> PyResult<usize> {
         let n = self.inner.len();
         let j = if i < 0 { i + n as isize } else { i };
@@ -197,27 +207,13 @@ impl Cache {
     /// Frames per item, int64.
     #[getter]
     fn mel_lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let v: Vec<i64> = self
-            .inner
-            .manifest()
-            .items
-            .iter()
-            .map(|it| i64::from(it.mel_frames))
-            .collect();
-        PyArray1::from_vec(py, v)
+        self.per_item(py, |it| it.mel_frames)
     }
 
     /// Tokens per item, int64.
     #[getter]
     fn token_lengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let v: Vec<i64> = self
-            .inner
-            .manifest()
-            .items
-            .iter()
-            .map(|it| i64::from(it.text_tokens))
-            .collect();
-        PyArray1::from_vec(py, v)
+        self.per_item(py, |it| it.text_tokens)
     }
 
     /// The feature settings the cache was built with (audio and text), as a dict.

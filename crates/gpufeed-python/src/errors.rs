@@ -11,30 +11,28 @@ use gpufeed_data::DataError;
 /// A data error: a missing file is `FileNotFoundError`, other I/O `OSError`, bad settings
 /// or a corrupt cache `ValueError`.
 pub(crate) fn data(e: DataError) -> PyErr {
-    let message = e.to_string();
-    match &e {
-        DataError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            PyFileNotFoundError::new_err(message)
-        }
-        DataError::NotFound { .. } | DataError::NoManifest { .. } => {
-            PyFileNotFoundError::new_err(message)
-        }
-        DataError::Io { .. } => PyOSError::new_err(message),
-        _ => PyValueError::new_err(message),
-    }
+    classify(&e, e.to_string())
 }
 
-/// An `anyhow` error from the CLI's library code, its context chain on one line.
+/// An `anyhow` error from the CLI's library code, its context chain on one line; classed
+/// as [`data`] classes a data error inside it.
 pub(crate) fn any(e: &anyhow::Error) -> PyErr {
     let message = format!("{e:#}");
     match e.downcast_ref::<DataError>() {
-        Some(DataError::NotFound { .. } | DataError::NoManifest { .. }) => {
+        Some(d) => classify(d, message),
+        None => PyValueError::new_err(message),
+    }
+}
+
+fn classify(e: &DataError, message: String) -> PyErr {
+    match e {
+        DataError::NotFound { .. } | DataError::NoManifest { .. } => {
             PyFileNotFoundError::new_err(message)
         }
-        Some(DataError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+        DataError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             PyFileNotFoundError::new_err(message)
         }
-        Some(DataError::Io { .. }) => PyOSError::new_err(message),
+        DataError::Io { .. } => PyOSError::new_err(message),
         _ => PyValueError::new_err(message),
     }
 }
