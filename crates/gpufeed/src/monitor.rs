@@ -339,27 +339,38 @@ impl Run {
         if let Some(r) = self.recorder.take() {
             r.finish()?;
         }
-        let interval = self.sampler.interval();
-        let (util, notes) = report::util_report(&self.collector, &self.title, interval)?;
+        let (report, notes) = end_report(&self.sampler, &self.collector, &self.title, exit_code)?;
         for n in notes {
             printer::warn(&n);
         }
-        let cost = self.sampler.cost();
-        let host = HostReport::new(
-            self.collector.host(),
-            &cost,
-            interval,
-            self.sampler.clock().is_real(),
-        );
-        Ok((
-            MonitorReport {
-                util,
-                host,
-                exit_code,
-            },
-            self.title,
-        ))
+        Ok((report, self.title))
     }
+}
+
+/// The report of a run from what `sampler` collected, and the notes on the analysis (GPUs
+/// left out of it, ...).
+fn end_report(
+    sampler: &Sampler,
+    collector: &Collector,
+    title: &str,
+    exit_code: Option<i32>,
+) -> Result<(MonitorReport, Vec<String>)> {
+    let interval = sampler.interval();
+    let (util, notes) = report::util_report(collector, title, interval)?;
+    let host = HostReport::new(
+        collector.host(),
+        &sampler.cost(),
+        interval,
+        sampler.clock().is_real(),
+    );
+    Ok((
+        MonitorReport {
+            util,
+            host,
+            exit_code,
+        },
+        notes,
+    ))
 }
 
 fn print_report(
@@ -593,23 +604,9 @@ pub fn sample_until(
             _ => break,
         }
     }
-    let interval = sampler.interval();
-    let (util, notes) = report::util_report(&collector, &title, interval)?;
+    let (report, notes) = end_report(&sampler, &collector, &title, None)?;
     warnings.extend(notes);
-    let host = HostReport::new(
-        collector.host(),
-        &sampler.cost(),
-        interval,
-        sampler.clock().is_real(),
-    );
-    Ok((
-        MonitorReport {
-            util,
-            host,
-            exit_code: None,
-        },
-        warnings,
-    ))
+    Ok((report, warnings))
 }
 
 /// `gpufeed watch -- CMD`.
