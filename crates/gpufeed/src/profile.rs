@@ -35,7 +35,7 @@ use crate::printer;
 use crate::trace::StepReport;
 
 pub(crate) mod step_doc;
-mod step_text;
+pub(crate) mod step_text;
 pub(crate) use step_doc::step_profile;
 
 /// `gpufeed profile step`.

@@ -3,9 +3,8 @@
 
 use std::fmt::Write as _;
 
-use gpufeed_train::verdict::Level;
-
 use super::PhaseStepDoc;
+use crate::profile::step_text::verdict_head;
 
 /// The report `gpufeed trace FILE` prints for a step recording, and `str()` of the Python
 /// `StepReport`.
@@ -13,16 +12,7 @@ use super::PhaseStepDoc;
 pub fn render_text(d: &PhaseStepDoc) -> String {
     let mut o = String::new();
     // Writing into a String cannot fail; the results are ignored deliberately.
-    let level = match d.level {
-        Some(Level::High) => " (high)",
-        Some(Level::Moderate) => " (moderate)",
-        None => "",
-    };
-    let _ = writeln!(o, "{}{level}", d.verdict);
-    for e in &d.evidence {
-        let _ = writeln!(o, "  {e}");
-    }
-    let _ = writeln!(o, "  fix: {}", d.fix);
+    verdict_head(&mut o, &d.verdict, d.level, &d.evidence, &d.fix);
     let s = &d.step;
     let _ = writeln!(
         o,

@@ -6,19 +6,31 @@ use gpufeed_train::verdict::Level;
 
 use super::step_doc::StepDoc;
 
-/// Renders the report.
-pub(crate) fn render(d: &StepDoc) -> String {
-    let mut o = String::new();
-    let level = match d.level {
+/// The head of a step report (`profile step`, and a step recording in `trace`): the
+/// verdict with its level, one evidence line each, the fix.
+pub(crate) fn verdict_head(
+    o: &mut String,
+    verdict: &str,
+    level: Option<Level>,
+    evidence: &[String],
+    fix: &str,
+) {
+    let level = match level {
         Some(Level::High) => " (high)",
         Some(Level::Moderate) => " (moderate)",
         None => "",
     };
-    let _ = writeln!(o, "{}{level}", d.verdict);
-    for e in &d.evidence {
+    let _ = writeln!(o, "{verdict}{level}");
+    for e in evidence {
         let _ = writeln!(o, "  {e}");
     }
-    let _ = writeln!(o, "  fix: {}", d.fix);
+    let _ = writeln!(o, "  fix: {fix}");
+}
+
+/// Renders the report.
+pub(crate) fn render(d: &StepDoc) -> String {
+    let mut o = String::new();
+    verdict_head(&mut o, d.verdict, d.level, &d.evidence, &d.fix);
     let c = &d.config;
     let _ = writeln!(
         o,
