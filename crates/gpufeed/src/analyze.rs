@@ -610,19 +610,7 @@ fn write_report(dir: &Path, report: &Report) -> Result<()> {
         (HTML, Html.render(report)),
     ];
     for (name, text) in files {
-        let path = dir.join(name);
-        let context = || format!("cannot write `{}`", path.display());
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .tempfile_in(dir)
-            .with_context(context)?;
-        tmp.write_all(text.as_bytes()).with_context(context)?;
-        tmp.as_file().sync_all().with_context(context)?;
-        tmp.persist(&path)
-            .map_err(|e| e.error)
-            .with_context(context)?;
+        crate::fsx::write_atomic(&dir.join(name), |f| f.write_all(text.as_bytes()))?;
     }
     Ok(())
 }

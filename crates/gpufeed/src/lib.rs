@@ -17,6 +17,7 @@ pub mod checks;
 pub mod cli;
 pub mod doctor;
 pub mod features;
+mod fsx;
 pub mod monitor;
 pub mod phase_steps;
 pub mod printer;

@@ -440,30 +440,11 @@ pub fn write_jsonl(path: &Path, meta: &Meta, steps: &[StepRecord]) -> Result<()>
         s.check()
             .map_err(|p| anyhow!("`{}` not written: step {i}: {p}", path.display()))?;
     }
-    let context = || format!("cannot write `{}`", path.display());
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "steps".into(), |n| n.to_string_lossy());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .with_context(context)?;
-    {
-        let mut out = BufWriter::new(tmp.as_file_mut());
-        format::write(&mut out, meta, steps).with_context(context)?;
-        out.flush().with_context(context)?;
-    }
-    tmp.as_file().sync_all().with_context(context)?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(context)?;
-    Ok(())
+    crate::fsx::write_atomic(path, |file| {
+        let mut out = BufWriter::new(file);
+        format::write(&mut out, meta, steps)?;
+        out.flush()
+    })
 }
 
 /// Reads a recording without printing: the steps, and the line of a last step that was cut
