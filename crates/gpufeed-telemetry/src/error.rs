@@ -413,6 +413,29 @@ impl TraceError {
     }
 }
 
+/// Checks the `version` of a JSONL header (`value`, line `line` of `path`) against the one
+/// this gpufeed reads: `missing()` when there is none, [`TraceError::UnsupportedVersion`]
+/// when it differs.
+pub(crate) fn check_version(
+    value: &serde_json::Value,
+    supported: u32,
+    path: &Path,
+    line: usize,
+    missing: impl FnOnce() -> TraceError,
+) -> Result<(), TraceError> {
+    let version = value.get("version").ok_or_else(missing)?;
+    if version.as_u64() == Some(u64::from(supported)) {
+        Ok(())
+    } else {
+        Err(TraceError::UnsupportedVersion {
+            path: path.to_owned(),
+            line,
+            found: shown(&version.to_string()),
+            supported,
+        })
+    }
+}
+
 /// A value as quoted in a message: at most 60 characters, control characters escaped, so
 /// that a message stays on one line whatever the file holds.
 pub(crate) fn shown(value: &str) -> String {

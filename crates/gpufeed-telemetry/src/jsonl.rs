@@ -521,15 +521,7 @@ fn parse_header(line: &str, n: usize, path: &Path) -> Result<Header, TraceError>
     if value.get("format").and_then(serde_json::Value::as_str) != Some(FORMAT) {
         return Err(not_a_header());
     }
-    let version = value.get("version").ok_or_else(not_a_header)?;
-    if version.as_u64() != Some(u64::from(VERSION)) {
-        return Err(TraceError::UnsupportedVersion {
-            path: path.to_owned(),
-            line: n,
-            found: crate::error::shown(&version.to_string()),
-            supported: VERSION,
-        });
-    }
+    crate::error::check_version(&value, VERSION, path, n, not_a_header)?;
     Header::deserialize(&value).map_err(|e| json_error(path, n, &e))
 }
 

@@ -453,15 +453,7 @@ fn parse_header(line: &[u8], n: usize, path: &Path) -> Result<Meta, TraceError> 
         }
         _ => return Err(not_a_header(None)),
     }
-    let version = value.get("version").ok_or_else(|| not_a_header(None))?;
-    if version.as_u64() != Some(u64::from(VERSION)) {
-        return Err(TraceError::UnsupportedVersion {
-            path: path.to_owned(),
-            line: n,
-            found: crate::error::shown(&version.to_string()),
-            supported: VERSION,
-        });
-    }
+    crate::error::check_version(&value, VERSION, path, n, || not_a_header(None))?;
     let h: HeaderIn = serde_json::from_slice(line).map_err(|e| json_error(path, n, &e))?;
     Ok(Meta {
         source: h.source,
