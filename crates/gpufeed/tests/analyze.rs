@@ -80,6 +80,25 @@ fn oscillating_trace(dir: &Path) -> PathBuf {
     path
 }
 
+/// `gpufeed analyze --quick --data DATA --config CONFIG --trace TRACE --out OUT` in `dir`.
+fn analyze_quick(dir: &Path, data: &Path, config: &Path, trace: &Path, out: &Path) -> Run {
+    gpufeed(
+        dir,
+        &[
+            "analyze",
+            "--quick",
+            "--data",
+            data.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+}
+
 fn report_json(out: &Path) -> Value {
     serde_json::from_str(&fs_err::read_to_string(out.join("report.json")).unwrap()).unwrap()
 }
@@ -101,21 +120,7 @@ fn oscillating_trace_ranks_first_with_its_period() {
     let trace = oscillating_trace(dir.path());
     let config = small_config(dir.path(), "");
     let out = dir.path().join("report");
-    let run = gpufeed(
-        dir.path(),
-        &[
-            "analyze",
-            "--quick",
-            "--data",
-            data.to_str().unwrap(),
-            "--config",
-            config.to_str().unwrap(),
-            "--trace",
-            trace.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let run = analyze_quick(dir.path(), &data, &config, &trace, &out);
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let r = report_json(&out);
     let first = &r["causes"][0];
@@ -483,21 +488,7 @@ fn own_step_recording_is_the_step_evidence() {
     };
     write_jsonl(&steps_file, &meta, &steps).unwrap();
     let out = dir.path().join("report");
-    let run = gpufeed(
-        dir.path(),
-        &[
-            "analyze",
-            "--quick",
-            "--data",
-            data.to_str().unwrap(),
-            "--config",
-            config.to_str().unwrap(),
-            "--trace",
-            steps_file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
+    let run = analyze_quick(dir.path(), &data, &config, &steps_file, &out);
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let r = report_json(&out);
     let step = &r["profile_step"];
