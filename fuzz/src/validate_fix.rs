@@ -1,0 +1,87 @@
+//! `validate --fix` on arbitrary text ([`gpufeed_doctor::fix::plan`]): when it plans a fix,
+//! the fixed text parses again, keeps every comment and line, and is a fixed point (a
+//! second `--fix` changes nothing).
+
+use std::path::Path;
+
+use gpufeed_doctor::fix::{FixError, plan};
+use gpufeed_doctor::validate::{Context, validate_text};
+
+/// Validates `data` as a config and checks what `--fix` would write.
+pub fn run(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let path = Path::new("fuzz-config.yaml");
+    // With the cores known, so that the rules comparing with them run too.
+    let ctx = Context { cores: Some(4) };
+    let validation = validate_text(text, path, &ctx);
+    for finding in &validation.findings {
+        if let Some(p) = &finding.path {
+            assert_eq!(
+                p, "fuzz-config.yaml",
+                "finding `{}` names another file",
+                finding.id
+            );
+        }
+    }
+    let fixed = match plan(&validation, &ctx) {
+        Ok(p) => p,
+        Err(FixError::NotParsed { .. }) => {
+            assert!(
+                !validation.parsed,
+                "a parsed config was refused as not parsed"
+            );
+            return;
+        }
+        Err(e) => panic!("--fix would break the config: {e}\n--- input:\n{text}"),
+    };
+    let after = validate_text(&fixed.fixed, path, &ctx);
+    assert!(
+        after.parsed,
+        "the fixed text does not parse:\n{}",
+        fixed.fixed
+    );
+    keeps_comments(text, &fixed.fixed);
+    let again = match plan(&after, &ctx) {
+        Ok(p) => p,
+        Err(e) => panic!(
+            "a second --fix failed: {e}\n--- fixed text:\n{}",
+            fixed.fixed
+        ),
+    };
+    assert!(
+        !again.changes(),
+        "a second --fix changed the text:\n{}\n--- to:\n{}",
+        fixed.fixed,
+        again.fixed
+    );
+}
+
+/// The fix edits values and keys, never lines: every line is still there, and each line's
+/// comment (from a `#` at the start of the line or after a blank, to the end of the line)
+/// ends the same line after the fix.
+fn keeps_comments(before: &str, after: &str) {
+    let (a, b): (Vec<&str>, Vec<&str>) =
+        (before.split('\n').collect(), after.split('\n').collect());
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "--fix changed the number of lines:\n{before}\n--- to:\n{after}"
+    );
+    for (old, new) in a.iter().zip(&b) {
+        if let Some(comment) = comment(old) {
+            assert!(
+                new.ends_with(comment),
+                "--fix lost the comment `{comment}`: `{old}` became `{new}`"
+            );
+        }
+    }
+}
+
+fn comment(line: &str) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let start = (0..bytes.len())
+        .find(|&i| bytes[i] == b'#' && (i == 0 || matches!(bytes[i - 1], b' ' | b'\t')))?;
+    Some(&line[start..])
+}
