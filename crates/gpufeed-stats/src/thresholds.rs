@@ -159,6 +159,18 @@ thresholds! {
     TENSOR_CORE_MIN_CC = 7.0, "compute capability",
         "`framework-no-tensor-cores`: a GPU below this compute capability has no Tensor Cores, so mixed precision saves memory but does not speed up matrix math",
         "NVIDIA: Tensor Cores arrived with Volta (compute capability 7.0); TensorFlow's mixed precision guide: mixed precision runs fastest on compute capability 7.0 and above";
+    /// HTA: a gap below this between queued kernels is kernel wait (launch overhead).
+    KERNEL_WAIT_US = 30.0, "us",
+        "profiler traces: a gap on a GPU stream shorter than this, with the next kernel already launched, is kernel wait (launch overhead); longer ones are `other`",
+        "Holistic Trace Analysis 0.5.0, `_analyze_idle_time_for_stream`, consecutive_kernel_delay = 30 (trace microseconds; the docstring says ns); kept equal so gpufeed's idle breakdown matches HTA's";
+    /// A host stall (sync, launch gaps) costing this share of the step is moderate.
+    HOST_STALL_MODERATE = 0.05, "ratio",
+        "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is moderately sync- or launch-bound",
+        "TF Profiler's moderately-input-bound level (op_stats_to_input_pipeline_analysis.cc), applied to the other host stalls so that every cause of GPU idle is judged on one scale (gpufeed judgement)";
+    /// A host stall costing this share of the step is high.
+    HOST_STALL_HIGH = 0.20, "ratio",
+        "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is highly sync- or launch-bound",
+        "TF Profiler's highly-input-bound level, applied to the other host stalls (gpufeed judgement, see HOST_STALL_MODERATE)";
 }
 
 #[cfg(test)]

@@ -1,0 +1,52 @@
+//! The errors of reading a trace: each names the file, and the byte offset where it helps.
+
+use std::path::PathBuf;
+
+/// Why a trace could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be opened or read.
+    #[error("Failed to read `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is JSON (or not) but not a Chrome trace.
+    #[error(
+        "`{path}` is not a profiler trace: {reason}\n\nhint: give a PyTorch profiler trace \
+         (`prof.export_chrome_trace(...)` or `tensorboard_trace_handler`'s `*.pt.trace.json`), \
+         a TensorFlow profiler `*.trace.json.gz`, or a folder of them"
+    )]
+    NotATrace {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// A trace event that is not valid JSON, or has a field of the wrong type.
+    #[error("`{path}`: bad trace event at byte {offset}: {message}")]
+    BadEvent {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the event in the (decompressed) JSON.
+        offset: u64,
+        /// serde_json's message.
+        message: String,
+    },
+    /// A folder without any trace file.
+    #[error(
+        "`{path}` holds no `*.json` or `*.json.gz` trace file\n\nhint: point at the folder \
+         your profiler wrote (`tensorboard_trace_handler(DIR)`, or TensorFlow's \
+         `LOGDIR/plugins/profile/RUN`)"
+    )]
+    EmptyFolder {
+        /// The folder.
+        path: PathBuf,
+    },
+}
+
+/// Result of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,548 @@
+//! Holistic Trace Analysis' figures, by HTA 0.5.0's own rules: rows, rounding, GPU rows,
+//! the window of analysed steps, kernel types, merging, the temporal breakdown, the
+//! per-stream idle-time breakdown and the kernel-type breakdown.
+//!
+//! Each rule below cites the HTA source it follows (paths inside the `hta` package, as
+//! set out in `shared/data/kineto/README.md`); the same trace gives the same figures.
+//!
+//! - **Rows** (`common/trace_parser.py`, `_compress_df`): events with `dur` and `cat`,
+//!   except cat `Trace`. `stream` and `correlation` from `args`, else -1.
+//! - **Rounding** (`round_down_time_stamps`): when some `ts` is fractional or missing,
+//!   `end = floor(ts + dur)` and `ts = ceil(ts)` in f64, for every row.
+//! - **GPU rows** (`common/trace_filter.py`): `stream >= 0 && correlation >= 0`, or the
+//!   name `Event Sync` / `Context Sync`; every other row is a CPU row.
+//! - **Window** (`common/trace.py`, `_filter_irrelevant_gpu_kernels`): with at least two
+//!   distinct `ProfilerStep` names in the folder, a rank keeps the CPU rows that start
+//!   before its last ProfilerStep and the GPU rows whose correlation one of those has.
+//! - **Kernel type** (`utils/utils.py`, `get_kernel_type`): from the name only.
+//! - **Merging** (`merge_kernel_intervals`): sort by start; touching intervals merge.
+//! - **Temporal breakdown** (`analyzers/breakdown_analysis.py`): span of the merged GPU
+//!   rows with a stream, idle = span − merged length, compute = merged length of the
+//!   COMPUTATION rows, non-compute = the rest; percentages rounded to 2 decimals, half to
+//!   even (numpy).
+//! - **Idle-time breakdown** (`_analyze_idle_time_for_stream`): per stream, events sorted
+//!   by start; each gap to the previous event's end is host wait when the launch call
+//!   started after that end, else kernel wait below [`KERNEL_WAIT_US`], else other.
+//! - **Kernel-type breakdown** (`_get_gpu_kernel_type_time`): a sweep over the merged
+//!   COMPUTATION, COMMUNICATION and MEMORY intervals labels each segment with the types
+//!   running.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::read::{NO_CAT, RawTrace};
+
+pub use gpufeed_stats::thresholds::KERNEL_WAIT_US;
+
+/// HTA's kernel types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum KernelType {
+    /// Compute kernels.
+    Computation,
+    /// NCCL kernels.
+    Communication,
+    /// Memcpy, memset, DMA.
+    Memory,
+    /// Anything with `Memcpy` or `Sync` in its name that is not MEMORY.
+    Other,
+}
+
+impl KernelType {
+    /// HTA's `get_kernel_type`: `re.match` on the name, anchored at its start.
+    #[must_use]
+    pub fn of(name: &str) -> Self {
+        let nccl = name.starts_with("nccl") && name[4..].contains("Kernel");
+        if nccl {
+            Self::Communication
+        } else if name.starts_with("Memcpy")
+            || name.starts_with("Memset")
+            || name.starts_with("dma")
+        {
+            Self::Memory
+        } else if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
+            Self::Other
+        } else {
+            Self::Computation
+        }
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            Self::Computation => 1,
+            Self::Communication => 2,
+            Self::Memory => 4,
+            Self::Other => 0,
+        }
+    }
+}
+
+/// A GPU row after rounding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuRow {
+    /// Start, µs.
+    pub ts: i64,
+    /// End, µs.
+    pub end: i64,
+    /// `args.stream`, -1 when absent.
+    pub stream: i64,
+    /// `args.correlation`.
+    pub corr: i64,
+    /// Name id in the rank's symbols.
+    pub name: u32,
+    /// Category id.
+    pub cat: u32,
+    /// Kernel type by name.
+    pub kind: KernelType,
+    /// Start of the CPU row that launched it (same correlation; the last such row in file
+    /// order), when that row is in the window.
+    pub launch_ts: Option<i64>,
+}
+
+/// A CPU row after rounding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuRow {
+    /// Start, µs.
+    pub ts: i64,
+    /// End, µs.
+    pub end: i64,
+    /// Name id.
+    pub name: u32,
+    /// Category id.
+    pub cat: u32,
+    /// Interned thread id.
+    pub tid: u32,
+    /// `args.correlation`.
+    pub corr: i64,
+}
+
+/// One rank's rows, split and windowed as HTA does.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    /// GPU rows in the window, in file order.
+    pub gpu: Vec<GpuRow>,
+    /// CPU rows in the window, in file order.
+    pub cpu: Vec<CpuRow>,
+    /// GPU rows in the file (before the window).
+    pub gpu_in_file: usize,
+    /// Whether the window was applied.
+    pub windowed: bool,
+}
+
+/// Distinct names containing `ProfilerStep` over all ranks of a folder: the window needs
+/// at least two.
+#[must_use]
+pub fn profiler_step_names(traces: &[&RawTrace]) -> usize {
+    let mut names = FxHashSet::default();
+    for t in traces {
+        for (_, s) in t.symbols.iter() {
+            if s.contains("ProfilerStep") {
+                names.insert(s.to_owned());
+            }
+        }
+    }
+    names.len()
+}
+
+/// HTA's ns rounding can be turned off with this environment variable, as in HTA.
+pub const DISABLE_ROUNDING_ENV: &str = "HTA_DISABLE_NS_ROUNDING";
+
+/// The rows of one rank: rounding, GPU/CPU split, launch links, the window (when
+/// `window` is true: the folder has at least two ProfilerStep names).
+#[must_use]
+pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
+    let round = round && t.fractional_ts;
+    let trace_cat = t.symbols.get("Trace");
+    let event_sync = t.symbols.get("Event Sync");
+    let context_sync = t.symbols.get("Context Sync");
+    let mut gpu = Vec::new();
+    let mut cpu = Vec::new();
+    for e in &t.events {
+        if e.cat == NO_CAT || Some(e.cat) == trace_cat || e.ts.is_nan() || e.dur.is_nan() {
+            continue;
+        }
+        let (ts, end) = if round {
+            ((e.ts.ceil()) as i64, (e.ts + e.dur).floor() as i64)
+        } else {
+            (e.ts as i64, (e.ts + e.dur) as i64)
+        };
+        let is_gpu = (e.stream >= 0 && e.corr >= 0)
+            || Some(e.name) == event_sync
+            || Some(e.name) == context_sync;
+        if is_gpu {
+            gpu.push(GpuRow {
+                ts,
+                end,
+                stream: e.stream,
+                corr: e.corr,
+                name: e.name,
+                cat: e.cat,
+                kind: KernelType::of(t.symbols.name(e.name)),
+                launch_ts: None,
+            });
+        } else {
+            cpu.push(CpuRow {
+                ts,
+                end,
+                name: e.name,
+                cat: e.cat,
+                tid: e.tid,
+                corr: e.corr,
+            });
+        }
+    }
+    let gpu_in_file = gpu.len();
+    if window {
+        let steps: FxHashSet<u32> = t
+            .symbols
+            .iter()
+            .filter(|(_, s)| s.contains("ProfilerStep"))
+            .map(|(id, _)| id)
+            .collect();
+        // `ts < NaN` is false in pandas: a rank without a step keeps nothing.
+        let last = cpu
+            .iter()
+            .filter(|r| steps.contains(&r.name))
+            .map(|r| r.ts)
+            .max();
+        cpu.retain(|r| last.is_some_and(|l| r.ts < l));
+    }
+    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
+    for r in &cpu {
+        // The last CPU row in file order with a correlation wins.
+        launch.insert(r.corr, r.ts);
+    }
+    if window {
+        gpu.retain(|g| launch.contains_key(&g.corr));
+    }
+    for g in &mut gpu {
+        if g.corr >= 0 {
+            g.launch_ts = launch.get(&g.corr).copied();
+        }
+    }
+    Rows {
+        gpu,
+        cpu,
+        gpu_in_file,
+        windowed: window,
+    }
+}
+
+/// Merges intervals (HTA's `merge_kernel_intervals`): touching intervals merge.
+#[must_use]
+pub fn merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (s, e) in iv {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn merged_len(iv: &[(i64, i64)]) -> i64 {
+    iv.iter().map(|(s, e)| e - s).sum()
+}
+
+/// numpy's `round(x, d)`: half to even.
+#[must_use]
+pub fn round_to(x: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    (x * f).round_ties_even() / f
+}
+
+/// Temporal breakdown of one rank: the contract's `temporal` object.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct Temporal {
+    /// From the first GPU event's start to the last one's end, µs.
+    pub span_us: f64,
+    /// Time with no GPU event running, µs.
+    pub idle_us: f64,
+    /// Time with a compute kernel running, µs.
+    pub compute_us: f64,
+    /// Time with only memory, communication or other GPU work running, µs.
+    pub non_compute_us: f64,
+    /// `idle_us` over the span, percent, 2 decimals.
+    pub idle_pct: f64,
+    /// `compute_us` over the span, percent.
+    pub compute_pct: f64,
+    /// `non_compute_us` over the span, percent.
+    pub non_compute_pct: f64,
+}
+
+/// HTA's `get_temporal_breakdown` for one rank; `None` without GPU rows.
+#[must_use]
+pub fn temporal(rows: &Rows) -> Option<Temporal> {
+    let all: Vec<(i64, i64)> = rows
+        .gpu
+        .iter()
+        .filter(|g| g.stream != -1)
+        .map(|g| (g.ts, g.end))
+        .collect();
+    let merged = merge(all);
+    let (first, last) = (merged.first()?.0, merged.last()?.1);
+    let span = last - first;
+    let idle = span - merged_len(&merged);
+    let compute = merged_len(&merge(
+        rows.gpu
+            .iter()
+            .filter(|g| g.stream != -1 && g.kind == KernelType::Computation)
+            .map(|g| (g.ts, g.end))
+            .collect(),
+    ));
+    let non_compute = span - compute - idle;
+    let pct = |x: i64| {
+        if span > 0 {
+            round_to(100.0 * (x as f64 / span as f64), 2)
+        } else {
+            0.0
+        }
+    };
+    Some(Temporal {
+        span_us: span as f64,
+        idle_us: idle as f64,
+        compute_us: compute as f64,
+        non_compute_us: non_compute as f64,
+        idle_pct: pct(idle),
+        compute_pct: pct(compute),
+        non_compute_pct: pct(non_compute),
+    })
+}
+
+/// Idle time of one stream by cause: an entry of the contract's `idle_breakdown`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+pub struct StreamIdle {
+    /// CUDA stream.
+    pub stream: i64,
+    /// Gaps where the launch call started after the previous kernel ended: the host was
+    /// late, µs.
+    pub host_wait_us: f64,
+    /// Gaps below [`KERNEL_WAIT_US`] with the kernel already queued: launch overhead, µs.
+    pub kernel_wait_us: f64,
+    /// Longer gaps with the kernel queued: waits on events or other streams, µs.
+    pub other_us: f64,
+    /// Events on the stream analysed.
+    pub events: usize,
+    /// The smallest gap (negative when events overlap), µs.
+    pub min_gap_us: Option<f64>,
+}
+
+/// Categories of GPU rows HTA's idle-time breakdown considers (`cuda_sync` is not one).
+const IDLE_CATS: [&str; 7] = [
+    "kernel",
+    "Kernel",
+    "gpu_memcpy",
+    "Memcpy",
+    "gpu_memset",
+    "Memset",
+    "mtia_ccp_events",
+];
+
+/// HTA's `get_idle_time_breakdown` for one rank: one entry per stream, by first
+/// appearance.
+#[must_use]
+pub fn idle_breakdown(rows: &Rows, t: &RawTrace) -> Vec<StreamIdle> {
+    let cats: FxHashSet<u32> = IDLE_CATS.iter().filter_map(|c| t.symbols.get(c)).collect();
+    let mut order: Vec<i64> = Vec::new();
+    let mut per: FxHashMap<i64, Vec<GpuRow>> = FxHashMap::default();
+    for g in rows
+        .gpu
+        .iter()
+        .filter(|g| g.stream != -1 && cats.contains(&g.cat))
+    {
+        per.entry(g.stream)
+            .or_insert_with(|| {
+                order.push(g.stream);
+                Vec::new()
+            })
+            .push(*g);
+    }
+    order
+        .into_iter()
+        .map(|stream| {
+            let mut ev = per.remove(&stream).unwrap_or_default();
+            ev.sort_by_key(|g| g.ts);
+            let mut s = StreamIdle {
+                stream,
+                events: ev.len(),
+                ..StreamIdle::default()
+            };
+            for w in ev.windows(2) {
+                let (prev, cur) = (w[0], w[1]);
+                let gap = (cur.ts - prev.end) as f64;
+                s.min_gap_us = Some(s.min_gap_us.map_or(gap, |m: f64| m.min(gap)));
+                if cur.launch_ts.is_some_and(|l| l > prev.end) {
+                    s.host_wait_us += gap;
+                } else if gap < KERNEL_WAIT_US {
+                    s.kernel_wait_us += gap;
+                } else {
+                    s.other_us += gap;
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+/// Time with a given set of kernel types running: an entry of HTA's kernel-type table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelTypeTime {
+    /// `COMPUTATION`, `COMMUNICATION overlapping MEMORY`, ...
+    #[serde(rename = "type")]
+    pub label: String,
+    /// µs.
+    pub us: f64,
+    /// Share of the total, percent, 1 decimal (filled in over all ranks).
+    pub pct: f64,
+}
+
+/// HTA's `_get_gpu_kernel_type_time` for one rank: labels with a non-zero time, in
+/// HTA's order of bits.
+#[must_use]
+pub fn kernel_types(rows: &Rows) -> Vec<KernelTypeTime> {
+    // At equal times starts (0) sort before ends (1): a zero-length interval then sets
+    // and clears its bit at once.
+    let mut points: Vec<(i64, u8, u8)> = Vec::new();
+    for kind in [
+        KernelType::Computation,
+        KernelType::Communication,
+        KernelType::Memory,
+    ] {
+        let merged = merge(
+            rows.gpu
+                .iter()
+                .filter(|g| g.stream != -1 && g.kind == kind)
+                .map(|g| (g.ts, g.end))
+                .collect(),
+        );
+        for (s, e) in merged {
+            points.push((s, 0, kind.bit()));
+            points.push((e, 1, kind.bit()));
+        }
+    }
+    points.sort_unstable();
+    let mut sums = [0i64; 8];
+    let mut mask = 0u8;
+    for w in 0..points.len() {
+        let (t, dir, bit) = points[w];
+        if dir == 0 {
+            mask |= bit;
+        } else {
+            mask &= !bit;
+        }
+        if let Some(&(next, _, _)) = points.get(w + 1) {
+            sums[mask as usize] += next - t;
+        }
+    }
+    (1..8)
+        .filter(|&m| sums[m] > 0)
+        .map(|m| KernelTypeTime {
+            label: label(m as u8),
+            us: sums[m] as f64,
+            pct: 0.0,
+        })
+        .collect()
+}
+
+fn label(mask: u8) -> String {
+    let names = [(1, "COMPUTATION"), (2, "COMMUNICATION"), (4, "MEMORY")];
+    names
+        .iter()
+        .filter(|(b, _)| mask & b != 0)
+        .map(|(_, n)| *n)
+        .collect::<Vec<_>>()
+        .join(" overlapping ")
+}
+
+/// HTA's public kernel-type table: per-label sums over all ranks with their share.
+#[must_use]
+pub fn kernel_type_totals(per_rank: &[Vec<KernelTypeTime>]) -> Vec<KernelTypeTime> {
+    let mut out: Vec<KernelTypeTime> = Vec::new();
+    for k in per_rank.iter().flatten() {
+        match out.iter_mut().find(|o| o.label == k.label) {
+            Some(o) => o.us += k.us,
+            None => out.push(k.clone()),
+        }
+    }
+    let total: f64 = out.iter().map(|k| k.us).sum();
+    for k in &mut out {
+        k.pct = if total > 0.0 {
+            round_to(k.us / total * 100.0, 1)
+        } else {
+            0.0
+        };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_types_by_name_as_hta() {
+        assert_eq!(
+            KernelType::of("ncclKernel_AllReduce"),
+            KernelType::Communication
+        );
+        assert_eq!(KernelType::of("ncclDevKernel_X"), KernelType::Communication);
+        assert_eq!(KernelType::of("nccl"), KernelType::Computation);
+        assert_eq!(
+            KernelType::of("Memcpy HtoD (Pinned -> Device)"),
+            KernelType::Memory
+        );
+        assert_eq!(KernelType::of("Memset (Device)"), KernelType::Memory);
+        assert_eq!(KernelType::of("dma_x"), KernelType::Memory);
+        assert_eq!(KernelType::of("Event Sync"), KernelType::Other);
+        assert_eq!(KernelType::of("myMemcpyKernel"), KernelType::Other);
+        assert_eq!(KernelType::of("volta_sgemm"), KernelType::Computation);
+    }
+
+    #[test]
+    fn merge_joins_touching() {
+        assert_eq!(
+            merge(vec![(5, 7), (0, 2), (2, 3), (6, 9)]),
+            vec![(0, 3), (5, 9)]
+        );
+    }
+
+    #[test]
+    fn round_half_even() {
+        assert_eq!(round_to(0.125, 2), 0.12);
+        assert_eq!(round_to(39.425_000_1, 2), 39.43);
+    }
+
+    #[test]
+    fn kernel_type_sweep_labels_overlap() {
+        let g = |ts, end, kind| GpuRow {
+            ts,
+            end,
+            stream: 7,
+            corr: 1,
+            name: 0,
+            cat: 0,
+            kind,
+            launch_ts: None,
+        };
+        let rows = Rows {
+            gpu: vec![
+                g(0, 10, KernelType::Computation),
+                g(5, 15, KernelType::Memory),
+                g(20, 30, KernelType::Other),
+            ],
+            ..Rows::default()
+        };
+        let k = kernel_types(&rows);
+        let find = |l: &str| k.iter().find(|x| x.label == l).map(|x| x.us);
+        assert_eq!(find("COMPUTATION"), Some(5.0));
+        assert_eq!(find("COMPUTATION overlapping MEMORY"), Some(5.0));
+        assert_eq!(find("MEMORY"), Some(5.0));
+        let t = temporal(&rows).unwrap();
+        assert_eq!(
+            (t.span_us, t.idle_us, t.compute_us, t.non_compute_us),
+            (30.0, 5.0, 10.0, 15.0)
+        );
+    }
+}

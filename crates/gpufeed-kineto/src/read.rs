@@ -1,0 +1,954 @@
+//! The streaming reader of Chrome trace JSON (`.json` or `.json.gz`).
+//!
+//! A profiler trace is one JSON object whose `traceEvents` array holds every event
+//! (`{"traceEvents": [...], "deviceProperties": [...], ...}`), or the bare array of the
+//! Chrome trace format. The reader never builds the whole document: it walks the bytes
+//! with a small scanner that only finds where each value ends (strings, escapes and
+//! nesting), and hands each event's bytes to `serde_json::from_slice`, which parses it
+//! into a borrowed [`RawEvent`]. The buffer holds one chunk plus the event being read, so
+//! memory stays flat whatever the file's size, and `.gz` files are decompressed on a second
+//! thread while the first parses.
+//!
+//! Why a scanner by hand: serde_json parses either a whole slice (the document in memory:
+//! a 500 MB trace would cost 500 MB before the first event) or an `io::Read` a byte at a
+//! time through its own buffer (several times slower than the slice parser); no crate
+//! splits a JSON array into element slices from a reader. The scanner is 60 lines and
+//! checks nothing but nesting: every byte of every event is still parsed by serde_json.
+//!
+//! A file cut off mid-write (the job was killed while the profiler wrote) ends inside the
+//! array: the reader keeps what it read and records the byte offset in
+//! [`RawTrace::truncated_at`], for the caller to warn once.
+//!
+//! ```
+//! let json = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+//!     "args": {"stream": 7, "correlation": 3}}]}"#;
+//! let t = gpufeed_kineto::read::read_from(&json[..], "mem.json".as_ref()).unwrap();
+//! assert_eq!(t.events.len(), 1);
+//! assert_eq!(t.events[0].stream, 7);
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+
+use crate::error::{Error, Result};
+
+/// Bytes read at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Interned strings: event names and categories, ids by first appearance.
+#[derive(Debug, Default, Clone)]
+pub struct Symbols {
+    map: FxHashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Symbols {
+    /// The id of `s`, added if new.
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.map.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        self.names.push(s.into());
+        self.map.insert(s.into(), id);
+        id
+    }
+
+    /// The id of `s`, if present.
+    #[must_use]
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.map.get(s).copied()
+    }
+
+    /// The string of an id.
+    #[must_use]
+    pub fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", |s| s)
+    }
+
+    /// All strings, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
+        self.names.iter().enumerate().map(|(i, s)| (i as u32, &**s))
+    }
+}
+
+/// No category: HTA drops such rows.
+pub const NO_CAT: u32 = u32::MAX;
+
+/// One event with a duration, as read (timestamps still in the file's µs, unrounded).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// Name, in [`RawTrace::symbols`].
+    pub name: u32,
+    /// Category, in [`RawTrace::symbols`]; [`NO_CAT`] when absent.
+    pub cat: u32,
+    /// Process id, interned ([`RawTrace::pids`]).
+    pub pid: u32,
+    /// Thread id, interned ([`RawTrace::pids`]).
+    pub tid: u32,
+    /// `args.stream` as an integer, else -1.
+    pub stream: i64,
+    /// `args.correlation` (Kineto) or `args.correlation_id` (TensorFlow), else -1.
+    pub corr: i64,
+}
+
+/// A process or thread name from a metadata event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameMeta {
+    /// Interned pid.
+    pub pid: u32,
+    /// Interned tid (thread names only).
+    pub tid: Option<u32>,
+    /// The name.
+    pub name: String,
+}
+
+/// A trace file as read: its events with a duration, and the metadata gpufeed uses.
+#[derive(Debug, Clone, Default)]
+pub struct RawTrace {
+    /// The file.
+    pub path: PathBuf,
+    /// Names and categories.
+    pub symbols: Symbols,
+    /// Process and thread ids as written (`7`, `"Spans"`), by interned id.
+    pub pids: Vec<String>,
+    /// Every event with a `dur`, in file order.
+    pub events: Vec<Event>,
+    /// Elements of `traceEvents`.
+    pub elements: u64,
+    /// Whether some `ts` is not an integer (or missing): HTA then rounds (see `hta`).
+    pub fractional_ts: bool,
+    /// `distributedInfo.rank`.
+    pub rank: Option<u32>,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<u32>,
+    /// `deviceProperties[0].name`.
+    pub device: Option<String>,
+    /// `displayTimeUnit`.
+    pub display_time_unit: Option<String>,
+    /// Process names (`ph: M`, `process_name`).
+    pub process_names: Vec<NameMeta>,
+    /// Thread names (`ph: M`, `thread_name`).
+    pub thread_names: Vec<NameMeta>,
+    /// TensorFlow step markers: events with `args.step_num`, as `(N, index in events)`.
+    pub step_marks: Vec<(i64, usize)>,
+    /// Byte offset (in the decompressed JSON) where the file stops mid-event.
+    pub truncated_at: Option<u64>,
+    /// Bytes of JSON read.
+    pub bytes: u64,
+}
+
+/// Reads a trace file, `.gz` or not (by its magic bytes, not its name).
+pub fn read_path(path: &Path) -> Result<RawTrace> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = fs_err::File::open(path).map_err(io_err)?;
+    let mut magic = [0u8; 2];
+    let n = read_full(&mut file, &mut magic).map_err(io_err)?;
+    let head = io::Cursor::new(magic[..n].to_vec());
+    if magic[..n] == [0x1f, 0x8b] {
+        let gz = flate2::read::MultiGzDecoder::new(head.chain(file));
+        read_from(Pipelined::spawn(gz), path)
+    } else {
+        read_from(head.chain(file), path)
+    }
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Decompression on its own thread, chunks handed over a bounded channel: the parser and
+/// the inflater each use a core.
+struct Pipelined {
+    rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+    cur: Vec<u8>,
+    at: usize,
+    done: bool,
+}
+
+impl Pipelined {
+    fn spawn<R: Read + Send + 'static>(mut r: R) -> Self {
+        let (tx, rx) = mpsc::sync_channel(4);
+        std::thread::spawn(move || {
+            loop {
+                let mut chunk = vec![0u8; CHUNK];
+                match read_full(&mut r, &mut chunk) {
+                    Ok(n) => {
+                        chunk.truncate(n);
+                        let last = n == 0;
+                        if tx.send(Ok(chunk)).is_err() || last {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        Self {
+            rx,
+            cur: Vec::new(),
+            at: 0,
+            done: false,
+        }
+    }
+}
+
+impl Read for Pipelined {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.at >= self.cur.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.rx.recv() {
+                Ok(Ok(chunk)) => {
+                    self.done = chunk.is_empty();
+                    self.cur = chunk;
+                    self.at = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let n = buf.len().min(self.cur.len() - self.at);
+        buf[..n].copy_from_slice(&self.cur[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// A byte buffer over a reader; offsets are relative to `pos`, the start of the value
+/// being scanned, so that refilling (which drops the bytes before `pos`) keeps them valid.
+struct Scan<R> {
+    r: R,
+    buf: Vec<u8>,
+    pos: usize,
+    base: u64,
+    eof: bool,
+    /// The input ended with a decompression error of kind `UnexpectedEof` (a cut `.gz`).
+    cut: bool,
+}
+
+impl<R: Read> Scan<R> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Reads more; false at the end of input.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.pos > 0 && self.pos * 2 >= self.buf.len() {
+            self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        let n = loop {
+            match self.r.read(&mut self.buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.cut = true;
+                    break 0;
+                }
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(e);
+                }
+            }
+        };
+        self.buf.truncate(old + n);
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n > 0)
+    }
+
+    /// The next byte that is not whitespace, at `pos`; `None` at the end of input.
+    fn peek(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            while let Some(&b) = self.buf.get(self.pos) {
+                if matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+                    || (b == 0xEF || b == 0xBB || b == 0xBF)
+                {
+                    self.pos += 1;
+                } else {
+                    return Ok(Some(b));
+                }
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Length of the JSON value starting at `pos` (which is not whitespace); `None` when
+    /// the input ends first. Only nesting, strings and escapes are tracked.
+    fn value_len(&mut self) -> io::Result<Option<usize>> {
+        let mut i = 0usize;
+        let mut depth = 0usize;
+        let mut in_str = false;
+        let mut esc = false;
+        let first = match self.buf.get(self.pos) {
+            Some(&b) => b,
+            None => return Ok(None),
+        };
+        let scalar = !matches!(first, b'{' | b'[' | b'"');
+        loop {
+            let bytes = &self.buf[self.pos..];
+            while i < bytes.len() {
+                let b = bytes[i];
+                if in_str {
+                    if esc {
+                        esc = false;
+                    } else if b == b'\\' {
+                        esc = true;
+                    } else if b == b'"' {
+                        in_str = false;
+                        if depth == 0 {
+                            return Ok(Some(i + 1));
+                        }
+                    } else {
+                        // Skip to the next quote or backslash at once.
+                        let rest = &bytes[i..];
+                        match rest.iter().position(|&c| c == b'"' || c == b'\\') {
+                            Some(k) => {
+                                i += k;
+                                continue;
+                            }
+                            None => {
+                                i = bytes.len();
+                                break;
+                            }
+                        }
+                    }
+                } else if scalar {
+                    if matches!(b, b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                        return Ok(Some(i));
+                    }
+                } else {
+                    match b {
+                        b'"' => in_str = true,
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.saturating_sub(1);
+                            if depth == 0 {
+                                return Ok(Some(i + 1));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                i += 1;
+            }
+            if !self.fill()? {
+                // A number at the very end of input is complete; anything else is cut.
+                return Ok((scalar && i > 0).then_some(i));
+            }
+        }
+    }
+}
+
+/// An integer read loosely, as Python's `int(x)` would: a number, or a string of one;
+/// anything else is -1 (HTA's default for `stream` and `correlation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Loose(i64);
+
+impl<'de> Deserialize<'de> for Loose {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Loose, E> {
+                Ok(Loose(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Loose, E> {
+                Ok(Loose(i64::try_from(v).unwrap_or(-1)))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Loose, E> {
+                Ok(Loose(if v.is_finite() { v.trunc() as i64 } else { -1 }))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Loose, E> {
+                Ok(Loose(v.trim().parse().unwrap_or(-1)))
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Loose, E> {
+                Ok(Loose(i64::from(v)))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Loose, E> {
+                Ok(Loose(-1))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Loose, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose(-1))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Loose, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose(-1))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A pid or tid: a number or a string.
+#[derive(Debug, Clone, PartialEq)]
+enum Id<'a> {
+    Int(i64),
+    Str(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Id<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Int(v as i64))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Int(v as i64))
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Id<'de>, E> {
+                Ok(Id::Int(-1))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `args` fields gpufeed reads; the rest is skipped unparsed.
+#[derive(Debug, Default, Deserialize)]
+struct RawArgs<'a> {
+    #[serde(default)]
+    stream: Option<Loose>,
+    #[serde(default)]
+    correlation: Option<Loose>,
+    /// TensorFlow's name for the launch-to-kernel link.
+    #[serde(default)]
+    correlation_id: Option<Loose>,
+    /// Metadata events: the process or thread name.
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    /// TensorFlow: the step of a step marker.
+    #[serde(default)]
+    step_num: Option<Loose>,
+    /// TensorFlow: a copy's kinds (`kind_src:pageable`).
+    #[serde(default, borrow)]
+    memcpy_details: Option<Cow<'a, str>>,
+}
+
+/// One element of `traceEvents`, borrowed from its bytes.
+#[derive(Debug, Default, Deserialize)]
+struct RawEvent<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(default)]
+    ts: Option<f64>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default, borrow)]
+    pid: Option<Id<'a>>,
+    #[serde(default, borrow)]
+    tid: Option<Id<'a>>,
+    #[serde(default, borrow)]
+    args: Option<RawArgs<'a>>,
+}
+
+/// The top-level fields gpufeed reads besides `traceEvents`.
+#[derive(Debug, Default, Deserialize)]
+struct DistributedInfo {
+    #[serde(default)]
+    rank: Option<Loose>,
+    #[serde(default)]
+    world_size: Option<Loose>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct DeviceProperties {
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// Builds a [`RawTrace`] event by event.
+struct Collector {
+    t: RawTrace,
+    ids: FxHashMap<(bool, i64), u32>,
+    str_ids: FxHashMap<Box<str>, u32>,
+    /// Elements that look like trace events (`ph` or `ts`): zero means not a trace.
+    evented: u64,
+}
+
+impl Collector {
+    fn id(&mut self, id: Option<&Id<'_>>) -> u32 {
+        let next = u32::try_from(self.t.pids.len()).unwrap_or(u32::MAX);
+        match id {
+            None => *self.ids.entry((false, -1)).or_insert_with(|| {
+                self.t.pids.push(String::new());
+                next
+            }),
+            Some(Id::Int(v)) => *self.ids.entry((true, *v)).or_insert_with(|| {
+                self.t.pids.push(v.to_string());
+                next
+            }),
+            Some(Id::Str(s)) => {
+                if let Some(&k) = self.str_ids.get(&**s) {
+                    return k;
+                }
+                self.t.pids.push(s.to_string());
+                self.str_ids.insert((&**s).into(), next);
+                next
+            }
+        }
+    }
+
+    fn push(&mut self, e: RawEvent<'_>) {
+        self.t.elements += 1;
+        if e.ph.is_some() || e.ts.is_some() {
+            self.evented += 1;
+        }
+        if e.ts.is_none_or(|ts| ts.fract() != 0.0) {
+            self.t.fractional_ts = true;
+        }
+        if e.ph.as_deref() == Some("M") {
+            let which = e.name.as_deref();
+            let label = e.args.as_ref().and_then(|a| a.name.as_deref());
+            if let (Some(w @ ("process_name" | "thread_name")), Some(label)) = (which, label) {
+                let pid = self.id(e.pid.as_ref());
+                let meta = NameMeta {
+                    pid,
+                    tid: None,
+                    name: label.to_owned(),
+                };
+                if w == "process_name" {
+                    self.t.process_names.push(meta);
+                } else {
+                    let tid = self.id(e.tid.as_ref());
+                    self.t.thread_names.push(NameMeta {
+                        tid: Some(tid),
+                        ..meta
+                    });
+                }
+            }
+            return;
+        }
+        let Some(dur) = e.dur else { return };
+        let args = e.args.unwrap_or_default();
+        let raw_name = e.name.as_deref().unwrap_or("");
+        let name = match &args.memcpy_details {
+            // TensorFlow names every host-to-device copy `MemcpyH2D`; the source memory is
+            // in its details. Kineto's name for the same thing carries it.
+            Some(d) if raw_name.starts_with("MemcpyH2D") && d.contains("pageable") => {
+                self.t.symbols.intern("MemcpyH2D (Pageable -> Device)")
+            }
+            _ => self.t.symbols.intern(raw_name),
+        };
+        if let Some(n) = args.step_num {
+            self.t.step_marks.push((n.0, self.t.events.len()));
+        }
+        let cat = e
+            .cat
+            .as_deref()
+            .map_or(NO_CAT, |c| self.t.symbols.intern(c));
+        let pid = self.id(e.pid.as_ref());
+        let tid = self.id(e.tid.as_ref());
+        self.t.events.push(Event {
+            ts: e.ts.unwrap_or(f64::NAN),
+            dur,
+            name,
+            cat,
+            pid,
+            tid,
+            stream: args.stream.map_or(-1, |s| s.0),
+            corr: args.correlation.or(args.correlation_id).map_or(-1, |c| c.0),
+        });
+    }
+}
+
+/// Reads a trace from `r`; `path` names it in errors.
+pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
+    let mut s = Scan {
+        r,
+        buf: Vec::with_capacity(2 * CHUNK),
+        pos: 0,
+        base: 0,
+        eof: false,
+        cut: false,
+    };
+    let mut c = Collector {
+        t: RawTrace {
+            path: path.to_owned(),
+            ..RawTrace::default()
+        },
+        ids: FxHashMap::default(),
+        str_ids: FxHashMap::default(),
+        evented: 0,
+    };
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let not_trace = |reason: &str| Error::NotATrace {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    match s.peek().map_err(io_err)? {
+        None => return Err(not_trace("the file is empty")),
+        Some(b'[') => {
+            s.pos += 1;
+            events(&mut s, &mut c, path)?;
+        }
+        Some(b'{') => {
+            s.pos += 1;
+            let mut seen_events = false;
+            loop {
+                match s.peek().map_err(io_err)? {
+                    Some(b'}') => {
+                        s.pos += 1;
+                        break;
+                    }
+                    Some(b',') => {
+                        s.pos += 1;
+                        continue;
+                    }
+                    Some(b'"') => {}
+                    None => {
+                        c.t.truncated_at.get_or_insert(s.offset());
+                        break;
+                    }
+                    Some(_) => return Err(not_trace("it is not valid JSON")),
+                }
+                let Some(len) = s.value_len().map_err(io_err)? else {
+                    c.t.truncated_at.get_or_insert(s.offset());
+                    break;
+                };
+                let key: Cow<'_, str> = serde_json::from_slice(&s.buf[s.pos..s.pos + len])
+                    .map_err(|_| not_trace("it is not valid JSON"))?;
+                let key = key.into_owned();
+                s.pos += len;
+                if s.peek().map_err(io_err)? != Some(b':') {
+                    if s.eof {
+                        c.t.truncated_at.get_or_insert(s.offset());
+                        break;
+                    }
+                    return Err(not_trace("it is not valid JSON"));
+                }
+                s.pos += 1;
+                if s.peek().map_err(io_err)?.is_none() {
+                    c.t.truncated_at.get_or_insert(s.offset());
+                    break;
+                }
+                if key == "traceEvents" {
+                    if s.peek().map_err(io_err)? != Some(b'[') {
+                        return Err(not_trace("its `traceEvents` is not an array"));
+                    }
+                    s.pos += 1;
+                    seen_events = true;
+                    if !events(&mut s, &mut c, path)? {
+                        break;
+                    }
+                    continue;
+                }
+                let Some(len) = s.value_len().map_err(io_err)? else {
+                    c.t.truncated_at.get_or_insert(s.offset());
+                    break;
+                };
+                let value = &s.buf[s.pos..s.pos + len];
+                // Metadata is best effort: a field of an unexpected shape is ignored.
+                match key.as_str() {
+                    "distributedInfo" => {
+                        if let Ok(d) = serde_json::from_slice::<DistributedInfo>(value) {
+                            c.t.rank = d.rank.and_then(|r| u32::try_from(r.0).ok());
+                            c.t.world_size = d.world_size.and_then(|r| u32::try_from(r.0).ok());
+                        }
+                    }
+                    "deviceProperties" => {
+                        if let Ok(d) = serde_json::from_slice::<Vec<DeviceProperties>>(value) {
+                            c.t.device = d.into_iter().find_map(|d| d.name);
+                        }
+                    }
+                    "displayTimeUnit" => {
+                        c.t.display_time_unit = serde_json::from_slice(value).ok();
+                    }
+                    _ => {}
+                }
+                s.pos += len;
+            }
+            if !seen_events {
+                if c.t.truncated_at.is_some() {
+                    return Err(not_trace(
+                        "the file ends before its `traceEvents` array (cut off while written?)",
+                    ));
+                }
+                return Err(not_trace("it is a JSON object without `traceEvents`"));
+            }
+        }
+        Some(_) => {
+            return Err(not_trace(
+                "it does not start with `{` or `[`, so it is not JSON",
+            ));
+        }
+    }
+    if c.evented == 0 && c.t.elements > 0 {
+        return Err(not_trace("no element of its event array has `ph` or `ts`"));
+    }
+    c.t.bytes = s.base + s.buf.len() as u64;
+    if s.cut && c.t.truncated_at.is_none() {
+        c.t.truncated_at = Some(c.t.bytes);
+    }
+    Ok(c.t)
+}
+
+/// Reads the elements of an event array up to its `]`. Returns false when the input ended
+/// first (recorded in `truncated_at`).
+fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bool> {
+    let io_err = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    loop {
+        match s.peek().map_err(io_err)? {
+            Some(b']') => {
+                s.pos += 1;
+                return Ok(true);
+            }
+            Some(b',') => {
+                s.pos += 1;
+                continue;
+            }
+            None => {
+                c.t.truncated_at.get_or_insert(s.offset());
+                return Ok(false);
+            }
+            Some(_) => {}
+        }
+        let Some(len) = s.value_len().map_err(io_err)? else {
+            c.t.truncated_at.get_or_insert(s.offset());
+            return Ok(false);
+        };
+        let bytes = &s.buf[s.pos..s.pos + len];
+        if bytes[0] != b'{' {
+            if c.t.elements == 0 {
+                return Err(Error::NotATrace {
+                    path: path.to_owned(),
+                    reason: "its event array holds something other than objects".to_owned(),
+                });
+            }
+            return Err(Error::BadEvent {
+                path: path.to_owned(),
+                offset: s.offset(),
+                message: "an event that is not a JSON object".to_owned(),
+            });
+        }
+        let mut e: RawEvent<'_> = serde_json::from_slice(bytes).map_err(|e| Error::BadEvent {
+            path: path.to_owned(),
+            offset: s.offset(),
+            message: e.to_string(),
+        })?;
+        // serde_json may round a 19-digit `ts` to an integer: parse every one again.
+        if e.ts.is_some() {
+            e.ts = top_level_number(bytes, b"ts").or(e.ts);
+        }
+        c.push(e);
+        s.pos += len;
+    }
+}
+
+/// The number of the top-level key `key` of the JSON object `obj`, parsed by Rust's
+/// correctly rounded `f64::from_str`.
+///
+/// Why: serde_json parses a float with up to one unit in the last place of error unless
+/// its `float_roundtrip` feature is on, and that feature would change parsing for every
+/// crate of the workspace. Nanosecond traces write `ts` with 19 significant digits
+/// (`1712195495519689.047`), where one unit is 0.25 µs: enough to move HTA's
+/// `ceil(ts)` to the next microsecond. Python (HTA) parses them correctly rounded.
+fn top_level_number(obj: &[u8], key: &[u8]) -> Option<f64> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < obj.len() {
+        match obj[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < obj.len() && obj[j] != b'"' {
+                    j += if obj[j] == b'\\' { 2 } else { 1 };
+                }
+                let is_key = depth == 1 && obj.get(start..j) == Some(key);
+                i = j + 1;
+                if is_key {
+                    while obj
+                        .get(i)
+                        .is_some_and(|b| b.is_ascii_whitespace() || *b == b':')
+                    {
+                        i += 1;
+                    }
+                    let end = obj[i..]
+                        .iter()
+                        .position(|b| !matches!(b, b'0'..=b'9' | b'.' | b'-' | b'+' | b'e' | b'E'))
+                        .map_or(obj.len(), |k| i + k);
+                    return std::str::from_utf8(&obj[i..end]).ok()?.parse().ok();
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Result<RawTrace> {
+        read_from(json.as_bytes(), Path::new("t.json"))
+    }
+
+    #[test]
+    fn object_and_array_forms() {
+        let ev = r#"{"ph":"X","cat":"kernel","name":"k\"1","ts":1.5,"dur":2,"pid":0,"tid":"s 7","args":{"stream":"7","correlation":3,"x":[1,{"y":"}"}]}}"#;
+        let t = read(&format!(
+            r#"{{"schemaVersion":1,"distributedInfo":{{"rank":3,"world_size":4}},"traceEvents":[{ev},{ev}],"deviceProperties":[{{"name":"V"}}]}}"#
+        ))
+        .unwrap();
+        assert_eq!(t.events.len(), 2);
+        assert_eq!(t.rank, Some(3));
+        assert_eq!(t.device.as_deref(), Some("V"));
+        assert_eq!(t.symbols.name(t.events[0].name), "k\"1");
+        assert_eq!(t.events[0].stream, 7);
+        assert_eq!(t.events[0].corr, 3);
+        assert_eq!(t.pids[t.events[0].tid as usize], "s 7");
+        assert!(t.fractional_ts);
+        assert!(t.truncated_at.is_none());
+        let t = read(&format!("[{ev}]")).unwrap();
+        assert_eq!(t.events.len(), 1);
+    }
+
+    #[test]
+    fn nanosecond_timestamps_are_correctly_rounded() {
+        let obj = br#"{"args": {"ts": 1.5}, "ts": 1712195495519689.047, "dur": 63.813}"#;
+        assert_eq!(
+            top_level_number(obj, b"ts"),
+            Some(1_712_195_495_519_689.047)
+        );
+        assert_eq!(top_level_number(obj, b"dur"), Some(63.813));
+        assert_eq!(top_level_number(obj, b"x"), None);
+    }
+
+    #[test]
+    fn cut_off_trace_keeps_what_was_read() {
+        let ev = r#"{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2}"#;
+        let full = format!(r#"{{"traceEvents":[{ev},{ev},{ev}]}}"#);
+        let cut = &full[..full.len() - 20];
+        let t = read(cut).unwrap();
+        assert_eq!(t.events.len(), 2);
+        let at = t.truncated_at.unwrap();
+        assert_eq!(at as usize, full.find(ev).unwrap() + 2 * ev.len() + 2);
+    }
+
+    #[test]
+    fn not_a_trace() {
+        for bad in [
+            "",
+            "hello",
+            r#"{"a": 1}"#,
+            "[1, 2]",
+            r#"[{"a": 1}]"#,
+            r#"{"traceEvents": 3}"#,
+        ] {
+            let e = read(bad).unwrap_err();
+            assert!(matches!(e, Error::NotATrace { .. }), "{bad}: {e}");
+            assert!(e.to_string().contains("t.json"), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_event_names_its_offset() {
+        let e = read(r#"{"traceEvents":[{"ph":"X","ts":1}, {"ph":"X","ts":"x"}]}"#).unwrap_err();
+        match e {
+            Error::BadEvent { offset, .. } => assert_eq!(offset, 35),
+            other => panic!("{other}"),
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, the reader returns, never panics.
+        #[test]
+        fn never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            let _ = read_from(&bytes[..], Path::new("x"));
+        }
+
+        /// Cutting a valid trace anywhere reads a prefix of its events.
+        #[test]
+        fn any_cut_reads_a_prefix(cut in 0usize..200) {
+            let ev = r#"{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2}"#;
+            let full = format!(r#"{{"traceEvents":[{ev},{ev},{ev}]}}"#);
+            let cut = cut.min(full.len());
+            if let Ok(t) = read(&full[..cut]) {
+                proptest::prop_assert!(t.events.len() <= 3);
+                proptest::prop_assert_eq!(t.truncated_at.is_none(), cut == full.len());
+            }
+        }
+    }
+}

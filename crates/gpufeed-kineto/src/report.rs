@@ -1,0 +1,413 @@
+//! A folder (or file) of per-rank traces → the `profiler` JSON document: per rank HTA's
+//! figures, the steps, the verdict; across ranks the straggler.
+
+use std::path::{Path, PathBuf};
+
+use gpufeed_stats::outliers::modified_z_scores;
+use gpufeed_stats::thresholds::OUTLIER_MODIFIED_Z;
+use gpufeed_stats::{StepAnalysis, analyze_steps};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
+use crate::read::{self, RawTrace};
+use crate::steps::{self, LaunchStats, StepFigures};
+use crate::tf;
+use crate::verdict::{self, Bottleneck, Level, Shares};
+
+/// Which profiler wrote the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// PyTorch profiler (Kineto) Chrome trace.
+    Pytorch,
+    /// TensorFlow profiler trace viewer JSON (`*.trace.json.gz`).
+    Tensorflow,
+}
+
+/// How to read and analyse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// Force a format instead of detecting it.
+    pub format: Option<TraceFormat>,
+    /// Skip HTA's ns rounding (as `HTA_DISABLE_NS_ROUNDING=1` does for HTA).
+    pub no_rounding: bool,
+}
+
+/// The step series of a rank through gpufeed-stats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepSeries {
+    /// Steps analysed.
+    pub samples: usize,
+    /// Mean step time, ms.
+    pub mean_ms: f64,
+    /// Median, ms.
+    pub median_ms: f64,
+    /// Slowest, ms.
+    pub max_ms: f64,
+    /// Coefficient of variation.
+    pub cv: f64,
+    /// Period of a cycle, in steps.
+    pub period_steps: Option<usize>,
+    /// Autocorrelation at the period.
+    pub period_strength: Option<f64>,
+    /// gpufeed-stats' verdict on the series: `stable`, `oscillating`, `unstable`.
+    pub series_verdict: &'static str,
+}
+
+impl StepSeries {
+    fn of(a: &StepAnalysis) -> Self {
+        Self {
+            samples: a.summary.n,
+            mean_ms: a.summary.mean,
+            median_ms: a.summary.median,
+            max_ms: a.summary.max,
+            cv: a.summary.cv,
+            period_steps: a.period.map(|p| p.lag),
+            period_strength: a.period.map(|p| p.strength),
+            series_verdict: a.verdict.as_str(),
+        }
+    }
+}
+
+/// Which rows were analysed: HTA's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Window {
+    /// Whether the last ProfilerStep (and what it launched) was left out, as HTA does.
+    pub applied: bool,
+    /// GPU rows in the file.
+    pub gpu_events_in_file: usize,
+    /// GPU rows analysed.
+    pub gpu_events_analysed: usize,
+    /// Steps in the file.
+    pub steps_in_file: usize,
+}
+
+/// One rank: an entry of the contract's `ranks`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankReport {
+    /// The rank (`distributedInfo.rank`, else 0).
+    pub rank: u32,
+    /// The file.
+    pub file: String,
+    /// The GPU's name (`deviceProperties`).
+    pub device: Option<String>,
+    /// Which rows were analysed.
+    pub window: Window,
+    /// HTA's temporal breakdown; `None` without GPU events.
+    pub temporal: Option<Temporal>,
+    /// HTA's idle-time breakdown, per stream.
+    pub idle_breakdown: Vec<StreamIdle>,
+    /// HTA's kernel-type breakdown of this rank.
+    pub kernel_types: Vec<KernelTypeTime>,
+    /// The analysed steps.
+    pub steps: Vec<StepFigures>,
+    /// The step series.
+    pub step_time: Option<StepSeries>,
+    /// Shares of the step time.
+    pub shares: Option<Shares>,
+    /// Median kernel and launch-call durations.
+    pub launch: LaunchStats,
+    /// The verdict (`input-bound`, ...); `None` without GPU events or steps.
+    pub verdict: Option<Bottleneck>,
+    /// Its level.
+    pub level: Option<Level>,
+    /// The figures behind it.
+    pub evidence: Vec<String>,
+    /// What to try.
+    pub fix: Option<String>,
+    /// Where the file was cut off mid-write, bytes into its JSON.
+    pub truncated_at: Option<u64>,
+}
+
+/// A rank that holds the others back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Straggler {
+    /// The rank.
+    pub rank: u32,
+    /// `step_time` or `idle_share`.
+    pub by: &'static str,
+    /// Its value (ms, or percent of the GPU span).
+    pub value: f64,
+    /// The median over the ranks.
+    pub median: f64,
+    /// Its modified Z-score.
+    pub z: f64,
+}
+
+/// The `profiler` JSON document of `gpufeed trace`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Always `profiler`.
+    pub kind: &'static str,
+    /// Which profiler.
+    pub format: TraceFormat,
+    /// What was read.
+    pub path: String,
+    /// One entry per rank, by rank.
+    pub ranks: Vec<RankReport>,
+    /// HTA's kernel-type table over all ranks.
+    pub kernel_types: Vec<KernelTypeTime>,
+    /// A rank whose step time or idle share is an outlier among the ranks.
+    pub straggler: Option<Straggler>,
+    /// The run's verdict: the straggler's, else the slowest rank's.
+    pub verdict: Option<Bottleneck>,
+    /// The rank the verdict is about.
+    pub verdict_rank: Option<u32>,
+    /// Warnings the caller prints once each (cut-off files, duplicate ranks).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// GPU rows analysed over all ranks.
+    #[must_use]
+    pub fn gpu_events(&self) -> usize {
+        self.ranks
+            .iter()
+            .map(|r| r.window.gpu_events_analysed)
+            .sum()
+    }
+}
+
+/// The trace files of `path`: the file itself, or every `*.json` / `*.json.gz` in the
+/// folder (no recursion, as HTA), or, for a TensorFlow log folder, those of its latest
+/// `plugins/profile/<run>/`.
+pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let list = |dir: &Path| -> Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = fs_err::read_dir(dir)
+            .map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
+            })
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    let files = list(path)?;
+    if !files.is_empty() {
+        return Ok(files);
+    }
+    let profile = path.join("plugins").join("profile");
+    let base = if profile.is_dir() {
+        profile
+    } else {
+        path.to_owned()
+    };
+    let mut runs: Vec<PathBuf> = fs_err::read_dir(&base)
+        .map_err(|source| Error::Io {
+            path: base.clone(),
+            source,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    if let Some(run) = runs.last() {
+        let files = list(run)?;
+        if !files.is_empty() {
+            return Ok(files);
+        }
+    }
+    Err(Error::EmptyFolder {
+        path: path.to_owned(),
+    })
+}
+
+/// Reads and analyses a file or folder.
+pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
+    let files = trace_files(path)?;
+    let mut traces = Vec::with_capacity(files.len());
+    for f in &files {
+        traces.push(read::read_path(f)?);
+    }
+    Ok(analyze(path, traces, opts))
+}
+
+/// Analyses traces already read, one per rank.
+#[must_use]
+pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report {
+    let format = opts.format.unwrap_or_else(|| {
+        if traces.iter().any(tf::is_tensorflow) {
+            TraceFormat::Tensorflow
+        } else {
+            TraceFormat::Pytorch
+        }
+    });
+    let mut warnings = Vec::new();
+    if format == TraceFormat::Tensorflow {
+        for t in &mut traces {
+            tf::lower(t);
+        }
+    }
+    for t in &traces {
+        if let Some(at) = t.truncated_at {
+            warnings.push(format!(
+                "`{}` stops mid-write at byte {at} of its JSON (was the job killed while the \
+                 profiler wrote?): analysed the {} event(s) before it",
+                t.path.display(),
+                t.elements
+            ));
+        }
+    }
+    // One trace per rank; a later file with the same rank replaces the earlier (as HTA).
+    let mut by_rank: Vec<(u32, RawTrace)> = Vec::new();
+    for t in traces {
+        let rank = t.rank.unwrap_or(0);
+        if let Some(slot) = by_rank.iter_mut().find(|(r, _)| *r == rank) {
+            warnings.push(format!(
+                "`{}` and `{}` are both rank {rank}: analysed only the second (as HTA does); \
+                 give one folder per run",
+                slot.1.path.display(),
+                t.path.display()
+            ));
+            slot.1 = t;
+        } else {
+            by_rank.push((rank, t));
+        }
+    }
+    by_rank.sort_by_key(|(r, _)| *r);
+    let refs: Vec<&RawTrace> = by_rank.iter().map(|(_, t)| t).collect();
+    let window = format == TraceFormat::Pytorch && hta::profiler_step_names(&refs) >= 2;
+    let round = !opts.no_rounding;
+    let mut ranks = Vec::with_capacity(by_rank.len());
+    let mut per_rank_types = Vec::new();
+    for (rank, t) in &by_rank {
+        let rows = hta::rows(t, window, round);
+        let temporal = hta::temporal(&rows);
+        let idle_breakdown = hta::idle_breakdown(&rows, t);
+        let kernel_types = hta::kernel_types(&rows);
+        per_rank_types.push(kernel_types.clone());
+        let step_rows = match format {
+            TraceFormat::Pytorch => steps::profiler_steps(&rows, t),
+            TraceFormat::Tensorflow => tf::steps(t),
+        };
+        let steps_in_file = match format {
+            TraceFormat::Pytorch => t
+                .symbols
+                .iter()
+                .filter(|(_, s)| s.starts_with("ProfilerStep#"))
+                .count(),
+            TraceFormat::Tensorflow => step_rows.len(),
+        };
+        let origin = rows
+            .gpu
+            .iter()
+            .map(|g| g.ts)
+            .chain(rows.cpu.iter().map(|c| c.ts))
+            .min()
+            .unwrap_or(0);
+        let (figs, launch) = steps::step_figures(&rows, t, &step_rows, origin);
+        let series = analyze_steps(&figs.iter().map(|f| f.dur_us / 1e3).collect::<Vec<_>>());
+        let shares = Shares::of(&figs);
+        let n = figs.len().max(1) as f64;
+        let judged = match (temporal, shares) {
+            (Some(_), Some(s)) => Some(verdict::judge(
+                s,
+                series.as_ref(),
+                launch,
+                figs.iter().map(|f| f.syncs).sum::<usize>() as f64 / n,
+                figs.iter().map(|f| f.kernels).sum::<usize>() as f64 / n,
+            )),
+            _ => None,
+        };
+        ranks.push(RankReport {
+            rank: *rank,
+            file: t.path.display().to_string(),
+            device: t.device.clone(),
+            window: Window {
+                applied: rows.windowed,
+                gpu_events_in_file: rows.gpu_in_file,
+                gpu_events_analysed: rows.gpu.len(),
+                steps_in_file,
+            },
+            temporal,
+            idle_breakdown,
+            kernel_types,
+            steps: figs,
+            step_time: series.as_ref().map(StepSeries::of),
+            shares,
+            launch,
+            verdict: judged.as_ref().map(|v| v.verdict),
+            level: judged.as_ref().and_then(|v| v.level),
+            evidence: judged
+                .as_ref()
+                .map(|v| v.evidence.clone())
+                .unwrap_or_default(),
+            fix: judged.map(|v| v.fix),
+            truncated_at: t.truncated_at,
+        });
+    }
+    let straggler = straggler(&ranks);
+    let verdict_rank = straggler.as_ref().map(|s| s.rank).or_else(|| {
+        ranks
+            .iter()
+            .filter(|r| r.verdict.is_some())
+            .max_by(|a, b| {
+                let m = |r: &RankReport| r.step_time.as_ref().map_or(0.0, |s| s.mean_ms);
+                m(a).total_cmp(&m(b))
+            })
+            .map(|r| r.rank)
+    });
+    let verdict = verdict_rank.and_then(|v| ranks.iter().find(|r| r.rank == v)?.verdict);
+    Report {
+        kind: "profiler",
+        format,
+        path: path.display().to_string(),
+        kernel_types: hta::kernel_type_totals(&per_rank_types),
+        ranks,
+        straggler,
+        verdict,
+        verdict_rank,
+        warnings,
+    }
+}
+
+/// The straggler: the rank with the largest modified Z-score above
+/// [`OUTLIER_MODIFIED_Z`] on its mean step time, else on its idle share (slow side only).
+/// Needs three ranks: with two, each is as far from the median as the other.
+fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
+    let judged: Vec<&RankReport> = ranks
+        .iter()
+        .filter(|r| r.step_time.is_some() && r.temporal.is_some())
+        .collect();
+    if judged.len() < 3 {
+        return None;
+    }
+    let pick = |by: &'static str, values: Vec<f64>| -> Option<Straggler> {
+        let z = modified_z_scores(&values);
+        let med = gpufeed_stats::summary::median(&values);
+        let (i, &zi) = z.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+        (zi > OUTLIER_MODIFIED_Z).then(|| Straggler {
+            rank: judged[i].rank,
+            by,
+            value: values[i],
+            median: med,
+            z: zi,
+        })
+    };
+    pick(
+        "step_time",
+        judged
+            .iter()
+            .map(|r| r.step_time.as_ref().map_or(0.0, |s| s.mean_ms))
+            .collect(),
+    )
+    .or_else(|| {
+        pick(
+            "idle_share",
+            judged
+                .iter()
+                .map(|r| r.temporal.map_or(0.0, |t| t.idle_pct))
+                .collect(),
+        )
+    })
+}

@@ -1,0 +1,461 @@
+//! A generator of profiler traces with known truth, for the cases no real trace covers:
+//! a slow DataLoader, pageable copies, sync stalls, launch-bound short kernels, a periodic
+//! stall, a straggler rank; in PyTorch (Kineto) format and in TensorFlow's trace viewer
+//! format.
+//!
+//! The generator simulates one host thread issuing work to one GPU stream: each step
+//! fetches a batch (a DataLoader `__next__` the GPU cannot overlap), copies it to the GPU
+//! (a pageable copy blocks the host until it is done), launches kernels (each launch call
+//! costs `launch_us` of host time, a kernel starts when both its launch and the previous
+//! kernel are done), and synchronises (`aten::item`: the host waits for the GPU, then
+//! spends `sync_tail_us` before its next launch). It writes the events a profiler would,
+//! and tallies as it goes what each GPU gap was (the [`Truth`]): a test compares the
+//! analysis of the written file against that tally and the case's expected verdict.
+
+use std::fmt::Write as _;
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// PyTorch profiler (Kineto) Chrome trace.
+    Kineto,
+    /// TensorFlow profiler trace viewer JSON.
+    TensorFlow,
+}
+
+/// One generated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Its name.
+    pub name: &'static str,
+    /// The verdict the analysis must give.
+    pub expect: &'static str,
+    /// Steps written (PyTorch: the last is outside HTA's window).
+    pub steps: usize,
+    /// Kernels per step.
+    pub kernels: usize,
+    /// Kernel duration, µs.
+    pub kernel_us: f64,
+    /// Host cost of one launch call, µs.
+    pub launch_us: f64,
+    /// Host time between launches, µs.
+    pub host_gap_us: f64,
+    /// DataLoader `__next__` per step, µs.
+    pub data_us: f64,
+    /// Host-to-device copy per step, µs (0: none).
+    pub h2d_us: f64,
+    /// Whether the copy is from pageable memory.
+    pub pageable: bool,
+    /// Synchronisations per step (evenly spread over the kernels).
+    pub syncs: usize,
+    /// Host time after a sync before the next launch, µs.
+    pub sync_tail_us: f64,
+    /// Every `n`-th step the DataLoader takes this much longer, µs.
+    pub slow_every: Option<(usize, f64)>,
+    /// Ranks written.
+    pub ranks: usize,
+    /// This rank's DataLoader takes this many times longer.
+    pub straggler: Option<(usize, f64)>,
+    /// Output format.
+    pub flavor: Flavor,
+    /// Timestamps with nanosecond digits.
+    pub float_ts: bool,
+}
+
+impl Case {
+    fn base(name: &'static str, expect: &'static str) -> Self {
+        Self {
+            name,
+            expect,
+            steps: 8,
+            kernels: 60,
+            kernel_us: 300.0,
+            launch_us: 6.0,
+            host_gap_us: 4.0,
+            data_us: 60.0,
+            h2d_us: 0.0,
+            pageable: false,
+            syncs: 1,
+            sync_tail_us: 20.0,
+            slow_every: None,
+            ranks: 1,
+            straggler: None,
+            flavor: Flavor::Kineto,
+            float_ts: false,
+        }
+    }
+
+    /// The GPU's work is the step.
+    #[must_use]
+    pub fn compute_bound() -> Self {
+        Self::base("compute-bound", "compute-bound")
+    }
+
+    /// A DataLoader with too few workers: 30 ms per batch against 18 ms of kernels.
+    #[must_use]
+    pub fn input_bound() -> Self {
+        Self {
+            data_us: 30_000.0,
+            ..Self::base("input-bound", "input-bound")
+        }
+    }
+
+    /// Pageable host-to-device copies of 12 ms a step.
+    #[must_use]
+    pub fn transfer_bound() -> Self {
+        Self {
+            h2d_us: 12_000.0,
+            pageable: true,
+            ..Self::base("transfer-bound", "transfer-bound")
+        }
+    }
+
+    /// A `.item()` after every 3rd kernel, 400 µs of Python after each.
+    #[must_use]
+    pub fn sync_bound() -> Self {
+        Self {
+            syncs: 20,
+            sync_tail_us: 400.0,
+            ..Self::base("sync-bound", "sync-bound")
+        }
+    }
+
+    /// 400 kernels of 4 µs per step, each launch 8 µs of host time.
+    #[must_use]
+    pub fn launch_bound() -> Self {
+        Self {
+            kernels: 400,
+            kernel_us: 4.0,
+            launch_us: 8.0,
+            host_gap_us: 6.0,
+            syncs: 0,
+            ..Self::base("launch-bound", "launch-bound")
+        }
+    }
+
+    /// Every 4th batch arrives 7 ms late, over 40 steps.
+    #[must_use]
+    pub fn oscillating() -> Self {
+        Self {
+            steps: 41,
+            slow_every: Some((4, 7_000.0)),
+            ..Self::base("oscillating", "oscillating")
+        }
+    }
+
+    /// Four ranks; rank 2's DataLoader is 40 times slower: the run's verdict is rank 2's
+    /// (the others are compute-bound).
+    #[must_use]
+    pub fn straggler() -> Self {
+        Self {
+            ranks: 4,
+            straggler: Some((2, 40.0)),
+            ..Self::base("straggler", "input-bound")
+        }
+    }
+
+    /// Every case, each with the verdict it must get.
+    #[must_use]
+    pub fn all() -> Vec<Self> {
+        vec![
+            Self::compute_bound(),
+            Self::input_bound(),
+            Self::transfer_bound(),
+            Self::sync_bound(),
+            Self::launch_bound(),
+            Self::oscillating(),
+            Self::straggler(),
+        ]
+    }
+
+    /// The same case in TensorFlow's format.
+    #[must_use]
+    pub fn tensorflow(self) -> Self {
+        Self {
+            flavor: Flavor::TensorFlow,
+            float_ts: true,
+            ..self
+        }
+    }
+}
+
+/// What the generator did, tallied while it wrote (window: steps before the last).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Truth {
+    /// GPU gaps where the launch started after the previous GPU op ended, µs.
+    pub host_wait_us: f64,
+    /// Gaps below 30 µs with the op already launched, µs.
+    pub kernel_wait_us: f64,
+    /// Longer gaps with the op already launched, µs.
+    pub other_us: f64,
+    /// GPU busy time, µs.
+    pub busy_us: f64,
+    /// GPU span from the first op's start to the last one's end, µs.
+    pub span_us: f64,
+}
+
+/// A tiny deterministic generator (xorshift64*), for jitter: no dependency for 6 lines.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `x` times a factor in [0.95, 1.05).
+    fn jitter(&mut self, x: f64) -> f64 {
+        x * (0.95 + 0.1 * self.next())
+    }
+}
+
+struct Writer {
+    out: String,
+    flavor: Flavor,
+    float_ts: bool,
+    first: bool,
+}
+
+const BASE_TS: f64 = 1_700_000_000_000_000.0;
+
+impl Writer {
+    fn t(&self, x: f64) -> String {
+        if self.float_ts {
+            format!("{:.3}", BASE_TS + x)
+        } else {
+            format!("{}", (BASE_TS + x).round() as i64)
+        }
+    }
+
+    fn d(&self, x: f64) -> String {
+        if self.float_ts {
+            format!("{x:.3}")
+        } else {
+            format!("{}", x.round() as i64)
+        }
+    }
+
+    fn sep(&mut self) {
+        if !self.first {
+            self.out.push_str(",\n");
+        }
+        self.first = false;
+    }
+
+    /// A host event; `corr` links a launch to its GPU op.
+    fn host(&mut self, name: &str, cat: &str, ts: f64, dur: f64, corr: Option<u64>) {
+        self.sep();
+        let (t, d) = (self.t(ts), self.d(dur));
+        let _ = match (self.flavor, corr) {
+            (Flavor::Kineto, Some(c)) => write!(
+                self.out,
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 100, "tid": 100, "ts": {t}, "dur": {d}, "args": {{"correlation": {c}, "External id": {c}}}}}"#
+            ),
+            (Flavor::Kineto, None) => write!(
+                self.out,
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 100, "tid": 100, "ts": {t}, "dur": {d}, "args": {{}}}}"#
+            ),
+            (Flavor::TensorFlow, Some(c)) => write!(
+                self.out,
+                r#"{{"pid": 701, "tid": 1, "name": "{name}", "ts": {t}, "dur": {d}, "ph": "X", "args": {{"correlation_id": "{c}"}}}}"#
+            ),
+            (Flavor::TensorFlow, None) => write!(
+                self.out,
+                r#"{{"pid": 701, "tid": 1, "name": "{name}", "ts": {t}, "dur": {d}, "ph": "X"}}"#
+            ),
+        };
+    }
+
+    fn step(&mut self, n: usize, ts: f64, dur: f64) {
+        match self.flavor {
+            Flavor::Kineto => {
+                self.host(
+                    &format!("ProfilerStep#{n}"),
+                    "user_annotation",
+                    ts,
+                    dur,
+                    None,
+                );
+            }
+            Flavor::TensorFlow => {
+                self.sep();
+                let (t, d) = (self.t(ts), self.d(dur));
+                let _ = write!(
+                    self.out,
+                    r#"{{"pid": 701, "tid": 1, "name": "train {n}", "ts": {t}, "dur": {d}, "ph": "X", "args": {{"step_num": {n}, "group_id": {n}}}}}"#
+                );
+            }
+        }
+    }
+
+    fn gpu(&mut self, name: &str, cat: &str, ts: f64, dur: f64, corr: u64, pageable: bool) {
+        self.sep();
+        let (t, d) = (self.t(ts), self.d(dur));
+        let _ = match self.flavor {
+            Flavor::Kineto => write!(
+                self.out,
+                r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": 7, "ts": {t}, "dur": {d}, "args": {{"device": 0, "stream": 7, "correlation": {corr}, "External id": {corr}}}}}"#
+            ),
+            Flavor::TensorFlow => {
+                let name = if name.starts_with("Memcpy HtoD") {
+                    "MemcpyH2D"
+                } else {
+                    name
+                };
+                let details = if pageable {
+                    r#", "memcpy_details": "kind_src:pageable kind_dst:device""#
+                } else {
+                    ""
+                };
+                write!(
+                    self.out,
+                    r#"{{"pid": 1, "tid": 7, "name": "{name}", "ts": {t}, "dur": {d}, "ph": "X", "args": {{"correlation_id": "{corr}"{details}}}}}"#
+                )
+            }
+        };
+    }
+}
+
+/// The GPU side of the simulation: the stream's last end, the tally.
+struct Gpu {
+    free: f64,
+    first: Option<f64>,
+    truth: Truth,
+}
+
+impl Gpu {
+    /// Runs an op launched at `launch` (host start of the call), ready at `ready`.
+    fn run(&mut self, launch: f64, ready: f64, dur: f64, counted: bool) -> f64 {
+        let start = ready.max(self.free);
+        if counted {
+            if self.first.is_some() {
+                let gap = start - self.free;
+                if launch > self.free {
+                    self.truth.host_wait_us += gap;
+                } else if gap < 30.0 {
+                    self.truth.kernel_wait_us += gap;
+                } else {
+                    self.truth.other_us += gap;
+                }
+            }
+            self.first.get_or_insert(start);
+            self.truth.busy_us += dur;
+            self.truth.span_us = start + dur - self.first.unwrap_or(start);
+        }
+        self.free = start + dur;
+        start
+    }
+}
+
+/// Writes rank `rank` of `case`: the trace's bytes and what the generator did.
+#[must_use]
+pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
+    let mut w = Writer {
+        out: String::new(),
+        flavor: case.flavor,
+        float_ts: case.float_ts,
+        first: true,
+    };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rank as u64 + 1).wrapping_mul(0x1234_5678_9ABC));
+    let mut gpu = Gpu {
+        free: 0.0,
+        first: None,
+        truth: Truth::default(),
+    };
+    let data_factor = match case.straggler {
+        Some((r, f)) if r == rank => f,
+        _ => 1.0,
+    };
+    let mut t = 1000.0;
+    let mut corr = 1u64;
+    let sync_every = case
+        .kernels
+        .checked_div(case.syncs)
+        .map_or(usize::MAX, |n| n.max(1));
+    for step in 0..case.steps {
+        // The last step is outside HTA's window (PyTorch): simulated, not tallied.
+        let counted = case.flavor == Flavor::TensorFlow || step + 1 < case.steps;
+        let start = t;
+        let mut data = rng.jitter(case.data_us * data_factor);
+        if let Some((n, extra)) = case.slow_every
+            && step % n == 0
+        {
+            data += extra;
+        }
+        let fetch = match case.flavor {
+            Flavor::Kineto => "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            Flavor::TensorFlow => "IteratorGetNextOp::DoCompute",
+        };
+        w.host(fetch, "cpu_op", t, data, None);
+        t += data;
+        if case.h2d_us > 0.0 {
+            let dur = rng.jitter(case.h2d_us);
+            let start = gpu.run(t, t + case.launch_us, dur, counted);
+            let name = if case.pageable {
+                "Memcpy HtoD (Pageable -> Device)"
+            } else {
+                "Memcpy HtoD (Pinned -> Device)"
+            };
+            w.gpu(name, "gpu_memcpy", start, dur, corr, case.pageable);
+            // A pageable copy holds the host until the bytes are on the GPU.
+            let host_end = if case.pageable {
+                start + dur + 2.0
+            } else {
+                t + case.launch_us
+            };
+            w.host(
+                "cudaMemcpyAsync",
+                "cuda_runtime",
+                t,
+                host_end - t,
+                Some(corr),
+            );
+            corr += 1;
+            t = host_end + case.host_gap_us;
+        }
+        for k in 0..case.kernels {
+            let dur = rng.jitter(case.kernel_us);
+            let start = gpu.run(t, t + case.launch_us, dur, counted);
+            w.gpu("volta_sgemm_128x64_nn", "kernel", start, dur, corr, false);
+            let launch = match case.flavor {
+                Flavor::Kineto => "cudaLaunchKernel",
+                Flavor::TensorFlow => "cuLaunchKernel",
+            };
+            w.host(launch, "cuda_runtime", t, case.launch_us, Some(corr));
+            corr += 1;
+            t += case.launch_us + case.host_gap_us;
+            if (k + 1) % sync_every == 0 {
+                // `.item()`: the host waits for the GPU to drain.
+                let end = t.max(gpu.free) + 3.0;
+                w.host("aten::item", "cpu_op", t, end - t, None);
+                let sync = match case.flavor {
+                    Flavor::Kineto => "cudaStreamSynchronize",
+                    Flavor::TensorFlow => "cuStreamSynchronize",
+                };
+                w.host(sync, "cuda_runtime", t, end - t - 1.0, None);
+                t = end + case.sync_tail_us;
+            }
+        }
+        w.step(step + 1, start, t - start);
+    }
+    let world = case.ranks;
+    let doc = match case.flavor {
+        Flavor::Kineto => format!(
+            "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": 0, \"name\": \"gpufeed synthetic GPU\"}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {world}}},\n  \"traceEvents\": [\n{}\n  ],\n  \"traceName\": \"{}\"\n}}\n",
+            w.out, case.name
+        ),
+        Flavor::TensorFlow => format!(
+            "{{\"displayTimeUnit\": \"ns\", \"metadata\": {{\"highres-ticks\": true}}, \"traceEvents\": [\n{{\"args\": {{\"name\": \"/device:GPU:0\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1}},\n{{\"args\": {{\"name\": \"Stream #7(Compute)\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 7}},\n{{\"args\": {{\"name\": \"gpufeed /host:CPU\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 701}},\n{{\"args\": {{\"name\": \"python\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 701, \"tid\": 1}},\n{}\n]}}\n",
+            w.out
+        ),
+    };
+    (doc.into_bytes(), gpu.truth)
+}
+
+/// Writes rank `rank` of `case`.
+#[must_use]
+pub fn generate(case: &Case, rank: usize) -> Vec<u8> {
+    generate_with_truth(case, rank).0
+}
