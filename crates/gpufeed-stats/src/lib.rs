@@ -33,6 +33,6 @@ pub mod util;
 mod testutil;
 
 pub use periodicity::{Periodicity, detect_period};
-pub use steps::{StepAnalysis, StepVerdict, analyze_steps};
+pub use steps::{PartialBatches, StepAnalysis, StepVerdict, analyze_batches, analyze_steps};
 pub use summary::{Summary, summarize};
 pub use util::{IdleGaps, UtilAnalysis, UtilVerdict, analyze_util};

@@ -168,8 +168,10 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
     let loader = Loader::new(cache, lc.clone())?;
     let warmup = (2 * lc.workers).max(4);
     let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
-    let (waits, samples, elapsed) = (run.waits_ms, run.samples, run.elapsed_s);
-    let waits = gpufeed_stats::analyze_steps(&waits).context("no batch was timed")?;
+    // Judged on whole batches: an epoch's short last batch is no cycle.
+    let (waits, partial) =
+        gpufeed_stats::analyze_batches(&run.waits_ms, &run.items).context("no batch was timed")?;
+    let (samples, elapsed) = (run.samples, run.elapsed_s);
     Ok(LoaderRun {
         cache: PathBuf::from(dir),
         items,
@@ -177,6 +179,7 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
         workers: lc.workers,
         warmup,
         waits,
+        partial,
         samples,
         samples_per_s: samples as f64 / elapsed.max(f64::MIN_POSITIVE),
     })

@@ -119,6 +119,8 @@ pub fn loader_config(
 pub(crate) struct Run {
     /// The consumer's wait for each timed batch, ms.
     pub(crate) waits_ms: Vec<f64>,
+    /// Utterances in each timed batch (filler rows not counted).
+    pub(crate) items: Vec<usize>,
     read_ms: Vec<f64>,
     assemble_ms: Vec<f64>,
     /// Utterances in the timed batches.
@@ -156,6 +158,7 @@ pub(crate) fn measure(
             run.waits_ms.push(wait.as_secs_f64() * 1e3);
             run.read_ms.push(batch.read_ns as f64 / 1e6);
             run.assemble_ms.push(batch.assemble_ns as f64 / 1e6);
+            run.items.push(batch.items().len());
             run.samples += batch.items().len();
             run.batch_bytes += batch.data_bytes + batch.pad_bytes;
             run.data_bytes += batch.data_bytes;
@@ -288,8 +291,8 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
     let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
     let plan = loader.plan(0);
     let run = measure(&loader, warmup, batches, consumer)?;
-    let analysis = gpufeed_stats::analyze_steps(&run.waits_ms).context("no batch was timed")?;
-    let report = StepReport::new(analysis);
+    // Judged on whole batches: an epoch's short last batch is no cycle.
+    let report = StepReport::of_batches(&run.waits_ms, &run.items).context("no batch was timed")?;
     let breakdown = Breakdown {
         read_cold_ms,
         read_warm_ms: mean(&run.read_ms),
@@ -449,6 +452,10 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
             o,
             "  a cycle every {period} batches (autocorrelation {r:.2}): compare with the number of workers"
         );
+    }
+    let partial = b.partial_clause(("batch", "batches"));
+    if let Some(clause) = partial.strip_prefix("; ") {
+        let _ = writeln!(o, "  {clause}");
     }
     let _ = writeln!(o, "  outliers {} of {}", b.outliers, b.samples);
     let k = &p.breakdown;

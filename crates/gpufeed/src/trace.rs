@@ -12,7 +12,9 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use gpufeed_stats::thresholds::{BUSY_UTIL_PCT, IDLE_UTIL_PCT, OUTLIER_MODIFIED_Z};
-use gpufeed_stats::{StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps};
+use gpufeed_stats::{
+    PartialBatches, StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps,
+};
 use gpufeed_stats::{analyze_util, util::sampling_interval};
 use gpufeed_telemetry::trace::{
     StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace, read_trace_from,
@@ -117,6 +119,10 @@ pub struct StepReport {
     pub outliers: usize,
     /// Verdict.
     pub verdict: StepVerdict,
+    /// Short batches (an epoch's partial last batch) left out of the figures and the
+    /// verdict, when the series is of batches and some were short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_batches: Option<PartialBatches>,
     /// The full analysis, for the text report; not part of the JSON contract.
     #[serde(skip)]
     pub analysis: StepAnalysis,
@@ -142,8 +148,40 @@ impl StepReport {
             period_strength: a.period.map(|p| p.strength),
             outliers: a.outliers,
             verdict: a.verdict,
+            partial_batches: None,
             analysis: a,
         }
+    }
+
+    /// The report of batch times judged on whole batches only
+    /// ([`gpufeed_stats::analyze_batches`]); `None` for an empty series.
+    #[must_use]
+    pub fn of_batches(ms: &[f64], items: &[usize]) -> Option<Self> {
+        let (a, partial) = gpufeed_stats::analyze_batches(ms, items)?;
+        Some(Self {
+            partial_batches: partial,
+            ..Self::new(a)
+        })
+    }
+
+    /// "; 25 epoch-tail batches of 8 items (a whole one: 56) left out of these figures":
+    /// the clause that names what the figures leave out, or nothing. `noun` is the
+    /// singular and the plural of what the series counts (`("batch", "batches")`).
+    #[must_use]
+    pub fn partial_clause(&self, noun: (&str, &str)) -> String {
+        self.partial_batches.map_or_else(String::new, |p| {
+            let items = if p.min_items == p.max_items {
+                p.min_items.to_string()
+            } else {
+                format!("{} to {}", p.min_items, p.max_items)
+            };
+            let noun = if p.count == 1 { noun.0 } else { noun.1 };
+            format!(
+                "; {} epoch-tail {noun} of {items} items (a whole one: {}) left out of these \
+                 figures",
+                p.count, p.whole_items
+            )
+        })
     }
 }
 

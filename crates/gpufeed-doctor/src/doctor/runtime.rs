@@ -20,7 +20,7 @@
 
 use std::path::PathBuf;
 
-use gpufeed_stats::{StepAnalysis, StepVerdict};
+use gpufeed_stats::{PartialBatches, StepAnalysis, StepVerdict};
 
 use crate::finding::Finding;
 use crate::rules::finding;
@@ -38,8 +38,10 @@ pub struct LoaderRun {
     pub workers: usize,
     /// Batches of warm-up, not timed.
     pub warmup: usize,
-    /// The waits for each timed batch, analysed (ms).
+    /// The waits for each timed batch, analysed (ms): the whole batches only.
     pub waits: StepAnalysis,
+    /// The epoch-tail batches left out of `waits`, when some were short.
+    pub partial: Option<PartialBatches>,
     /// Items delivered in the timed batches.
     pub samples: usize,
     /// Samples per second over the timed batches.
@@ -98,13 +100,48 @@ pub fn check(facts: &RuntimeFacts) -> Vec<Finding> {
     }
 }
 
+/// "40 batches: 20 whole of 56 items, and 20 epoch-tail batches of 8 items left out of
+/// the figures", or "40 batches of 56 items".
+fn batches(r: &LoaderRun) -> String {
+    let n = r.waits.summary.n;
+    match r.partial {
+        Some(p) => {
+            let tail = if p.min_items == p.max_items {
+                p.min_items.to_string()
+            } else {
+                format!("{} to {}", p.min_items, p.max_items)
+            };
+            format!(
+                "{} batches: {n} whole of {} items (batch_size {}), and {} epoch-tail batch{} of \
+                 {tail} items left out of the figures",
+                n + p.count,
+                p.whole_items,
+                r.batch_size,
+                p.count,
+                if p.count == 1 { "" } else { "es" }
+            )
+        }
+        None => {
+            // Every batch holds the same number of items.
+            let per = r.samples / n.max(1);
+            let small = if per < r.batch_size {
+                format!(
+                    " (the dataset holds fewer than batch_size {})",
+                    r.batch_size
+                )
+            } else {
+                String::new()
+            };
+            format!("{n} batches of {per} items{small}")
+        }
+    }
+}
+
 fn measured(r: &LoaderRun) -> Finding {
     let s = &r.waits.summary;
     let evidence = format!(
-        "{} batches of {:.0} items (batch_size {}) after {} warm-up, {} worker(s), {} utterances: {:.0} samples/s; wait per batch mean {:.3} ms, p95 {:.3} ms, max {:.3} ms, cv {:.2}{}",
-        s.n,
-        r.samples as f64 / s.n.max(1) as f64,
-        r.batch_size,
+        "{} after {} warm-up, {} worker(s), {} utterances: {:.0} samples/s; wait per batch mean {:.3} ms, p95 {:.3} ms, max {:.3} ms, cv {:.2}{}",
+        batches(r),
         r.warmup,
         r.workers,
         r.items,
@@ -166,9 +203,66 @@ mod tests {
             workers: 2,
             warmup: 4,
             waits: gpufeed_stats::analyze_steps(ms).unwrap(),
+            partial: None,
             samples: 8 * ms.len(),
             samples_per_s: 1000.0,
         })
+    }
+
+    /// The demo's 64 items in batches of 56 once said "40 batches of 32 items (batch_size
+    /// 56)" and "oscillates: a cycle every 2 batches".
+    #[test]
+    fn an_epoch_tail_is_named_not_averaged_nor_a_cycle() {
+        let items: Vec<usize> = (0..40).map(|i| if i % 2 == 0 { 56 } else { 8 }).collect();
+        let ms: Vec<f64> = items
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                if n == 56 {
+                    30.0 + 0.1 * (i % 3) as f64
+                } else {
+                    0.02
+                }
+            })
+            .collect();
+        let (waits, partial) = gpufeed_stats::analyze_batches(&ms, &items).unwrap();
+        let f = check(&RuntimeFacts::Measured(LoaderRun {
+            cache: "c".into(),
+            items: 64,
+            batch_size: 56,
+            workers: 2,
+            warmup: 4,
+            waits,
+            partial,
+            samples: items.iter().sum(),
+            samples_per_s: 1000.0,
+        }));
+        assert_eq!(f[0].id, "runtime-loader-stable", "{f:?}");
+        assert!(
+            f[0].evidence.starts_with(
+                "40 batches: 20 whole of 56 items (batch_size 56), and 20 epoch-tail batches of 8 \
+                 items left out of the figures after 4 warm-up"
+            ),
+            "{}",
+            f[0].evidence
+        );
+        assert!(!f[0].evidence.contains("32 items"), "{}", f[0].evidence);
+    }
+
+    #[test]
+    fn a_dataset_smaller_than_a_batch_says_so() {
+        let ms = vec![3.0; 20];
+        let mut facts = run(&ms);
+        if let RuntimeFacts::Measured(r) = &mut facts {
+            r.samples = 5 * ms.len();
+        }
+        let f = check(&facts);
+        assert!(
+            f[0].evidence
+                .starts_with("20 batches of 5 items (the dataset holds fewer than batch_size 8)"),
+            "{}",
+            f[0].evidence
+        );
     }
 
     #[test]

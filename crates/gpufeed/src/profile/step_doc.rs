@@ -199,12 +199,22 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
             p.loss_first, p.loss_last, args.dtype
         ));
     }
-    let analysis = gpufeed_stats::analyze_steps(&p.step_ms).context("no step was timed")?;
+    // Judged on whole batches: the step on an epoch's short last batch is no cycle.
+    let step = StepReport::of_batches(&p.step_ms, &p.samples).context("no step was timed")?;
+    let analysis = step.analysis;
     let step_mean = analysis.summary.mean;
+    // The phases of the same whole-batch steps, so that their shares add up.
+    let whole = p.samples.iter().copied().max().unwrap_or(0);
     let mut means = Vec::new();
     let mut phases = Vec::new();
     for (phase, v) in &p.phases {
-        let s = gpufeed_stats::summarize(v).context("no step was timed")?;
+        let kept: Vec<f64> = v
+            .iter()
+            .zip(&p.samples)
+            .filter(|&(_, &n)| n == whole)
+            .map(|(&ms, _)| ms)
+            .collect();
+        let s = gpufeed_stats::summarize(&kept).context("no step was timed")?;
         means.push((*phase, s.mean));
         phases.push((
             phase.name(),
@@ -245,7 +255,7 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
         phases: Phases(phases),
         steps_per_s: p.step_ms.len() as f64 / p.elapsed_s,
         samples_per_s: samples as f64 / p.elapsed_s,
-        step: StepReport::new(analysis),
+        step,
         verdict: judged.bottleneck.as_str(),
         level: judged.level,
         evidence: judged.evidence,
