@@ -147,8 +147,13 @@ impl Dataset {
 }
 
 /// Lines of a manifest with their numbers, BOM and `\r` removed; invalid UTF-8 lines are
-/// reported.
-fn lines(bytes: &[u8], problems: &mut Vec<Problem>) -> Vec<(usize, String)> {
+/// reported, with the id `id_of` reads from the valid bytes before the bad one (the bad
+/// byte may well be in the text, after an id that reads fine).
+fn lines(
+    bytes: &[u8],
+    problems: &mut Vec<Problem>,
+    id_of: fn(&str) -> Option<String>,
+) -> Vec<(usize, String)> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Vec::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -158,7 +163,9 @@ fn lines(bytes: &[u8], problems: &mut Vec<Problem>) -> Vec<(usize, String)> {
             Ok(s) => out.push((i + 1, s.to_string())),
             Err(e) => problems.push(Problem {
                 line: i + 1,
-                id: None,
+                id: std::str::from_utf8(&raw[..e.valid_up_to()])
+                    .ok()
+                    .and_then(id_of),
                 reason: format!(
                     "not valid UTF-8 (byte {}); re-encode the file as UTF-8",
                     e.valid_up_to()
@@ -221,11 +228,25 @@ fn push_item(
     }
 }
 
+/// The id of an LJSpeech line, or of its start: what comes before the first `|`, trimmed.
+fn ljspeech_id(line: &str) -> Option<String> {
+    let id = line.split('|').next().unwrap_or("").trim();
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+/// Formats whose id cannot be read from part of a line.
+fn no_id(_: &str) -> Option<String> {
+    None
+}
+
 fn parse_ljspeech(bytes: &[u8], use_normalized: bool) -> (Vec<Item>, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut items = Vec::new();
     let mut seen = HashMap::new();
-    for (n, (line_no, line)) in lines(bytes, &mut problems).into_iter().enumerate() {
+    for (n, (line_no, line)) in lines(bytes, &mut problems, ljspeech_id)
+        .into_iter()
+        .enumerate()
+    {
         let lower = line.to_ascii_lowercase();
         if n == 0
             && ["id|", "fileid|", "wav_id|", "audio|"]
@@ -237,7 +258,8 @@ fn parse_ljspeech(bytes: &[u8], use_normalized: bool) -> (Vec<Item>, Vec<Problem
         let (Some(first), Some(last)) = (line.find('|'), line.rfind('|')) else {
             problems.push(Problem {
                 line: line_no,
-                id: None,
+                // The whole line is the id: a transcript is missing.
+                id: ljspeech_id(&line),
                 reason: "no `|` separator; expected `id|text` or `id|text|normalised text`".into(),
             });
             continue;
@@ -283,7 +305,7 @@ fn parse_jsonl(bytes: &[u8]) -> (Vec<Item>, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut items = Vec::new();
     let mut seen = HashMap::new();
-    for (line_no, line) in lines(bytes, &mut problems) {
+    for (line_no, line) in lines(bytes, &mut problems, no_id) {
         match serde_json::from_str::<JsonlEntry>(&line) {
             Ok(e) => {
                 let id = e.id.unwrap_or_else(|| stem(&e.audio_path));
@@ -313,7 +335,7 @@ fn parse_generic_csv(bytes: &[u8], path: &Path) -> Result<(Vec<Item>, Vec<Proble
     let mut problems = Vec::new();
     let mut items = Vec::new();
     let mut seen = HashMap::new();
-    let all = lines(bytes, &mut problems);
+    let all = lines(bytes, &mut problems, no_id);
     let Some(((header_line, header), rows)) = all.split_first() else {
         return Err(DataError::EmptyManifest {
             path: path.to_path_buf(),
@@ -443,6 +465,8 @@ mod tests {
         assert_eq!(got.len(), 5, "{got:?}");
         assert_eq!(got[0].0, 2);
         assert!(got[0].1.contains("no `|`"));
+        // The line is the id (its transcript is missing), not `?`.
+        assert_eq!(problems[0].id.as_deref(), Some("no separator here"));
         assert_eq!(got[1], (3, "empty id"));
         assert_eq!(got[2], (4, "empty text"));
         assert_eq!(got[3], (5, "duplicate id, first seen on line 1"));
@@ -456,6 +480,14 @@ mod tests {
         assert_eq!(items.len(), 1);
         assert_eq!(problems[0].line, 2);
         assert!(problems[0].reason.contains("UTF-8"));
+        // The id before the bad byte reads fine.
+        assert_eq!(problems[0].id.as_deref(), Some("B"));
+        // A bad byte inside the id: the bytes before it.
+        let (_, problems) = parse_ljspeech(b"LJ00\xff1-0001|text|text\n", true);
+        assert_eq!(problems[0].id.as_deref(), Some("LJ00"));
+        // Nothing readable before it: no id.
+        let (_, problems) = parse_ljspeech(b"\xff|text|text\n", true);
+        assert_eq!(problems[0].id, None);
     }
 
     #[test]

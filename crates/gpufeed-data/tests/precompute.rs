@@ -305,6 +305,13 @@ fn bad_inputs_are_listed_and_the_rest_is_cached() {
         serde_json::from_slice(&std::fs::read(r.cache_dir.join("skipped.json")).unwrap()).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 9);
     assert!(r.summary().contains("9 utterance(s) skipped"));
+    // The line with a bad byte is listed by the id that reads fine before it, not as `?`.
+    assert!(
+        r.summary().contains("line 10: bad: not valid UTF-8"),
+        "{}",
+        r.summary()
+    );
+    assert!(!r.summary().contains(": ?:"), "{}", r.summary());
 }
 
 #[test]
