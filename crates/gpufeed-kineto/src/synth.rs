@@ -205,9 +205,10 @@ impl Rng {
         (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// `x` times a factor in [0.95, 1.05).
+    /// `x` times a factor in [0.95, 1.05), to the microsecond: every time the simulation
+    /// computes is then an exact integer, so the truth is exact.
     fn jitter(&mut self, x: f64) -> f64 {
-        x * (0.95 + 0.1 * self.next())
+        (x * (0.95 + 0.1 * self.next())).round().max(1.0)
     }
 }
 

@@ -78,7 +78,9 @@ pub struct Shares {
     pub data_wait: f64,
     /// Host-to-device copies: GPU copy time plus idle while the host issued them.
     pub transfer: f64,
-    /// Of `transfer`, from pageable memory (GPU copy time only).
+    /// Of `transfer`, the GPU's copy time.
+    pub h2d: f64,
+    /// Of `h2d`, copies from pageable memory.
     pub h2d_pageable: f64,
     /// GPU idle after host synchronisations.
     pub sync_wait: f64,
@@ -102,6 +104,7 @@ impl Shares {
             compute: sum(|s| s.compute_us),
             data_wait: sum(|s| s.data_wait_us),
             transfer: sum(|s| s.copy_wait_us + s.h2d_us),
+            h2d: sum(|s| s.h2d_us),
             h2d_pageable: sum(|s| s.h2d_pageable_us),
             sync_wait: sum(|s| s.sync_wait_us),
             launch_wait: sum(|s| s.launch_wait_us),
@@ -205,10 +208,10 @@ pub fn judge(
                            and `.to(device, non_blocking=True)`; tf.data `prefetch_to_device`), \
                            or send fewer bytes (half-precision inputs, less padding)"
                 .to_owned();
-            if s.h2d_pageable > 0.5 * s.transfer {
+            if s.h2d_pageable > 0.0 && 2.0 * s.h2d_pageable >= s.h2d {
                 fix = format!(
-                    "most copies come from pageable memory ({} of the step), which the driver \
-                     stages through a pinned buffer and the host waits for: {fix}",
+                    "the copies come from pageable memory ({} of the step on the GPU), which \
+                     the driver stages through a pinned buffer while the host waits: {fix}",
                     pct(s.h2d_pageable)
                 );
             }
@@ -321,6 +324,7 @@ mod tests {
             compute: 0.5,
             data_wait: data,
             transfer,
+            h2d: 0.0,
             h2d_pageable: 0.0,
             sync_wait: sync,
             launch_wait: launch,

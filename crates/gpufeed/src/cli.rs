@@ -46,6 +46,11 @@ pub enum KindArg {
     /// Step or batch times, one per line or one column of a CSV; for a step recording
     /// (`StepTimer.save`), its step times after the warm-up, without the phases.
     Steps,
+    /// A PyTorch profiler (Kineto) Chrome trace, `.json` or `.json.gz`, or a folder of
+    /// per-rank traces of one run
+    Pytorch,
+    /// A TensorFlow profiler trace (`plugins/profile/RUN/*.trace.json.gz`) or its folder
+    Tensorflow,
 }
 
 /// The commands.

@@ -23,6 +23,7 @@ pub mod phase_steps;
 pub mod printer;
 pub mod profile;
 pub mod trace;
+pub mod trace_kineto;
 
 use cli::{Cli, Command, Format, KindArg, ProfileCommand, TraceArgs};
 use gpufeed_telemetry::trace::TraceKind;
@@ -93,9 +94,21 @@ fn run(command: Command) -> Result<ExitCode> {
 }
 
 fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
-    let kind = args.kind.map(|k| match k {
-        KindArg::Util => TraceKind::Util,
-        KindArg::Steps => TraceKind::Steps,
+    if trace_kineto::is_profiler_trace(&args.file, args.kind) {
+        let (report, warnings) = trace_kineto::analyze(&args.file, args.kind)?;
+        for w in &warnings {
+            printer::warn(w);
+        }
+        match args.format {
+            Format::Json => printer::data(&(serde_json::to_string(&report)? + "\n"))?,
+            Format::Text => printer::data(&trace_kineto::render_text(&report))?,
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let kind = args.kind.and_then(|k| match k {
+        KindArg::Util => Some(TraceKind::Util),
+        KindArg::Steps => Some(TraceKind::Steps),
+        KindArg::Pytorch | KindArg::Tensorflow => None,
     });
     let (report, warnings) = trace::analyze_file_with_warnings(&args.file, kind)?;
     for w in &warnings {

@@ -1,0 +1,233 @@
+//! `gpufeed trace` on a PyTorch or TensorFlow profiler trace: detection, the text report,
+//! and the JSON document ([`gpufeed_kineto::Report`], kind `profiler`).
+//!
+//! A path is a profiler trace when it is a folder, when it starts with the gzip magic, or
+//! when its name ends in `.json` / `.json.gz` (the other `trace` kinds are CSV, text and
+//! JSONL); `--kind pytorch|tensorflow` forces it. Nothing here prints; `lib.rs` does.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::Path;
+
+use anyhow::Result;
+use gpufeed_kineto::report::{RankReport, Report, TraceFormat};
+use gpufeed_kineto::verdict::Level;
+use gpufeed_kineto::{Options, analyze_path};
+
+use crate::cli::KindArg;
+use crate::profile::step_text::verdict_head;
+
+/// Whether `path` (with `--kind`) is a profiler trace.
+#[must_use]
+pub fn is_profiler_trace(path: &Path, kind: Option<KindArg>) -> bool {
+    match kind {
+        Some(KindArg::Pytorch | KindArg::Tensorflow) => return true,
+        Some(_) => return false,
+        None => {}
+    }
+    if path == Path::new("-") {
+        return false;
+    }
+    if path.is_dir() {
+        return true;
+    }
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if name.ends_with(".json") || name.ends_with(".json.gz") {
+        return true;
+    }
+    let mut magic = [0u8; 2];
+    fs_err::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| magic == [0x1f, 0x8b])
+}
+
+/// Reads and analyses the trace; the warnings to print once each.
+pub fn analyze(path: &Path, kind: Option<KindArg>) -> Result<(Report, Vec<String>)> {
+    let format = match kind {
+        Some(KindArg::Pytorch) => Some(TraceFormat::Pytorch),
+        Some(KindArg::Tensorflow) => Some(TraceFormat::Tensorflow),
+        _ => None,
+    };
+    let no_rounding =
+        std::env::var(gpufeed_kineto::hta::DISABLE_ROUNDING_ENV).as_deref() == Ok("1");
+    let report = analyze_path(
+        path,
+        Options {
+            format,
+            no_rounding,
+        },
+    )?;
+    let mut warnings = report.warnings.clone();
+    if report.gpu_events() == 0 {
+        warnings.push(format!(
+            "`{}` holds no GPU events (kernels, copies or sets): a CPU-only profile? Profile \
+             with `ProfilerActivity.CUDA` (PyTorch) on a machine with a GPU to see where the \
+             GPU idles",
+            path.display()
+        ));
+    }
+    Ok((report, warnings))
+}
+
+fn ms(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else {
+        format!("{:.1} ms", us / 1e3)
+    }
+}
+
+fn level(l: Option<Level>) -> Option<gpufeed_train::verdict::Level> {
+    l.map(|l| match l {
+        Level::High => gpufeed_train::verdict::Level::High,
+        Level::Moderate => gpufeed_train::verdict::Level::Moderate,
+    })
+}
+
+fn render_rank(o: &mut String, r: &RankReport) {
+    let device = r.device.as_deref().unwrap_or("GPU");
+    let _ = write!(o, "\nrank {} ({device}): ", r.rank);
+    match r.verdict {
+        Some(v) => verdict_head(
+            o,
+            v.as_str(),
+            level(r.level),
+            &r.evidence,
+            r.fix.as_deref().unwrap_or(""),
+        ),
+        None => {
+            let _ = writeln!(
+                o,
+                "no verdict ({})",
+                if r.temporal.is_none() {
+                    "no GPU events"
+                } else {
+                    "no step markers: profile with a schedule and `prof.step()`"
+                }
+            );
+        }
+    }
+    if let Some(t) = r.temporal {
+        let _ = writeln!(
+            o,
+            "  GPU time (HTA): span {}: idle {:.2} %, compute {:.2} %, non-compute {:.2} %",
+            ms(t.span_us),
+            t.idle_pct,
+            t.compute_pct,
+            t.non_compute_pct
+        );
+    }
+    let w = r.window;
+    let _ = writeln!(
+        o,
+        "  analysed {} of {} GPU events, {} of {} steps{}",
+        w.gpu_events_analysed,
+        w.gpu_events_in_file,
+        r.steps.len(),
+        w.steps_in_file,
+        if w.applied {
+            " (as HTA: the last ProfilerStep and what it launched are left out)"
+        } else {
+            ""
+        }
+    );
+    for s in &r.idle_breakdown {
+        let total = s.host_wait_us + s.kernel_wait_us + s.other_us;
+        if total <= 0.0 {
+            continue;
+        }
+        let p = |x: f64| 100.0 * x / total;
+        let _ = writeln!(
+            o,
+            "  stream {:>4} idle {}: host wait {:.1} %, kernel wait {:.1} %, other {:.1} %",
+            s.stream,
+            ms(total),
+            p(s.host_wait_us),
+            p(s.kernel_wait_us),
+            p(s.other_us)
+        );
+    }
+    if let Some(st) = &r.step_time {
+        let period = match (st.period_steps, st.period_strength) {
+            (Some(p), Some(a)) => format!(", a cycle every {p} steps (autocorrelation {a:.2})"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            o,
+            "  steps: mean {:.1} ms, median {:.1}, max {:.1}, cv {:.2}{period}",
+            st.mean_ms, st.median_ms, st.max_ms, st.cv
+        );
+    }
+    if !r.steps.is_empty() {
+        let _ = writeln!(
+            o,
+            "  {:>7} {:>9} {:>6} | GPU idle, ms: {:>7} {:>7} {:>7} {:>7} {:>7} | H2D ms (pageable)",
+            "step", "time ms", "busy%", "data", "copy", "sync", "launch", "other"
+        );
+        for s in &r.steps {
+            let _ = writeln!(
+                o,
+                "  {:>7} {:>9.2} {:>6.1} |               {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} | {:.2} ({:.2})",
+                format!("#{}", s.step),
+                s.dur_us / 1e3,
+                s.gpu_busy_pct,
+                s.data_wait_us / 1e3,
+                s.copy_wait_us / 1e3,
+                s.sync_wait_us / 1e3,
+                s.launch_wait_us / 1e3,
+                s.other_idle_us / 1e3,
+                s.h2d_us / 1e3,
+                s.h2d_pageable_us / 1e3,
+            );
+        }
+    }
+}
+
+/// The human report: the run's verdict first, then each rank.
+#[must_use]
+pub fn render_text(r: &Report) -> String {
+    let mut o = String::new();
+    let format = match r.format {
+        TraceFormat::Pytorch => "PyTorch profiler trace",
+        TraceFormat::Tensorflow => "TensorFlow profiler trace",
+    };
+    let _ = writeln!(
+        o,
+        "{}: {format}, {} rank{}",
+        r.path,
+        r.ranks.len(),
+        if r.ranks.len() == 1 { "" } else { "s" }
+    );
+    if let Some(s) = &r.straggler {
+        let what = if s.by == "step_time" {
+            format!(
+                "mean step {:.1} ms against a median of {:.1} ms",
+                s.value, s.median
+            )
+        } else {
+            format!(
+                "GPU idle {:.1} % against a median of {:.1} %",
+                s.value, s.median
+            )
+        };
+        let _ = writeln!(
+            o,
+            "straggler: rank {} ({what}, modified Z-score {:.1}); a distributed run goes at \
+             its slowest rank, so its verdict is the run's",
+            s.rank, s.z
+        );
+    }
+    if let (Some(v), Some(rank)) = (r.verdict, r.verdict_rank)
+        && r.ranks.len() > 1
+    {
+        let _ = writeln!(o, "run: {} (rank {rank})", v.as_str());
+    }
+    for rank in &r.ranks {
+        render_rank(&mut o, rank);
+    }
+    o
+}
