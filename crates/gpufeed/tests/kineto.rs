@@ -1,0 +1,235 @@
+//! `gpufeed trace` on profiler traces, end to end: the built binary on the real V100 traces
+//! of `shared/data/kineto` and on generated ones (PyTorch and TensorFlow format), with the
+//! JSON contract (`ranks`, `temporal`, `idle_breakdown`, `steps`, `verdict`) and bad input.
+
+// Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use gpufeed_kineto::synth::{Case, generate};
+use serde::Deserialize;
+
+mod common;
+use common::gpufeed;
+
+#[derive(Debug, Deserialize)]
+struct Doc {
+    kind: String,
+    format: String,
+    ranks: Vec<Rank>,
+    straggler: Option<Straggler>,
+    verdict: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Rank {
+    rank: u32,
+    temporal: Option<Temporal>,
+    idle_breakdown: Vec<StreamIdle>,
+    steps: Vec<Step>,
+    verdict: Option<String>,
+    evidence: Vec<String>,
+    fix: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Temporal {
+    span_us: f64,
+    idle_us: f64,
+    compute_us: f64,
+    non_compute_us: f64,
+    idle_pct: f64,
+    compute_pct: f64,
+    non_compute_pct: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamIdle {
+    stream: i64,
+    host_wait_us: f64,
+    kernel_wait_us: f64,
+    other_us: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Step {
+    step: i64,
+    dur_us: f64,
+    gpu_busy_pct: f64,
+    data_wait_us: f64,
+    idle_us: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Straggler {
+    rank: u32,
+    by: String,
+}
+
+fn shared(case: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/kineto")
+        .join(case);
+    assert!(
+        p.is_dir(),
+        "`{}` is missing: check out shared/ beside the repository",
+        p.display()
+    );
+    p
+}
+
+/// Runs `gpufeed trace PATH --format json`: the document and stderr.
+fn json(path: &Path, extra: &[&str]) -> (Doc, String) {
+    let out = gpufeed()
+        .arg("trace")
+        .arg(path)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "exit {:?}: {stderr}",
+        out.status.code()
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.trim_end().lines().count(), 1, "one JSON document");
+    (serde_json::from_str(&stdout).unwrap(), stderr)
+}
+
+#[test]
+fn resnet50_num_workers_0_is_input_bound_and_4_workers_idle_less() {
+    let (nw0, _) = json(&shared("resnet50_nw0"), &[]);
+    assert_eq!(
+        (nw0.kind.as_str(), nw0.format.as_str()),
+        ("profiler", "pytorch")
+    );
+    let r = &nw0.ranks[0];
+    let t = r.temporal.as_ref().unwrap();
+    // HTA 0.5.0 on the same trace.
+    assert_eq!(
+        (t.idle_pct, t.compute_pct, t.non_compute_pct),
+        (39.43, 59.35, 1.22)
+    );
+    assert_eq!(t.span_us, t.idle_us + t.compute_us + t.non_compute_us);
+    assert_eq!(r.idle_breakdown[0].stream, 7);
+    assert_eq!(r.idle_breakdown[0].host_wait_us, 318_934.0);
+    assert_eq!(r.verdict.as_deref(), Some("input-bound"));
+    assert_eq!(nw0.verdict.as_deref(), Some("input-bound"));
+    assert!(r.evidence[0].contains("data wait"), "{:?}", r.evidence);
+    assert!(r.fix.as_deref().unwrap().contains("num_workers"));
+    assert_eq!(
+        r.steps.iter().map(|s| s.step).collect::<Vec<_>>(),
+        [5, 6, 7, 8, 9]
+    );
+    for s in &r.steps {
+        assert!(s.data_wait_us > 0.25 * s.dur_us, "{s:?}");
+        assert!(s.idle_us <= s.dur_us && s.gpu_busy_pct <= 100.0, "{s:?}");
+    }
+    let (nw4, _) = json(&shared("resnet50_nw4"), &[]);
+    let r4 = &nw4.ranks[0];
+    assert_eq!(r4.temporal.as_ref().unwrap().idle_pct, 24.32);
+    assert_ne!(r4.verdict.as_deref(), Some("input-bound"));
+    let data = |r: &Rank| r.steps.iter().map(|s| s.data_wait_us).sum::<f64>();
+    assert!(data(r4) < 0.1 * data(r), "workers hide the loading");
+}
+
+#[test]
+fn folder_of_two_ranks() {
+    let (d, _) = json(&shared("sampled_2rank"), &[]);
+    assert_eq!(d.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(d.ranks[1].temporal.as_ref().unwrap().idle_pct, 54.72);
+    assert_eq!(d.ranks[0].idle_breakdown.len(), 5);
+    // Two ranks cannot show a straggler by the MAD rule.
+    assert!(d.straggler.is_none());
+}
+
+#[test]
+fn generated_straggler_and_verdicts_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = Case::straggler();
+    for rank in 0..case.ranks {
+        let p = dir.path().join(format!("rank-{rank}.pt.trace.json"));
+        fs_err::write(&p, generate(&case, rank)).unwrap();
+    }
+    let (d, _) = json(dir.path(), &[]);
+    assert_eq!(d.ranks.len(), 4);
+    let s = d.straggler.unwrap();
+    assert_eq!((s.rank, s.by.as_str()), (2, "step_time"));
+    assert_eq!(d.verdict.as_deref(), Some("input-bound"));
+    for case in [
+        Case::sync_bound(),
+        Case::launch_bound(),
+        Case::transfer_bound(),
+    ] {
+        let p = dir.path().join(format!("{}.json", case.name));
+        fs_err::write(&p, generate(&case, 0)).unwrap();
+        let (d, _) = json(&p, &[]);
+        assert_eq!(d.verdict.as_deref(), Some(case.expect), "{}", case.name);
+    }
+}
+
+#[test]
+fn tensorflow_trace_is_detected_and_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = Case::input_bound().tensorflow();
+    let p = dir.path().join("host.trace.json");
+    fs_err::write(&p, generate(&case, 0)).unwrap();
+    let (d, _) = json(&p, &[]);
+    assert_eq!(d.format, "tensorflow");
+    assert_eq!(d.ranks[0].verdict.as_deref(), Some("input-bound"));
+    assert_eq!(d.ranks[0].steps.len(), case.steps);
+    // Text: the verdict first.
+    let out = gpufeed().arg("trace").arg(&p).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("TensorFlow profiler trace"), "{text}");
+    assert!(text.contains("input-bound (high)"), "{text}");
+}
+
+#[test]
+fn cut_off_trace_is_analysed_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = generate(&Case::input_bound(), 0);
+    let p = dir.path().join("killed.json");
+    let cut = full.len() * 2 / 3;
+    fs_err::write(&p, &full[..cut]).unwrap();
+    let (d, stderr) = json(&p, &[]);
+    assert!(d.ranks[0].temporal.is_some());
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(stderr.contains("stops mid-write at byte"), "{stderr}");
+    assert!(stderr.contains("killed.json"), "{stderr}");
+}
+
+#[test]
+fn json_that_is_not_a_trace_exits_2_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("config.json");
+    fs_err::write(&p, br#"{"lr": 0.1, "epochs": 3}"#).unwrap();
+    let out = gpufeed().arg("trace").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("config.json") && stderr.contains("not a profiler trace"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint:"), "{stderr}");
+}
+
+#[test]
+fn cpu_only_trace_says_so_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("cpu.pt.trace.json");
+    fs_err::write(
+        &p,
+        br#"{"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+            {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 50}
+        ]}"#,
+    )
+    .unwrap();
+    let (d, stderr) = json(&p, &[]);
+    assert!(d.ranks[0].temporal.is_none() && d.verdict.is_none());
+    assert!(stderr.contains("a CPU-only profile?"), "{stderr}");
+}
