@@ -133,6 +133,16 @@ impl Case {
         }
     }
 
+    /// 300 µs of Python between launches of 100 µs kernels: the host sets the pace.
+    #[must_use]
+    pub fn host_bound() -> Self {
+        Self {
+            kernel_us: 100.0,
+            host_gap_us: 300.0,
+            ..Self::base("host-bound", "host-bound")
+        }
+    }
+
     /// Every 4th batch arrives 7 ms late, over 40 steps.
     #[must_use]
     pub fn oscillating() -> Self {
@@ -163,6 +173,7 @@ impl Case {
             Self::transfer_bound(),
             Self::sync_bound(),
             Self::launch_bound(),
+            Self::host_bound(),
             Self::oscillating(),
             Self::straggler(),
         ]

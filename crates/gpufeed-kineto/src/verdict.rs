@@ -1,5 +1,5 @@
 //! What a rank's steps mean: input-bound, transfer-bound, sync-bound, launch-bound,
-//! oscillating or compute-bound, with the evidence and the change to try.
+//! host-bound, oscillating or compute-bound, with the evidence and the change to try.
 //!
 //! The shares are totals over the analysed steps divided by their total time (see
 //! [`crate::steps`] for how each idle microsecond is charged). The rules, in the order of
@@ -8,8 +8,8 @@
 //! 1. input share = (data wait + copy wait + host-to-device copy time) / step: TF
 //!    Profiler's input time, judged against [`INPUT_BOUND_MODERATE`] / [`INPUT_BOUND_HIGH`];
 //!    transfer-bound when the copy part outweighs the data wait, else input-bound.
-//!    sync share and launch share are judged against [`HOST_STALL_MODERATE`] /
-//!    [`HOST_STALL_HIGH`].
+//!    sync share, launch share and the share of idle with the host elsewhere (host-bound)
+//!    are judged against [`HOST_STALL_MODERATE`] / [`HOST_STALL_HIGH`].
 //! 2. The largest cause at the high level is the verdict.
 //! 3. Else, when the step times repeat a cycle (gpufeed-stats' step verdict): oscillating.
 //! 4. Else the largest cause at the moderate level.
@@ -36,6 +36,9 @@ pub enum Bottleneck {
     SyncBound,
     /// The GPU idles between short kernels: the host cannot launch them fast enough.
     LaunchBound,
+    /// The GPU idles while the host runs other work (CPU ops, Python, waits on other
+    /// ranks): none of the causes above, but the host's time, not the GPU's.
+    HostBound,
     /// The step time repeats a cycle.
     Oscillating,
     /// The GPU's work is the step.
@@ -51,6 +54,7 @@ impl Bottleneck {
             Self::TransferBound => "transfer-bound",
             Self::SyncBound => "sync-bound",
             Self::LaunchBound => "launch-bound",
+            Self::HostBound => "host-bound",
             Self::Oscillating => "oscillating",
             Self::ComputeBound => "compute-bound",
         }
@@ -263,6 +267,23 @@ pub fn judge(
                 .to_owned(),
         ));
     }
+    if let Some(l) = level(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+        causes.push((
+            Bottleneck::HostBound,
+            s.other_idle,
+            Some(l),
+            vec![format!(
+                "the GPU idles {} of the step while the host does other work: not fetching \
+                 data, copying, synchronising or in short launch gaps ({stall_scale})",
+                pct(s.other_idle)
+            )],
+            "the host, not the GPU, sets the pace: find the CPU work in the idle gaps (the \
+             profiler's CPU ops between the step's kernels: metrics, logging, Python loops, an \
+             optimizer or loss on the CPU, waits on other ranks) and move it off the step, \
+             batch it every N steps, or overlap it with the GPU's work"
+                .to_owned(),
+        ));
+    }
     causes.sort_by(|a, b| b.1.total_cmp(&a.1));
     let oscillating = series.is_some_and(|a| a.verdict == StepVerdict::Oscillating);
     let pick = |c: &Cause| {
@@ -360,6 +381,9 @@ mod tests {
             (m.verdict, m.level),
             (Bottleneck::SyncBound, Some(Level::Moderate))
         );
+        let mut host = shares(0.0, 0.0, 0.0, 0.0);
+        host.other_idle = 0.3;
+        assert_eq!(j(host).verdict, Bottleneck::HostBound);
         // The largest high cause wins.
         assert_eq!(
             j(shares(0.21, 0.0, 0.3, 0.0)).verdict,
