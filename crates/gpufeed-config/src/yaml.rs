@@ -21,6 +21,9 @@ pub(crate) const MAX_DEPTH: usize = 100;
 
 /// Most nodes that aliases may expand to, in total ("billion laughs" guard).
 pub(crate) const MAX_ALIAS_NODES: usize = 100_000;
+/// Most scalar bytes that aliases may expand to, in total: the same guard against few
+/// aliases of one large scalar (4 000 aliases of 64 KiB would be 256 MiB).
+pub(crate) const MAX_ALIAS_BYTES: usize = 1 << 20;
 
 /// A YAML core tag on a node (`!!str`, `!!int`, ...); other tags are kept as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,17 +128,17 @@ impl Node {
         }
     }
 
-    /// Number of nodes and height (a scalar is 1) of this subtree. Recursive, but every
-    /// stored tree is at most `MAX_DEPTH` deep.
-    fn size(&self) -> (usize, usize) {
+    /// Number of nodes, height (a scalar is 1) and bytes of scalar text of this subtree.
+    /// Recursive, but every stored tree is at most `MAX_DEPTH` deep.
+    fn size(&self) -> (usize, usize, usize) {
         let children = |nodes: &mut dyn Iterator<Item = &Node>| {
-            nodes.fold((1, 1), |(count, height), n| {
-                let (c, h) = n.size();
-                (count + c, height.max(h + 1))
+            nodes.fold((1, 1, 0), |(count, height, bytes), n| {
+                let (c, h, b) = n.size();
+                (count + c, height.max(h + 1), bytes + b)
             })
         };
         match &self.kind {
-            NodeKind::Scalar { .. } => (1, 1),
+            NodeKind::Scalar { value, .. } => (1, 1, value.len()),
             NodeKind::Sequence(items) => children(&mut items.iter()),
             NodeKind::Mapping(entries) => {
                 children(&mut entries.iter().flat_map(|e| [&e.key, &e.value]))
@@ -230,6 +233,7 @@ pub(crate) fn parse(text: &str, pos: &Positions) -> Result<Option<Node>, SyntaxE
         anchors: HashMap::new(),
         stack: Vec::new(),
         alias_nodes: 0,
+        alias_bytes: 0,
         root: None,
         documents: 0,
     };
@@ -253,6 +257,7 @@ struct Builder<'p> {
     anchors: HashMap<usize, Node>,
     stack: Vec<Frame>,
     alias_nodes: usize,
+    alias_bytes: usize,
     root: Option<Node>,
     documents: usize,
 }
@@ -285,7 +290,7 @@ impl Builder<'_> {
                         kind: SyntaxKind::Syntax,
                     });
                 };
-                let (count, height) = node.size();
+                let (count, height, bytes) = node.size();
                 if self.stack.len() + height > MAX_DEPTH {
                     // Aliases could otherwise stack nested anchors into a tree far deeper
                     // than the text, and the recursive walks would overflow the stack.
@@ -298,6 +303,18 @@ impl Builder<'_> {
                     });
                 }
                 self.alias_nodes += count;
+                self.alias_bytes += bytes;
+                if self.alias_bytes > MAX_ALIAS_BYTES {
+                    return Err(SyntaxError {
+                        span: self.pos.span(span),
+                        message: format!(
+                            "aliases expand to more than {} MiB of text; a config does not \
+                             need that much, so this looks like an alias bomb",
+                            MAX_ALIAS_BYTES >> 20
+                        ),
+                        kind: SyntaxKind::TooLarge,
+                    });
+                }
                 if self.alias_nodes > MAX_ALIAS_NODES {
                     return Err(SyntaxError {
                         span: self.pos.span(span),

@@ -5,13 +5,120 @@
 
 #[path = "../../../fuzz/src/config.rs"]
 mod config;
+#[path = "../../../fuzz/src/memory.rs"]
+mod memory;
 #[path = "../../../fuzz/src/replay.rs"]
 mod replay;
 
+use std::path::Path;
+
+use gpufeed_config::{ConfigError, ErrorKind};
 use replay::{corpus_dir, replay};
+
+const MIB: u64 = 1 << 20;
+
+/// Checks `text` and returns its one error, with the growth of the peak resident memory.
+fn one_error(text: &str) -> (ConfigError, Option<u64>) {
+    let (result, growth) =
+        memory::peak_growth(|| gpufeed_config::check(text, Path::new("bomb.yaml")));
+    let Err(mut rejected) = result else {
+        panic!("accepted");
+    };
+    assert_eq!(rejected.errors.len(), 1, "{:?}", rejected.errors);
+    (rejected.errors.remove(0), growth)
+}
 
 #[test]
 fn config_corpus_replays() {
     let dir = corpus_dir(env!("CARGO_MANIFEST_DIR"), "config");
     assert!(replay(&dir, config::run) >= 10);
+}
+
+/// "Billion laughs": nine levels of ten aliases each would expand to 10^9 nodes. The reader
+/// counts what aliases expand to and stops at its cap, naming the alias that crossed it,
+/// in bounded memory and time.
+#[test]
+fn billion_laughs_alias_bomb_is_refused() {
+    let mut text = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for (prev, name) in "abcdefgh".chars().zip("bcdefghi".chars()) {
+        let refs = vec![format!("*{prev}"); 10].join(", ");
+        text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+    }
+    let (error, growth) = one_error(&text);
+    eprintln!(
+        "alias bomb of {} bytes: `{error}`; peak resident memory +{growth:?} bytes",
+        text.len()
+    );
+    let ConfigError::Invalid { kind, line, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(*kind, ErrorKind::TooLarge, "{error}");
+    // The cap (100 000 nodes in all) is crossed on line 5, by the ninth alias of `e`
+    // (each `*d` is 1 111 nodes more than 10^4).
+    assert_eq!(*line, 5, "{error}");
+    assert!(error.to_string().contains("alias bomb"), "{error}");
+    if let Some(growth) = growth {
+        assert!(
+            growth < 64 * MIB,
+            "peak resident memory grew {growth} bytes"
+        );
+    }
+}
+
+/// Nesting a million levels deep (flow sequences), or 500 (block mappings), is an error (the
+/// parser's recursion limit or the depth cap), not a stack overflow.
+#[test]
+fn million_levels_of_nesting_are_refused() {
+    let flow = "[".repeat(1_000_000);
+    let mut block = String::new();
+    for depth in 0..500 {
+        block.push_str(&" ".repeat(depth));
+        block.push_str("k:\n");
+    }
+    for text in [flow, block] {
+        let (error, growth) = one_error(&text);
+        eprintln!(
+            "nesting, {} bytes: `{error}`; peak resident memory +{growth:?} bytes",
+            text.len()
+        );
+        let ConfigError::Invalid { kind, .. } = &error else {
+            panic!("{error}");
+        };
+        assert!(
+            matches!(kind, ErrorKind::TooLarge | ErrorKind::Syntax),
+            "{error}"
+        );
+        if let Some(growth) = growth {
+            assert!(
+                growth < 64 * MIB,
+                "peak resident memory grew {growth} bytes"
+            );
+        }
+    }
+}
+
+/// A fat alias bomb: few aliases (4 000, far below the node cap) of one 64 KiB scalar would
+/// expand to 256 MiB of text. Refused for what the aliases expand to in bytes, in bounded
+/// memory.
+#[test]
+fn aliases_of_a_large_scalar_are_refused() {
+    let mut text = format!("a: &a {}\nb: [", "x".repeat(64 << 10));
+    text.push_str(&vec!["*a"; 4000].join(", "));
+    text.push_str("]\n");
+    let (error, growth) = one_error(&text);
+    eprintln!(
+        "fat alias bomb of {} bytes: `{error}`; peak resident memory +{growth:?} bytes",
+        text.len()
+    );
+    let ConfigError::Invalid { kind, line, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(*kind, ErrorKind::TooLarge, "{error}");
+    assert_eq!(*line, 2, "{error}");
+    if let Some(growth) = growth {
+        assert!(
+            growth < 64 * MIB,
+            "peak resident memory grew {growth} bytes"
+        );
+    }
 }
