@@ -5,14 +5,29 @@
 
 #[path = "../../../fuzz/src/jsonl.rs"]
 mod jsonl;
+#[path = "../../../fuzz/src/memory.rs"]
+mod memory;
 #[path = "../../../fuzz/src/nvsmi.rs"]
 mod nvsmi;
 #[path = "../../../fuzz/src/replay.rs"]
 mod replay;
 #[path = "../../../fuzz/src/steps.rs"]
 mod steps;
+#[path = "../../../fuzz/src/stream.rs"]
+mod stream;
 
+use std::io::BufReader;
+use std::path::Path;
+
+use gpufeed_telemetry::trace::{Trace, read_trace_from};
+use gpufeed_telemetry::{
+    TraceError, jsonl as jsonl_reader, nvsmi as nvsmi_reader, phase_steps, steps as steps_reader,
+};
 use replay::{corpus_dir, replay};
+use stream::Repeat;
+
+const GB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
 
 fn corpus(target: &str) -> std::path::PathBuf {
     corpus_dir(env!("CARGO_MANIFEST_DIR"), target)
@@ -31,4 +46,92 @@ fn jsonl_corpus_replays() {
 #[test]
 fn steps_corpus_replays() {
     assert!(replay(&corpus("steps"), steps::run) >= 5);
+}
+
+/// A 10 GB file with no line break (a binary file, a log whose newlines were lost) is
+/// refused after its first MiB by every trace reader: the line cap stops the read, so
+/// neither time nor memory grows with the file.
+#[test]
+fn ten_gb_without_a_newline_is_refused_after_one_mib() {
+    type ReadFn = fn(&mut BufReader<Repeat>, &Path) -> Result<(), TraceError>;
+    let readers: [(&str, ReadFn); 5] = [
+        ("nvsmi", |r, p| nvsmi_reader::read(r, p).map(drop)),
+        ("jsonl", |r, p| jsonl_reader::read_util(r, p).map(drop)),
+        ("steps", |r, p| steps_reader::read(r, p).map(drop)),
+        ("phase_steps", |r, p| phase_steps::read(r, p).map(drop)),
+        ("read_trace_from", |r, p| {
+            read_trace_from(r, p, None).map(drop)
+        }),
+    ];
+    for (name, read) in readers {
+        let mut input = BufReader::with_capacity(64 << 10, Repeat::new(b"", b"1234567,", 10 * GB));
+        let (result, growth) = memory::peak_growth(|| read(&mut input, Path::new("huge.log")));
+        let consumed = input.get_ref().pos;
+        let e = result.expect_err(name);
+        assert!(
+            matches!(e, TraceError::LineTooLong { line: 1, .. }),
+            "{name}: {e}"
+        );
+        assert!(
+            e.to_string().starts_with("`huge.log` line 1: longer than"),
+            "{name}: {e}"
+        );
+        eprintln!(
+            "{name}: read {consumed} bytes of 10 GiB, peak resident memory +{growth:?} bytes"
+        );
+        assert!(consumed <= 2 * MIB, "{name} read {consumed} bytes of 10 GB");
+        if let Some(growth) = growth {
+            assert!(
+                growth < 64 * MIB,
+                "{name}: peak resident memory grew {growth} bytes"
+            );
+        }
+    }
+}
+
+/// A long nvidia-smi log is streamed: 64 MiB of rows whose value is unavailable (`[N/A]`,
+/// counted and not kept) are read to the end with the peak resident memory growing by a few
+/// MiB, not by the size of the file. (Rows with a value are kept, 16 bytes each: memory
+/// grows with the samples, never with the bytes around them.)
+#[test]
+fn long_log_streams_in_bounded_memory() {
+    let head = b"timestamp, index, utilization.gpu [%], memory.used [MiB]\n";
+    let na = b"2026/11/21 10:00:00.100, 0, [N/A], 1234 MiB\n";
+    let rows = 64 * MIB / na.len() as u64;
+    let len = head.len() as u64 + rows * na.len() as u64;
+    let mut input = BufReader::new(Repeat::new(head, na, len));
+    let (result, growth) =
+        memory::peak_growth(|| read_trace_from(&mut input, Path::new("long.csv"), None));
+    assert_eq!(input.get_ref().pos, len, "the whole log was read");
+    let e = result.expect_err("every value is unavailable");
+    assert!(
+        matches!(e, TraceError::NoSamples { skipped, .. } if skipped as u64 == rows),
+        "{e}"
+    );
+    eprintln!("{len} bytes, {rows} rows of [N/A]: peak resident memory +{growth:?} bytes");
+    if let Some(growth) = growth {
+        assert!(
+            growth < 8 * MIB,
+            "peak resident memory grew {growth} bytes for {len} bytes"
+        );
+    }
+    // The same rows with a value: the samples are kept, and only they.
+    let row = b"2026/11/21 10:00:00.100, 0, 45 %, 1234 MiB\n";
+    let rows = 16 * MIB / row.len() as u64;
+    let len = head.len() as u64 + rows * row.len() as u64;
+    let mut input = BufReader::new(Repeat::new(head, row, len));
+    let (result, growth) =
+        memory::peak_growth(|| read_trace_from(&mut input, Path::new("long.csv"), None));
+    let Ok(Trace::Util(trace)) = result else {
+        panic!("not read: {result:?}");
+    };
+    assert_eq!(trace.rows as u64, rows);
+    eprintln!("{len} bytes, {rows} samples: peak resident memory +{growth:?} bytes");
+    if let Some(growth) = growth {
+        // 16 bytes a sample, and the vectors' doubling: at most 2 x 16 bytes a sample.
+        assert!(
+            growth < 32 * rows + 4 * MIB,
+            "{growth} bytes for {rows} samples"
+        );
+    }
 }
