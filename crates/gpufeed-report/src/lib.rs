@@ -105,6 +105,18 @@ impl Collected {
 }
 
 impl Report {
+    /// A note, when the loader and step figures come from gpufeed's generated demo dataset
+    /// rather than the user's data.
+    #[must_use]
+    pub fn demo_note(&self) -> Option<String> {
+        let data = self.inputs.data.as_deref().filter(|_| self.inputs.demo)?;
+        Some(format!(
+            "the loader and training-step figures come from gpufeed's generated demo dataset \
+             (`{data}`), not from your data: pass `--data DIR` (and `--config FILE`) to measure \
+             yours"
+        ))
+    }
+
     /// Ranks the causes and prepares the plotted series. Pure: the same input gives the same
     /// report.
     #[must_use]
@@ -119,6 +131,8 @@ impl Report {
             step: c.step.as_ref(),
             telemetry: c.telemetry.as_ref(),
             precomputed,
+            demo: c.inputs.demo,
+            own_config: c.inputs.config.is_some(),
         };
         let causes = rank::rank(&evidence);
         let mut verdict = rank::verdict(&evidence, &causes);

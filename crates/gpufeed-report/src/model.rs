@@ -668,4 +668,35 @@ pub struct Cause {
     pub fix: String,
     /// The stages whose measurements it rests on.
     pub stages: Vec<String>,
+    /// Whose evidence it is: the fix quotes only settings of that source.
+    pub source: Source,
+}
+
+/// Whose evidence a cause rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// The user's own run: the utilisation log or step recording they gave (`--trace`),
+    /// their config (`--config`), their code (`--code`).
+    YourRun,
+    /// gpufeed's loader and model run on the user's dataset (`--data`) on this machine.
+    YourData,
+    /// This machine: GPU, host, storage, environment, frameworks.
+    ThisMachine,
+    /// gpufeed's generated demo dataset, with gpufeed's loader and model: not the user's
+    /// data.
+    Demo,
+}
+
+impl Source {
+    /// Words for the report: "your run", "gpufeed's demo (not your data)".
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::YourRun => "your run",
+            Self::YourData => "your dataset, with gpufeed's loader on this machine",
+            Self::ThisMachine => "this machine",
+            Self::Demo => "gpufeed's demo dataset, not your data (pass `--data`)",
+        }
+    }
 }

@@ -44,7 +44,7 @@ use gpufeed_stats::thresholds::{
 };
 
 use crate::model::{
-    Cause, DataDoc, DoctorSection, GpuUtil, LoaderSettings, Severity, StepDoc, Telemetry,
+    Cause, DataDoc, DoctorSection, GpuUtil, LoaderSettings, Severity, Source, StepDoc, Telemetry,
     ThresholdRef,
 };
 
@@ -61,6 +61,30 @@ pub struct Evidence<'a> {
     pub telemetry: Option<&'a Telemetry>,
     /// The features were precomputed (the loader reads the cache).
     pub precomputed: bool,
+    /// The dataset is gpufeed's generated demo, not the user's.
+    pub demo: bool,
+    /// The config is the user's (`--config`), not gpufeed's defaults.
+    pub own_config: bool,
+}
+
+impl Evidence<'_> {
+    /// Whose evidence gpufeed's own runs (the loader, the model) are.
+    fn gpufeed_run(&self) -> Source {
+        if self.demo {
+            Source::Demo
+        } else {
+            Source::YourData
+        }
+    }
+
+    /// Whose evidence a step profile is.
+    fn step_source(&self, step: &StepDoc) -> Source {
+        if step.is_own_loop() {
+            Source::YourRun
+        } else {
+            self.gpufeed_run()
+        }
+    }
 }
 
 /// The row of `gpufeed_stats::thresholds::TABLE` called `name`.
@@ -236,8 +260,23 @@ fn trim_period(s: &str) -> &str {
 }
 
 /// The loader change the evidence supports: the benchmark's best cell against the settings
-/// measured, or the settings to raise when there is no benchmark.
-fn loader_fix(e: &Evidence<'_>) -> String {
+/// measured, or the settings to raise when there is no benchmark. Only settings of the
+/// run the evidence came from (`source`) are quoted: gpufeed's own runs ran with the
+/// config's settings; the user's own run used them only when the config is theirs, and the
+/// benchmark measured their data only when it was not the demo.
+fn loader_fix(e: &Evidence<'_>, source: Source) -> String {
+    let (settings, benchmark) = match source {
+        Source::Demo | Source::YourData => (true, true),
+        Source::YourRun => (e.own_config, e.own_config && !e.demo),
+        Source::ThisMachine => (false, false),
+    };
+    if !settings {
+        return "give your loader more workers and a deeper prefetch (with gpufeed's config: \
+                `num_workers`, `prefetch_buffer_size`), do per-item work once before training \
+                (`gpufeed precompute`), and measure with `gpufeed profile data --benchmark \
+                --data YOUR_DATA --config YOUR_CONFIG`"
+            .to_owned();
+    }
     let current = e
         .data
         .and_then(DataDoc::loader)
@@ -249,6 +288,7 @@ fn loader_fix(e: &Evidence<'_>) -> String {
     };
     let best = e
         .data
+        .filter(|_| benchmark)
         .and_then(|d| d.recommendation.as_ref().map(|r| (d, r)));
     match (current, best) {
         (Some(cur), Some((data, rec))) => {
@@ -321,13 +361,19 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
             by_verdict.entry(g.verdict.as_str()).or_default().push(g);
         }
     }
-    let source = if t.source == "trace" {
-        format!(
-            "utilisation log `{}`",
-            t.file.as_deref().unwrap_or("(unnamed)")
+    let (source, whose) = if t.source == "trace" {
+        (
+            format!(
+                "utilisation log `{}`",
+                t.file.as_deref().unwrap_or("(unnamed)")
+            ),
+            Source::YourRun,
         )
     } else {
-        "utilisation sampled during the step profile".to_owned()
+        (
+            "utilisation sampled during the step profile".to_owned(),
+            e.gpufeed_run(),
+        )
     };
     let mut out = Vec::new();
     for (verdict, gpus) in by_verdict {
@@ -389,7 +435,7 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
                     format!(
                         "the GPU waits for data in a regular cycle, the signature of a loader that \
                          delivers in bursts: {}",
-                        loader_fix(e)
+                        loader_fix(e, whose)
                     ),
                 )
             }
@@ -424,7 +470,7 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
                 format!(
                     "a pipeline that is slow but even, or a model or batch too small for this \
                      GPU: if the step is input-bound, {}; otherwise raise the batch size",
-                    loader_fix(e)
+                    loader_fix(e, whose)
                 ),
             ),
             _ => (
@@ -453,6 +499,7 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
             thresholds,
             fix,
             stages: vec!["telemetry".to_owned()],
+            source: whose,
         });
     }
     out
@@ -551,7 +598,7 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
                 .to_owned()
         })
     } else {
-        loader_fix(e)
+        loader_fix(e, e.step_source(step))
     };
     Some(Cause {
         rank: 0,
@@ -574,6 +621,7 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
         thresholds: names(&["INPUT_BOUND_MODERATE", "INPUT_BOUND_HIGH"]),
         fix,
         stages,
+        source: e.step_source(step),
     })
 }
 
@@ -675,7 +723,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
             } else {
                 format!(
                     "irregular input: {}; bucket utterances by length (`bucket_window`) so batches cost the same",
-                    loader_fix(e)
+                    loader_fix(e, e.step_source(step))
                 )
             },
         ),
@@ -698,6 +746,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
         thresholds,
         fix,
         stages: vec!["profile step".to_owned()],
+        source: e.step_source(step),
     })
 }
 
@@ -746,8 +795,9 @@ fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
             "no step profile ran, so whether the prefetch hides it is not known".to_owned(),
         ],
         thresholds,
-        fix: loader_fix(e),
+        fix: loader_fix(e, e.gpufeed_run()),
         stages: vec!["profile data".to_owned()],
+        source: e.gpufeed_run(),
     })
 }
 
@@ -850,6 +900,11 @@ fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
                 fixes.iter().take(3).copied().collect::<Vec<_>>().join("; ")
             },
             stages: vec!["doctor".to_owned()],
+            source: match check {
+                "Config" | "Code" => Source::YourRun,
+                "Runtime" => e.gpufeed_run(),
+                _ => Source::ThisMachine,
+            },
         });
     }
     out
@@ -997,6 +1052,70 @@ mod tests {
              to 8 and prefetch_buffer_size from 4 to 16 (the benchmark's best cell: 3000 \
              samples/s against 900 with the current settings)"
         );
+    }
+
+    /// The user's utilisation log with gpufeed's demo and no `--config`: the fix once read
+    /// "raise num_workers (now 2) and prefetch_buffer_size (now 4)", the demo's settings.
+    #[test]
+    fn a_fix_quotes_only_settings_of_its_own_source() {
+        let t = oscillating();
+        let data = benchmarked_loader();
+        let demo_step = step(0.38);
+        let on_demo = Evidence {
+            telemetry: Some(&t),
+            data: Some(&data),
+            step: Some(&demo_step),
+            precomputed: true,
+            demo: true,
+            own_config: false,
+            ..Evidence::default()
+        };
+        let causes = rank(&on_demo);
+        let util = causes
+            .iter()
+            .find(|c| c.id == "oscillating-utilisation")
+            .unwrap();
+        assert_eq!(util.source, Source::YourRun);
+        for quoted in ["now 2", "from 2 to 8", "3000 samples/s", "num_workers from"] {
+            assert!(!util.fix.contains(quoted), "{quoted}: {}", util.fix);
+        }
+        assert!(
+            util.fix.contains("give your loader more workers"),
+            "{}",
+            util.fix
+        );
+        // The demo's own causes quote the demo's settings, and say whose they are.
+        let input = causes.iter().find(|c| c.id == "input-bound").unwrap();
+        assert_eq!(input.source, Source::Demo);
+        assert!(
+            input.fix.contains("raise num_workers from 2 to 8"),
+            "{}",
+            input.fix
+        );
+        assert!(input.source.label().contains("not your data"));
+
+        // With the user's config, their settings are quoted; the benchmark ran on the demo,
+        // not on their data, so it is not.
+        let with_config = Evidence {
+            own_config: true,
+            ..on_demo
+        };
+        let causes = rank(&with_config);
+        let util = &causes[0];
+        assert_eq!(util.id, "oscillating-utilisation");
+        assert!(util.fix.contains("(now 2)"), "{}", util.fix);
+        assert!(!util.fix.contains("3000"), "{}", util.fix);
+
+        // Their data and their config: the benchmark measured their data too.
+        let theirs = Evidence {
+            demo: false,
+            own_config: true,
+            ..on_demo
+        };
+        let causes = rank(&theirs);
+        assert!(causes[0].fix.contains("from 2 to 8"), "{}", causes[0].fix);
+        let input = causes.iter().find(|c| c.id == "input-bound").unwrap();
+        assert_eq!(input.source, Source::YourData);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! (with the reason); a stage that fails never stops the ones after it:
 //!
 //! 1. **demo data**: without `--data`, the demo dataset ([`DEMO_CLIPS`] generated clips) in
-//!    the user cache folder, `$XDG_CACHE_HOME/gpufeed/demo-64-0` (else
+//!    the user cache folder, `$XDG_CACHE_HOME/gpufeed/demo-112-0` (else
 //!    `~/.cache/gpufeed/...`, else the temporary folder), generated once and reused: a user
 //!    cache folder rather than beside `--out`, so that a report folder stays a report and
 //!    every project on the machine shares one demo. Its `metadata.csv` is written last,
@@ -70,9 +70,10 @@ use crate::cli::{
 use crate::phase_steps::{self, PhaseStepDoc};
 use crate::{doctor, features, printer, profile, trace};
 
-/// Clips of the demo dataset: about 8 minutes of audio, a few seconds to generate and
-/// precompute on two cores.
-pub const DEMO_CLIPS: usize = 64;
+/// Clips of the demo dataset: about 14 minutes of audio, a few seconds to generate and
+/// precompute on two cores. Two whole batches of the default `batch_size` (56): an epoch
+/// that ended with a short batch would make the demo's own batch times alternate.
+pub const DEMO_CLIPS: usize = 112;
 /// Seed of the demo dataset.
 pub const DEMO_SEED: u64 = 0;
 /// Batches `profile data` times (after its warm-up).
@@ -620,6 +621,9 @@ fn console_summary(report: &Report, out: &Path) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
     let _ = writeln!(o, "{}", report.verdict);
+    if let Some(note) = report.demo_note() {
+        let _ = writeln!(o, "note: {note}");
+    }
     for c in &report.causes {
         let cost = c.lost_share.map_or_else(
             || "suspected".to_owned(),
@@ -627,6 +631,7 @@ fn console_summary(report: &Report, out: &Path) -> String {
         );
         let _ = writeln!(o, "\n{}. {} ({cost}): {}", c.rank, c.title, c.summary);
         let _ = writeln!(o, "   fix: {}", c.fix);
+        let _ = writeln!(o, "   evidence from: {}", c.source.label());
     }
     let failed: Vec<&str> = report
         .stages

@@ -188,6 +188,9 @@ impl StepReport {
 /// Any report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+// One report per command run: its size does not matter, and boxing the step report would
+// only add an indirection to every match.
+#[allow(clippy::large_enum_variant)]
 pub enum TraceReport {
     /// GPU utilisation.
     Util(UtilReport),

@@ -375,7 +375,7 @@ fn report_html_renders_in_headless_chromium() {
         ],
     );
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
-    let demo = dir.path().join("cache/gpufeed/demo-64-0");
+    let demo = dir.path().join("cache/gpufeed/demo-112-0");
     assert!(demo.join("metadata.csv").is_file());
     let r = report_json(&out);
     assert_eq!(r["inputs"]["demo"], true);

@@ -215,3 +215,74 @@ fn profile_data_bad_input() {
         "refused before any precompute"
     );
 }
+
+/// The demo dataset and the default config give whole batches: the demo once had 64 clips
+/// for batches of 56, so every epoch ended with a batch of 8, and gpufeed reported its own
+/// demo's alternating batch times as a loader cycle of period 2.
+#[test]
+fn the_default_demo_gives_whole_batches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    run_ok(&["demo-data", s(&data), "--seed", "3"]);
+    let out = run_ok(&[
+        "profile",
+        "data",
+        "--data",
+        s(&data),
+        "--batches",
+        "8",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let items = doc["config"]["items"].as_u64().unwrap();
+    let batch = doc["config"]["loader"]["batch_size"].as_u64().unwrap();
+    assert_eq!(batch, 56, "the default batch_size");
+    assert!(
+        items >= 2 * batch && items.is_multiple_of(batch),
+        "{items} items"
+    );
+    assert_eq!(doc["config"]["over_length"]["skipped"], 0);
+    assert!(
+        doc["batches"].get("partial_batches").is_none(),
+        "{}",
+        doc["batches"]
+    );
+}
+
+/// A loader whose epochs end with a short batch: the figures leave it out and say so.
+#[test]
+fn profile_data_names_the_epoch_tail_it_leaves_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    run_ok(&["demo-data", s(&data), "--clips", "10", "--seed", "3"]);
+    let args = [
+        "profile",
+        "data",
+        "--data",
+        s(&data),
+        "--batch-size",
+        "4",
+        "--batches",
+        "30",
+    ];
+    let doc: serde_json::Value =
+        serde_json::from_str(&run_ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    // 10 items in batches of 4: 4, 4, 2 every epoch.
+    let p = &doc["batches"]["partial_batches"];
+    assert_eq!(p["whole_items"], 4, "{doc}");
+    assert_eq!(
+        (p["min_items"].clone(), p["max_items"].clone()),
+        (2.into(), 2.into())
+    );
+    let left_out = p["count"].as_u64().unwrap();
+    assert!((9..=11).contains(&left_out), "{p}");
+    assert_eq!(doc["batches"]["samples"].as_u64().unwrap() + left_out, 30);
+    let text = run_ok(&args);
+    assert!(
+        text.contains(&format!(
+            "{left_out} epoch-tail batches of 2 items (a whole one: 4) left out of these figures"
+        )),
+        "{text}"
+    );
+}

@@ -52,6 +52,7 @@ svg .note{fill:#cf222e;font-weight:600}
 svg .cell{stroke:#ffffff}svg text.on-dark{fill:#ffffff}svg text.on-light{fill:#111111}
 td.where{word-break:break-all;max-width:140px}td .ev{color:var(--muted);font-size:12px;margin-top:2px}
 .note-box{color:var(--muted);font-style:italic;margin:8px 0}
+.whose{color:var(--muted);font-size:13px;margin-top:4px}
 ";
 
 impl Renderer for Html {
@@ -76,6 +77,13 @@ impl Renderer for Html {
             esc(&inputs_line(r)),
             code(&r.verdict)
         );
+        if let Some(note) = r.demo_note() {
+            let _ = writeln!(
+                o,
+                "<p class=\"note-box\" id=\"demo-note\"><strong>Note:</strong> {}</p>",
+                code(&note)
+            );
+        }
         causes(&mut o, r);
         utilisation(&mut o, r);
         times(&mut o, r);
@@ -189,8 +197,11 @@ fn causes(o: &mut String, r: &Report) {
         }
         let _ = writeln!(
             o,
-            "</ul><div class=\"fix\"><strong>Fix:</strong> {}</div></li>",
-            code(&c.fix)
+            "</ul><div class=\"fix\"><strong>Fix:</strong> {}</div><div class=\"whose\">Evidence \
+             from: {} ({})</div></li>",
+            code(&c.fix),
+            code(c.source.label()),
+            esc(&c.stages.join(", "))
         );
     }
     o.push_str("</ol></section>\n");

@@ -63,6 +63,9 @@ impl Renderer for Markdown {
         // Writing into a String cannot fail; the results are ignored deliberately.
         let _ = writeln!(o, "# gpufeed analyze\n");
         let _ = writeln!(o, "**Verdict:** {}\n", line(&r.verdict));
+        if let Some(note) = r.demo_note() {
+            let _ = writeln!(o, "**Note:** {}\n", line(&note));
+        }
         causes(&mut o, r);
         stages(&mut o, r);
         let _ = writeln!(o, "## Details\n");
@@ -127,7 +130,12 @@ fn cause(o: &mut String, c: &Cause, r: &Report) {
     } else {
         let _ = writeln!(o, "- **fix:** {}", line(&c.fix));
     }
-    let _ = writeln!(o, "- from: {}\n", c.stages.join(", "));
+    let _ = writeln!(
+        o,
+        "- evidence from: {} ({})\n",
+        line(c.source.label()),
+        c.stages.join(", ")
+    );
 }
 
 fn stages(o: &mut String, r: &Report) {
