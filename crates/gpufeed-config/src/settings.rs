@@ -1,6 +1,6 @@
-//! Settings shared by the crates that compute features: the audio keys of DESIGN.md
-//! section 5 and the text keys. They live here, in the config crate, so that the loader,
-//! the profilers, the validator and the feature code read one schema (DESIGN.md section 4).
+//! Settings shared by the crates that compute features: the audio keys (listed in the
+//! crate docs) and the text keys. They live here, in the config crate, so that the loader,
+//! the profilers, the validator and the feature code read one schema (docs/ARCHITECTURE.md).
 //!
 //! Defaults are the NVIDIA Tacotron 2 / HiFi-GAN convention. With `power: 2`, `log: none`,
 //! `pad_mode: constant` the mel output equals `librosa.feature.melspectrogram` with the same
@@ -54,7 +54,7 @@ pub enum LogKind {
     None,
 }
 
-/// The audio keys of the `data` section (DESIGN.md section 5).
+/// The audio keys of the `data` section (the config schema, `gpufeed-config`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AudioSettings {

@@ -2,7 +2,7 @@
 //!
 //! A [`Finding`] is one problem (or one fact worth knowing) with a stable rule id, a
 //! severity, where it is, the evidence behind it and the fix. A [`Report`] is the list of
-//! findings of one command; serialised, it is the `findings` document of DESIGN.md section 3:
+//! findings of one command; serialised, it is the `findings` document of docs/contract.md:
 //!
 //! ```
 //! use gpufeed_doctor::{Finding, Report, Severity};
@@ -18,7 +18,7 @@
 //! assert_eq!(json["findings"][0]["severity"], "warning");
 //! ```
 //!
-//! Exit codes follow ruff (DESIGN.md section 3): [`Report::exit_code`] is 1 when any finding
+//! Exit codes follow ruff (docs/contract.md): [`Report::exit_code`] is 1 when any finding
 //! has error severity, else 0; 2 (bad input) is the binary's business, never a finding's.
 
 use std::cmp::Ordering;
@@ -71,7 +71,7 @@ pub struct TextEdit {
     pub replacement: String,
 }
 
-/// One finding. Serialises to the object of DESIGN.md section 3: `id`, `severity`,
+/// One finding. Serialises to the object of docs/contract.md: `id`, `severity`,
 /// `message`, `path`, `line`, `column` (`null` when not tied to a place), `evidence`, `fix`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {

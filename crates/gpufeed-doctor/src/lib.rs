@@ -31,7 +31,7 @@
 //! assert!(Json.render(&report).starts_with("{\"findings\":["));
 //! ```
 //!
-//! Exit codes (DESIGN.md section 3, ruff's convention): [`Report::exit_code`] is 1 when any
+//! Exit codes (docs/contract.md, ruff's convention): [`Report::exit_code`] is 1 when any
 //! finding has error severity, else 0; a file that cannot be read at all is the binary's
 //! exit code 2.
 //!

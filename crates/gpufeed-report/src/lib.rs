@@ -45,7 +45,7 @@
 //! ```
 //!
 //! References: the thresholds and their sources are `gpufeed_stats::thresholds::TABLE`;
-//! the documents embedded are those of DESIGN.md section 3.
+//! the documents embedded are those of docs/contract.md.
 #![deny(missing_docs)]
 
 pub mod model;
@@ -174,7 +174,7 @@ impl Report {
         }
     }
 
-    /// The exit code of `analyze` (DESIGN.md section 3): 1 when the doctor found anything
+    /// The exit code of `analyze` (docs/contract.md): 1 when the doctor found anything
     /// at error severity or a stage failed (the report is whole otherwise), else 0. The 2 of
     /// bad usage, or of a report that cannot be written, is the binary's.
     #[must_use]

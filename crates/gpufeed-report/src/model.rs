@@ -1,7 +1,7 @@
 //! The report model: plain serde structs, serialised whole as `report.json`.
 //!
 //! The stage documents ([`DataDoc`], [`StepDoc`], [`UtilDoc`]) are typed views of the JSON
-//! documents of DESIGN.md section 3 (`profile data`, `profile step`, `trace` for
+//! documents of docs/contract.md (`profile data`, `profile step`, `trace` for
 //! utilisation): the fields the ranking and the renderers read are typed, every other field
 //! is kept in `extra`, so a document goes through the report unchanged. The binary builds
 //! them with `serde_json::from_value` from the commands' own documents; tests build them by

@@ -37,7 +37,7 @@
 //! to 107 s in release, nearly all of it in the step profile (the budget is 3
 //! minutes); `--quick` 56 s.
 //!
-//! Exit codes (DESIGN.md section 3): 0 done; 1 the doctor found something at error severity
+//! Exit codes (docs/contract.md): 0 done; 1 the doctor found something at error severity
 //! or a stage failed (the report is written all the same); 2 bad usage (a path that does not
 //! exist) or a report that cannot be written.
 

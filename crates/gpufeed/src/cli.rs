@@ -1,6 +1,6 @@
 //! The command line: clap derive, doc comments are the help text.
 //!
-//! Every subcommand of the contract in DESIGN.md section 3 is registered here, built or not,
+//! Every subcommand of the contract in docs/contract.md is registered here, built or not,
 //! so that `--help` shows the whole tool and scripts get a stable interface.
 
 use std::path::PathBuf;

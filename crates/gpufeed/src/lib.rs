@@ -4,7 +4,7 @@
 //! outcome to an exit code, [`printer`] owns stdout and stderr. The work is done by the
 //! library crates: `gpufeed-stats` (analysis) and `gpufeed-telemetry` (readers).
 //!
-//! Exit codes (ruff's convention, DESIGN.md section 3): 0 done and nothing at error
+//! Exit codes (ruff's convention, docs/contract.md): 0 done and nothing at error
 //! severity; 1 findings at error severity; 2 bad input, bad usage or internal failure.
 
 use std::process::ExitCode;

@@ -214,7 +214,7 @@ struct Recommendation {
     yaml: String,
 }
 
-/// The JSON document (DESIGN.md section 3: `config`, `batches`, `samples_per_s`,
+/// The JSON document (docs/contract.md: `config`, `batches`, `samples_per_s`,
 /// `bytes_per_s`, `breakdown`, and with `--benchmark` `grid` and `recommendation`).
 #[derive(Debug, Serialize)]
 pub(crate) struct DataProfile {

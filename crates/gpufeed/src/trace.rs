@@ -2,7 +2,7 @@
 //! it, report.
 //!
 //! Collect ([`gpufeed_telemetry::trace::read_trace`]) → analyse ([`gpufeed_stats`]) → the
-//! plain report structs here, which serialise to exactly the JSON of DESIGN.md section 3 →
+//! plain report structs here, which serialise to exactly the JSON of docs/contract.md →
 //! [`render_text`] for people. A step recording of the Python `StepTimer` becomes the
 //! [`crate::phase_steps`] document (its step times alone with `--kind steps`). Nothing here
 //! prints; the command module in `lib.rs` does.

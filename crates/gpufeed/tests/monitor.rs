@@ -2,7 +2,7 @@
 //! replayed sources (no GPU needed), the recording round trip, bad input, and `watch`'s
 //! exit codes and signal forwarding with small child programs.
 //!
-//! JSON output is deserialised into structs that mirror DESIGN.md section 3 (the `trace`
+//! JSON output is deserialised into structs that mirror docs/contract.md (the `trace`
 //! util document plus `host`, and `exit_code` for `watch`) and reject unknown fields.
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.

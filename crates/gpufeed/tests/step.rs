@@ -9,7 +9,7 @@ use serde::Deserialize;
 mod common;
 use common::gpufeed;
 
-/// The `profile step` document of DESIGN.md section 3 (and gpufeed's additions), typed.
+/// The `profile step` document of docs/contract.md (and gpufeed's additions), typed.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StepJson {

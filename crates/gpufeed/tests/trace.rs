@@ -1,6 +1,6 @@
 //! `gpufeed trace` end to end: the built binary on fixtures of every input format.
 //!
-//! JSON output is deserialised into structs that mirror DESIGN.md section 3 and reject
+//! JSON output is deserialised into structs that mirror docs/contract.md and reject
 //! unknown fields, so a field added or renamed without changing the contract fails here.
 //! Fixtures come from `tests/fixtures/make_fixtures.py` (committed outputs; no Python at
 //! test time).

@@ -1,4 +1,4 @@
-//! JSON: exactly one document, `{"findings": [...]}` (DESIGN.md section 3).
+//! JSON: exactly one document, `{"findings": [...]}` (docs/contract.md).
 
 use super::Renderer;
 use crate::finding::Report;

@@ -7,7 +7,7 @@
 //!
 //! Limits: `max_text_length` and `max_mel_frames` against the real token and clip lengths,
 //! `batch_size` against GPU memory and GPU indices against the GPUs present need a dataset
-//! or a GPU; `validate` has neither (DESIGN.md section 3 gives it only the file).
+//! or a GPU; `validate` has neither (docs/contract.md gives it only the file).
 //! `gpufeed precompute` reports the items over the caps.
 
 use std::fmt::Write as _;

@@ -1,5 +1,5 @@
 //! The end report of `monitor` and `watch`: the `trace` util report of the run, plus
-//! `host` (and `exit_code` for `watch`), as DESIGN.md section 3 says.
+//! `host` (and `exit_code` for `watch`), as docs/contract.md says.
 //!
 //! Every figure comes from `gpufeed-stats` through [`crate::trace::analyze_util_trace`]
 //! (GPUs) and [`gpufeed_stats::summarize`] (host series); nothing is computed twice.

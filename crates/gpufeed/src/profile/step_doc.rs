@@ -70,7 +70,7 @@ pub(crate) struct Loss {
     pub(crate) last: f32,
 }
 
-/// The JSON document (DESIGN.md section 3: `config`, `phases`, `step`, `steps_per_s`,
+/// The JSON document (docs/contract.md: `config`, `phases`, `step`, `steps_per_s`,
 /// `samples_per_s`, `verdict`, `evidence`; gpufeed adds `level`, `fix`, the unaccounted
 /// share, the loss and the overhead).
 #[derive(Debug, Serialize)]

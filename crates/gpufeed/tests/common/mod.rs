@@ -1,5 +1,5 @@
 //! Shared by the CLI test binaries: the built binary, the example logs, and the JSON
-//! documents of DESIGN.md section 3 as typed structs that reject unknown fields (the
+//! documents of docs/contract.md as typed structs that reject unknown fields (the
 //! `trace` utilisation document, which `monitor` and `watch` end reports embed, and the
 //! `findings` document of `doctor`, `validate` and `lint`), so the contract is mirrored once.
 // Each test binary uses part of this module.
