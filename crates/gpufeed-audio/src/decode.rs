@@ -74,6 +74,12 @@ pub const RESAMPLE_MIN_BLOCK: usize = 1024;
 /// Largest block the resampler may need for an exact ratio, frames (a 2^16-point FFT).
 pub const RESAMPLE_MAX_BLOCK: usize = 1 << 16;
 
+/// Most output samples the resampler makes per input sample. 8 kHz telephone audio to
+/// 48 kHz is 6; a file whose rate is far below any audio's (a header saying 1 Hz) would
+/// otherwise turn a few KB into GB of samples (an 8 KB WAV at 1 Hz: 88 million samples,
+/// 3 GB resident while resampled to 22 050 Hz).
+pub const RESAMPLE_MAX_UPSAMPLE: u32 = 16;
+
 /// Facts about a file's audio, measured on the source (all channels, source rate) before
 /// mixing down and resampling.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -236,7 +242,8 @@ pub fn decode_bytes(
 ///
 /// # Errors
 ///
-/// [`AudioError::Resample`] when either rate is 0, when the rates have so small a common
+/// [`AudioError::Resample`] when either rate is 0, when `to` is more than
+/// [`RESAMPLE_MAX_UPSAMPLE`] times `from`, when the rates have so small a common
 /// divisor that a block would exceed [`RESAMPLE_MAX_BLOCK`] frames (96001 Hz to 22050 Hz,
 /// say; every standard rate pair is far below), or when rubato fails.
 pub fn resample(
@@ -253,6 +260,14 @@ pub fn resample(
     };
     if from == 0 || to == 0 {
         return Err(fail("sample rates must be positive".to_string()));
+    }
+    if to > from.saturating_mul(RESAMPLE_MAX_UPSAMPLE) {
+        return Err(fail(format!(
+            "{from} Hz is not an audio sample rate (it would make {} samples of each one, at \
+             most {RESAMPLE_MAX_UPSAMPLE}); check the file's header, or convert it to a \
+             standard rate first",
+            to / from
+        )));
     }
     if from == to {
         return Ok(samples.to_vec());
