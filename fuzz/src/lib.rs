@@ -9,6 +9,7 @@ pub mod audio;
 pub mod cache;
 pub mod config;
 pub mod jsonl;
+pub mod kineto;
 pub mod lint;
 pub mod manifest;
 pub mod nvsmi;
