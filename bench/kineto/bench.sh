@@ -6,13 +6,13 @@
 # Usage: bench/kineto/bench.sh [HTA_PYTHON] [COPIES]
 #   HTA_PYTHON  a Python with `holistictraceanalysis psutil pyyaml` (default: python3);
 #               without HTA installed, only gpufeed is timed.
-#   COPIES      copies of v100_large's steps in the large trace (default 10: ~540 MB).
+#   COPIES      copies of v100_large's steps in the large trace (default 12: ~565 MB).
 # Needs a release build (`cargo build --release -p gpufeed`) and shared/ beside the repo.
 # The large trace is written to a temporary folder and deleted at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${1:-python3}
-COPIES=${2:-10}
+COPIES=${2:-12}
 BIN=target/release/gpufeed
 DATA=../shared/data/kineto
 [ -x "$BIN" ] || { echo "build first: cargo build --release -p gpufeed" >&2; exit 2; }

@@ -433,6 +433,46 @@ impl<'de> Deserialize<'de> for Loose {
     }
 }
 
+/// A timestamp, and whether it was written with a fraction or an exponent: serde_json
+/// parses integers exactly but may round a long decimal wrongly (see
+/// [`top_level_number`]), so only those are parsed again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ts {
+    value: f64,
+    decimal: bool,
+}
+
+impl<'de> Deserialize<'de> for Ts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Ts;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Ts, E> {
+                Ok(Ts {
+                    value: v as f64,
+                    decimal: false,
+                })
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Ts, E> {
+                Ok(Ts {
+                    value: v as f64,
+                    decimal: false,
+                })
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Ts, E> {
+                Ok(Ts {
+                    value: v,
+                    decimal: true,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A pid or tid: a number or a string.
 #[derive(Debug, Clone, PartialEq)]
 enum Id<'a> {
@@ -502,7 +542,7 @@ struct RawEvent<'a> {
     #[serde(default, borrow)]
     ph: Option<Cow<'a, str>>,
     #[serde(default)]
-    ts: Option<f64>,
+    ts: Option<Ts>,
     #[serde(default)]
     dur: Option<f64>,
     #[serde(default, borrow)]
@@ -565,7 +605,7 @@ impl Collector {
         if e.ph.is_some() || e.ts.is_some() {
             self.evented += 1;
         }
-        if e.ts.is_none_or(|ts| ts.fract() != 0.0) {
+        if e.ts.is_none_or(|ts| ts.value.fract() != 0.0) {
             self.t.fractional_ts = true;
         }
         if e.ph.as_deref() == Some("M") {
@@ -611,7 +651,7 @@ impl Collector {
         let pid = self.id(e.pid.as_ref());
         let tid = self.id(e.tid.as_ref());
         self.t.events.push(Event {
-            ts: e.ts.unwrap_or(f64::NAN),
+            ts: e.ts.map_or(f64::NAN, |t| t.value),
             dur,
             name,
             cat,
@@ -803,9 +843,8 @@ fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bo
             offset: s.offset(),
             message: e.to_string(),
         })?;
-        // serde_json may round a 19-digit `ts` to an integer: parse every one again.
-        if e.ts.is_some() {
-            e.ts = top_level_number(bytes, b"ts").or(e.ts);
+        if let Some(ts) = e.ts.as_mut().filter(|t| t.decimal) {
+            ts.value = top_level_number(bytes, b"ts").unwrap_or(ts.value);
         }
         c.push(e);
         s.pos += len;
