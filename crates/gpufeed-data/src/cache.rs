@@ -976,6 +976,18 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
             manifest.format, manifest.version
         )));
     }
+    // Shards are files of this folder: a manifest naming `../x` or `/x` (copied from
+    // elsewhere, or hostile) must not make a reader open any other file of the machine.
+    if let Some(bad) = manifest
+        .shards
+        .iter()
+        .find(|s| Path::new(&s.file).file_name() != Some(std::ffi::OsStr::new(&s.file)))
+    {
+        return Err(corrupt(format!(
+            "shard `{}` is not a file name of the cache folder",
+            bad.file
+        )));
+    }
     Ok(manifest)
 }
 

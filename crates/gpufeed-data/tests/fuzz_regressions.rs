@@ -155,3 +155,37 @@ fn offsets_claiming_2_pow_40_frames_are_refused() {
         "{message}"
     );
 }
+
+/// A manifest that names a shard outside the cache folder (`../`, an absolute path) is
+/// refused, naming the manifest, before any file it names is opened: a cache copied from
+/// elsewhere must not make gpufeed read (or block on) any file of the machine.
+#[test]
+fn shard_outside_the_cache_folder_is_refused() {
+    let seed = std::fs::read(corpus("cache").join("two_items")).unwrap();
+    let len = u32::from_le_bytes(seed[..4].try_into().unwrap()) as usize;
+    let shard = &seed[4 + len..];
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("cache");
+    std::fs::create_dir(&dir).unwrap();
+    // A sound shard, one folder up.
+    let outside = root.path().join("outside.safetensors");
+    std::fs::write(&outside, shard).unwrap();
+    for name in [
+        "../outside.safetensors",
+        outside.to_str().unwrap(),
+        "sub/shard.safetensors",
+        "..",
+    ] {
+        let mut manifest = seed_manifest();
+        manifest.shards[0].file = name.to_owned();
+        std::fs::write(dir.join(MANIFEST), serde_json::to_vec(&manifest).unwrap()).unwrap();
+        let message = match Cache::open(&dir) {
+            Err(e @ DataError::Corrupt { .. }) => e.to_string(),
+            other => panic!("`{name}`: expected a corrupt manifest, got {other:?}"),
+        };
+        assert!(
+            message.contains("manifest.json") && message.contains(&format!("`{name}`")),
+            "{message}"
+        );
+    }
+}
