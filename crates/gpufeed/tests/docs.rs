@@ -23,7 +23,7 @@ fn links(text: &str) -> Vec<&str> {
 fn readme_and_docs_link_only_inside_the_repository() {
     let root = root();
     let mut pages = vec![root.join("README.md")];
-    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+    for e in fs_err::read_dir(root.join("docs")).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "md") {
             pages.push(p);
@@ -31,7 +31,7 @@ fn readme_and_docs_link_only_inside_the_repository() {
     }
     assert!(pages.iter().any(|p| p.ends_with("ARCHITECTURE.md")));
     for page in &pages {
-        let text = std::fs::read_to_string(page).unwrap();
+        let text = fs_err::read_to_string(page).unwrap();
         assert!(
             !text.contains("DESIGN.md"),
             "{} points at the design notes outside the repository",
@@ -60,7 +60,7 @@ fn readme_and_docs_link_only_inside_the_repository() {
 
 #[test]
 fn the_readme_sends_the_reader_to_the_architecture() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = fs_err::read_to_string(root().join("README.md")).unwrap();
     assert!(readme.contains("(docs/ARCHITECTURE.md)"));
     assert!(readme.contains("(docs/contract.md)"));
 }

@@ -116,6 +116,9 @@ fn resnet50_num_workers_0_is_input_bound_and_4_workers_idle_less() {
     assert_eq!(t.span_us, t.idle_us + t.compute_us + t.non_compute_us);
     assert_eq!(r.idle_breakdown[0].stream, 7);
     assert_eq!(r.idle_breakdown[0].host_wait_us, 318_934.0);
+    // One stream: its gaps add up to the rank's idle time (HTA's definitions).
+    let b = &r.idle_breakdown[0];
+    assert_eq!(b.host_wait_us + b.kernel_wait_us + b.other_us, t.idle_us);
     assert_eq!(r.verdict.as_deref(), Some("input-bound"));
     assert_eq!(nw0.verdict.as_deref(), Some("input-bound"));
     assert!(r.evidence[0].contains("data wait"), "{:?}", r.evidence);
