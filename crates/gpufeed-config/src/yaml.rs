@@ -240,8 +240,16 @@ pub(crate) fn parse(text: &str, pos: &Positions) -> Result<Option<Node>, SyntaxE
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|e| {
             let marker = *e.marker();
+            let mut span = pos.span(PSpan::empty(marker));
+            // At the end of a text without a final line break the scanner counts one more
+            // line ("line 4" of a 3-line file): name the end of the last line instead.
+            let lines = text.split('\n').count();
+            if span.line > lines {
+                span.line = lines;
+                span.column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            }
             SyntaxError {
-                span: pos.span(PSpan::empty(marker)),
+                span,
                 message: e.info().to_owned(),
                 kind: SyntaxKind::Syntax,
             }

@@ -122,3 +122,19 @@ fn aliases_of_a_large_scalar_are_refused() {
         );
     }
 }
+
+/// Found by the `config` fuzz target: a syntax error at the end of a text without a final
+/// line break was reported on a line after the last ("line 4" of a 3-line file). It is now
+/// at the end of the last line.
+#[test]
+fn syntax_error_at_the_end_names_the_last_line() {
+    let text = "model:\n  n_m 32els: 80\ndat*";
+    let Err(rejected) = gpufeed_config::check(text, Path::new("c.yaml")) else {
+        panic!("accepted");
+    };
+    let message = rejected.errors[0].to_string();
+    assert!(
+        message.starts_with("c.yaml:3:5: invalid YAML: "),
+        "{message}"
+    );
+}
