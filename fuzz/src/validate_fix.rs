@@ -60,10 +60,13 @@ pub fn run(data: &[u8]) {
 
 /// The fix edits values and keys, never lines: every line is still there, and each line's
 /// comment (from a `#` at the start of the line or after a blank, to the end of the line)
-/// ends the same line after the fix.
+/// ends the same line after the fix. Lines as YAML reads them: a lone `\r` breaks a line
+/// too (a `\r\n` counts as two breaks, on both sides alike).
 fn keeps_comments(before: &str, after: &str) {
-    let (a, b): (Vec<&str>, Vec<&str>) =
-        (before.split('\n').collect(), after.split('\n').collect());
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        before.split(['\r', '\n']).collect(),
+        after.split(['\r', '\n']).collect(),
+    );
     assert_eq!(
         a.len(),
         b.len(),

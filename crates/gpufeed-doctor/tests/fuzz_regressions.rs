@@ -28,3 +28,24 @@ fn lint_corpus_replays() {
     let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lint");
     assert!(replay(&fixtures, lint::run) >= 10);
 }
+
+/// Found by the `validate_fix` fuzz target (a false alarm of the target, kept as a case):
+/// a lone `\r` is a YAML line break, so a key after it on the same `\n`-line is a key, not
+/// part of the comment before it, and `--fix` renames it; the comment stays as it was.
+#[test]
+fn lone_carriage_return_starts_a_new_yaml_line() {
+    use gpufeed_doctor::fix::plan;
+    use gpufeed_doctor::validate::{Context, validate_text};
+    let text = "model:\n  n_mels: 100   # differs\r  text/_encoder_dim: 500   # heads\n";
+    let ctx = Context::default();
+    let p = plan(
+        &validate_text(text, std::path::Path::new("c.yaml"), &ctx),
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(
+        p.fixed,
+        "model:\n  n_mels: 100   # differs\r  text_encoder_dim: 500   # heads\n"
+    );
+    validate_fix::run(text.as_bytes());
+}
