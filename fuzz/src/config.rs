@@ -12,7 +12,10 @@ pub fn run(data: &[u8]) {
     let path = Path::new("fuzz-config.yaml");
     if let Err(rejected) = gpufeed_config::check(text, path) {
         assert!(!rejected.errors.is_empty(), "rejected with no error");
-        let lines = text.split('\n').count();
+        // Lines as YAML counts them: `\r\n`, `\n` and a lone `\r` each end one.
+        let lines = text.matches('\n').count() + text.matches('\r').count()
+            - text.matches("\r\n").count()
+            + 1;
         for error in &rejected.errors {
             let message = error.to_string();
             assert!(

@@ -243,10 +243,13 @@ pub(crate) fn parse(text: &str, pos: &Positions) -> Result<Option<Node>, SyntaxE
             let mut span = pos.span(PSpan::empty(marker));
             // At the end of a text without a final line break the scanner counts one more
             // line ("line 4" of a 3-line file): name the end of the last line instead.
-            let lines = text.split('\n').count();
-            if span.line > lines {
-                span.line = lines;
-                span.column = text.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            // Lines as YAML counts them: `\r\n`, `\n` and a lone `\r` each end one.
+            let breaks = text.matches('\n').count() + text.matches('\r').count()
+                - text.matches("\r\n").count();
+            if span.line > breaks + 1 {
+                span.line = breaks + 1;
+                let last = text.rsplit(['\r', '\n']).next().unwrap_or("");
+                span.column = last.chars().count() + 1;
             }
             SyntaxError {
                 span,

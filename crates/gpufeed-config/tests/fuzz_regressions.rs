@@ -138,3 +138,18 @@ fn syntax_error_at_the_end_names_the_last_line() {
         "{message}"
     );
 }
+
+/// Found by the `config` fuzz target (a false alarm of the target's line count, kept as a
+/// case): a lone `\r` ends a YAML line, so an error after it is on line 2. And the end of
+/// a text whose last line break is a lone `\r` is on the line after it.
+#[test]
+fn lone_carriage_return_ends_a_line() {
+    let message = |text: &str| match gpufeed_config::check(text, Path::new("c.yaml")) {
+        Err(rejected) => rejected.errors[0].to_string(),
+        Ok(_) => panic!("accepted: {text:?}"),
+    };
+    let m = message("data:\r  mat_xetlength");
+    assert!(m.starts_with("c.yaml:2:3: `data` must be a mapping"), "{m}");
+    let m = message("model:\r  n_m 32els: 80\r\ndat*");
+    assert!(m.starts_with("c.yaml:3:5: invalid YAML: "), "{m}");
+}
