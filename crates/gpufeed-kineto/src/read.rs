@@ -825,7 +825,8 @@ fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bo
             return Ok(false);
         };
         let bytes = &s.buf[s.pos..s.pos + len];
-        if bytes[0] != b'{' {
+        // An empty value (`[,` or `,,`) is no object either.
+        if bytes.first() != Some(&b'{') {
             if c.t.elements == 0 {
                 return Err(Error::NotATrace {
                     path: path.to_owned(),
