@@ -33,6 +33,8 @@ pub mod util;
 mod testutil;
 
 pub use periodicity::{Periodicity, detect_period};
-pub use steps::{PartialBatches, StepAnalysis, StepVerdict, analyze_batches, analyze_steps};
+pub use steps::{
+    PartialBatches, StepAnalysis, StepVerdict, analyze_batches, analyze_steps, whole_batches,
+};
 pub use summary::{Summary, summarize};
 pub use util::{IdleGaps, UtilAnalysis, UtilVerdict, analyze_util};

@@ -113,6 +113,29 @@ pub struct PartialBatches {
     pub max_items: usize,
 }
 
+impl PartialBatches {
+    /// "20 epoch-tail batches of 8 items" (or "of 2 to 8 items"): the left-out batches, as
+    /// every report names them.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let items = if self.min_items == self.max_items {
+            self.min_items.to_string()
+        } else {
+            format!("{} to {}", self.min_items, self.max_items)
+        };
+        let noun = if self.count == 1 { "batch" } else { "batches" };
+        format!("{} epoch-tail {noun} of {items} items", self.count)
+    }
+}
+
+/// Which batches are whole: those holding as many items as the fullest batch of the series
+/// (the rule of [`analyze_batches`], for figures that must leave out the same batches).
+#[must_use]
+pub fn whole_batches(items: &[usize]) -> Vec<bool> {
+    let most = items.iter().copied().max().unwrap_or(0);
+    items.iter().map(|&n| n == most).collect()
+}
+
 /// Analyses the times of batches holding `items[i]` items each, judging the whole batches
 /// only (see "Partial batches" in the module docs). A batch is whole when it holds as many
 /// items as the fullest batch of the series. `None` for an empty series or when the two
@@ -138,10 +161,11 @@ pub fn analyze_batches(
         return None;
     }
     let whole_items = items.iter().copied().max()?;
+    let keep = whole_batches(items);
     let whole: Vec<f64> = ms
         .iter()
-        .zip(items)
-        .filter(|&(_, &n)| n == whole_items)
+        .zip(&keep)
+        .filter(|&(_, &k)| k)
         .map(|(&v, _)| v)
         .collect();
     if whole.len() == ms.len() {
@@ -150,8 +174,8 @@ pub fn analyze_batches(
     let summary = summarize(&whole)?;
     let filled: Vec<f64> = ms
         .iter()
-        .zip(items)
-        .map(|(&v, &n)| if n == whole_items { v } else { summary.median })
+        .zip(&keep)
+        .map(|(&v, &k)| if k { v } else { summary.median })
         .collect();
     let short = items.iter().copied().filter(|&n| n < whole_items);
     let partial = PartialBatches {

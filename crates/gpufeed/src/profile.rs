@@ -453,9 +453,8 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
             "  a cycle every {period} batches (autocorrelation {r:.2}): compare with the number of workers"
         );
     }
-    let partial = b.partial_clause(("batch", "batches"));
-    if let Some(clause) = partial.strip_prefix("; ") {
-        let _ = writeln!(o, "  {clause}");
+    if let Some(note) = b.partial_note() {
+        let _ = writeln!(o, "  {note}");
     }
     let _ = writeln!(o, "  outliers {} of {}", b.outliers, b.samples);
     let k = &p.breakdown;

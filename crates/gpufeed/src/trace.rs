@@ -164,22 +164,15 @@ impl StepReport {
         })
     }
 
-    /// "; 25 epoch-tail batches of 8 items (a whole one: 56) left out of these figures":
-    /// the clause that names what the figures leave out, or nothing. `noun` is the
-    /// singular and the plural of what the series counts (`("batch", "batches")`).
+    /// "25 epoch-tail batches of 8 items (a whole one: 56) left out of these figures", when
+    /// the figures leave short batches out.
     #[must_use]
-    pub fn partial_clause(&self, noun: (&str, &str)) -> String {
-        self.partial_batches.map_or_else(String::new, |p| {
-            let items = if p.min_items == p.max_items {
-                p.min_items.to_string()
-            } else {
-                format!("{} to {}", p.min_items, p.max_items)
-            };
-            let noun = if p.count == 1 { noun.0 } else { noun.1 };
+    pub fn partial_note(&self) -> Option<String> {
+        self.partial_batches.map(|p| {
             format!(
-                "; {} epoch-tail {noun} of {items} items (a whole one: {}) left out of these \
-                 figures",
-                p.count, p.whole_items
+                "{} (a whole one: {}) left out of these figures",
+                p.describe(),
+                p.whole_items
             )
         })
     }

@@ -105,22 +105,13 @@ pub fn check(facts: &RuntimeFacts) -> Vec<Finding> {
 fn batches(r: &LoaderRun) -> String {
     let n = r.waits.summary.n;
     match r.partial {
-        Some(p) => {
-            let tail = if p.min_items == p.max_items {
-                p.min_items.to_string()
-            } else {
-                format!("{} to {}", p.min_items, p.max_items)
-            };
-            format!(
-                "{} batches: {n} whole of {} items (batch_size {}), and {} epoch-tail batch{} of \
-                 {tail} items left out of the figures",
-                n + p.count,
-                p.whole_items,
-                r.batch_size,
-                p.count,
-                if p.count == 1 { "" } else { "es" }
-            )
-        }
+        Some(p) => format!(
+            "{} batches: {n} whole of {} items (batch_size {}), and {} left out of the figures",
+            n + p.count,
+            p.whole_items,
+            r.batch_size,
+            p.describe()
+        ),
         None => {
             // Every batch holds the same number of items.
             let per = r.samples / n.max(1);

@@ -204,14 +204,14 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
     let analysis = step.analysis;
     let step_mean = analysis.summary.mean;
     // The phases of the same whole-batch steps, so that their shares add up.
-    let whole = p.samples.iter().copied().max().unwrap_or(0);
+    let whole = gpufeed_stats::whole_batches(&p.samples);
     let mut means = Vec::new();
     let mut phases = Vec::new();
     for (phase, v) in &p.phases {
         let kept: Vec<f64> = v
             .iter()
-            .zip(&p.samples)
-            .filter(|&(_, &n)| n == whole)
+            .zip(&whole)
+            .filter(|&(_, &k)| k)
             .map(|(&ms, _)| ms)
             .collect();
         let s = gpufeed_stats::summarize(&kept).context("no step was timed")?;
