@@ -329,7 +329,9 @@ pub struct StreamIdle {
     pub min_gap_us: Option<f64>,
 }
 
-/// Categories of GPU rows HTA's idle-time breakdown considers (`cuda_sync` is not one).
+/// Categories of GPU rows HTA's idle-time breakdown considers (`cuda_sync` is not one):
+/// CUDA's kernels, copies and sets under their old and new names ([`CUDA_WORK_CATS`]), then
+/// MTIA's.
 const IDLE_CATS: [&str; 7] = [
     "kernel",
     "Kernel",
@@ -339,6 +341,9 @@ const IDLE_CATS: [&str; 7] = [
     "Memset",
     "mtia_ccp_events",
 ];
+
+/// The CUDA work categories among [`IDLE_CATS`]: kernels, copies and sets.
+pub(crate) const CUDA_WORK_CATS: &[&str] = IDLE_CATS.split_at(6).0;
 
 /// HTA's `get_idle_time_breakdown` for one rank: one entry per stream, by first
 /// appearance.

@@ -25,7 +25,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::hta::{GpuRow, KernelType, Rows, merge};
+use crate::hta::{CUDA_WORK_CATS, GpuRow, KernelType, Rows, merge};
 use crate::read::RawTrace;
 use gpufeed_stats::thresholds::KERNEL_WAIT_US;
 
@@ -200,17 +200,10 @@ pub fn step_figures(
     steps: &[(i64, i64, i64)],
     origin: i64,
 ) -> (Vec<StepFigures>, LaunchStats) {
-    let idle_cats: Vec<u32> = [
-        "kernel",
-        "Kernel",
-        "gpu_memcpy",
-        "Memcpy",
-        "gpu_memset",
-        "Memset",
-    ]
-    .iter()
-    .filter_map(|c| t.symbols.get(c))
-    .collect();
+    let idle_cats: Vec<u32> = CUDA_WORK_CATS
+        .iter()
+        .filter_map(|c| t.symbols.get(c))
+        .collect();
     // TensorFlow rows carry no category: every GPU row there is work.
     let work = |g: &GpuRow| {
         g.stream != -1
