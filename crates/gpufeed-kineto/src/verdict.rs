@@ -61,15 +61,8 @@ impl Bottleneck {
     }
 }
 
-/// How far past the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// At or above the moderate threshold.
-    Moderate,
-    /// At or above the high threshold.
-    High,
-}
+/// How far past the moderate and high thresholds.
+pub use gpufeed_stats::thresholds::Level;
 
 /// Shares of the step time, over all analysed steps.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
@@ -140,16 +133,6 @@ fn pct(x: f64) -> String {
     format!("{:.1} %", 100.0 * x + 0.0)
 }
 
-fn level(x: f64, moderate: f64, high: f64) -> Option<Level> {
-    if x >= high {
-        Some(Level::High)
-    } else if x >= moderate {
-        Some(Level::Moderate)
-    } else {
-        None
-    }
-}
-
 /// A candidate cause: bottleneck, share, level, evidence, fix.
 type Cause = (Bottleneck, f64, Option<Level>, Vec<String>, String);
 
@@ -205,7 +188,7 @@ pub fn judge(
     };
     let transfer = s.transfer > s.data_wait;
     let mut causes: Vec<Cause> = Vec::new();
-    if let Some(l) = level(s.input(), INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) {
+    if let Some(l) = Level::of(s.input(), INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) {
         let (b, fix) = if transfer {
             let mut fix = "copies dominate the input time: pin the host memory and copy \
                            asynchronously ahead of the step (PyTorch `DataLoader(pin_memory=True)` \
@@ -233,7 +216,7 @@ pub fn judge(
         };
         causes.push((b, s.input(), Some(l), vec![input_line.clone()], fix));
     }
-    if let Some(l) = level(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+    if let Some(l) = Level::of(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
         causes.push((
             Bottleneck::SyncBound,
             s.sync_wait,
@@ -250,7 +233,7 @@ pub fn judge(
                 .to_owned(),
         ));
     }
-    if let Some(l) = level(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+    if let Some(l) = Level::of(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
         causes.push((
             Bottleneck::LaunchBound,
             s.launch_wait,
@@ -267,7 +250,7 @@ pub fn judge(
                 .to_owned(),
         ));
     }
-    if let Some(l) = level(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+    if let Some(l) = Level::of(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
         causes.push((
             Bottleneck::HostBound,
             s.other_idle,

@@ -173,6 +173,31 @@ thresholds! {
         "TF Profiler's highly-input-bound level, applied to the other host stalls (gpufeed judgement, see HOST_STALL_MODERATE)";
 }
 
+/// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels
+/// of input-bound, and the levels gpufeed reads other stalls by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// At or above the moderate threshold.
+    Moderate,
+    /// At or above the high threshold.
+    High,
+}
+
+impl Level {
+    /// `High` at or above `high`, `Moderate` at or above `moderate`, else `None`.
+    #[must_use]
+    pub fn of(x: f64, moderate: f64, high: f64) -> Option<Self> {
+        if x >= high {
+            Some(Self::High)
+        } else if x >= moderate {
+            Some(Self::Moderate)
+        } else {
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,15 +51,8 @@ impl Bottleneck {
     }
 }
 
-/// How far past the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// At or above TF Profiler's moderate threshold.
-    Moderate,
-    /// At or above TF Profiler's high threshold.
-    High,
-}
+/// How far past TF Profiler's input-bound thresholds.
+pub use gpufeed_stats::thresholds::Level;
 
 /// The verdict with its evidence and the change to try.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -133,13 +126,7 @@ fn pct(x: f64) -> String {
 #[must_use]
 pub fn judge(shares: Shares, steps: &StepAnalysis, loader: Option<LoaderSettings>) -> Verdict {
     let input = shares.input();
-    let level = if input >= INPUT_BOUND_HIGH {
-        Some(Level::High)
-    } else if input >= INPUT_BOUND_MODERATE {
-        Some(Level::Moderate)
-    } else {
-        None
-    };
+    let level = Level::of(input, INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH);
     let tf = format!(
         "TF Profiler: >= {:.0} % moderately, >= {:.0} % highly input-bound",
         100.0 * INPUT_BOUND_MODERATE,

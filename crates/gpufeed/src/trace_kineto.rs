@@ -11,7 +11,6 @@ use std::path::Path;
 
 use anyhow::Result;
 use gpufeed_kineto::report::{RankReport, Report, TraceFormat};
-use gpufeed_kineto::verdict::Level;
 use gpufeed_kineto::{Options, analyze_path};
 
 use crate::cli::KindArg;
@@ -81,13 +80,6 @@ fn ms(us: f64) -> String {
     }
 }
 
-fn level(l: Option<Level>) -> Option<gpufeed_train::verdict::Level> {
-    l.map(|l| match l {
-        Level::High => gpufeed_train::verdict::Level::High,
-        Level::Moderate => gpufeed_train::verdict::Level::Moderate,
-    })
-}
-
 fn render_rank(o: &mut String, r: &RankReport) {
     let device = r.device.as_deref().unwrap_or("GPU");
     let _ = write!(o, "\nrank {} ({device}): ", r.rank);
@@ -95,7 +87,7 @@ fn render_rank(o: &mut String, r: &RankReport) {
         Some(v) => verdict_head(
             o,
             v.as_str(),
-            level(r.level),
+            r.level,
             &r.evidence,
             r.fix.as_deref().unwrap_or(""),
         ),
