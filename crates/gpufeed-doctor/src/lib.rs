@@ -191,8 +191,8 @@
 //! | `env-omp-oversubscribed` | warning | `OMP_NUM_THREADS` × the config's `num_workers` above the cores | cores / workers |
 //! | `runtime-no-cache` | info | `--data` has no complete precomputed cache | `gpufeed precompute --data DIR`, then doctor again |
 //! | `runtime-loader-stable` | info | the short loader run is `stable` | - |
-//! | `runtime-loader-oscillating` | warning | its batch waits are `oscillating` (a cycle) | `gpufeed profile data --benchmark` |
-//! | `runtime-loader-unstable` | info | its batch waits are `unstable` (no cycle) | `gpufeed profile data --consumer-ms STEP` |
+//! | `runtime-loader-oscillating` | warning | a worker's time per batch is `oscillating` (a cycle) | `gpufeed profile data --benchmark` |
+//! | `runtime-loader-unstable` | info | a worker's time per batch is `unstable` (no cycle) | `gpufeed profile data --consumer-ms STEP` |
 //! | `runtime-failed` | warning | the loader fails on the cache | `gpufeed precompute` rebuilds it |
 //!
 //! `doctor --config FILE` adds every `validate` finding and `--code DIR` every `lint`

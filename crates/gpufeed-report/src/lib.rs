@@ -80,7 +80,7 @@ pub struct Collected {
     pub doctor: Option<DoctorSection>,
     /// `profile data`'s document.
     pub data: Option<DataDoc>,
-    /// Its batch waits, ms.
+    /// Its judged series per batch (`DataDoc::judged`), ms.
     pub batch_ms: Vec<f64>,
     /// `profile step`'s document, or the phase-steps document of the user's own loop.
     pub step: Option<StepDoc>,

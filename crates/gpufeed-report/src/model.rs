@@ -320,7 +320,12 @@ impl LoaderSettings {
 pub struct DataDoc {
     /// Cache, loader settings, batches timed.
     pub config: Value,
-    /// The consumer's wait per batch.
+    /// What `batches` judges: `work` (a worker's time per batch; runs with no consumer)
+    /// or `wait` (the consumer's wait per batch). Documents from before the field judged
+    /// the waits.
+    #[serde(default)]
+    pub judged: Judged,
+    /// The judged series per whole batch.
     pub batches: Steps,
     /// Utterances per second.
     pub samples_per_s: f64,
@@ -337,6 +342,37 @@ pub struct DataDoc {
     /// Every other field.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The per-batch series a `profile data` document judges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Judged {
+    /// The time a worker took to make each batch.
+    Work,
+    /// The consumer's wait for each batch.
+    #[default]
+    Wait,
+}
+
+impl Judged {
+    /// "worker time per batch" or "wait per batch".
+    #[must_use]
+    pub fn what(self) -> &'static str {
+        match self {
+            Self::Work => "worker time per batch",
+            Self::Wait => "wait per batch",
+        }
+    }
+
+    /// "the time a worker takes to make a batch" or "the wait for a batch".
+    #[must_use]
+    pub fn subject(self) -> &'static str {
+        match self {
+            Self::Work => "the time a worker takes to make a batch",
+            Self::Wait => "the wait for a batch",
+        }
+    }
 }
 
 impl DataDoc {
@@ -622,7 +658,7 @@ pub struct UtilSeries {
 pub struct Series {
     /// Utilisation per GPU.
     pub util: Vec<UtilSeries>,
-    /// The loader's batch waits (`profile data`), ms.
+    /// The loader's judged series per batch (`profile data`, see [`Judged`]), ms.
     pub batch_ms: Option<AcfSeries>,
     /// The training step times (`profile step`), ms.
     pub step_ms: Option<AcfSeries>,

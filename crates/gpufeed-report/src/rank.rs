@@ -9,7 +9,7 @@
 //! | `oscillating-utilisation`, `bursty-utilisation`, `starved-gpu`, `idle-gpu` | telemetry or `--trace` | a GPU's utilisation verdict (gpufeed-stats) is not `stable` | `1 - mean / 100` of the worst GPU: the share of its time unused |
 //! | `input-bound`, `transfer-bound` | profile step, with the loader's throughput (profile data) and storage speed (doctor) as evidence | data wait + copies >= [`INPUT_BOUND_MODERATE`] of the step (TF Profiler) | that share of the step |
 //! | `step-stall` | profile step | the step times repeat a cycle (step verdict `oscillating`) or vary (`unstable`), and the step is at least moderately input-bound (in gpufeed's own loop a cycle in a compute-bound step comes from batches of uneven size, not from starvation); in the user's own loop a cycle counts whatever the input share (a checkpoint or a log every k steps stalls the device too) | `(mean - median) / mean` of the step times ([`stall_share`]): the time above the median step |
-//! | `loader-irregular` | profile data, when no step profile ran | the batch waits are `oscillating` or `unstable` | not measured on a step |
+//! | `loader-irregular` | profile data, when no step profile ran | the loader's judged batch times (a worker's time per batch, or with a consumer its waits) are `oscillating` or `unstable` | not measured on a step |
 //! | `doctor-<check>` | doctor | findings at warning or error severity, one cause per check | not measured |
 //!
 //! # Order
@@ -563,8 +563,9 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     if let Some(d) = e.data.filter(|_| !own) {
         let b = &d.batches;
         evidence.push(format!(
-            "the loader alone delivers {:.0} samples/s: {} per batch, p99 {}, cv {:.2} ({})",
+            "the loader alone delivers {:.0} samples/s; {} {}, p99 {}, cv {:.2} ({})",
             d.samples_per_s,
+            d.judged.what(),
             ms(b.mean_ms),
             ms(b.p99_ms),
             b.cv,
@@ -750,15 +751,16 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     })
 }
 
-/// The loader's waits vary or cycle, and no step profile says whether the prefetch
+/// The loader's batch times vary or cycle, and no step profile says whether the prefetch
 /// absorbs it.
 fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
     let b = &data.batches;
+    let subject = data.judged.subject();
     let (title, summary, thresholds) = match (b.verdict.as_str(), b.period_steps) {
         ("oscillating", Some(p)) => (
             "loader cycle",
             format!(
-                "the wait for a batch repeats every {p} batches (autocorrelation {:.2}, cv {:.2})",
+                "{subject} repeats every {p} batches (autocorrelation {:.2}, cv {:.2})",
                 b.period_strength.unwrap_or(f64::NAN),
                 b.cv
             ),
@@ -767,7 +769,7 @@ fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
         ("unstable", _) => (
             "irregular loader",
             format!(
-                "the wait for a batch varies: median {}, p99 {}, cv {:.2}",
+                "{subject} varies: median {}, p99 {}, cv {:.2}",
                 ms(b.median_ms),
                 ms(b.p99_ms),
                 b.cv
@@ -785,8 +787,9 @@ fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
         severity: Severity::Warning,
         evidence: vec![
             format!(
-                "{} batches timed: mean {}, max {}, {} outliers; {:.0} samples/s",
+                "{} batches timed, {}: mean {}, max {}, {} outliers; {:.0} samples/s",
                 b.samples,
+                data.judged.what(),
                 ms(b.mean_ms),
                 ms(b.max_ms),
                 b.outliers,

@@ -216,7 +216,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
                     ", with the benchmark grid"
                 }
             );
-            Ok(((doc, p.waits_ms), Some(note)))
+            Ok(((doc, p.series_ms), Some(note)))
         }) {
             c.data = Some(doc);
             c.batch_ms = waits;

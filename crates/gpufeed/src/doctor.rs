@@ -152,7 +152,7 @@ fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
         };
     }
     match loader_run(&dir, config) {
-        Ok(run) => RuntimeFacts::Measured(run),
+        Ok(run) => RuntimeFacts::Measured(Box::new(run)),
         Err(e) => RuntimeFacts::Failed {
             cache: dir,
             error: format!("{e:#}"),
@@ -168,9 +168,11 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
     let loader = Loader::new(cache, lc.clone())?;
     let warmup = (2 * lc.workers).max(4);
     let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
-    // Judged on whole batches: an epoch's short last batch is no cycle.
-    let (waits, partial) =
-        gpufeed_stats::analyze_batches(&run.waits_ms, &run.items).context("no batch was timed")?;
+    // Judged as `profile data` judges a run with no consumer: the workers' time per batch,
+    // of whole batches (an epoch's short last batch is no cycle).
+    let judged = profile::Judged::of(Duration::ZERO);
+    let (work, partial) = gpufeed_stats::analyze_batches(judged.series(&run), &run.items)
+        .context("no batch was timed")?;
     let (samples, elapsed) = (run.samples, run.elapsed_s);
     Ok(LoaderRun {
         cache: PathBuf::from(dir),
@@ -178,7 +180,8 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
         batch_size: lc.batch_size,
         workers: lc.workers,
         warmup,
-        waits,
+        work,
+        mean_wait_ms: gpufeed_stats::summary::mean(&run.waits_ms),
         partial,
         samples,
         samples_per_s: samples as f64 / elapsed.max(f64::MIN_POSITIVE),

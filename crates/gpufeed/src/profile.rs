@@ -7,9 +7,14 @@
 //! 3. Warm-up batches, reported apart, then `--batches N` batches, each timed as the
 //!    consumer sees it: the wait for the next batch. With `--consumer-ms X` the consumer
 //!    "computes" X ms per batch, the way a GPU step looks to the loader.
-//! 4. Statistics, period and verdict of the waits come from gpufeed-stats (as
-//!    `trace --kind steps`); with a consumer, the input-bound share is judged by TF
-//!    Profiler's thresholds.
+//! 4. Statistics, period and verdict come from gpufeed-stats (as `trace --kind steps`),
+//!    over whole batches only (an epoch's short last batch is named and left out). *What*
+//!    they judge depends on the consumer ([`Judged`]): with `--consumer-ms X` the waits, as
+//!    a training step would see them, and the input-bound share by TF Profiler's
+//!    thresholds; without one, the time a worker takes to make each batch. A consumer that
+//!    takes batches as fast as they come sees `workers` batches finish together, then waits
+//!    for the next round: its waits cycle every round whatever the loader does, so they
+//!    only give the throughput.
 //! 5. `--benchmark`: a grid of batch sizes × workers, each cell a fresh loader with its own
 //!    warm-up, scored by samples per second among the stable cells; the best becomes a
 //!    `data:` block to paste into the config.
@@ -123,6 +128,8 @@ pub(crate) struct Run {
     pub(crate) items: Vec<usize>,
     read_ms: Vec<f64>,
     assemble_ms: Vec<f64>,
+    /// The time one worker took to make each timed batch (read + assemble), ms.
+    pub(crate) work_ms: Vec<f64>,
     /// Utterances in the timed batches.
     pub(crate) samples: usize,
     batch_bytes: u64,
@@ -158,6 +165,8 @@ pub(crate) fn measure(
             run.waits_ms.push(wait.as_secs_f64() * 1e3);
             run.read_ms.push(batch.read_ns as f64 / 1e6);
             run.assemble_ms.push(batch.assemble_ns as f64 / 1e6);
+            run.work_ms
+                .push((batch.read_ns + batch.assemble_ns) as f64 / 1e6);
             run.items.push(batch.items().len());
             run.samples += batch.items().len();
             run.batch_bytes += batch.data_bytes + batch.pad_bytes;
@@ -170,6 +179,53 @@ pub(crate) fn measure(
     }
     run.elapsed_s = started.elapsed().as_secs_f64();
     Ok(run)
+}
+
+/// The statistics and verdict of a run with this consumer: of [`Judged::of`] its series,
+/// on whole batches (an epoch's short last batch is no cycle).
+fn judge(run: &Run, consumer: Duration) -> Result<(Judged, StepReport)> {
+    let judged = Judged::of(consumer);
+    let report =
+        StepReport::of_batches(judged.series(run), &run.items).context("no batch was timed")?;
+    Ok((judged, report))
+}
+
+/// Which per-batch series a loader run's statistics and verdict judge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Judged {
+    /// The time a worker took to make each batch: runs with no consumer, whose waits
+    /// only show the workers' batches arriving in rounds.
+    Work,
+    /// The consumer's wait for each batch: runs with a consumer (`--consumer-ms`).
+    Wait,
+}
+
+impl Judged {
+    /// The series to judge for a run with this consumer.
+    pub(crate) fn of(consumer: Duration) -> Self {
+        if consumer.is_zero() {
+            Self::Work
+        } else {
+            Self::Wait
+        }
+    }
+
+    /// This series of `run`.
+    pub(crate) fn series(self, run: &Run) -> &[f64] {
+        match self {
+            Self::Work => &run.work_ms,
+            Self::Wait => &run.waits_ms,
+        }
+    }
+
+    /// What the series is, for text: "worker time per batch".
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Self::Work => "worker time per batch",
+            Self::Wait => "wait per batch",
+        }
+    }
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -214,11 +270,14 @@ struct Recommendation {
     yaml: String,
 }
 
-/// The JSON document (docs/contract.md: `config`, `batches`, `samples_per_s`,
+/// The JSON document (docs/contract.md: `config`, `judged`, `batches`, `samples_per_s`,
 /// `bytes_per_s`, `breakdown`, and with `--benchmark` `grid` and `recommendation`).
 #[derive(Debug, Serialize)]
 pub(crate) struct DataProfile {
     pub(crate) config: serde_json::Value,
+    /// What `batches` judges: `work` (no consumer) or `wait`.
+    pub(crate) judged: Judged,
+    /// The judged series of the whole batches: statistics, period and verdict.
     pub(crate) batches: StepReport,
     pub(crate) samples_per_s: f64,
     pub(crate) bytes_per_s: f64,
@@ -227,10 +286,9 @@ pub(crate) struct DataProfile {
     grid: Option<Vec<Cell>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     recommendation: Option<Recommendation>,
-    /// The consumer's wait for each timed batch, ms (for plots; not in the JSON contract).
+    /// The judged series for each timed batch, ms (for plots; not in the JSON contract).
     #[serde(skip)]
-    #[allow(dead_code)] // read by `analyze`
-    pub(crate) waits_ms: Vec<f64>,
+    pub(crate) series_ms: Vec<f64>,
     /// The loader settings measured.
     #[serde(skip)]
     pub(crate) loader: LoaderConfig,
@@ -291,8 +349,7 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
     let loader = Loader::new(Arc::clone(&cache), lc.clone())?;
     let plan = loader.plan(0);
     let run = measure(&loader, warmup, batches, consumer)?;
-    // Judged on whole batches: an epoch's short last batch is no cycle.
-    let report = StepReport::of_batches(&run.waits_ms, &run.items).context("no batch was timed")?;
+    let (judged, report) = judge(&run, consumer)?;
     let breakdown = Breakdown {
         read_cold_ms,
         read_warm_ms: mean(&run.read_ms),
@@ -324,19 +381,20 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
         }),
         samples_per_s: run.samples as f64 / run.elapsed_s,
         bytes_per_s: run.batch_bytes as f64 / run.elapsed_s,
+        judged,
         batches: report,
         breakdown,
         grid,
         recommendation,
-        waits_ms: run.waits_ms,
+        series_ms: judged.series(&run).to_vec(),
         loader: lc,
     };
     Ok(profile)
 }
 
 /// The grid: batch sizes × workers sized to the machine; each cell a fresh loader with its
-/// own warm-up. The winner has the most samples per second among cells whose wait cv is
-/// below [`STEP_CV_UNSTABLE`] (all cells when none is).
+/// own warm-up. The winner has the most samples per second among cells whose cv (of the
+/// judged series, [`Judged`]) is below [`STEP_CV_UNSTABLE`] (all cells when none is).
 fn benchmark(
     cache: &Arc<Cache>,
     base: &LoaderConfig,
@@ -361,13 +419,17 @@ fn benchmark(
             };
             let loader = Loader::new(Arc::clone(cache), lc)?;
             let run = measure(&loader, (2 * w).max(4), 60, consumer)?;
-            let s = gpufeed_stats::summarize(&run.waits_ms).context("no batch was timed")?;
+            // Steadiness as the main run judges it: of whole batches, and with no consumer
+            // of the workers' time (the waits of several workers cycle by construction).
+            let (judged, _) =
+                gpufeed_stats::analyze_batches(Judged::of(consumer).series(&run), &run.items)
+                    .context("no batch was timed")?;
             grid.push(Cell {
                 batch_size: b,
                 workers: w,
                 samples_per_s: run.samples as f64 / run.elapsed_s,
-                mean_wait_ms: s.mean,
-                cv: s.cv,
+                mean_wait_ms: mean(&run.waits_ms),
+                cv: judged.summary.cv,
             });
         }
     }
@@ -437,10 +499,11 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
     }
     let _ = writeln!(
         o,
-        "{}: {:.0} samples/s, {:.0} MB/s of batches; wait per batch mean {:.3} ms, p95 {:.3}, p99 {:.3}, max {:.3}, cv {:.2}",
+        "{}: {:.0} samples/s, {:.0} MB/s of batches; {} mean {:.3} ms, p95 {:.3}, p99 {:.3}, max {:.3}, cv {:.2}",
         b.verdict.as_str(),
         p.samples_per_s,
         p.bytes_per_s / 1e6,
+        p.judged.what(),
         b.mean_ms,
         b.p95_ms,
         b.p99_ms,
@@ -451,6 +514,13 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
         let _ = writeln!(
             o,
             "  a cycle every {period} batches (autocorrelation {r:.2}): compare with the number of workers"
+        );
+    }
+    if p.judged == Judged::Work {
+        let _ = writeln!(
+            o,
+            "  judged: the time a worker takes to make each batch; with no consumer the waits ({:.3} ms mean) only show {} worker(s)' batches arriving in rounds (`--consumer-ms STEP_MS` judges the waits a training step would see)",
+            p.breakdown.queue_wait_ms, lc.workers
         );
     }
     if let Some(note) = b.partial_note() {
@@ -480,7 +550,11 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
     );
     let _ = writeln!(o, "  consumer's wait        {:>9.3} ms", k.queue_wait_ms);
     if let (Some(grid), Some(r)) = (&p.grid, &p.recommendation) {
-        let _ = writeln!(o, "\nbenchmark (samples/s; wait cv):");
+        let _ = writeln!(
+            o,
+            "\nbenchmark (samples/s; mean wait; cv of the {}):",
+            p.judged.what()
+        );
         for c in grid {
             let _ = writeln!(
                 o,
@@ -495,4 +569,60 @@ fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpufeed_stats::StepVerdict;
+
+    /// What `analyze` once reported on its own demo: with no consumer, two workers'
+    /// batches arrive in rounds (a long wait, then one at once), so the waits cycle every
+    /// round though every batch took the same work.
+    fn rounds(workers: usize) -> Run {
+        let n = 120;
+        Run {
+            waits_ms: (0..n)
+                .map(|i| if i % workers == 0 { 6.0 } else { 0.02 })
+                .collect(),
+            work_ms: (0..n).map(|i| 6.0 + 0.05 * ((i * 7) % 5) as f64).collect(),
+            items: vec![56; n],
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn with_no_consumer_the_workers_are_judged_not_their_rounds() {
+        for workers in [2, 3, 4] {
+            let run = rounds(workers);
+            let (judged, report) = judge(&run, Duration::ZERO).unwrap();
+            assert_eq!(judged, Judged::Work);
+            assert_eq!(report.verdict, StepVerdict::Stable, "{workers} workers");
+            assert!((report.mean_ms - 6.1).abs() < 0.1, "{}", report.mean_ms);
+            // The same run judged by its waits, as a consumer with a step would be: the
+            // rounds are a cycle there.
+            let (judged, report) = judge(&run, Duration::from_millis(1)).unwrap();
+            assert_eq!(judged, Judged::Wait);
+            assert_eq!(
+                report.verdict,
+                StepVerdict::Oscillating,
+                "{workers} workers"
+            );
+            assert_eq!(report.period_steps, Some(workers));
+        }
+    }
+
+    /// A worker that stalls on every 5th batch is still a cycle with no consumer.
+    #[test]
+    fn with_no_consumer_a_stalling_worker_is_still_a_cycle() {
+        let mut run = rounds(2);
+        for (i, w) in run.work_ms.iter_mut().enumerate() {
+            if i % 5 == 0 {
+                *w = 40.0;
+            }
+        }
+        let (_, report) = judge(&run, Duration::ZERO).unwrap();
+        assert_eq!(report.verdict, StepVerdict::Oscillating);
+        assert_eq!(report.period_steps, Some(5));
+    }
 }

@@ -120,6 +120,7 @@ struct DataProfileJson {
     breakdown: serde_json::Map<String, serde_json::Value>,
     grid: Option<Vec<serde_json::Value>>,
     recommendation: Option<serde_json::Map<String, serde_json::Value>>,
+    judged: String,
 }
 
 #[test]
@@ -144,6 +145,8 @@ fn profile_data_precomputes_then_profiles() {
         "json",
     ]);
     let p: DataProfileJson = serde_json::from_str(&json).unwrap();
+    // With a consumer, the figures are of its waits.
+    assert_eq!(p.judged, "wait");
     // The fields of `trace --kind steps`, for the consumer's waits.
     for key in [
         "samples",
@@ -268,6 +271,8 @@ fn profile_data_names_the_epoch_tail_it_leaves_out() {
     ];
     let doc: serde_json::Value =
         serde_json::from_str(&run_ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    // No consumer: the figures are of the workers' time per batch, and the text says why.
+    assert_eq!(doc["judged"], "work", "{doc}");
     // 10 items in batches of 4: 4, 4, 2 every epoch.
     let p = &doc["batches"]["partial_batches"];
     assert_eq!(p["whole_items"], 4, "{doc}");
@@ -283,6 +288,11 @@ fn profile_data_names_the_epoch_tail_it_leaves_out() {
         text.contains(&format!(
             "{left_out} epoch-tail batches of 2 items (a whole one: 4) left out of these figures"
         )),
+        "{text}"
+    );
+    assert!(
+        text.contains("worker time per batch mean")
+            && text.contains("judged: the time a worker takes to make each batch"),
         "{text}"
     );
 }

@@ -5,9 +5,12 @@
 //! [`RuntimeFacts`]; the rules are pure. Without a cache the check says how to build one:
 //! `doctor` never starts a long precompute.
 //!
-//! The batches are pulled as fast as the consumer can take them (no simulated GPU step),
-//! so the waits are the loader's own production time per batch: a cycle in them is the
-//! loader's, whatever the model. Whether the training is *input-bound* needs its step time:
+//! The batches are pulled as fast as the consumer can take them (no simulated GPU step).
+//! Such a consumer sees the workers' batches finish together, then waits for the next
+//! round, so its waits cycle every round whatever the loader does: they give the
+//! throughput, and the verdict judges the time a worker takes to make each batch (as
+//! `gpufeed profile data` with no consumer). A cycle there is the loader's, whatever the
+//! model. Whether the training is *input-bound* needs its step time:
 //! `gpufeed profile data --consumer-ms STEP` answers that.
 //!
 //! ```
@@ -38,9 +41,12 @@ pub struct LoaderRun {
     pub workers: usize,
     /// Batches of warm-up, not timed.
     pub warmup: usize,
-    /// The waits for each timed batch, analysed (ms): the whole batches only.
-    pub waits: StepAnalysis,
-    /// The epoch-tail batches left out of `waits`, when some were short.
+    /// The time a worker took to make each timed batch, analysed (ms): the whole batches
+    /// only.
+    pub work: StepAnalysis,
+    /// The consumer's mean wait per batch, ms (all timed batches).
+    pub mean_wait_ms: f64,
+    /// The epoch-tail batches left out of `work`, when some were short.
     pub partial: Option<PartialBatches>,
     /// Items delivered in the timed batches.
     pub samples: usize,
@@ -67,7 +73,7 @@ pub enum RuntimeFacts {
         error: String,
     },
     /// The loader ran.
-    Measured(LoaderRun),
+    Measured(Box<LoaderRun>),
 }
 
 /// The rules over the runtime facts.
@@ -103,7 +109,7 @@ pub fn check(facts: &RuntimeFacts) -> Vec<Finding> {
 /// "40 batches: 20 whole of 56 items, and 20 epoch-tail batches of 8 items left out of
 /// the figures", or "40 batches of 56 items".
 fn batches(r: &LoaderRun) -> String {
-    let n = r.waits.summary.n;
+    let n = r.work.summary.n;
     match r.partial {
         Some(p) => format!(
             "{} batches: {n} whole of {} items (batch_size {}), and {} left out of the figures",
@@ -129,25 +135,26 @@ fn batches(r: &LoaderRun) -> String {
 }
 
 fn measured(r: &LoaderRun) -> Finding {
-    let s = &r.waits.summary;
+    let s = &r.work.summary;
     let evidence = format!(
-        "{} after {} warm-up, {} worker(s), {} utterances: {:.0} samples/s; wait per batch mean {:.3} ms, p95 {:.3} ms, max {:.3} ms, cv {:.2}{}",
+        "{} after {} warm-up, {} worker(s), {} utterances: {:.0} samples/s, a batch every {:.3} ms; a worker takes {:.3} ms per batch (mean; p95 {:.3} ms, max {:.3} ms, cv {:.2}){}",
         batches(r),
         r.warmup,
         r.workers,
         r.items,
         r.samples_per_s,
+        r.mean_wait_ms,
         s.mean,
         s.p95,
         s.max,
         s.cv,
-        r.waits.period.map_or_else(String::new, |p| format!(
+        r.work.period.map_or_else(String::new, |p| format!(
             "; a cycle every {} batches (autocorrelation {:.2})",
             p.period.round(),
             p.strength
         ))
     );
-    let f = match r.waits.verdict {
+    let f = match r.work.verdict {
         StepVerdict::Stable => finding(
             "runtime-loader-stable",
             &format!("the loader is stable at {:.0} samples/s", r.samples_per_s),
@@ -156,7 +163,7 @@ fn measured(r: &LoaderRun) -> Finding {
             "runtime-loader-oscillating",
             &format!(
                 "the loader oscillates: a cycle every {} batches ({:.0} samples/s)",
-                r.waits.period.map_or(0.0, |p| p.period.round()),
+                r.work.period.map_or(0.0, |p| p.period.round()),
                 r.samples_per_s
             ),
         ),
@@ -168,7 +175,7 @@ fn measured(r: &LoaderRun) -> Finding {
             ),
         ),
     };
-    let fix = match r.waits.verdict {
+    let fix = match r.work.verdict {
         StepVerdict::Stable => String::new(),
         StepVerdict::Oscillating => format!(
             "gpufeed profile data --cache {} --benchmark  # measures workers and prefetch, prints the settings to use",
@@ -187,17 +194,18 @@ mod tests {
     use super::*;
 
     fn run(ms: &[f64]) -> RuntimeFacts {
-        RuntimeFacts::Measured(LoaderRun {
+        RuntimeFacts::Measured(Box::new(LoaderRun {
             cache: "c".into(),
             items: 100,
             batch_size: 8,
             workers: 2,
             warmup: 4,
-            waits: gpufeed_stats::analyze_steps(ms).unwrap(),
+            work: gpufeed_stats::analyze_steps(ms).unwrap(),
+            mean_wait_ms: 1.0,
             partial: None,
             samples: 8 * ms.len(),
             samples_per_s: 1000.0,
-        })
+        }))
     }
 
     /// The demo's 64 items in batches of 56 once said "40 batches of 32 items (batch_size
@@ -216,18 +224,19 @@ mod tests {
                 }
             })
             .collect();
-        let (waits, partial) = gpufeed_stats::analyze_batches(&ms, &items).unwrap();
-        let f = check(&RuntimeFacts::Measured(LoaderRun {
+        let (work, partial) = gpufeed_stats::analyze_batches(&ms, &items).unwrap();
+        let f = check(&RuntimeFacts::Measured(Box::new(LoaderRun {
             cache: "c".into(),
             items: 64,
             batch_size: 56,
             workers: 2,
             warmup: 4,
-            waits,
+            work,
+            mean_wait_ms: 15.0,
             partial,
             samples: items.iter().sum(),
             samples_per_s: 1000.0,
-        }));
+        })));
         assert_eq!(f[0].id, "runtime-loader-stable", "{f:?}");
         assert!(
             f[0].evidence.starts_with(

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::svg::{acf_plot, esc, heat_map, phases_plot, series_plot, util_plot};
 use super::{Renderer, stage_row, step_rate, step_setup};
-use crate::model::{Report, Severity, Status, StepDoc};
+use crate::model::{Judged, Report, Severity, Status, StepDoc};
 use crate::rank::{ms, pct, secs};
 use gpufeed_stats::thresholds::IDLE_UTIL_PCT;
 
@@ -281,18 +281,19 @@ fn times(o: &mut String, r: &Report) {
     );
     match &r.series.batch_ms {
         Some(s) => {
-            o.push_str(&series_plot(
-                "plot-batches",
-                "Loader: the wait for each batch (profile data)",
-                s,
-                "batch",
-            ));
-            o.push_str(&acf_plot(
-                "plot-batches-acf",
-                "Autocorrelation of the batch waits (detrended)",
-                s,
-                "batches",
-            ));
+            let judged = r.profile_data.as_ref().map_or(Judged::Wait, |d| d.judged);
+            let (title, acf) = match judged {
+                Judged::Work => (
+                    "Loader: the time a worker took to make each batch (profile data)",
+                    "Autocorrelation of the workers' batch times (detrended)",
+                ),
+                Judged::Wait => (
+                    "Loader: the wait for each batch (profile data)",
+                    "Autocorrelation of the batch waits (detrended)",
+                ),
+            };
+            o.push_str(&series_plot("plot-batches", title, s, "batch"));
+            o.push_str(&acf_plot("plot-batches-acf", acf, s, "batches"));
         }
         None => missing(o, r, "profile data"),
     }
@@ -366,11 +367,12 @@ fn grid(o: &mut String, r: &Report) {
         let _ = write!(
             o,
             "<p>Current settings (batch {}, {} worker(s), prefetch {}): <strong>{:.0} samples/s</strong>, \
-             wait per batch mean {}, p99 {}, cv {:.2} ({}).</p>",
+             {} mean {}, p99 {}, cv {:.2} ({}).</p>",
             l.batch_size,
             l.workers,
             l.prefetch,
             d.samples_per_s,
+            d.judged.what(),
             esc(&ms(b.mean_ms)),
             esc(&ms(b.p99_ms)),
             b.cv,

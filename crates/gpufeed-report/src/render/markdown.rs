@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Renderer, stage_row, step_rate, step_setup};
-use crate::model::{Cause, Report, Severity, Status};
+use crate::model::{Cause, Judged, Report, Severity, Status};
 use crate::rank::{ms, pct, secs};
 
 /// The Markdown summary.
@@ -263,10 +263,11 @@ fn data(o: &mut String, r: &Report) {
     let b = &d.batches;
     let _ = writeln!(
         o,
-        "**{}**: {:.0} samples/s, {:.0} MB/s of batches; wait per batch mean {}, median {}, p95 {}, p99 {}, max {}, cv {:.2}{}.\n",
+        "**{}**: {:.0} samples/s, {:.0} MB/s of batches; {} mean {}, median {}, p95 {}, p99 {}, max {}, cv {:.2}{}.\n",
         cell(&b.verdict),
         d.samples_per_s,
         d.bytes_per_s / 1e6,
+        d.judged.what(),
         ms(b.mean_ms),
         ms(b.median_ms),
         ms(b.p95_ms),
@@ -276,6 +277,12 @@ fn data(o: &mut String, r: &Report) {
         b.period_steps
             .map_or_else(String::new, |p| format!(", a cycle every {p} batches"))
     );
+    if d.judged == Judged::Work {
+        let _ = writeln!(
+            o,
+            "Judged on the time a worker takes to make each batch: with no consumer (no training step), the waits only show the workers' batches arriving in rounds.\n"
+        );
+    }
     if let Some(k) = &d.breakdown {
         let cold = k.read_cold_ms.map_or_else(|| "n/a".to_owned(), ms);
         let _ = writeln!(
@@ -290,7 +297,8 @@ fn data(o: &mut String, r: &Report) {
     if let Some(grid) = &d.grid {
         let _ = writeln!(
             o,
-            "Benchmark grid:\n\n| batch | workers | samples/s | mean wait | cv |\n|---|---|---|---|---|"
+            "Benchmark grid:\n\n| batch | workers | samples/s | mean wait | cv of the {} |\n|---|---|---|---|---|",
+            d.judged.what()
         );
         for c in grid {
             let _ = writeln!(
