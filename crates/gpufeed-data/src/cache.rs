@@ -792,7 +792,13 @@ fn set_direct(file: &std::fs::File, on: bool) -> std::io::Result<()> {
 /// lies inside the file and its offsets agree. A run resumes only from such shards.
 #[must_use]
 pub fn shard_is_sound(path: &Path, n_mels: usize) -> bool {
-    read_shard_meta(path).is_ok() && open_shard(path, n_mels).is_ok()
+    check_shard(path, n_mels).is_ok()
+}
+
+/// As [`shard_is_sound`], with what is wrong.
+pub fn check_shard(path: &Path, n_mels: usize) -> Result<(), DataError> {
+    read_shard_meta(path)?;
+    open_shard(path, n_mels).map(drop)
 }
 
 /// Reads a shard's metadata (header only; the arrays are not touched).

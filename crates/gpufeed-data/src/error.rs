@@ -103,6 +103,29 @@ pub enum DataError {
         /// What was given.
         spec: String,
     },
+    /// `--shard auto` found no usable array-job index in the environment.
+    #[error("`--shard auto`: {message}")]
+    ArrayJob {
+        /// What was read and what to do.
+        message: String,
+    },
+    /// The merge after an array job found shards that no task wrote (or wrote whole).
+    #[error(
+        "cannot merge the cache `{}`: {missing} of {total} shard(s) missing or damaged: {list}; \
+         run the array task(s) that build them again (or `gpufeed precompute --shard I/N` \
+         with their slice), then merge again",
+        dir.display()
+    )]
+    MissingShards {
+        /// The cache folder.
+        dir: PathBuf,
+        /// How many are missing or damaged.
+        missing: usize,
+        /// Shards of the whole cache.
+        total: usize,
+        /// Each one: its index, file, slice when known, and what is wrong.
+        list: String,
+    },
     /// No memory for a shard's arrays.
     #[error(
         "cannot reserve {bytes} bytes of memory for a cache shard: {source}; free some memory or run fewer jobs"

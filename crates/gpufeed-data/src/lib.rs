@@ -3,7 +3,8 @@
 //! - [`manifest`]: LJSpeech `metadata.csv` and generic CSV/JSONL manifests, tolerant of what
 //!   real files hold, every malformed line reported with its number.
 //! - [`precompute`]: features of every utterance on all cores into the cache, resumable,
-//!   lockable, shardable over machines.
+//!   lockable, shardable over machines ([`array_job`]: the slice of a Slurm or Kubernetes
+//!   array task; [`precompute::merge_slices`]: the manifest once every slice has run).
 //! - [`cache`]: the cache format (safetensors shards + JSON manifest, readable from Python)
 //!   and its zero-copy reader.
 //! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
@@ -26,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod aligned;
+pub mod array_job;
 pub mod cache;
 pub mod demo;
 pub mod loader;

@@ -18,8 +18,12 @@
 //!
 //! `--shard I/N` builds only the shards whose index is I mod N, so N machines can share a
 //! dataset on shared storage; each run writes the manifest if it finds every shard there,
-//! so whichever finishes last merges them (run once more without `--shard` to be sure).
-//! Shard writes are atomic and idempotent, so overlapping runs never corrupt the cache.
+//! so whichever finishes last merges them. `--shard auto` takes I and N from a Slurm or
+//! Kubernetes array task ([`crate::array_job`]); [`merge_slices`] (`precompute --merge`),
+//! run after the array, writes the manifest or names every shard no task wrote.
+//! Shard writes are atomic and idempotent, so overlapping runs never corrupt the cache,
+//! and a run deletes only the temporary files of dead runs, so tasks that finish at the
+//! same moment never delete each other's copy of the manifest.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -287,81 +291,20 @@ impl Outcome {
 /// Runs a precompute.
 pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError> {
     let started = Instant::now();
-    let dataset = Dataset::open(&opts.data, opts.text.use_normalized_text)?;
-    if let (OnError::Fail, Some(p)) = (opts.on_error, dataset.problems.first()) {
-        return Err(DataError::BadLine {
-            path: dataset.manifest.clone(),
-            line: p.line,
-            reason: p.reason.clone(),
-        });
-    }
-    if dataset.items.is_empty() {
-        let first = dataset.problems.first();
-        return Err(DataError::NoItems {
-            path: dataset.manifest.clone(),
-            problems: dataset.problems.len(),
-            first_line: first.map_or(0, |p| p.line),
-            first_reason: first
-                .map_or_else(|| "the file has no lines".into(), |p| p.reason.clone()),
-        });
-    }
-    // Validate the settings before any work, with the extractor's own checks.
-    gpufeed_audio::mel::MelExtractor::new(&opts.audio)
-        .map_err(|e| DataError::Settings(e.to_string()))?;
-    let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone());
-    let key = settings.key();
-    let dir = opts.cache_root.join(&key);
+    let (dataset, settings, key, dir) = open_dataset(opts)?;
     fsx::create_dir_all(&dir)?;
     let _lock = Lock::acquire(&dir, opts.shard)?;
 
-    let sources: Vec<SourceId> = dataset
-        .items
-        .iter()
-        .map(|it| SourceId::of(&dataset.root, &it.audio))
-        .collect();
-    let plans = plan_shards(&key, &dataset.items, &sources, opts.shard_items.max(1));
+    let (sources, plans) = plans_of(opts, &dataset, &key);
     let jobs = opts
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
-    let mut report = Report {
-        cache_dir: dir.clone(),
-        key: key.clone(),
-        items: dataset.items.len(),
-        shards_total: plans.len(),
-        shards_built: 0,
-        shards_reused: 0,
-        items_computed: 0,
-        audio_s_computed: 0.0,
-        skipped: Vec::new(),
-        complete: false,
-        was_complete: false,
-        over_text_length: 0,
-        over_mel_frames: 0,
-        elapsed_s: 0.0,
-        jobs,
-    };
+    let mut report = Report::new(&dir, &key, dataset.items.len(), plans.len(), jobs);
 
-    let limits = Limits {
-        max_text_length: opts.max_text_length,
-        max_mel_frames: opts.max_mel_frames,
-    };
     // Fast path: a complete cache for exactly these shards and length caps. (Other caps
     // need no new features, only new flags: the merge below rewrites the manifest.)
-    if let Ok(existing) = cache::read_manifest(&dir)
-        && existing.limits == limits
-        && existing.shards.len() == plans.len()
-        && existing.shards.iter().zip(&plans).all(|(s, p)| {
-            // Same name and same size: a truncated or replaced shard is rebuilt.
-            s.file == p.file
-                && std::fs::metadata(dir.join(&s.file)).is_ok_and(|m| m.len() == s.bytes)
-        })
-    {
-        report.was_complete = true;
-        report.complete = true;
-        report.skipped = existing.skipped;
-        count_over(&mut report, &existing.items);
-        report.elapsed_s = started.elapsed().as_secs_f64();
+    if report.already_complete(&plans, opts, started) {
         return Ok(report);
     }
 
@@ -459,29 +402,235 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
 
     // Merge: the manifest is written once every shard of the cache exists.
     if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, written, opts)? {
-        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| DataError::Corrupt {
-            path: dir.join(MANIFEST),
-            reason: e.to_string(),
-        })?;
-        let skipped =
-            serde_json::to_vec_pretty(&manifest.skipped).map_err(|e| DataError::Corrupt {
-                path: dir.join(SKIPPED),
-                reason: e.to_string(),
-            })?;
-        fsx::write_atomic(&dir.join(SKIPPED), &skipped)?;
-        fsx::write_atomic(&dir.join(MANIFEST), &json)?;
-        remove_stale(&dir, &plans);
-        report.complete = true;
-        report.skipped = manifest.skipped;
-        count_over(&mut report, &manifest.items);
+        write_manifest(&dir, &plans, manifest, &mut report)?;
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
+/// Opens the dataset of `opts` (refusing a bad line under `--on-error fail`, and a
+/// manifest without items), checks the feature settings; returns the dataset, the settings,
+/// their key and the cache folder.
+fn open_dataset(opts: &Options) -> Result<(Dataset, FeatureSettings, String, PathBuf), DataError> {
+    let dataset = Dataset::open(&opts.data, opts.text.use_normalized_text)?;
+    if let (OnError::Fail, Some(p)) = (opts.on_error, dataset.problems.first()) {
+        return Err(DataError::BadLine {
+            path: dataset.manifest.clone(),
+            line: p.line,
+            reason: p.reason.clone(),
+        });
+    }
+    if dataset.items.is_empty() {
+        let first = dataset.problems.first();
+        return Err(DataError::NoItems {
+            path: dataset.manifest.clone(),
+            problems: dataset.problems.len(),
+            first_line: first.map_or(0, |p| p.line),
+            first_reason: first
+                .map_or_else(|| "the file has no lines".into(), |p| p.reason.clone()),
+        });
+    }
+    // Validate the settings before any work, with the extractor's own checks.
+    gpufeed_audio::mel::MelExtractor::new(&opts.audio)
+        .map_err(|e| DataError::Settings(e.to_string()))?;
+    let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone());
+    let key = settings.key();
+    let dir = opts.cache_root.join(&key);
+    Ok((dataset, settings, key, dir))
+}
+
+/// Writes `skipped.json` and then `manifest.json` (each atomically), deletes what earlier
+/// dataset states and dead runs left, and marks `report` complete.
+fn write_manifest(
+    dir: &Path,
+    plans: &[Plan],
+    manifest: Manifest,
+    report: &mut Report,
+) -> Result<(), DataError> {
+    let json = serde_json::to_vec_pretty(&manifest).map_err(|e| DataError::Corrupt {
+        path: dir.join(MANIFEST),
+        reason: e.to_string(),
+    })?;
+    let skipped = serde_json::to_vec_pretty(&manifest.skipped).map_err(|e| DataError::Corrupt {
+        path: dir.join(SKIPPED),
+        reason: e.to_string(),
+    })?;
+    fsx::write_atomic(&dir.join(SKIPPED), &skipped)?;
+    fsx::write_atomic(&dir.join(MANIFEST), &json)?;
+    remove_stale(dir, plans);
+    report.complete = true;
+    report.skipped = manifest.skipped;
+    count_over(report, &manifest.items);
+    Ok(())
+}
+
+/// The merge step after an array job (`gpufeed precompute --merge`): checks that every
+/// shard of the cache is there and sound, and writes the manifest; computes nothing.
+/// Shards missing or damaged are an error that names each one (index, file, and the
+/// `--shard I/N` slice that builds it when the slices' lock files tell N), never skipped.
+pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
+    let started = Instant::now();
+    let (dataset, settings, key, dir) = open_dataset(opts)?;
+    let (_, plans) = plans_of(opts, &dataset, &key);
+    if !dir.is_dir() {
+        return Err(DataError::MissingShards {
+            list: "the folder does not exist, so no slice has run on it (is `--cache` the \
+                   folder the array tasks were given, with the same `--config`?)"
+                .to_owned(),
+            dir,
+            missing: plans.len(),
+            total: plans.len(),
+        });
+    }
+    let _lock = Lock::acquire(&dir, None)?;
+    let slices = slice_counts(&dir);
+    let mut missing = Vec::new();
+    for plan in &plans {
+        let path = dir.join(&plan.file);
+        let what = if !path.is_file() {
+            "missing".to_owned()
+        } else if let Err(e) = cache::check_shard(&path, opts.audio.n_mels) {
+            format!("damaged: {e}")
+        } else {
+            continue;
+        };
+        let slice = match slices.as_slice() {
+            [n] => format!(", slice `--shard {}/{n}`", plan.index % n),
+            _ => String::new(),
+        };
+        missing.push(format!(
+            "shard {} (`{}`{slice}) {what}",
+            plan.index, plan.file
+        ));
+    }
+    if !missing.is_empty() {
+        const SHOWN: usize = 10;
+        let mut list = missing[..missing.len().min(SHOWN)].join("; ");
+        if missing.len() > SHOWN {
+            let _ = write!(list, "; and {} more", missing.len() - SHOWN);
+        }
+        return Err(DataError::MissingShards {
+            dir,
+            missing: missing.len(),
+            total: plans.len(),
+            list,
+        });
+    }
+    let mut report = Report::new(&dir, &key, dataset.items.len(), plans.len(), 1);
+    report.shards_reused = plans.len();
+    if report.already_complete(&plans, opts, started) {
+        return Ok(report);
+    }
+    let manifest = merge(
+        &dir,
+        &key,
+        &settings,
+        &dataset,
+        &plans,
+        HashMap::new(),
+        opts,
+    )?
+    .ok_or_else(|| DataError::MissingShards {
+        dir: dir.clone(),
+        missing: 1,
+        total: plans.len(),
+        list: "a shard was deleted while merging".to_owned(),
+    })?;
+    write_manifest(&dir, &plans, manifest, &mut report)?;
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The slice counts N of the `--shard I/N` runs that locked `dir` (their lock files stay).
+fn slice_counts(dir: &Path) -> Vec<usize> {
+    let mut counts: Vec<usize> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (_, n) = name.strip_prefix(".lock-shard-")?.split_once("-of-")?;
+            n.parse().ok()
+        })
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    counts
+}
+
+impl Report {
+    /// A run on cache folder `dir` that has done nothing yet.
+    fn new(dir: &Path, key: &str, items: usize, shards_total: usize, jobs: usize) -> Self {
+        Self {
+            cache_dir: dir.to_path_buf(),
+            key: key.to_owned(),
+            items,
+            shards_total,
+            shards_built: 0,
+            shards_reused: 0,
+            items_computed: 0,
+            audio_s_computed: 0.0,
+            skipped: Vec::new(),
+            complete: false,
+            was_complete: false,
+            over_text_length: 0,
+            over_mel_frames: 0,
+            elapsed_s: 0.0,
+            jobs,
+        }
+    }
+
+    /// Whether the cache folder is already complete for `plans` under `opts`' length caps;
+    /// if so, the report says so (what the manifest lists, the time since `started`).
+    fn already_complete(&mut self, plans: &[Plan], opts: &Options, started: Instant) -> bool {
+        let Some(existing) = complete_manifest(&self.cache_dir, plans, &limits(opts)) else {
+            return false;
+        };
+        self.was_complete = true;
+        self.complete = true;
+        self.skipped = existing.skipped;
+        count_over(self, &existing.items);
+        self.elapsed_s = started.elapsed().as_secs_f64();
+        true
+    }
+}
+
+/// The length caps of `opts`.
+fn limits(opts: &Options) -> Limits {
+    Limits {
+        max_text_length: opts.max_text_length,
+        max_mel_frames: opts.max_mel_frames,
+    }
+}
+
+/// The manifest of `dir` when it lists exactly `plans`' shards, each there with the size
+/// it had when written, under the same length caps; `None` otherwise.
+fn complete_manifest(dir: &Path, plans: &[Plan], limits: &Limits) -> Option<Manifest> {
+    let existing = cache::read_manifest(dir).ok()?;
+    let whole = existing.limits == *limits
+        && existing.shards.len() == plans.len()
+        && existing.shards.iter().zip(plans).all(|(s, p)| {
+            // Same name and same size: a truncated or replaced shard is rebuilt.
+            s.file == p.file
+                && std::fs::metadata(dir.join(&s.file)).is_ok_and(|m| m.len() == s.bytes)
+        });
+    whole.then_some(existing)
+}
+
 fn count_over(report: &mut Report, items: &[CachedItem]) {
     report.over_text_length = items.iter().filter(|i| i.over_text_length).count();
     report.over_mel_frames = items.iter().filter(|i| i.over_mel_frames).count();
+}
+
+/// The source identity of every utterance of `dataset`, and its shards under `key`.
+fn plans_of(opts: &Options, dataset: &Dataset, key: &str) -> (Vec<SourceId>, Vec<Plan>) {
+    let sources: Vec<SourceId> = dataset
+        .items
+        .iter()
+        .map(|it| SourceId::of(&dataset.root, &it.audio))
+        .collect();
+    let plans = plan_shards(key, &dataset.items, &sources, opts.shard_items.max(1));
+    (sources, plans)
 }
 
 /// Cuts the utterances into shards and names each after a hash of its members.
@@ -842,10 +991,7 @@ fn merge(
         skipped.extend(meta.skipped);
     }
     skipped.sort_by_key(|s| s.line);
-    let limits = Limits {
-        max_text_length: opts.max_text_length,
-        max_mel_frames: opts.max_mel_frames,
-    };
+    let limits = limits(opts);
     limits.flag(&mut items);
     totals.items = items.len();
     totals.skipped = skipped.len();
@@ -870,6 +1016,30 @@ fn merge(
     }))
 }
 
+/// Seconds a temporary file other than a shard's must be left alone before it counts as a
+/// dead run's: array tasks on other machines write their copy of the manifest at the same
+/// moment as this run, and their process ids mean nothing here.
+const TMP_GRACE_S: u64 = 60;
+
+/// Whether `.NAME.tmp-PID` was left by a dead run: its process is not alive on this
+/// machine and, unless it is a shard's, it is older than [`TMP_GRACE_S`]. A live run's
+/// temporary file (another array task finishing at the same moment) is kept.
+fn dead_tmp(entry: &std::fs::DirEntry, name: &str) -> bool {
+    let Some((file, pid)) = name.strip_prefix('.').and_then(|n| n.rsplit_once(".tmp-")) else {
+        return false;
+    };
+    let alive = pid.parse::<u32>().is_ok_and(|pid| {
+        pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+    });
+    let old = entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age.as_secs() >= TMP_GRACE_S);
+    !alive && (file.starts_with("shard-") || old)
+}
+
 /// Deletes shard files of earlier dataset states and temporary files of dead runs.
 fn remove_stale(dir: &Path, plans: &[Plan]) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -880,7 +1050,7 @@ fn remove_stale(dir: &Path, plans: &[Plan]) {
         let stale_shard = name.starts_with("shard-")
             && name.ends_with(".safetensors")
             && !plans.iter().any(|p| p.file == name);
-        let stale_tmp = name.starts_with('.') && name.contains(".tmp-");
+        let stale_tmp = dead_tmp(&entry, &name);
         if stale_shard || stale_tmp {
             let _ = std::fs::remove_file(entry.path());
         }

@@ -274,9 +274,20 @@ pub struct PrecomputeArgs {
     /// What to do with an item that fails: skip it or stop
     #[arg(long, default_value = "skip")]
     pub on_error: String,
-    /// Process only shard I of N (e.g. 0/4)
-    #[arg(long)]
+    /// Process only slice I of N of the shards (e.g. 0/4), or `auto`: I and N from a Slurm
+    /// job array (SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or with
+    /// SLURM_ARRAY_TASK_MIN/MAX) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX with
+    /// JOB_COMPLETIONS, which the Job sets to its `completions`)
+    #[arg(long, conflicts_with = "merge")]
     pub shard: Option<String>,
+    /// The step after an array job: write the manifest from the shards the tasks built,
+    /// computing nothing; every shard missing or damaged is named (exit 2)
+    #[arg(long)]
+    pub merge: bool,
+    /// Utterances per cache shard (256); smaller shards spread a small dataset over more
+    /// array tasks. Every task and the merge must be given the same value
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub shard_items: Option<u32>,
 }
 
 /// Arguments of `gpufeed mel`.

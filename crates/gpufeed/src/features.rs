@@ -1,4 +1,5 @@
-//! `gpufeed demo-data`, `gpufeed precompute`, `gpufeed mel`: the speech-feature commands.
+//! `gpufeed demo-data`, `gpufeed precompute` (with `--shard auto` and `--merge` for array
+//! jobs), `gpufeed mel`: the speech-feature commands.
 //!
 //! Thin: parse the config, call `gpufeed-data` / `gpufeed-audio`, draw the progress bar,
 //! print the summary.
@@ -10,6 +11,7 @@ use anyhow::{Context as _, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use gpufeed_config::Config;
+use gpufeed_data::array_job;
 use gpufeed_data::precompute::{self, OnError, Options, Progress, ShardSpec};
 
 use crate::cli::{DemoDataArgs, MelArgs, PrecomputeArgs};
@@ -129,13 +131,43 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         "fail" => OnError::Fail,
         other => anyhow::bail!("`--on-error {other}`: expected `skip` or `fail`"),
     };
-    let shard = args.shard.as_deref().map(ShardSpec::parse).transpose()?;
+    let shard = match args.shard.as_deref() {
+        Some("auto") => {
+            let task = array_job::detect(|k| std::env::var(k).ok())?;
+            printer::note(&format!(
+                "--shard auto: slice {}/{} from the {}",
+                task.shard.index, task.shard.count, task.source
+            ));
+            Some(task.shard)
+        }
+        other => other.map(ShardSpec::parse).transpose()?,
+    };
+    let defaults = precompute_options(&args.data, args.cache.as_deref(), &config);
     let opts = Options {
         jobs: args.jobs,
         on_error,
         shard,
-        ..precompute_options(&args.data, args.cache.as_deref(), &config)
+        shard_items: args
+            .shard_items
+            .map_or(defaults.shard_items, |n| n as usize),
+        ..defaults
     };
+    if args.merge {
+        let report = precompute::merge_slices(&opts)?;
+        let what = if report.was_complete {
+            "was already complete"
+        } else {
+            "merged"
+        };
+        printer::data(&format!(
+            "cache `{}` {what}: {} shard(s) of {} utterance(s), {} skipped (listed in `skipped.json`)\n",
+            report.cache_dir.display(),
+            report.shards_total,
+            report.items,
+            report.skipped.len()
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = precompute::run(&opts, &Bar::new())?;
     printer::data(&(report.summary() + "\n"))?;
     Ok(ExitCode::SUCCESS)
