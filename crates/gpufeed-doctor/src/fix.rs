@@ -19,8 +19,11 @@
 //! key renamed to the one known key it is close to when that key is not already present).
 //! None changes what a setting means. Every rule that would change the trainer's behaviour
 //! (turning prefetch or graph mode on, the caps, the workers) is advice in the finding's
-//! `fix`, not an edit. The fixed text is validated again before anything is written: if it
-//! would not parse, or would have more errors than the original, nothing is written.
+//! `fix`, not an edit. Each edit is kept only when the text with it (and the edits kept
+//! before it) parses and has no error the original did not have; an edit that would add one
+//! is left out and reported with that error, and the others still apply. So a typo key whose
+//! value is invalid for the key it is close to keeps its name (the loader ignores an unknown
+//! key; it refuses a known key with a bad value), and `--fix` says which value to correct.
 //!
 //! Writing ([`write()`]): the original is copied to `FILE.bak` first, then the new text goes
 //! to a temporary file in the same folder that is renamed over the file (atomic on POSIX),
@@ -45,7 +48,7 @@ pub struct Plan {
     /// The findings fixed.
     pub applied: Vec<Finding>,
     /// Findings with an edit that was not applied, and why (overlapping edits, two typos
-    /// renamed to the same key).
+    /// renamed to the same key, an edit that would add an error), ending with what to do.
     pub skipped: Vec<(Finding, String)>,
     /// The findings of the fixed text: what remains to do by hand.
     pub remaining: Vec<Finding>,
@@ -68,7 +71,8 @@ pub enum FixError {
         /// The file.
         path: PathBuf,
     },
-    /// The edits would have broken the file (a safety net; not expected).
+    /// The edits would have broken the file (a safety net: every edit kept was checked
+    /// already, so not expected).
     #[error(
         "`{}` was not fixed: the edited text would not load ({reason}); please report this",
         path.display()
@@ -93,13 +97,13 @@ pub enum FixError {
 ///
 /// # Errors
 /// [`FixError::NotParsed`] when the file did not parse; [`FixError::WouldBreak`] when the
-/// edited text would not load as well as the original.
+/// edited text would not load as well as the original (not expected: see the module docs).
 pub fn plan(validation: &Validation, ctx: &Context) -> Result<Plan, FixError> {
     let path = validation.path.clone();
     let Some(original) = validation.text.clone().filter(|_| validation.parsed) else {
         return Err(FixError::NotParsed { path });
     };
-    let errors = validation.error_count();
+    let errors = Errors::of(validation);
     let mut text = original.clone();
     let mut current = validation.clone();
     let mut applied = Vec::new();
@@ -107,16 +111,15 @@ pub fn plan(validation: &Validation, ctx: &Context) -> Result<Plan, FixError> {
     // A fix can reveal another (a typo key renamed to `num_workers` whose value `010` PyYAML
     // reads as octal): repeat until nothing changes, so a second `--fix` has nothing to do.
     for _ in 0..MAX_ROUNDS {
-        let (edits, fixed_now, skipped_now) = round(&current, &text, errors, ctx);
-        skipped = skipped_now;
-        if edits.is_empty() {
+        let round = round(&current, &text, ctx);
+        skipped = round.skipped;
+        let Some((fixed_text, validation)) = round.result else {
             break;
-        }
-        applied.extend(fixed_now);
-        text = apply(&text, &edits);
-        current = validate_text(&text, &path, ctx);
-        if !current.parsed || current.error_count() > errors {
-            let reason = first_error(&current);
+        };
+        applied.extend(round.applied);
+        text = fixed_text;
+        current = validation;
+        if let Some(reason) = errors.added_by(&current) {
             return Err(FixError::WouldBreak { path, reason });
         }
     }
@@ -133,32 +136,95 @@ pub fn plan(validation: &Validation, ctx: &Context) -> Result<Plan, FixError> {
 /// Rounds of fixes at most (each round fixes what the previous one revealed).
 const MAX_ROUNDS: usize = 4;
 
-/// One round: the edits of `v` that are safe on `text`, the findings they fix, and the
-/// findings whose edit is left out with the reason.
-fn round(
-    v: &Validation,
-    text: &str,
-    errors: usize,
-    ctx: &Context,
-) -> (Vec<TextEdit>, Vec<Finding>, Vec<(Finding, String)>) {
+/// What one round of fixes did.
+struct Round {
+    /// The text with the edits kept, and its validation; `None` when no edit was kept.
+    result: Option<(String, Validation)>,
+    /// The findings the kept edits fix.
+    applied: Vec<Finding>,
+    /// The findings whose edit was left out, with the reason.
+    skipped: Vec<(Finding, String)>,
+}
+
+/// One round: the edits of `v` that are safe on `text`, tried one at a time in file order.
+/// An edit is kept when the text with it and the edits kept before it parses and has no
+/// error that `text` did not have. Counting errors is not enough: a rename to a known key
+/// with a bad value adds a type error and hides the checks that need a loaded config, so
+/// the count can stay the same while the file stops loading.
+fn round(v: &Validation, text: &str, ctx: &Context) -> Round {
     let (groups, mut skipped) = choose(&v.findings, text);
-    // An edit that on its own adds an error (a typo key renamed to a known key whose value
-    // then has the wrong type) is left out; the others still apply.
-    let mut edits = Vec::new();
+    let before = Errors::of(v);
+    let mut kept: Vec<TextEdit> = Vec::new();
+    let mut result = None;
     let mut applied = Vec::new();
     for (edit, findings) in groups {
-        let alone = validate_text(&apply(text, std::slice::from_ref(&edit)), &v.path, ctx);
-        if alone.parsed && alone.error_count() <= errors {
-            edits.push(edit);
-            applied.extend(findings);
-        } else {
-            let why = first_error(&alone);
-            for f in findings {
-                skipped.push((f, format!("the edit would make the file invalid: {why}")));
+        kept.push(edit);
+        let candidate = apply(text, &kept);
+        let checked = validate_text(&candidate, &v.path, ctx);
+        match before.added_by(&checked) {
+            None => {
+                applied.extend(findings);
+                result = Some((candidate, checked));
+            }
+            Some(error) => {
+                let Some(edit) = kept.pop() else { continue };
+                for f in findings {
+                    let why = if rename_parent(&f).is_some() {
+                        format!(
+                            "renamed to `{}`, the config would not load: {error}; correct \
+                             the value, then rename the key",
+                            edit.replacement
+                        )
+                    } else {
+                        format!("the edit would make the config invalid: {error}; fix it by hand")
+                    };
+                    skipped.push((f, why));
+                }
             }
         }
     }
-    (edits, applied, skipped)
+    Round {
+        result,
+        applied,
+        skipped,
+    }
+}
+
+/// The errors of a validation, as a multiset of (rule id, message): where they are is left
+/// out, since an edit on a line moves what follows it on that line.
+struct Errors(HashMap<(&'static str, String), usize>);
+
+impl Errors {
+    fn of(v: &Validation) -> Self {
+        let mut errors = HashMap::new();
+        for f in v
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::Severity::Error)
+        {
+            *errors.entry((f.id, f.message.clone())).or_default() += 1;
+        }
+        Self(errors)
+    }
+
+    /// The first error of `after` that is not one of these (`it does not parse` when it
+    /// does not), or `None` when `after` has no new error.
+    fn added_by(&self, after: &Validation) -> Option<String> {
+        if !after.parsed {
+            return Some(first_error(after));
+        }
+        let mut seen: HashMap<(&'static str, &str), usize> = HashMap::new();
+        after
+            .findings
+            .iter()
+            .filter(|f| f.severity == crate::Severity::Error)
+            .find(|f| {
+                let n = seen.entry((f.id, f.message.as_str())).or_default();
+                *n += 1;
+                *n > self.0.get(&(f.id, f.message.clone())).copied().unwrap_or(0)
+            })
+            .map(|f| f.message.clone())
+    }
 }
 
 /// The message of the first error of a validation.
@@ -205,14 +271,17 @@ fn choose(findings: &[Finding], text: &str) -> (Groups, Vec<(Finding, String)>) 
         {
             skipped.push((
                 f.clone(),
-                format!("two keys would both become `{}`", e.replacement),
+                format!(
+                    "two keys would both become `{}`; rename the one you meant by hand",
+                    e.replacement
+                ),
             ));
             continue;
         }
         match groups.last_mut() {
             Some((last, fs)) if last == e => fs.push(f.clone()),
             Some((last, _)) if e.byte_start < last.byte_end => {
-                skipped.push((f.clone(), "overlaps another fix".to_owned()));
+                skipped.push((f.clone(), "overlaps another fix; fix it by hand".to_owned()));
             }
             _ => groups.push((e.clone(), vec![f.clone()])),
         }
@@ -374,6 +443,35 @@ mod tests {
             "{}",
             p.skipped[0].1
         );
+    }
+
+    #[test]
+    fn a_rename_that_trades_one_error_for_another_is_left_out() {
+        // The config has one error (padding shorter than the token cap). Renaming the typo
+        // gives `shuffle_buffer_multiplier: two`, a type error that stops the config from
+        // loading and hides the padding check: still one error, but a new one. The rename
+        // is left out with the bad value named; the other rename applies.
+        let text = "data:\n  pad_to_fixed_length: true\n  max_text_length: 200\n  \
+                    shuffle_buffer_multiplie: two   # typo\n  num_worker: 2\n";
+        let p = plan_of(text);
+        assert_eq!(
+            p.fixed,
+            "data:\n  pad_to_fixed_length: true\n  max_text_length: 200\n  \
+             shuffle_buffer_multiplie: two   # typo\n  num_workers: 2\n"
+        );
+        assert_eq!(p.applied.len(), 1);
+        assert_eq!(p.skipped.len(), 1, "{:?}", p.skipped);
+        let why = &p.skipped[0].1;
+        assert!(
+            why.contains("renamed to `shuffle_buffer_multiplier`")
+                && why.contains("`data.shuffle_buffer_multiplier` must be")
+                && why.contains("`two`"),
+            "{why}"
+        );
+        // The typo is still reported, and the padding error is still there.
+        assert!(p.remaining.iter().any(|f| f.id == "config-unknown-key"));
+        assert!(p.remaining.iter().any(|f| f.id == "text-cap-mismatch"));
+        assert!(!plan_of(&p.fixed).changes());
     }
 
     #[test]

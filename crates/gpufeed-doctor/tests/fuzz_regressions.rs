@@ -49,3 +49,43 @@ fn lone_carriage_return_starts_a_new_yaml_line() {
     );
     validate_fix::run(text.as_bytes());
 }
+
+/// Found by the `validate_fix` fuzz target: two typo keys (`shuffle_buffer(multiplier`,
+/// `enabje_xla`) are each close to a known key whose value they fail (`2` and a control
+/// character, `NULLtrue`). `--fix` refused the whole file (`WouldBreak`, "please report
+/// this"): one rename alone kept the error count (a type error replaced the padding error
+/// that only a loaded config shows), both together added one. Now each rename that would
+/// add an error the file did not have is left out, named with the bad value; every other
+/// fix still applies, and the errors of the file stay what they were.
+#[test]
+fn typo_key_renamed_to_a_key_its_value_fails_is_left_out() {
+    use gpufeed_doctor::fix::plan;
+    use gpufeed_doctor::validate::{Context, validate_text};
+    let file = corpus("validate_fix").join("regression-typo-key-rename-reveals-bad-value.yaml");
+    let data = fs_err::read(&file).unwrap();
+    let text = std::str::from_utf8(&data).unwrap();
+    let ctx = Context { cores: Some(4) };
+    let before = validate_text(text, std::path::Path::new("c.yaml"), &ctx);
+    let p = plan(&before, &ctx).unwrap();
+    // Neither rename applies: the file keeps its two typos and loads as it did.
+    assert!(!p.changes(), "{}", p.fixed);
+    let skipped: Vec<&str> = p.skipped.iter().map(|(_, why)| why.as_str()).collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0].starts_with("renamed to `shuffle_buffer_multiplier`, the config would not load")
+            && skipped[0]
+                .contains("`data.shuffle_buffer_multiplier` must be a non-negative integer"),
+        "{}",
+        skipped[0]
+    );
+    assert!(
+        skipped[1].contains("`data.enable_xla` must be `true` or `false`, found `NULLtrue`")
+            && skipped[1].ends_with("correct the value, then rename the key"),
+        "{}",
+        skipped[1]
+    );
+    // What remains is what the file had: its error, and the typos to correct by hand.
+    let ids = |fs: &[gpufeed_doctor::Finding]| fs.iter().map(|f| f.id).collect::<Vec<_>>();
+    assert_eq!(ids(&p.remaining), ids(&before.findings));
+    validate_fix::run(&data);
+}

@@ -47,10 +47,7 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
         }
     };
     for (finding, why) in &plan.skipped {
-        printer::warn(&format!(
-            "{} not fixed: {why}; fix it by hand",
-            place(finding, &args.file)
-        ));
+        printer::warn(&format!("{} not fixed: {why}", place(finding, &args.file)));
     }
     let remaining = Report::new(plan.remaining.clone());
     if dry_run {
