@@ -18,7 +18,8 @@ pub enum ErrorKind {
     NotUtf8,
     /// The file holds more than one YAML document.
     MultipleDocuments,
-    /// Nesting or alias expansion beyond sane limits.
+    /// Nesting or alias expansion beyond sane limits, or a file over
+    /// [`MAX_CONFIG_BYTES`](crate::MAX_CONFIG_BYTES).
     TooLarge,
     /// The top of the file, or a section, is not a mapping.
     NotAMapping,

@@ -332,7 +332,7 @@ use std::path::Path;
 
 pub use check::Violation;
 pub use diag::{ConfigError, ConfigWarning, Edit, ErrorKind, Rejected, WarningKind};
-pub use load::{check, check_file};
+pub use load::{MAX_CONFIG_BYTES, check, check_file, read_capped};
 pub use schema::{
     Config, DataConfig, KeyInfo, ModelConfig, Myxtts, OverLength, PreprocessingMode, SECTIONS,
     TrainingConfig, Value, key_info, keys,

@@ -11,17 +11,24 @@ use crate::settings::Cleaner;
 use crate::source::{EntrySpan, Loaded, Source, Span};
 use crate::yaml::{self, Node, NodeKind, Positions, SyntaxKind};
 
+/// The largest config file read: MyXTTS' `config.yaml` is about 2 KB, so 10 MiB is three
+/// orders of magnitude above any training config, and stops a dataset or a checkpoint
+/// passed by mistake (or `/dev/zero`) before it is read whole. The YAML positions table
+/// costs 8 bytes a character, so a config at the cap takes about 100 MB to check.
+pub const MAX_CONFIG_BYTES: u64 = 10 * 1024 * 1024;
+
 /// Reads and checks a config file, returning every error when it is rejected.
 ///
 /// # Errors
-/// [`Rejected`] with the read failure, or every error found in the file.
+/// [`Rejected`] with the read failure, a file over [`MAX_CONFIG_BYTES`], or every error
+/// found in the file.
 pub fn check_file(path: &Path) -> Result<Loaded, Rejected> {
     let reject = |error: ConfigError| Rejected {
         errors: vec![error],
         warnings: Vec::new(),
         source: None,
     };
-    let bytes = fs_err::read(path).map_err(|error| {
+    let read_error = |error: std::io::Error| {
         let mut reason = error.to_string();
         let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&error);
         while let Some(inner) = cause {
@@ -33,7 +40,26 @@ pub fn check_file(path: &Path) -> Result<Loaded, Rejected> {
             reason,
             error,
         })
-    })?;
+    };
+    let bytes = match read_capped(path, MAX_CONFIG_BYTES).map_err(read_error)? {
+        Ok(bytes) => bytes,
+        Err(size) => {
+            let size = size.map_or_else(|| "more than that".to_owned(), |n| format!("{n} bytes"));
+            return Err(reject(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line: 1,
+                column: 1,
+                key: None,
+                kind: ErrorKind::TooLarge,
+                message: format!(
+                    "a config may have {} and this file has {size}, so it was not read; pass \
+                     the training config (a YAML file of a few KB), not a dataset or a \
+                     checkpoint",
+                    mib(MAX_CONFIG_BYTES)
+                ),
+            }));
+        }
+    };
     let text = String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let before = String::from_utf8_lossy(&e.as_bytes()[..valid]);
@@ -51,6 +77,38 @@ pub fn check_file(path: &Path) -> Result<Loaded, Rejected> {
         })
     })?;
     check(&text, path)
+}
+
+/// The bytes of `path`, or, when it has more than `cap`, its size: `None` for a file whose
+/// size is not known before reading (a pipe, a device). Never reads more than `cap + 1`
+/// bytes.
+///
+/// # Errors
+/// The I/O error of opening or reading the file.
+pub fn read_capped(path: &Path, cap: u64) -> std::io::Result<Result<Vec<u8>, Option<u64>>> {
+    use std::io::Read as _;
+    let file = fs_err::File::open(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > cap {
+        return Ok(Err(Some(len)));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Ok(Err(None));
+    }
+    Ok(Ok(bytes))
+}
+
+/// `n` bytes in MiB, one decimal (`10 MiB`, `12.5 MiB`).
+#[allow(clippy::cast_precision_loss)] // a size in words
+fn mib(n: u64) -> String {
+    let m = n as f64 / (1024.0 * 1024.0);
+    if m.fract() == 0.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.1} MiB")
+    }
 }
 
 /// Checks config text; `path` names the file in messages.

@@ -153,3 +153,51 @@ fn lone_carriage_return_ends_a_line() {
     let m = message("model:\r  n_m 32els: 80\r\ndat*");
     assert!(m.starts_with("c.yaml:3:5: invalid YAML: "), "{m}");
 }
+
+/// A config over `MAX_CONFIG_BYTES` (a dataset or a checkpoint passed by mistake) is refused
+/// before it is read, and a device with no size (`/dev/zero`, endless) is read no further
+/// than one byte past the cap: one error naming the file, in bounded memory.
+#[test]
+fn a_config_over_the_cap_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("model.ckpt");
+    let file = fs_err::File::create(&big).unwrap();
+    // Sparse: no disk space taken.
+    file.set_len(gpufeed_config::MAX_CONFIG_BYTES + 1).unwrap();
+    let (result, growth) = memory::peak_growth(|| gpufeed_config::check_file(&big));
+    let rejected = result.expect_err("accepted");
+    let [error] = rejected.errors.as_slice() else {
+        panic!("{:?}", rejected.errors);
+    };
+    assert_eq!(error.kind(), Some(ErrorKind::TooLarge));
+    let message = error.to_string();
+    assert!(
+        message.ends_with(
+            "model.ckpt:1:1: a config may have 10 MiB and this file has 10485761 bytes, so it \
+             was not read; pass the training config (a YAML file of a few KB), not a dataset \
+             or a checkpoint"
+        ),
+        "{message}"
+    );
+    if let Some(growth) = growth {
+        assert!(growth < MIB, "peak resident memory grew {growth} bytes");
+    }
+    let zero = Path::new("/dev/zero");
+    if zero.exists() {
+        let (result, growth) = memory::peak_growth(|| gpufeed_config::check_file(zero));
+        let rejected = result.expect_err("accepted");
+        let message = rejected.errors[0].to_string();
+        assert!(
+            message.starts_with(
+                "/dev/zero:1:1: a config may have 10 MiB and this file has more than that, so"
+            ),
+            "{message}"
+        );
+        if let Some(growth) = growth {
+            assert!(
+                growth < 32 * MIB,
+                "peak resident memory grew {growth} bytes"
+            );
+        }
+    }
+}

@@ -47,9 +47,9 @@ constants! {
         "`text-cap-mismatch`: the token cap MyXTTS truncates at when `data.max_text_tokens` is unset",
         "MyXTTS DataConfig default (research/myxtts.md sections 2.2 and 3.5)";
     /// The largest config file `validate` reads.
-    MAX_CONFIG_BYTES = 10 * 1024 * 1024, "bytes",
+    MAX_CONFIG_BYTES = gpufeed_config::MAX_CONFIG_BYTES, "bytes",
         "`config-too-large`: a config file larger than this is not parsed",
-        "gpufeed judgement: MyXTTS' config.yaml is about 2 KB; 10 MiB is three orders of magnitude above any training config and stops a dataset or checkpoint passed by mistake before it is parsed";
+        "gpufeed judgement (`gpufeed_config::MAX_CONFIG_BYTES`, the cap of every command that reads a config): MyXTTS' config.yaml is about 2 KB; 10 MiB is three orders of magnitude above any training config and stops a dataset or checkpoint passed by mistake before it is parsed";
     /// The largest Python file `lint` parses.
     MAX_SOURCE_BYTES = 10 * 1024 * 1024, "bytes",
         "`file-not-linted`: a Python file larger than this is reported, not parsed",

@@ -153,8 +153,15 @@ pub fn lint_file(path: &Path) -> Vec<Finding> {
         Ok(_) => {}
         Err(e) => return not_linted("it cannot be read", innermost(&e)),
     }
-    let bytes = match fs_err::read(path) {
-        Ok(b) => b,
+    // At most one byte past the cap: a device (`gpufeed lint /dev/zero`) has no size.
+    let bytes = match gpufeed_config::read_capped(path, MAX_SOURCE_BYTES) {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => {
+            return not_linted(
+                &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
+                format!("more than {MAX_SOURCE_BYTES} bytes read (a pipe or a device)"),
+            );
+        }
         Err(e) => return not_linted("it cannot be read", innermost(&e)),
     };
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
@@ -606,6 +613,20 @@ mod tests {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    #[test]
+    fn a_device_is_read_no_further_than_the_cap() {
+        let zero = Path::new("/dev/zero");
+        if !zero.exists() {
+            return;
+        }
+        let findings = lint_file(zero);
+        let [f] = findings.as_slice() else {
+            panic!("{findings:?}");
+        };
+        assert_eq!(f.id, "file-not-linted");
+        assert!(f.message.contains("larger than 10 MiB"), "{}", f.message);
     }
 
     #[test]

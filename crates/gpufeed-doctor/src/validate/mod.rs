@@ -126,23 +126,34 @@ pub fn validate_file(path: &Path, ctx: &Context) -> Result<Validation, ValidateE
         parsed: false,
         findings: vec![f],
     };
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Ok(unreadable(
-            finding(
-                "config-too-large",
-                &format!(
-                    "`{}` is {}, more than the {} a config may have; it was not parsed",
-                    path.display(),
-                    human_bytes(meta.len()),
-                    human_bytes(MAX_CONFIG_BYTES)
+    // Read at most one byte over the cap: a pipe or a device (`/dev/zero`) has no size to
+    // check first.
+    let bytes = match gpufeed_config::read_capped(path, MAX_CONFIG_BYTES) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => {
+            let (size, evidence) = match size {
+                Some(n) => (human_bytes(n), format!("file size {n} bytes")),
+                None => (
+                    format!("more than {}", human_bytes(MAX_CONFIG_BYTES)),
+                    format!("more than {MAX_CONFIG_BYTES} bytes read (a pipe or a device)"),
                 ),
-            )
-            .in_file(path)
-            .evidence(format!("file size {} bytes", meta.len()))
-            .fix("pass the training config (a YAML file of a few KB)"),
-        ));
-    }
-    let bytes = fs_err::read(path).map_err(|e| read_error(&e))?;
+            };
+            return Ok(unreadable(
+                finding(
+                    "config-too-large",
+                    &format!(
+                        "`{}` is {size}, more than the {} a config may have; it was not parsed",
+                        path.display(),
+                        human_bytes(MAX_CONFIG_BYTES)
+                    ),
+                )
+                .in_file(path)
+                .evidence(evidence)
+                .fix("pass the training config (a YAML file of a few KB)"),
+            ));
+        }
+        Err(e) => return Err(read_error(&e)),
+    };
     match String::from_utf8(bytes) {
         Ok(text) => Ok(validate_text(&text, path, ctx)),
         Err(e) => {
@@ -188,6 +199,39 @@ fn human_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_over_the_cap_is_a_finding_not_a_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("c.yaml");
+        let file = fs_err::File::create(&big).unwrap();
+        file.set_len(MAX_CONFIG_BYTES + 1).unwrap();
+        // `/dev/zero` has no size and no end: read no further than the cap.
+        for (path, evidence) in [
+            (big.as_path(), "file size 10485761 bytes"),
+            (
+                Path::new("/dev/zero"),
+                "more than 10485760 bytes read (a pipe or a device)",
+            ),
+        ] {
+            if !path.exists() {
+                continue;
+            }
+            let v = validate_file(path, &Context::default()).unwrap();
+            assert!(!v.parsed);
+            let [f] = v.findings.as_slice() else {
+                panic!("{:?}", v.findings);
+            };
+            assert_eq!(f.id, "config-too-large");
+            assert!(
+                f.message
+                    .contains("more than the 10.0 MiB a config may have"),
+                "{}",
+                f.message
+            );
+            assert_eq!(f.evidence, evidence);
+        }
+    }
 
     #[test]
     fn sizes() {
