@@ -54,7 +54,9 @@ pub mod render;
 pub mod series;
 
 pub use model::Report;
-use model::{DataDoc, DoctorSection, Inputs, SCHEMA, Series, Stage, Status, StepDoc, Telemetry};
+use model::{
+    DataProfile, DoctorSection, Inputs, SCHEMA, Series, Stage, Status, StepDoc, Telemetry,
+};
 
 /// One GPU's raw utilisation samples, for the plot.
 #[derive(Debug, Clone, Default)]
@@ -79,8 +81,8 @@ pub struct Collected {
     /// The doctor's findings.
     pub doctor: Option<DoctorSection>,
     /// `profile data`'s document.
-    pub data: Option<DataDoc>,
-    /// Its judged series per batch (`DataDoc::judged`), ms.
+    pub data: Option<DataProfile>,
+    /// Its judged series per batch (`DataProfile::judged`), ms.
     pub batch_ms: Vec<f64>,
     /// `profile step`'s document, or the phase-steps document of the user's own loop.
     pub step: Option<StepDoc>,

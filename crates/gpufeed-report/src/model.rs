@@ -1,12 +1,16 @@
 //! The report model: plain serde structs, serialised whole as `report.json`.
 //!
-//! The stage documents ([`DataDoc`], [`StepDoc`], [`UtilDoc`]) are typed views of the JSON
-//! documents of docs/contract.md (`profile data`, `profile step`, `trace` for
-//! utilisation): the fields the ranking and the renderers read are typed, every other field
-//! is kept in `extra`, so a document goes through the report unchanged. The binary builds
-//! them with `serde_json::from_value` from the commands' own documents; tests build them by
-//! hand.
+//! `profile data`'s document and the step statistics are the types of gpufeed-contract,
+//! which their writers build ([`DataProfile`], [`Steps`]). The other stage documents
+//! ([`StepDoc`], [`UtilDoc`]) are still typed views of the JSON documents of
+//! docs/contract.md (`profile step`, `trace` for utilisation): the fields the ranking and
+//! the renderers read are typed, every other field is kept in `extra`, so a document goes
+//! through the report unchanged. The binary builds them with `serde_json::from_value` from
+//! the commands' own documents; tests build them by hand.
 
+pub use gpufeed_contract::{
+    Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, Recommendation, Steps,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -32,7 +36,7 @@ pub struct Report {
     /// The doctor's findings.
     pub doctor: Option<DoctorSection>,
     /// `profile data`'s document.
-    pub profile_data: Option<DataDoc>,
+    pub profile_data: Option<DataProfile>,
     /// `profile step`'s document, or the phase-steps document of the user's own loop
     /// (`analyze --trace` with a `StepTimer` recording; see [`StepDoc::is_own_loop`]).
     pub profile_step: Option<StepDoc>,
@@ -208,178 +212,6 @@ impl DoctorSection {
             .iter()
             .filter(|f| f.severity == severity)
             .count()
-    }
-}
-
-/// The fields of `trace --kind steps` (step or batch times, ms), shared by `profile data`'s
-/// `batches` and `profile step`'s `step`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Steps {
-    /// Number of times.
-    pub samples: usize,
-    /// Mean, ms.
-    pub mean_ms: f64,
-    /// Population std, ms.
-    pub std_ms: f64,
-    /// Fastest, ms.
-    pub min_ms: f64,
-    /// Slowest, ms.
-    pub max_ms: f64,
-    /// Median, ms.
-    pub median_ms: f64,
-    /// 95th percentile, ms.
-    pub p95_ms: f64,
-    /// 99th percentile, ms.
-    pub p99_ms: f64,
-    /// Coefficient of variation.
-    pub cv: f64,
-    /// Period of a cycle, in steps.
-    pub period_steps: Option<usize>,
-    /// Autocorrelation at the period.
-    pub period_strength: Option<f64>,
-    /// Outliers by modified Z-score.
-    pub outliers: usize,
-    /// `stable`, `oscillating` or `unstable`.
-    pub verdict: String,
-    /// Every other field (`kind`).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// `profile data`'s stage breakdown, mean ms per batch.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Breakdown {
-    /// Reading with the page cache dropped (`None`: the kernel refused).
-    pub read_cold_ms: Option<f64>,
-    /// Reading from the page cache.
-    pub read_warm_ms: f64,
-    /// Padding and lengths.
-    pub assemble_ms: f64,
-    /// The consumer's wait.
-    pub queue_wait_ms: f64,
-    /// Share of the batch bytes that is padding.
-    pub padding_share: f64,
-    /// Every other field (`cold_note`).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// One cell of the benchmark grid.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    /// Batch size.
-    pub batch_size: usize,
-    /// Loader workers.
-    pub workers: usize,
-    /// Throughput.
-    pub samples_per_s: f64,
-    /// Mean wait per batch, ms.
-    pub mean_wait_ms: f64,
-    /// cv of the waits.
-    pub cv: f64,
-}
-
-/// The benchmark's recommended loader settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Recommendation {
-    /// Batch size.
-    pub batch_size: usize,
-    /// Loader workers.
-    pub num_workers: usize,
-    /// Batches prepared ahead.
-    pub prefetch_buffer_size: usize,
-    /// Throughput of the cell.
-    pub samples_per_s: f64,
-    /// Mean wait per batch, ms.
-    pub mean_wait_ms: f64,
-    /// The `data:` block to paste into the config.
-    pub yaml: String,
-}
-
-/// The loader settings a profile ran with (`config.loader` of both profile documents).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoaderSettings {
-    /// Batch size.
-    pub batch_size: usize,
-    /// Worker threads.
-    pub workers: usize,
-    /// Batches prepared ahead.
-    pub prefetch: usize,
-}
-
-impl LoaderSettings {
-    /// `config.loader` of a profile document, when it has the three fields.
-    #[must_use]
-    pub fn of(config: &Value) -> Option<Self> {
-        serde_json::from_value(config.get("loader")?.clone()).ok()
-    }
-}
-
-/// `profile data`'s JSON document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DataDoc {
-    /// Cache, loader settings, batches timed.
-    pub config: Value,
-    /// What `batches` judges: `work` (a worker's time per batch; runs with no consumer)
-    /// or `wait` (the consumer's wait per batch). Documents from before the field judged
-    /// the waits.
-    #[serde(default)]
-    pub judged: Judged,
-    /// The judged series per whole batch.
-    pub batches: Steps,
-    /// Utterances per second.
-    pub samples_per_s: f64,
-    /// Batch bytes per second.
-    pub bytes_per_s: f64,
-    /// Stage breakdown.
-    pub breakdown: Option<Breakdown>,
-    /// The benchmark grid (`--benchmark`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grid: Option<Vec<Cell>>,
-    /// The recommendation (`--benchmark`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recommendation: Option<Recommendation>,
-    /// Every other field.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-/// The per-batch series a `profile data` document judges.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Judged {
-    /// The time a worker took to make each batch.
-    Work,
-    /// The consumer's wait for each batch.
-    #[default]
-    Wait,
-}
-
-impl Judged {
-    /// "worker time per batch" or "wait per batch".
-    #[must_use]
-    pub fn what(self) -> &'static str {
-        match self {
-            Self::Work => "worker time per batch",
-            Self::Wait => "wait per batch",
-        }
-    }
-
-    /// "the time a worker takes to make a batch" or "the wait for a batch".
-    #[must_use]
-    pub fn subject(self) -> &'static str {
-        match self {
-            Self::Work => "the time a worker takes to make a batch",
-            Self::Wait => "the wait for a batch",
-        }
-    }
-}
-
-impl DataDoc {
-    /// The loader settings measured.
-    #[must_use]
-    pub fn loader(&self) -> Option<LoaderSettings> {
-        LoaderSettings::of(&self.config)
     }
 }
 

@@ -37,6 +37,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use gpufeed_stats::StepVerdict;
 use gpufeed_stats::summary::stall_share;
 use gpufeed_stats::thresholds::{
     INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, PERIOD_MIN_STRENGTH, STEP_CV_OSCILLATING,
@@ -44,8 +45,8 @@ use gpufeed_stats::thresholds::{
 };
 
 use crate::model::{
-    Cause, DataDoc, DoctorSection, GpuUtil, LoaderSettings, Severity, Source, StepDoc, Telemetry,
-    ThresholdRef,
+    Cause, DataProfile, DoctorSection, GpuUtil, LoaderSettings, Severity, Source, StepDoc,
+    Telemetry, ThresholdRef,
 };
 
 /// Everything the ranking reads.
@@ -54,7 +55,7 @@ pub struct Evidence<'a> {
     /// The doctor's findings and storage speeds.
     pub doctor: Option<&'a DoctorSection>,
     /// `profile data`.
-    pub data: Option<&'a DataDoc>,
+    pub data: Option<&'a DataProfile>,
     /// `profile step`.
     pub step: Option<&'a StepDoc>,
     /// GPU utilisation.
@@ -279,7 +280,7 @@ fn loader_fix(e: &Evidence<'_>, source: Source) -> String {
     }
     let current = e
         .data
-        .and_then(DataDoc::loader)
+        .and_then(DataProfile::loader)
         .or_else(|| e.step.and_then(StepDoc::loader));
     let precompute = if e.precomputed {
         "features are precomputed (the loader reads the cache); "
@@ -630,7 +631,7 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
 fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     let s = &step.step;
     let own = step.is_own_loop();
-    let cycle = s.verdict == "oscillating";
+    let cycle = s.verdict == StepVerdict::Oscillating;
     // gpufeed's own training loop has no checkpoint or logging step: a cycle or a spread in
     // its step times comes from the input (the data wait) or from the compute (batches of
     // uneven size). Only the first starves the device. A user's loop may checkpoint or log
@@ -638,7 +639,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
     if step.input_share() < INPUT_BOUND_MODERATE && !(own && cycle) {
         return None;
     }
-    if !cycle && s.verdict != "unstable" {
+    if !cycle && s.verdict != StepVerdict::Unstable {
         return None;
     }
     let lost = stall_share(s.mean_ms, s.median_ms);
@@ -647,7 +648,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
         None
     } else {
         e.data
-            .and_then(DataDoc::loader)
+            .and_then(DataProfile::loader)
             .or_else(|| step.loader())
             .map(|l| l.workers)
     };
@@ -753,7 +754,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
 
 /// The loader's batch times vary or cycle, and no step profile says whether the prefetch
 /// absorbs it.
-fn loader_cause(e: &Evidence<'_>, data: &DataDoc) -> Option<Cause> {
+fn loader_cause(e: &Evidence<'_>, data: &DataProfile) -> Option<Cause> {
     let b = &data.batches;
     let subject = data.judged.subject();
     let (title, summary, thresholds) = match (b.verdict.as_str(), b.period_steps) {
@@ -960,7 +961,7 @@ mod tests {
                 samples: 30,
                 mean_ms: 100.0,
                 median_ms: 98.0,
-                verdict: "stable".into(),
+                verdict: StepVerdict::Stable,
                 ..Steps::default()
             },
             samples_per_s: Some(160.0),
@@ -977,7 +978,7 @@ mod tests {
     #[test]
     fn a_step_cycle_counts_only_when_the_input_drives_it() {
         let mut compute = step(0.001);
-        compute.step.verdict = "oscillating".into();
+        compute.step.verdict = StepVerdict::Oscillating;
         compute.step.period_steps = Some(2);
         compute.step.mean_ms = 130.0;
         compute.step.median_ms = 100.0;
@@ -1024,9 +1025,12 @@ mod tests {
     }
 
     /// gpufeed's loader at 2 workers, and the benchmark's better setting (8 workers).
-    fn benchmarked_loader() -> DataDoc {
-        DataDoc {
-            config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}}),
+    fn benchmarked_loader() -> DataProfile {
+        DataProfile {
+            config: crate::model::DataConfig {
+                loader: json!({"batch_size": 16, "workers": 2, "prefetch": 4}),
+                ..crate::model::DataConfig::default()
+            },
             samples_per_s: 900.0,
             recommendation: Some(crate::model::Recommendation {
                 batch_size: 16,
@@ -1035,7 +1039,7 @@ mod tests {
                 samples_per_s: 3000.0,
                 ..Default::default()
             }),
-            ..DataDoc::default()
+            ..DataProfile::default()
         }
     }
 
@@ -1225,7 +1229,8 @@ mod tests {
             "step": {"samples": 200, "mean_ms": 100.0, "std_ms": 2.0, "min_ms": 95.0,
                      "max_ms": 110.0, "median_ms": 99.0, "p95_ms": 104.0, "p99_ms": 108.0,
                      "cv": 0.02, "period_steps": null, "period_strength": null,
-                     "outliers": 0, "verdict": "stable", "kind": "steps"},
+                     "outliers": 0, "verdict": "stable", "kind": "steps",
+                     "schema_version": 1},
             "steps_per_s": 10.0,
             "samples_per_s": null,
             "verdict": verdict,
@@ -1319,7 +1324,7 @@ mod tests {
             "oscillating",
             "a cycle in the step time is a periodic stall",
         );
-        s.step.verdict = "oscillating".into();
+        s.step.verdict = StepVerdict::Oscillating;
         s.step.period_steps = Some(8);
         s.step.period_strength = Some(0.8);
         s.step.mean_ms = 130.0;

@@ -7,14 +7,15 @@
 #![allow(clippy::unwrap_used)]
 
 use gpufeed_report::model::{
-    Breakdown, Cell, DataDoc, DoctorSection, Finding, Gaps, GpuUtil, Inputs, Recommendation,
-    Severity, Stage, StepDoc, Steps, StorageSpeed, Telemetry, UtilDoc,
+    Breakdown, Cell, DataConfig, DataProfile, DoctorSection, Finding, Gaps, GpuUtil, Inputs,
+    Recommendation, Severity, Stage, StepDoc, Steps, StorageSpeed, Telemetry, UtilDoc,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
+use gpufeed_stats::StepVerdict;
 use serde_json::json;
 
-fn steps(mean: f64, median: f64, verdict: &str) -> Steps {
+fn steps(mean: f64, median: f64, verdict: StepVerdict) -> Steps {
     Steps {
         samples: 30,
         mean_ms: mean,
@@ -28,7 +29,7 @@ fn steps(mean: f64, median: f64, verdict: &str) -> Steps {
         period_steps: None,
         period_strength: None,
         outliers: 1,
-        verdict: verdict.to_owned(),
+        verdict,
         ..Steps::default()
     }
 }
@@ -51,19 +52,23 @@ fn finding(id: &str, severity: Severity, check: &str, message: &str) -> Finding 
 /// a config warning, and a benchmark that found better loader settings.
 fn starving() -> Collected {
     let loader = json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}});
-    let data = DataDoc {
-        config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}, "batches": 200}),
-        batches: steps(9.5, 6.0, "unstable"),
+    let data = DataProfile {
+        config: DataConfig {
+            loader: json!({"batch_size": 16, "workers": 2, "prefetch": 4}),
+            batches: 200,
+            ..DataConfig::default()
+        },
+        batches: steps(9.5, 6.0, StepVerdict::Unstable),
         samples_per_s: 1680.0,
         bytes_per_s: 2.1e8,
-        breakdown: Some(Breakdown {
+        breakdown: Breakdown {
             read_cold_ms: Some(7.1),
             read_warm_ms: 1.2,
             assemble_ms: 0.8,
             queue_wait_ms: 9.5,
             padding_share: 0.35,
             ..Breakdown::default()
-        }),
+        },
         grid: Some(
             [
                 (8, 1, 900.0),
@@ -90,7 +95,7 @@ fn starving() -> Collected {
             yaml: "data:\n  batch_size: 16\n  num_workers: 8\n  prefetch_buffer_size: 16\n"
                 .to_owned(),
         }),
-        ..DataDoc::default()
+        ..DataProfile::default()
     };
     let step = StepDoc {
         config: json!({
@@ -109,7 +114,7 @@ fn starving() -> Collected {
             "optimizer": {"mean_ms": 4.0, "std_ms": 0.2, "share": 0.04},
         }))
         .unwrap(),
-        step: steps(100.0, 96.0, "stable"),
+        step: steps(100.0, 96.0, StepVerdict::Stable),
         steps_per_s: 10.0,
         samples_per_s: Some(160.0),
         verdict: "input-bound".to_owned(),
@@ -255,7 +260,7 @@ fn calm_with_a_failure() -> Collected {
             "backward": {"mean_ms": 39.9, "std_ms": 1.0, "share": 0.399},
         }))
         .unwrap(),
-        step: steps(100.0, 100.0, "stable"),
+        step: steps(100.0, 100.0, StepVerdict::Stable),
         steps_per_s: 10.0,
         samples_per_s: Some(560.0),
         verdict: "compute-bound".to_owned(),
@@ -416,7 +421,7 @@ fn the_own_loop_is_labelled_as_the_users() {
             "forward": {"order": 2, "category": "compute", "mean_ms": 64.0, "std_ms": 1.0, "share": 0.64, "steps": 30},
         },
         "unaccounted_share": 0.01,
-        "step": serde_json::to_value(steps(100.0, 99.0, "stable")).unwrap(),
+        "step": serde_json::to_value(steps(100.0, 99.0, StepVerdict::Stable)).unwrap(),
         "steps_per_s": 10.0,
         "samples_per_s": null,
         "verdict": "input-bound",

@@ -31,7 +31,8 @@
 //! assert_eq!(a.period.unwrap().lag, 8);
 //! ```
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::outliers::count_outliers;
 use crate::periodicity::{Periodicity, detect_period};
@@ -39,7 +40,7 @@ use crate::summary::{Summary, summarize};
 use crate::thresholds::{STEP_CV_OSCILLATING, STEP_CV_UNSTABLE};
 
 /// What the step times say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StepVerdict {
     /// Steady step times.
@@ -59,6 +60,12 @@ impl StepVerdict {
             Self::Oscillating => "oscillating",
             Self::Unstable => "unstable",
         }
+    }
+}
+
+impl std::fmt::Display for StepVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -101,7 +108,7 @@ fn judged(summary: Summary, period: Option<Periodicity>, outliers: usize) -> Ste
 }
 
 /// Short batches that [`analyze_batches`] left out of the judgement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PartialBatches {
     /// How many were left out.
     pub count: usize,

@@ -54,8 +54,7 @@ use serde::de::DeserializeOwned;
 
 use gpufeed_doctor::doctor::storage::Role;
 use gpufeed_report::model::{
-    DataDoc, DoctorSection, Finding, Inputs, Severity, Stage, StepDoc, StorageSpeed, Telemetry,
-    UtilDoc,
+    DoctorSection, Finding, Inputs, Severity, Stage, StepDoc, StorageSpeed, Telemetry, UtilDoc,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
@@ -206,7 +205,6 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     if data.is_some() {
         if let Some((doc, waits)) = progress.run(&mut c.stages, "profile data", || {
             let p = profile::data_profile(&data_args)?;
-            let doc: DataDoc = document(&p, "profile data")?;
             let note = format!(
                 "{} batches{}",
                 batches,
@@ -216,7 +214,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
                     ", with the benchmark grid"
                 }
             );
-            Ok(((doc, p.series_ms), Some(note)))
+            Ok(((p.doc, p.series_ms), Some(note)))
         }) {
             c.data = Some(doc);
             c.batch_ms = waits;

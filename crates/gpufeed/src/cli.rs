@@ -58,6 +58,8 @@ pub enum KindArg {
 pub enum Command {
     /// Run everything and write one report: summary.md, report.json, report.html
     Analyze(AnalyzeArgs),
+    /// Print the JSON Schema of a `--format json` document (with no NAME: list them)
+    Schema(SchemaArgs),
     /// Check GPU, host, storage, frameworks, environment, config and code, with concrete fixes
     Doctor(DoctorArgs),
     /// Validate a training config (the trainer's YAML) and optionally fix it in place
@@ -388,6 +390,7 @@ impl Command {
             Self::Mel(_) => "mel",
             Self::Profile(ProfileCommand::Data(_)) => "profile data",
             Self::Profile(ProfileCommand::Step(_)) => "profile step",
+            Self::Schema(_) => "schema",
         }
     }
 }
@@ -401,4 +404,17 @@ mod tests {
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
     }
+}
+
+/// `gpufeed schema`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  gpufeed schema                    # the documents, their versions and writers\n  gpufeed schema profile-data       # one schema (JSON Schema draft 2020-12)\n  gpufeed schema --out docs/schemas # all of them, as NAME.json"
+)]
+pub struct SchemaArgs {
+    /// The document (`gpufeed schema` lists them)
+    pub name: Option<String>,
+    /// Write every schema as DIR/NAME.json instead
+    #[arg(long, value_name = "DIR", conflicts_with = "name")]
+    pub out: Option<PathBuf>,
 }

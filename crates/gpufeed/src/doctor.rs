@@ -170,8 +170,8 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
     let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
     // Judged as `profile data` judges a run with no consumer: the workers' time per batch,
     // of whole batches (an epoch's short last batch is no cycle).
-    let judged = profile::Judged::of(Duration::ZERO);
-    let (work, partial) = gpufeed_stats::analyze_batches(judged.series(&run), &run.items)
+    let judged = profile::judged_of(Duration::ZERO);
+    let (work, partial) = gpufeed_stats::analyze_batches(profile::series(judged, &run), &run.items)
         .context("no batch was timed")?;
     let (samples, elapsed) = (run.samples, run.elapsed_s);
     Ok(LoaderRun {

@@ -22,6 +22,7 @@ pub mod monitor;
 pub mod phase_steps;
 pub mod printer;
 pub mod profile;
+pub mod schema;
 pub mod trace;
 pub mod trace_kineto;
 
@@ -90,6 +91,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Profile(ProfileCommand::Step(args)) => profile::step(&args),
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Analyze(args) => analyze::analyze(&args),
+        Command::Schema(args) => schema::schema(&args),
     }
 }
 

@@ -26,10 +26,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use serde::Serialize;
 
 use gpufeed_config::Config;
 use gpufeed_config::OverLength as ConfigOverLength;
+pub(crate) use gpufeed_contract::Judged;
+use gpufeed_contract::{self as contract, Breakdown, Cell, Document, Recommendation};
 use gpufeed_data::cache::{self, Cache};
 use gpufeed_data::loader::{Loader, LoaderConfig, OverLength, Padding};
 use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, STEP_CV_UNSTABLE};
@@ -181,50 +182,30 @@ pub(crate) fn measure(
     Ok(run)
 }
 
-/// The statistics and verdict of a run with this consumer: of [`Judged::of`] its series,
+/// The statistics and verdict of a run with this consumer: of [`judged_of`] its series,
 /// on whole batches (an epoch's short last batch is no cycle).
 fn judge(run: &Run, consumer: Duration) -> Result<(Judged, StepReport)> {
-    let judged = Judged::of(consumer);
+    let judged = judged_of(consumer);
     let report =
-        StepReport::of_batches(judged.series(run), &run.items).context("no batch was timed")?;
+        StepReport::of_batches(series(judged, run), &run.items).context("no batch was timed")?;
     Ok((judged, report))
 }
 
-/// Which per-batch series a loader run's statistics and verdict judge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Judged {
-    /// The time a worker took to make each batch: runs with no consumer, whose waits
-    /// only show the workers' batches arriving in rounds.
-    Work,
-    /// The consumer's wait for each batch: runs with a consumer (`--consumer-ms`).
-    Wait,
+/// The series a run with this consumer judges: with none, the workers' time per batch
+/// (its waits only show the workers' batches arriving in rounds); else the waits.
+pub(crate) fn judged_of(consumer: Duration) -> Judged {
+    if consumer.is_zero() {
+        Judged::Work
+    } else {
+        Judged::Wait
+    }
 }
 
-impl Judged {
-    /// The series to judge for a run with this consumer.
-    pub(crate) fn of(consumer: Duration) -> Self {
-        if consumer.is_zero() {
-            Self::Work
-        } else {
-            Self::Wait
-        }
-    }
-
-    /// This series of `run`.
-    pub(crate) fn series(self, run: &Run) -> &[f64] {
-        match self {
-            Self::Work => &run.work_ms,
-            Self::Wait => &run.waits_ms,
-        }
-    }
-
-    /// What the series is, for text: "worker time per batch".
-    pub(crate) fn what(self) -> &'static str {
-        match self {
-            Self::Work => "worker time per batch",
-            Self::Wait => "wait per batch",
-        }
+/// Series `judged` of `run`.
+pub(crate) fn series(judged: Judged, run: &Run) -> &[f64] {
+    match judged {
+        Judged::Work => &run.work_ms,
+        Judged::Wait => &run.waits_ms,
     }
 }
 
@@ -232,65 +213,14 @@ fn mean(v: &[f64]) -> f64 {
     gpufeed_stats::summary::mean(v)
 }
 
-/// Stage breakdown: mean ms per batch.
-#[derive(Debug, Serialize)]
-struct Breakdown {
-    /// Copying items out of the cache with its pages dropped (`None`: the kernel refused).
-    read_cold_ms: Option<f64>,
-    /// Copying items out of the cache from the page cache.
-    read_warm_ms: f64,
-    /// Padding and lengths.
-    assemble_ms: f64,
-    /// The consumer's wait for the next batch.
-    queue_wait_ms: f64,
-    /// Why the cold figure is missing, when it is.
-    cold_note: Option<String>,
-    /// Share of the batch bytes that is padding.
-    padding_share: f64,
-}
-
-/// One grid cell.
-#[derive(Debug, Serialize)]
-struct Cell {
-    batch_size: usize,
-    workers: usize,
-    samples_per_s: f64,
-    mean_wait_ms: f64,
-    cv: f64,
-}
-
-/// The recommended settings.
-#[derive(Debug, Serialize)]
-struct Recommendation {
-    batch_size: usize,
-    num_workers: usize,
-    prefetch_buffer_size: usize,
-    samples_per_s: f64,
-    mean_wait_ms: f64,
-    yaml: String,
-}
-
-/// The JSON document (docs/contract.md: `config`, `judged`, `batches`, `samples_per_s`,
-/// `bytes_per_s`, `breakdown`, and with `--benchmark` `grid` and `recommendation`).
-#[derive(Debug, Serialize)]
+/// A `profile data` measurement: its document, and what `analyze` plots and quotes.
+#[derive(Debug)]
 pub(crate) struct DataProfile {
-    pub(crate) config: serde_json::Value,
-    /// What `batches` judges: `work` (no consumer) or `wait`.
-    pub(crate) judged: Judged,
-    /// The judged series of the whole batches: statistics, period and verdict.
-    pub(crate) batches: StepReport,
-    pub(crate) samples_per_s: f64,
-    pub(crate) bytes_per_s: f64,
-    breakdown: Breakdown,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    grid: Option<Vec<Cell>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    recommendation: Option<Recommendation>,
+    /// The JSON document.
+    pub(crate) doc: contract::DataProfile,
     /// The judged series for each timed batch, ms (for plots; not in the JSON contract).
-    #[serde(skip)]
     pub(crate) series_ms: Vec<f64>,
     /// The loader settings measured.
-    #[serde(skip)]
     pub(crate) loader: LoaderConfig,
 }
 
@@ -298,8 +228,8 @@ pub(crate) struct DataProfile {
 pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
     let profile = data_profile(args)?;
     match args.format {
-        Format::Json => printer::data(&(serde_json::to_string(&profile)? + "\n"))?,
-        Format::Text => printer::data(&render(&profile, args.consumer_ms, &profile.loader))?,
+        Format::Json => printer::data(&(serde_json::to_string(&profile.doc)? + "\n"))?,
+        Format::Text => printer::data(&render(&profile.doc, args.consumer_ms, &profile.loader))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -364,29 +294,37 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
     } else {
         (None, None)
     };
-    let profile = DataProfile {
-        config: serde_json::json!({
-            "cache": dir,
-            "items": cache.len(),
-            "loader": lc,
-            "batches": batches,
-            "warmup_batches": warmup,
-            "consumer_ms": args.consumer_ms,
-            "over_length": {
-                "policy": lc.over_length,
-                "skipped": plan.skipped_over_length,
-                "truncated": plan.truncated,
+    let over_length = match lc.over_length {
+        OverLength::Skip => "skip",
+        OverLength::Truncate => "truncate",
+    };
+    let doc = contract::DataProfile {
+        schema_version: <contract::DataProfile as Document>::VERSION,
+        config: contract::DataConfig {
+            cache: dir.display().to_string(),
+            items: cache.len(),
+            loader: serde_json::to_value(&lc)?,
+            batches,
+            warmup_batches: warmup,
+            consumer_ms: args.consumer_ms,
+            over_length: contract::OverLengthCount {
+                policy: over_length.to_owned(),
+                skipped: plan.skipped_over_length,
+                truncated: plan.truncated,
             },
-            "dropped_last": plan.dropped_last,
-        }),
+            dropped_last: plan.dropped_last,
+        },
         samples_per_s: run.samples as f64 / run.elapsed_s,
         bytes_per_s: run.batch_bytes as f64 / run.elapsed_s,
         judged,
-        batches: report,
+        batches: report.doc.clone(),
         breakdown,
         grid,
         recommendation,
-        series_ms: judged.series(&run).to_vec(),
+    };
+    let profile = DataProfile {
+        doc,
+        series_ms: series(judged, &run).to_vec(),
         loader: lc,
     };
     Ok(profile)
@@ -422,7 +360,7 @@ fn benchmark(
             // Steadiness as the main run judges it: of whole batches, and with no consumer
             // of the workers' time (the waits of several workers cycle by construction).
             let (judged, _) =
-                gpufeed_stats::analyze_batches(Judged::of(consumer).series(&run), &run.items)
+                gpufeed_stats::analyze_batches(series(judged_of(consumer), &run), &run.items)
                     .context("no batch was timed")?;
             grid.push(Cell {
                 batch_size: b,
@@ -459,19 +397,15 @@ fn benchmark(
     Ok((grid, rec))
 }
 
-fn render(p: &DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
+fn render(p: &contract::DataProfile, consumer_ms: f64, lc: &LoaderConfig) -> String {
     let mut o = String::new();
     let b = &p.batches;
     let _ = writeln!(
         o,
         "loader: batch {}, {} worker(s), prefetch {}, {} batches timed after {} warm-up",
-        lc.batch_size, lc.workers, lc.prefetch, b.samples, p.config["warmup_batches"]
+        lc.batch_size, lc.workers, lc.prefetch, b.samples, p.config.warmup_batches
     );
-    let over = &p.config["over_length"];
-    let (skipped, truncated) = (
-        over["skipped"].as_u64().unwrap_or(0),
-        over["truncated"].as_u64().unwrap_or(0),
-    );
+    let (skipped, truncated) = (p.config.over_length.skipped, p.config.over_length.truncated);
     if skipped + truncated > 0 {
         let _ = writeln!(
             o,

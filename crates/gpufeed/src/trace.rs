@@ -12,14 +12,14 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, bail};
 use gpufeed_stats::thresholds::{BUSY_UTIL_PCT, IDLE_UTIL_PCT, OUTLIER_MODIFIED_Z};
-use gpufeed_stats::{
-    PartialBatches, StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps,
-};
+use gpufeed_stats::{StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps};
 use gpufeed_stats::{analyze_util, util::sampling_interval};
 use gpufeed_telemetry::trace::{
     StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace, read_trace_from,
 };
 use serde::Serialize;
+
+use gpufeed_contract::Steps;
 
 use crate::phase_steps::{self, PhaseStepDoc};
 
@@ -88,67 +88,30 @@ pub struct UtilReport {
     pub skipped: usize,
 }
 
-/// The `steps` JSON document.
+/// The `steps` JSON document ([`Steps`], gpufeed-contract) with the analysis behind it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
 pub struct StepReport {
-    /// Always `steps`.
-    pub kind: &'static str,
-    /// Number of step times.
-    pub samples: usize,
-    /// Mean, ms.
-    pub mean_ms: f64,
-    /// Population standard deviation, ms.
-    pub std_ms: f64,
-    /// Fastest step, ms.
-    pub min_ms: f64,
-    /// Slowest step, ms.
-    pub max_ms: f64,
-    /// Median, ms.
-    pub median_ms: f64,
-    /// 95th percentile, ms.
-    pub p95_ms: f64,
-    /// 99th percentile, ms.
-    pub p99_ms: f64,
-    /// Coefficient of variation.
-    pub cv: f64,
-    /// Period of a cyclic pattern, in steps.
-    pub period_steps: Option<usize>,
-    /// Autocorrelation at the period.
-    pub period_strength: Option<f64>,
-    /// Outliers by modified Z-score.
-    pub outliers: usize,
-    /// Verdict.
-    pub verdict: StepVerdict,
-    /// Short batches (an epoch's partial last batch) left out of the figures and the
-    /// verdict, when the series is of batches and some were short.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub partial_batches: Option<PartialBatches>,
+    /// The document.
+    pub doc: Steps,
     /// The full analysis, for the text report; not part of the JSON contract.
     #[serde(skip)]
     pub analysis: StepAnalysis,
+}
+
+impl std::ops::Deref for StepReport {
+    type Target = Steps;
+    fn deref(&self) -> &Steps {
+        &self.doc
+    }
 }
 
 impl StepReport {
     /// Builds the report from an analysis.
     #[must_use]
     pub fn new(a: StepAnalysis) -> Self {
-        let s = a.summary;
         Self {
-            kind: "steps",
-            samples: s.n,
-            mean_ms: s.mean,
-            std_ms: s.std,
-            min_ms: s.min,
-            max_ms: s.max,
-            median_ms: s.median,
-            p95_ms: s.p95,
-            p99_ms: s.p99,
-            cv: s.cv,
-            period_steps: a.period.map(|p| p.period.round() as usize),
-            period_strength: a.period.map(|p| p.strength),
-            outliers: a.outliers,
-            verdict: a.verdict,
-            partial_batches: None,
+            doc: Steps::new(&a, None),
             analysis: a,
         }
     }
@@ -159,21 +122,8 @@ impl StepReport {
     pub fn of_batches(ms: &[f64], items: &[usize]) -> Option<Self> {
         let (a, partial) = gpufeed_stats::analyze_batches(ms, items)?;
         Some(Self {
-            partial_batches: partial,
-            ..Self::new(a)
-        })
-    }
-
-    /// "25 epoch-tail batches of 8 items (a whole one: 56) left out of these figures", when
-    /// the figures leave short batches out.
-    #[must_use]
-    pub fn partial_note(&self) -> Option<String> {
-        self.partial_batches.map(|p| {
-            format!(
-                "{} (a whole one: {}) left out of these figures",
-                p.describe(),
-                p.whole_items
-            )
+            doc: Steps::new(&a, partial),
+            analysis: a,
         })
     }
 }

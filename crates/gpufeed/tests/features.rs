@@ -5,6 +5,7 @@ use std::path::Path;
 
 mod common;
 use common::gpufeed;
+use gpufeed_contract::{DataProfile, Document, Judged};
 
 fn run_ok(args: &[&str]) -> String {
     let out = gpufeed().args(args).output().unwrap();
@@ -110,19 +111,6 @@ fn bad_inputs_get_one_line() {
     assert!(line.contains("bad.yaml:2:"), "{line}");
 }
 
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DataProfileJson {
-    config: serde_json::Value,
-    batches: serde_json::Map<String, serde_json::Value>,
-    samples_per_s: f64,
-    bytes_per_s: f64,
-    breakdown: serde_json::Map<String, serde_json::Value>,
-    grid: Option<Vec<serde_json::Value>>,
-    recommendation: Option<serde_json::Map<String, serde_json::Value>>,
-    judged: String,
-}
-
 #[test]
 fn profile_data_precomputes_then_profiles() {
     let tmp = tempfile::tempdir().unwrap();
@@ -144,43 +132,25 @@ fn profile_data_precomputes_then_profiles() {
         "--format",
         "json",
     ]);
-    let p: DataProfileJson = serde_json::from_str(&json).unwrap();
+    // The document as its writer defines it (gpufeed-contract; unknown fields refused).
+    let p: DataProfile = serde_json::from_str(&json).unwrap();
+    assert_eq!(p.schema_version, <DataProfile as Document>::VERSION);
     // With a consumer, the figures are of its waits.
-    assert_eq!(p.judged, "wait");
-    // The fields of `trace --kind steps`, for the consumer's waits.
-    for key in [
-        "samples",
-        "mean_ms",
-        "std_ms",
-        "min_ms",
-        "max_ms",
-        "median_ms",
-        "p95_ms",
-        "p99_ms",
-        "cv",
-        "period_steps",
-        "period_strength",
-        "outliers",
-        "verdict",
-    ] {
-        assert!(p.batches.contains_key(key), "batches.{key}");
-    }
-    assert_eq!(p.batches["samples"], 30);
+    assert_eq!(p.judged, Judged::Wait);
+    assert_eq!(p.batches.samples, 30);
+    assert!(p.batches.min_ms <= p.batches.median_ms && p.batches.median_ms <= p.batches.max_ms);
     assert!(p.samples_per_s > 0.0 && p.bytes_per_s > 0.0);
-    assert_eq!(p.config["loader"]["batch_size"], 4);
-    assert_eq!(p.config["items"], 12);
-    assert_eq!(p.config["over_length"]["policy"], "skip");
-    assert!(p.config["over_length"]["skipped"].is_u64());
-    for key in [
-        "read_warm_ms",
-        "assemble_ms",
-        "queue_wait_ms",
-        "padding_share",
+    assert_eq!(p.loader().map(|l| l.batch_size), Some(4));
+    assert_eq!(p.config.items, 12);
+    assert_eq!(p.config.over_length.policy, "skip");
+    let b = &p.breakdown;
+    for (key, v) in [
+        ("read_warm_ms", b.read_warm_ms),
+        ("assemble_ms", b.assemble_ms),
+        ("queue_wait_ms", b.queue_wait_ms),
+        ("padding_share", b.padding_share),
     ] {
-        assert!(
-            p.breakdown[key].as_f64().is_some_and(|v| v >= 0.0),
-            "breakdown.{key}"
-        );
+        assert!(v >= 0.0 && v.is_finite(), "breakdown.{key} = {v}");
     }
     assert!(p.grid.is_none() && p.recommendation.is_none());
     // The cache exists now: --cache finds it, and --benchmark recommends a data: block.

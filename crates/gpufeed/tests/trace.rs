@@ -10,29 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 mod common;
 use common::{UtilJson, example, gpufeed};
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StepsJson {
-    kind: String,
-    samples: usize,
-    mean_ms: f64,
-    std_ms: f64,
-    min_ms: f64,
-    max_ms: f64,
-    median_ms: f64,
-    p95_ms: f64,
-    p99_ms: f64,
-    cv: f64,
-    period_steps: Option<usize>,
-    period_strength: Option<f64>,
-    outliers: usize,
-    verdict: String,
-}
+/// The `steps` document, as its writer defines it (gpufeed-contract).
+use gpufeed_contract::Steps;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -150,10 +132,10 @@ fn all_util_formats_agree() {
     }
 }
 
-fn check_stall8(r: &StepsJson) {
-    assert_eq!(r.kind, "steps");
+fn check_stall8(r: &Steps) {
+    assert_eq!(r.kind, gpufeed_contract::StepsKind::Steps);
     assert_eq!(r.samples, 240);
-    assert_eq!(r.verdict, "oscillating");
+    assert_eq!(r.verdict.as_str(), "oscillating");
     assert_eq!(r.period_steps, Some(8));
     assert!(r.period_strength.unwrap() > 0.8);
     // 30 stalls at 350 ms among 210 steps at 100 ms.
@@ -177,7 +159,7 @@ fn step_list_in_milliseconds() {
 #[test]
 fn step_csv_column_in_seconds() {
     let json = trace_json(&fixture("steps_seconds.csv"), &["--kind", "steps"]);
-    let r: StepsJson = serde_json::from_str(&json).unwrap();
+    let r: Steps = serde_json::from_str(&json).unwrap();
     check_stall8(&r);
 }
 
@@ -339,7 +321,7 @@ mod phase_steps_json {
         pub batch_size: Option<u64>,
         pub phases: BTreeMap<String, Phase>,
         pub unaccounted_share: f64,
-        pub step: super::StepsJson,
+        pub step: super::Steps,
         pub steps_per_s: f64,
         pub samples_per_s: Option<f64>,
         pub verdict: String,
@@ -463,7 +445,7 @@ fn step_recording_json_is_the_phase_steps_document() {
     );
     assert_eq!(d.batch_size, Some(32));
     assert_eq!(d.step.samples, 60);
-    assert_eq!(d.step.kind, "steps");
+    assert_eq!(d.step.kind, gpufeed_contract::StepsKind::Steps);
     assert!(d.step.max_ms < 110.0, "warm-up left out: {}", d.step.max_ms);
     let wait = &d.phases["data_wait"];
     assert_eq!(

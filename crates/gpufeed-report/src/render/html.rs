@@ -376,7 +376,7 @@ fn grid(o: &mut String, r: &Report) {
             esc(&ms(b.mean_ms)),
             esc(&ms(b.p99_ms)),
             b.cv,
-            esc(&b.verdict)
+            esc(b.verdict.as_str())
         );
     }
     match &d.grid {

@@ -241,7 +241,7 @@ fn step(o: &mut String, r: &Report) {
         ms(s.max_ms),
         s.cv,
         s.outliers,
-        cell(&s.verdict),
+        cell(s.verdict.as_str()),
         s.period_steps
             .map_or_else(String::new, |p| format!(", a cycle every {p} steps"))
     );
@@ -264,7 +264,7 @@ fn data(o: &mut String, r: &Report) {
     let _ = writeln!(
         o,
         "**{}**: {:.0} samples/s, {:.0} MB/s of batches; {} mean {}, median {}, p95 {}, p99 {}, max {}, cv {:.2}{}.\n",
-        cell(&b.verdict),
+        cell(b.verdict.as_str()),
         d.samples_per_s,
         d.bytes_per_s / 1e6,
         d.judged.what(),
@@ -283,7 +283,8 @@ fn data(o: &mut String, r: &Report) {
             "Judged on the time a worker takes to make each batch: with no consumer (no training step), the waits only show the workers' batches arriving in rounds.\n"
         );
     }
-    if let Some(k) = &d.breakdown {
+    {
+        let k = &d.breakdown;
         let cold = k.read_cold_ms.map_or_else(|| "n/a".to_owned(), ms);
         let _ = writeln!(
             o,

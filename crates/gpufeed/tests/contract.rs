@@ -1,0 +1,169 @@
+//! The JSON contract: the schemas under `docs/schemas/` are the ones the documents' types
+//! give, a schema never changes without its version, and real output of each command
+//! validates against its schema.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use gpufeed::schema::{Entry, documents, published};
+use serde_json::Value;
+
+mod common;
+use common::gpufeed;
+
+fn schemas_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas")
+}
+
+fn version_in(schema: &Value) -> Option<u64> {
+    schema["properties"]["schema_version"]["const"].as_u64()
+}
+
+/// What is wrong with the published file of `e`, if anything.
+fn drift(e: &Entry, published_text: Option<&str>) -> Option<String> {
+    let regenerate = "run `cargo run -p gpufeed -- schema --out docs/schemas`";
+    let Some(text) = published_text else {
+        return Some(format!(
+            "docs/schemas/{}.json is missing: {regenerate}",
+            e.name
+        ));
+    };
+    if text == published(e) {
+        return None;
+    }
+    let old: Value = serde_json::from_str(text).ok()?;
+    if version_in(&old) == Some(u64::from(e.version)) {
+        Some(format!(
+            "the schema of `{}` changed but its version is still {}: raise `VERSION` in its \
+             `Document` impl (gpufeed-contract), then {regenerate}",
+            e.name, e.version
+        ))
+    } else {
+        Some(format!(
+            "docs/schemas/{}.json is out of date (version {:?}, the type says {}): {regenerate}",
+            e.name,
+            version_in(&old),
+            e.version
+        ))
+    }
+}
+
+#[test]
+fn published_schemas_are_current_and_change_only_with_their_version() {
+    let dir = schemas_dir();
+    let mut problems = Vec::new();
+    for e in documents() {
+        let text = fs_err::read_to_string(dir.join(format!("{}.json", e.name))).ok();
+        problems.extend(drift(&e, text.as_deref()));
+    }
+    // No file for a document that is gone.
+    for entry in fs_err::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".json")
+            && !documents().iter().any(|e| e.name == stem)
+        {
+            problems.push(format!("docs/schemas/{name} names no document"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The test above can fail: a field changed under the same version is caught, and so is
+/// a stale file after a version change.
+#[test]
+fn a_changed_schema_under_the_same_version_is_caught() {
+    let e = documents().into_iter().find(|e| e.name == "steps").unwrap();
+    let mut changed: Value = serde_json::from_str(&published(&e)).unwrap();
+    changed["properties"]["renamed_ms"] = changed["properties"]["mean_ms"].take();
+    let text = serde_json::to_string_pretty(&changed).unwrap();
+    let why = drift(&e, Some(&text)).unwrap();
+    assert!(why.contains("changed but its version is still 1"), "{why}");
+    changed["properties"]["schema_version"]["const"] = 0.into();
+    let text = serde_json::to_string_pretty(&changed).unwrap();
+    let why = drift(&e, Some(&text)).unwrap();
+    assert!(why.contains("out of date"), "{why}");
+    assert!(drift(&e, Some(&published(&e))).is_none());
+}
+
+fn validate(name: &str, doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &fs_err::read_to_string(schemas_dir().join(format!("{name}.json"))).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {}\n{doc}", errors.join("\n"));
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let out = gpufeed().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn real_output_validates_against_its_schema() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/steps_stall8.txt");
+    let steps = json_of(&["trace", fixture.to_str().unwrap(), "--format", "json"]);
+    validate("steps", &steps);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    let d = data.to_str().unwrap();
+    let out = gpufeed()
+        .args(["demo-data", d, "--clips", "10"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // No consumer, an epoch tail (10 items in batches of 4), and the benchmark grid.
+    let doc = json_of(&[
+        "profile",
+        "data",
+        "--data",
+        d,
+        "--batch-size",
+        "4",
+        "--batches",
+        "20",
+        "--benchmark",
+        "--format",
+        "json",
+    ]);
+    assert!(doc["grid"].is_array() && doc["batches"]["partial_batches"].is_object());
+    validate("profile-data", &doc);
+    // A consumer: judged by its waits.
+    let doc = json_of(&[
+        "profile",
+        "data",
+        "--data",
+        d,
+        "--batches",
+        "10",
+        "--consumer-ms",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["judged"], "wait");
+    validate("profile-data", &doc);
+
+    // The schema is no formality: a document missing a field, or with one more, fails.
+    let schema: Value = serde_json::from_str(
+        &fs_err::read_to_string(schemas_dir().join("profile-data.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut missing = doc.clone();
+    missing.as_object_mut().unwrap().remove("judged");
+    assert!(!validator.is_valid(&missing));
+    let mut extra = doc;
+    extra["batches"]["surprise"] = 1.into();
+    assert!(!validator.is_valid(&extra));
+}
