@@ -17,15 +17,27 @@
 //! Metric names follow the Prometheus conventions (base units: bytes, seconds, hertz,
 //! ratios for fractions; percentages keep the `_percent` suffix as NVML reports them).
 //!
+//! # Labels
+//!
+//! Every series of a GPU carries dcgm-exporter's labels for it: `gpu` (the NVML index),
+//! `UUID`, `modelName` and `Hostname` (this machine's name, as dcgm-exporter's), so that
+//! gpufeed's series join NVIDIA's in one query or dashboard (`on(UUID)`, or
+//! `on(Hostname, gpu)`). A label whose value is unknown (a synthetic GPU has no UUID) is
+//! left out. The host's series carry `Hostname`. (Before: `gpufeed_gpu_info` had
+//! lowercase `uuid` and `name`, now `UUID` and `modelName`, and other series only `gpu`.)
+//!
 //! ```
 //! use gpufeed_telemetry::prometheus::{Derived, render};
-//! use gpufeed_telemetry::jsonl::GpuSample;
+//! use gpufeed_telemetry::jsonl::{GpuInfo, GpuSample};
+//! let info = GpuInfo { index: 0, name: Some("NVIDIA H100".into()), uuid: Some("GPU-1".into()),
+//!                      memory_total_mib: None };
 //! let g = GpuSample { util: Some(37.0), ..GpuSample::new(0.0, 0) };
 //! let d = Derived { gpu: 0, verdict: "oscillating", period_s: Some(1.5), idle_ratio: 0.47,
 //!                   busy_ratio: 0.0, idle_gaps: 20, mean_percent: 22.0 };
-//! let page = render(&[], &[g], None, &[d], 30.0);
-//! assert!(page.contains("gpufeed_gpu_utilization_percent{gpu=\"0\"} 37\n"));
-//! assert!(page.contains("gpufeed_gpu_verdict{gpu=\"0\",verdict=\"oscillating\"} 1\n"));
+//! let page = render(&[info], &[g], None, &[d], 30.0, Some("node1"));
+//! let gpu0 = r#"gpu="0",UUID="GPU-1",modelName="NVIDIA H100",Hostname="node1""#;
+//! assert!(page.contains(&format!("gpufeed_gpu_utilization_percent{{{gpu0}}} 37\n")));
+//! assert!(page.contains(&format!("gpufeed_gpu_verdict{{{gpu0},verdict=\"oscillating\"}} 1\n")));
 //! ```
 
 use std::fmt::Write as _;
@@ -230,12 +242,57 @@ impl Page {
     }
 }
 
-fn gpu_label(gpu: u32) -> String {
-    format!("{{gpu=\"{gpu}\"}}")
+/// The labels of each GPU's series, built once per page.
+struct GpuLabels {
+    /// GPU index and its `gpu="0",UUID="...",modelName="...",Hostname="..."`.
+    known: Vec<(u32, String)>,
+    /// `,Hostname="..."`, or nothing when the name is unknown.
+    host: String,
+}
+
+impl GpuLabels {
+    fn new(info: &[GpuInfo], hostname: Option<&str>) -> Self {
+        let host = hostname
+            .filter(|h| !h.is_empty())
+            .map(|h| format!(",Hostname=\"{}\"", escape(h)))
+            .unwrap_or_default();
+        let known = info
+            .iter()
+            .map(|g| {
+                let mut l = format!("gpu=\"{}\"", g.index);
+                for (name, v) in [("UUID", &g.uuid), ("modelName", &g.name)] {
+                    if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+                        let _ = write!(l, ",{name}=\"{}\"", escape(v));
+                    }
+                }
+                l.push_str(&host);
+                (g.index, l)
+            })
+            .collect();
+        Self { known, host }
+    }
+
+    /// `{...}` of GPU `gpu`, with `extra` (`,reason="..."`) after its labels.
+    fn of(&self, gpu: u32, extra: &str) -> String {
+        match self.known.iter().find(|(i, _)| *i == gpu) {
+            Some((_, l)) => format!("{{{l}{extra}}}"),
+            None => format!("{{gpu=\"{gpu}\"{}{extra}}}", self.host),
+        }
+    }
+
+    /// `{Hostname="..."}` for the host's series; empty without a name.
+    fn host(&self) -> String {
+        match self.host.strip_prefix(',') {
+            Some(h) => format!("{{{h}}}"),
+            None => String::new(),
+        }
+    }
 }
 
 /// The page: gauges of the newest sample of every GPU and of the host, and the derived
-/// figures of the window (`window_s` seconds). Absent readings are left out.
+/// figures of the window (`window_s` seconds), labelled as dcgm-exporter labels its series
+/// (`hostname` is this machine's name; see the [module docs](self)). Absent readings are
+/// left out.
 #[must_use]
 pub fn render(
     info: &[GpuInfo],
@@ -243,22 +300,15 @@ pub fn render(
     host: Option<&HostMetrics>,
     derived: &[Derived],
     window_s: f64,
+    hostname: Option<&str>,
 ) -> String {
-    let mut p = Page(String::with_capacity(4096));
+    let labels = GpuLabels::new(info, hostname);
+    let gpu_label = |gpu: u32| labels.of(gpu, "");
+    let mut p = Page(String::with_capacity(1024 + 4096 * info.len().max(1)));
     p.family(
         "gpufeed_gpu_info",
-        "GPU identity; always 1.",
-        info.iter().map(|g| {
-            (
-                format!(
-                    "{{gpu=\"{}\",name=\"{}\",uuid=\"{}\"}}",
-                    g.index,
-                    escape(g.name.as_deref().unwrap_or_default()),
-                    escape(g.uuid.as_deref().unwrap_or_default())
-                ),
-                1.0,
-            )
-        }),
+        "GPU identity (dcgm-exporter's labels); always 1.",
+        info.iter().map(|g| (gpu_label(g.index), 1.0)),
     );
     type Field = fn(&GpuSample) -> Option<f64>;
     let gauges: [(&str, &str, Field); 12] = [
@@ -329,10 +379,11 @@ pub fn render(
         "1 while the clock-throttle reason is active.",
         latest.iter().flat_map(|g| {
             let active = g.throttle.clone();
+            let labels = &labels;
             THROTTLE_REASONS.iter().filter_map(move |r| {
                 let on = active.as_ref()?.iter().any(|a| a == r);
                 Some((
-                    format!("{{gpu=\"{}\",reason=\"{r}\"}}", g.gpu),
+                    labels.of(g.gpu, &format!(",reason=\"{r}\"")),
                     f64::from(u8::from(on)),
                 ))
             })
@@ -347,9 +398,10 @@ pub fn render(
         "gpufeed_gpu_verdict",
         "1 for the GPU's current verdict over the window, 0 for the others.",
         derived.iter().flat_map(|d| {
+            let labels = &labels;
             VERDICTS.iter().map(move |v| {
                 (
-                    format!("{{gpu=\"{}\",verdict=\"{v}\"}}", d.gpu),
+                    labels.of(d.gpu, &format!(",verdict=\"{v}\"")),
                     f64::from(u8::from(d.verdict == *v)),
                 )
             })
@@ -427,7 +479,7 @@ pub fn render(
             }),
         ];
         for (name, help, f) in gauges {
-            p.family(name, help, f(h).map(|v| (String::new(), v)));
+            p.family(name, help, f(h).map(|v| (labels.host(), v)));
         }
     }
     p.0
@@ -539,23 +591,34 @@ mod tests {
             cpu_cores_pct: Some(vec![10.0, 99.0]),
             ..HostMetrics::default()
         };
-        let page = render(&info, &[g], Some(&host), &[d], 30.0);
+        let page = render(&info, &[g], Some(&host), &[d], 30.0, Some("node-7"));
+        let gpu0 = r#"gpu="0",UUID="GPU-1",modelName="A \"quoted\" GPU",Hostname="node-7""#;
         for want in [
-            "gpufeed_gpu_info{gpu=\"0\",name=\"A \\\"quoted\\\" GPU\",uuid=\"GPU-1\"} 1\n",
-            "# TYPE gpufeed_gpu_utilization_percent gauge\n",
-            "gpufeed_gpu_memory_used_bytes{gpu=\"0\"} 2097152\n",
-            "gpufeed_gpu_sm_clock_hertz{gpu=\"0\"} 1980000000\n",
-            "gpufeed_gpu_throttle{gpu=\"0\",reason=\"sw_power_cap\"} 1\n",
-            "gpufeed_gpu_throttle{gpu=\"0\",reason=\"gpu_idle\"} 0\n",
-            "gpufeed_gpu_verdict{gpu=\"0\",verdict=\"bursty\"} 1\n",
-            "gpufeed_gpu_verdict{gpu=\"0\",verdict=\"stable\"} 0\n",
-            "gpufeed_gpu_idle_ratio{gpu=\"0\"} 0.25\n",
-            "gpufeed_window_seconds 30\n",
-            "gpufeed_host_cpu_percent 85.5\n",
-            "gpufeed_host_busiest_core_percent 99\n",
+            format!("gpufeed_gpu_info{{{gpu0}}} 1\n"),
+            "# TYPE gpufeed_gpu_utilization_percent gauge\n".to_owned(),
+            format!("gpufeed_gpu_memory_used_bytes{{{gpu0}}} 2097152\n"),
+            format!("gpufeed_gpu_sm_clock_hertz{{{gpu0}}} 1980000000\n"),
+            format!("gpufeed_gpu_throttle{{{gpu0},reason=\"sw_power_cap\"}} 1\n"),
+            format!("gpufeed_gpu_throttle{{{gpu0},reason=\"gpu_idle\"}} 0\n"),
+            format!("gpufeed_gpu_verdict{{{gpu0},verdict=\"bursty\"}} 1\n"),
+            format!("gpufeed_gpu_verdict{{{gpu0},verdict=\"stable\"}} 0\n"),
+            format!("gpufeed_gpu_idle_ratio{{{gpu0}}} 0.25\n"),
+            "gpufeed_window_seconds 30\n".to_owned(),
+            "gpufeed_host_cpu_percent{Hostname=\"node-7\"} 85.5\n".to_owned(),
+            "gpufeed_host_busiest_core_percent{Hostname=\"node-7\"} 99\n".to_owned(),
         ] {
-            assert!(page.contains(want), "{want}\n{page}");
+            assert!(page.contains(&want), "{want}\n{page}");
         }
+        // Without identity or host name: only what is known.
+        let g3 = GpuSample {
+            util: Some(5.0),
+            ..GpuSample::new(0.0, 3)
+        };
+        let bare = render(&[], &[g3], None, &[], 30.0, None);
+        assert!(
+            bare.contains("gpufeed_gpu_utilization_percent{gpu=\"3\"} 5\n"),
+            "{bare}"
+        );
         // Absent or non-finite readings are left out, families without samples too.
         assert!(!page.contains("power_watts"), "{page}");
         assert!(!page.contains("oscillation_period"), "{page}");

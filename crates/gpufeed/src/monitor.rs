@@ -234,6 +234,8 @@ struct Run {
     held_warnings: Vec<String>,
     title: String,
     gpus: Vec<gpufeed_telemetry::jsonl::GpuInfo>,
+    /// The `Hostname` label of the Prometheus page: this machine's, or a recording's.
+    hostname: Option<String>,
     skipped_lines: usize,
     color: bool,
 }
@@ -320,7 +322,14 @@ impl Run {
             })
             .unwrap_or_default();
         let host = self.collector.host().last().map(|h| &h.host);
-        prometheus::render(&self.gpus, &latest, host, &derived, WINDOW_S)
+        prometheus::render(
+            &self.gpus,
+            &latest,
+            host,
+            &derived,
+            WINDOW_S,
+            self.hostname.as_deref(),
+        )
     }
 
     /// Ends the view and the recording, and builds the end report.
@@ -502,6 +511,7 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
     let signals = child::Signals::catch()?;
     let mut run = Run {
         gpus: sampler.gpus(),
+        hostname: header.host.clone(),
         sampler,
         collector: Collector::new(),
         recorder,
@@ -650,6 +660,7 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     };
     let mut run = Run {
         gpus: sampler.gpus(),
+        hostname: header.host.clone(),
         sampler,
         collector: Collector::new(),
         recorder,

@@ -646,7 +646,6 @@ fn scrape(addr: &str) -> Option<String> {
 
 #[test]
 fn prometheus_is_scraped_while_a_synthetic_source_runs() {
-    use std::io::BufRead as _;
     let mut child = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
         .args([
             "monitor",
@@ -669,19 +668,16 @@ fn prometheus_is_scraped_while_a_synthetic_source_runs() {
         .spawn()
         .unwrap();
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    stderr.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("serving Prometheus metrics on http://")
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("{first}"))
-        .to_owned();
+    let addr = common::served_address(&mut stderr);
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     let start = Instant::now();
     let page = loop {
         let page = scrape(&addr).unwrap_or_default();
-        if page.contains("gpufeed_gpu_verdict{gpu=\"0\",verdict=\"oscillating\"} 1") {
+        // dcgm-exporter's labels: `gpu`, `modelName`, `Hostname` (a synthetic GPU has no UUID).
+        if page.lines().any(|l| {
+            l.starts_with("gpufeed_gpu_verdict{gpu=\"0\",modelName=\"synthetic (oscillating)\",")
+                && l.ends_with(",verdict=\"oscillating\"} 1")
+        }) {
             break page;
         }
         assert!(
@@ -697,7 +693,8 @@ fn prometheus_is_scraped_while_a_synthetic_source_runs() {
     );
     let period: f64 = page
         .lines()
-        .find_map(|l| l.strip_prefix("gpufeed_gpu_oscillation_period_seconds{gpu=\"0\"} "))
+        .filter(|l| l.starts_with("gpufeed_gpu_oscillation_period_seconds{gpu=\"0\","))
+        .find_map(|l| l.rsplit_once("} ").map(|(_, v)| v))
         .unwrap_or_else(|| panic!("{page}"))
         .parse()
         .unwrap();

@@ -7,7 +7,7 @@
  *   cc -shared -fPIC -O1 -o libnvidia-ml.so.1 fake_nvml.c
  *   GPUFEED_NVML_LIB=$PWD/libnvidia-ml.so.1 gpufeed monitor --duration 6
  *
- * Two GPUs:
+ * Two GPUs by default:
  *
  * | reading | GPU 0 "Fake GPU 0" (a busy H100-like card) | GPU 1 "Fake GPU 1" (a consumer card) |
  * |---|---|---|
@@ -26,7 +26,12 @@
  * | graphics processes | 4242 again, 777 `Xorg` 64 MiB | none |
  * | per-process utilisation | the calling process 40 %, 4242 90 % | none (NVML_ERROR_NOT_FOUND) |
  *
- * With FAKE_NVML_LOST_GPU set in the environment, NVML lists a third GPU whose handle
+ * With FAKE_NVML_GPUS=N in the environment (1 to 64; read by nvmlInit), NVML lists N GPUs:
+ * GPU 1 is the consumer card above, every other one a busy card like GPU 0, named
+ * "Fake GPU k" with UUID GPU-fa4e0000-0000-4000-8000-00000000000k (k in hex, 12 digits),
+ * so that many-GPU machines can be tested and benchmarked.
+ *
+ * With FAKE_NVML_LOST_GPU set in the environment, NVML lists one more GPU whose handle
  * fails with NVML_ERROR_GPU_IS_LOST (a card fallen off the bus).
  *
  * Driver 550.54.15, CUDA 12.4. Sample timestamps are CLOCK_REALTIME microseconds, as the
@@ -42,6 +47,7 @@
  */
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -178,7 +184,8 @@ struct fake_device {
     int busy; /* has a utilisation buffer, PCIe counters, ECC, MIG, GPM, processes */
 };
 
-static struct fake_device devices[2] = {
+/* The two kinds of card: GPU 0 (busy) and GPU 1 (consumer). */
+static const struct fake_device kinds[2] = {
     {"Fake GPU 0", "GPU-fa4e0000-0000-4000-8000-000000000000", 81920, 12345, 287500, 300000,
      350000, 1410, 1980, 1593, 2619, 0xC, 3, 4, 8, 16, 1, 1},
     {"Fake GPU 1", "GPU-fa4e0000-0000-4000-8000-000000000001", 24576, 1, 75000, 450000,
@@ -189,6 +196,13 @@ static const fake_process compute[] = {{4242, "fake_trainer", 2048 * MIB},
                                        {4243, NULL, NVML_VALUE_NOT_AVAILABLE}};
 static const fake_process graphics[] = {{4242, "fake_trainer", 2048 * MIB},
                                         {777, "Xorg", 64 * MIB}};
+
+#define MAX_GPUS 64u
+/* The GPUs listed, from FAKE_NVML_GPUS at the first nvmlInit; their names and UUIDs. */
+static struct fake_device devices[MAX_GPUS];
+static char names[MAX_GPUS][32];
+static char uuids[MAX_GPUS][48];
+static unsigned int gpus;
 
 static int inits;
 
@@ -213,8 +227,28 @@ static int initialized(void) { return __atomic_load_n(&inits, __ATOMIC_SEQ_CST) 
 /* NVML_SUCCESS for one of our handles after init, else the error to return. */
 static nvmlReturn_t check(nvmlDevice_t d) {
     if (!initialized()) return NVML_ERROR_UNINITIALIZED;
-    if (d != &devices[0] && d != &devices[1]) return NVML_ERROR_INVALID_ARGUMENT;
-    return NVML_SUCCESS;
+    for (unsigned int i = 0; i < gpus; i++) {
+        if (d == &devices[i]) return NVML_SUCCESS;
+    }
+    return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+/* Lists the GPUs FAKE_NVML_GPUS asks for (2 when unset or out of range). */
+static void setup(void) {
+    if (__atomic_load_n(&gpus, __ATOMIC_SEQ_CST) > 0) return;
+    const char *env = getenv("FAKE_NVML_GPUS");
+    unsigned long n = env ? strtoul(env, NULL, 10) : 2;
+    if (n < 1 || n > MAX_GPUS) n = 2;
+    for (unsigned int i = 0; i < n; i++) {
+        devices[i] = kinds[i == 1 ? 1 : 0];
+        if (i >= 2) {
+            snprintf(names[i], sizeof names[i], "Fake GPU %u", i);
+            snprintf(uuids[i], sizeof uuids[i], "GPU-fa4e0000-0000-4000-8000-%012x", i);
+            devices[i].name = names[i];
+            devices[i].uuid = uuids[i];
+        }
+    }
+    __atomic_store_n(&gpus, (unsigned int)n, __ATOMIC_SEQ_CST);
 }
 
 /* Returns the error of `check` from the calling entry point. */
@@ -250,6 +284,7 @@ static unsigned long long newer_readings(unsigned long long last_seen, unsigned 
 /* ---- init, system ---- */
 
 nvmlReturn_t nvmlInit_v2(void) {
+    setup();
     __atomic_add_fetch(&inits, 1, __ATOMIC_SEQ_CST);
     return NVML_SUCCESS;
 }
@@ -302,15 +337,15 @@ nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
     if (!initialized()) return NVML_ERROR_UNINITIALIZED;
     if (count == NULL) return NVML_ERROR_INVALID_ARGUMENT;
-    /* FAKE_NVML_LOST_GPU set: a third GPU that NVML lists but cannot open. */
-    *count = getenv("FAKE_NVML_LOST_GPU") ? 3 : 2;
+    /* FAKE_NVML_LOST_GPU set: one more GPU that NVML lists but cannot open. */
+    *count = getenv("FAKE_NVML_LOST_GPU") ? gpus + 1 : gpus;
     return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
     if (!initialized()) return NVML_ERROR_UNINITIALIZED;
-    if (index == 2 && getenv("FAKE_NVML_LOST_GPU")) return NVML_ERROR_GPU_IS_LOST;
-    if (index >= 2 || device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+    if (index == gpus && getenv("FAKE_NVML_LOST_GPU")) return NVML_ERROR_GPU_IS_LOST;
+    if (index >= gpus || device == NULL) return NVML_ERROR_INVALID_ARGUMENT;
     *device = &devices[index];
     return NVML_SUCCESS;
 }
@@ -399,8 +434,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizat
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     memcpy(u, entries, sizeof entries);
-    /* FAKE_NVML_LOST_GPU set: a third GPU that NVML lists but cannot open. */
-    *count = getenv("FAKE_NVML_LOST_GPU") ? 3 : 2;
+    *count = 2;
     return NVML_SUCCESS;
 }
 

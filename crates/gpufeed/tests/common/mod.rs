@@ -23,6 +23,19 @@ pub fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The address `monitor --prometheus` serves, from its first line on stderr (read from
+/// `stderr`, which the caller keeps reading, or drops).
+pub fn served_address(stderr: &mut impl std::io::BufRead) -> String {
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    first
+        .trim()
+        .strip_prefix("serving Prometheus metrics on http://")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{first}"))
+        .to_owned()
+}
+
 // `gpufeed-telemetry`'s fake NVML and its builder, `fake_nvml()`.
 include!("../../../gpufeed-telemetry/tests/fake_nvml/builder.rs");
 
