@@ -360,6 +360,25 @@ pub enum TraceError {
         /// The file.
         path: PathBuf,
     },
+
+    /// The file holds more than a reader keeps from one trace (see
+    /// [`trace::MAX_SAMPLES`](crate::trace::MAX_SAMPLES) and the limits beside it): memory
+    /// stays bounded whatever the file's size.
+    #[error(
+        "`{}` line {line}: more than {what}, the most gpufeed keeps from one trace ({memory} \
+         in memory); cut the file into parts (the hours you want to look at) and pass one",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number of the first value over the limit.
+        line: usize,
+        /// The limit, counted (`67108864 samples`).
+        what: String,
+        /// What the limit takes in memory (`1 GiB`).
+        memory: String,
+    },
 }
 
 const GUESSED_HINT: &str = "; the file has no header, so columns were guessed as `timestamp, \

@@ -79,7 +79,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::TraceError;
 use crate::lines::LineReader;
-use crate::trace::{SeriesBuilder, TraceFormat, UtilTrace};
+use crate::trace::{Limits, SeriesBuilder, TraceFormat, UtilTrace};
 
 /// The value of the header's `format` key.
 pub const FORMAT: &str = "gpufeed-telemetry";
@@ -486,13 +486,23 @@ impl<R: BufRead> Iterator for Reader<R> {
 /// GPU samples without `util` are counted in [`UtilTrace::skipped`]. `path` is for
 /// messages.
 pub fn read_util(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> {
+    read_util_with(reader, path, Limits::default())
+}
+
+/// [`read_util`], keeping to `limits`.
+pub(crate) fn read_util_with(
+    reader: impl BufRead,
+    path: &Path,
+    limits: Limits,
+) -> Result<UtilTrace, TraceError> {
     let mut records = Reader::new(reader, path)?;
-    let mut series = SeriesBuilder::default();
+    let mut series = SeriesBuilder::with_limits(limits);
     let mut skipped = 0;
     while let Some(record) = records.next_record()? {
         let Record::Gpu(sample) = record else {
             continue;
         };
+        series.room(path, records.line())?;
         let slot = series.slot(sample.gpu);
         series.tick(slot);
         match sample.util {

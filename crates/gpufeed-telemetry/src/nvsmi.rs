@@ -68,12 +68,12 @@ use std::path::Path;
 use crate::TraceError;
 use crate::error::shown;
 use crate::lines::LineReader;
-use crate::trace::{SeriesBuilder, TraceFormat, UtilTrace};
+use crate::trace::{Limits, SeriesBuilder, TraceFormat, UtilTrace};
 
 /// Reads an nvidia-smi CSV log; `path` is only used in messages. The first line that
 /// cannot be read is the error.
 pub fn read(reader: impl BufRead, path: &Path) -> Result<UtilTrace, TraceError> {
-    read_with(reader, path, &mut Err)
+    read_with(reader, path, &mut Err, Limits::default())
 }
 
 /// [`read`], but a data line that cannot be read (not UTF-8, fields missing or extra, a
@@ -86,18 +86,24 @@ pub fn read_skipping(
     path: &Path,
     mut skipped: impl FnMut(TraceError),
 ) -> Result<UtilTrace, TraceError> {
-    read_with(reader, path, &mut |e| {
-        skipped(e);
-        Ok(())
-    })
+    read_with(
+        reader,
+        path,
+        &mut |e| {
+            skipped(e);
+            Ok(())
+        },
+        Limits::default(),
+    )
 }
 
 /// [`read`], with `bad` deciding whether a bad data line stops the read (`Err`) or is
-/// skipped (`Ok`).
-fn read_with(
+/// skipped (`Ok`), keeping to `limits`.
+pub(crate) fn read_with(
     reader: impl BufRead,
     path: &Path,
     bad: &mut dyn FnMut(TraceError) -> Result<(), TraceError>,
+    limits: Limits,
 ) -> Result<UtilTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let mut state;
@@ -111,9 +117,9 @@ fn read_with(
             continue;
         }
         if is_header(line) {
-            state = State::new(Layout::from_header(line, n, path)?);
+            state = State::new(Layout::from_header(line, n, path)?, limits);
         } else {
-            state = State::new(Layout::guess(line, n, path)?);
+            state = State::new(Layout::guess(line, n, path)?, limits);
             state.row(n, line, path)?;
         }
         break;
@@ -131,8 +137,11 @@ fn read_with(
         if line.trim_ascii().is_empty() {
             continue;
         }
-        if let Err(e) = state.row(n, line, path) {
-            bad(e)?;
+        match state.row(n, line, path) {
+            Ok(()) => {}
+            // The limit of what a trace keeps stops even a read that skips bad lines.
+            Err(e @ TraceError::TooLarge { .. }) => return Err(e),
+            Err(e) => bad(e)?,
         }
     }
     let has_timestamps = state.layout.time.is_some();
@@ -287,10 +296,10 @@ struct State {
 }
 
 impl State {
-    fn new(layout: Layout) -> State {
+    fn new(layout: Layout, limits: Limits) -> State {
         State {
             layout,
-            series: SeriesBuilder::default(),
+            series: SeriesBuilder::with_limits(limits),
             skipped: 0,
             named: HashMap::new(),
             timestamps: Timestamps::relative(),
@@ -390,6 +399,7 @@ impl State {
             }
             (None, _) => None,
         };
+        self.series.room(path, n)?;
         let gpu = match (layout.key, index) {
             (Key::Index(_), Some(g)) => g,
             (Key::Name(_), _) => {

@@ -70,6 +70,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::TraceError;
 use crate::lines::{LineReader, is_blank};
+use crate::trace::{MAX_STEP_RECORD_BYTES, too_large};
 
 /// The value of the header's `format` key.
 pub const FORMAT: &str = "gpufeed-steps";
@@ -190,6 +191,16 @@ impl StepRecord {
             });
         }
         Ok(())
+    }
+
+    /// About what the record takes in memory: the record, its phases and their names.
+    fn memory(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self
+                .phases
+                .iter()
+                .map(|(name, _)| std::mem::size_of::<(String, f64)>() + name.capacity())
+                .sum::<usize>()
     }
 
     /// The phases with each name once, in order of first appearance, the times of a name
@@ -364,6 +375,15 @@ impl<'de> Deserialize<'de> for PhasesIn {
 
 /// Reads a step recording (see the [module docs](self)); `path` is for messages.
 pub fn read(reader: impl BufRead, path: &Path) -> Result<PhaseStepTrace, TraceError> {
+    read_with(reader, path, MAX_STEP_RECORD_BYTES)
+}
+
+/// [`read`], keeping at most `max_bytes` of steps.
+pub(crate) fn read_with(
+    reader: impl BufRead,
+    path: &Path,
+    max_bytes: usize,
+) -> Result<PhaseStepTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let meta = loop {
         let Some((n, line)) = lines.next_line(path)? else {
@@ -376,6 +396,8 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<PhaseStepTrace, TraceEr
         }
     };
     let mut steps = Vec::new();
+    // What the steps kept take in memory, bounded by `max_bytes`.
+    let mut kept = 0usize;
     let mut last_number: Option<u64> = None;
     // A line that ended mid-JSON: an error unless nothing but blank lines follows it.
     let mut cut: Option<(usize, serde_json::Error)> = None;
@@ -430,6 +452,11 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<PhaseStepTrace, TraceEr
             items: parsed.items,
         };
         record.check().map_err(|p| bad(p.to_string()))?;
+        kept += record.memory();
+        if kept > max_bytes {
+            let what = format!("{} steps", steps.len());
+            return Err(too_large(path, n, what, max_bytes));
+        }
         steps.push(record);
     }
     Ok(PhaseStepTrace {

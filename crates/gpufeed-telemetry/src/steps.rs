@@ -57,10 +57,19 @@ use std::path::Path;
 use crate::TraceError;
 use crate::error::shown;
 use crate::lines::LineReader;
-use crate::trace::{StepTrace, TimeUnit};
+use crate::trace::{MAX_STEPS, StepTrace, TimeUnit, too_large};
 
 /// Reads a list of step times; `path` is only used in messages.
 pub fn read(reader: impl BufRead, path: &Path) -> Result<StepTrace, TraceError> {
+    read_with(reader, path, MAX_STEPS)
+}
+
+/// [`read`], keeping at most `max_steps` step times.
+pub(crate) fn read_with(
+    reader: impl BufRead,
+    path: &Path,
+    max_steps: usize,
+) -> Result<StepTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let mut comments = false;
     let mut state = loop {
@@ -100,6 +109,7 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<StepTrace, TraceError> 
                 name: None,
                 unit: TimeUnit::Milliseconds,
                 ms: Vec::new(),
+                max_steps,
             };
             state.row(n, line, path)?;
             break state;
@@ -118,6 +128,7 @@ pub fn read(reader: impl BufRead, path: &Path) -> Result<StepTrace, TraceError> 
             name: Some(name.to_owned()),
             unit: unit_of(name).unwrap_or(TimeUnit::Milliseconds),
             ms: Vec::new(),
+            max_steps,
         };
     };
     while let Some((n, line)) = lines.next_str(path)? {
@@ -146,6 +157,7 @@ struct State {
     name: Option<String>,
     unit: TimeUnit,
     ms: Vec<f64>,
+    max_steps: usize,
 }
 
 impl State {
@@ -182,6 +194,10 @@ impl State {
                 value: shown(value),
                 column: self.name.clone(),
             });
+        }
+        let max = self.max_steps;
+        if self.ms.len() >= max {
+            return Err(too_large(path, n, format!("{max} step times"), max * 8));
         }
         self.ms.push(ms + 0.0);
         Ok(())

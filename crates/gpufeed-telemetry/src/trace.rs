@@ -21,6 +21,15 @@
 //! `index` columns as a step list, and `--kind util` reads a headerless multi-column file
 //! with neither timestamps nor units (such as `0, 45`) as an nvidia-smi log.
 //!
+//! # Bounded memory
+//!
+//! Every reader streams, a line at a time, and no line may be longer than 1 MiB. What a
+//! trace keeps is bounded too, whatever the file's size: [`MAX_SAMPLES`] utilisation
+//! samples (1 GiB) from [`MAX_GPUS`] GPUs at most, [`MAX_STEPS`] step times (1 GiB), and
+//! [`MAX_STEP_RECORD_BYTES`] of a step recording's steps. A file past a limit is one
+//! [`TraceError::TooLarge`] naming its line; rows without a value are counted, not kept,
+//! so a log of them is read to the end in constant memory.
+//!
 //! ```
 //! use gpufeed_telemetry::trace::{detect_kind, TraceFormat, TraceKind};
 //! assert_eq!(
@@ -350,6 +359,55 @@ fn declares_phase_steps(line: &str) -> bool {
     }
 }
 
+/// The most utilisation samples a reader keeps from one trace, all GPUs together: 16 bytes
+/// each, 1 GiB. A sample every 100 ms of 8 GPUs for 24 hours is 6.9 million; a log past the
+/// limit is [`TraceError::TooLarge`], so memory stays bounded however large the file.
+pub const MAX_SAMPLES: usize = 1 << 26;
+
+/// The most GPUs (series) a reader keeps from one trace: a log naming more is not one run's.
+pub const MAX_GPUS: usize = 1 << 16;
+
+/// The most step times a step list keeps: 8 bytes each, 1 GiB.
+pub const MAX_STEPS: usize = 1 << 27;
+
+/// The most memory a step recording's steps may take (the steps, their phases and the
+/// phases' names): 1 GiB.
+pub const MAX_STEP_RECORD_BYTES: usize = 1 << 30;
+
+/// The limits a reader keeps to: the constants above, smaller in tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// [`MAX_SAMPLES`].
+    pub(crate) samples: usize,
+    /// [`MAX_GPUS`].
+    pub(crate) gpus: usize,
+    /// [`MAX_STEPS`].
+    pub(crate) steps: usize,
+    /// [`MAX_STEP_RECORD_BYTES`].
+    pub(crate) record_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            samples: MAX_SAMPLES,
+            gpus: MAX_GPUS,
+            steps: MAX_STEPS,
+            record_bytes: MAX_STEP_RECORD_BYTES,
+        }
+    }
+}
+
+/// [`TraceError::TooLarge`]: more than `what` (`67108864 samples`), which take `bytes`.
+pub(crate) fn too_large(path: &Path, line: usize, what: String, bytes: usize) -> TraceError {
+    TraceError::TooLarge {
+        path: path.to_owned(),
+        line,
+        what,
+        memory: format!("{} MiB", bytes >> 20),
+    }
+}
+
 /// Collects samples into one series per GPU.
 #[derive(Debug, Default)]
 pub(crate) struct SeriesBuilder {
@@ -361,11 +419,19 @@ pub(crate) struct SeriesBuilder {
     small: Vec<u32>,
     large: HashMap<u32, usize>,
     rows: usize,
+    limits: Limits,
 }
 
 const SMALL_INDEX: u32 = 4096;
 
 impl SeriesBuilder {
+    pub(crate) fn with_limits(limits: Limits) -> Self {
+        SeriesBuilder {
+            limits,
+            ..Self::default()
+        }
+    }
+
     /// The position of `gpu`'s series, created on first use.
     #[inline]
     pub(crate) fn slot(&mut self, gpu: u32) -> usize {
@@ -399,6 +465,25 @@ impl SeriesBuilder {
         });
         self.seen.push(0);
         self.gpus.len() - 1
+    }
+
+    /// Whether one more row fits: [`MAX_SAMPLES`] samples kept and [`MAX_GPUS`] series at
+    /// most (by default). Call before [`slot`](Self::slot) for the row's GPU.
+    pub(crate) fn room(&self, path: &Path, line: usize) -> Result<(), TraceError> {
+        let Limits { samples, gpus, .. } = self.limits;
+        if self.rows >= samples {
+            return Err(too_large(
+                path,
+                line,
+                format!("{samples} samples"),
+                samples * 16,
+            ));
+        }
+        if self.gpus.len() > gpus {
+            // A series and its index entry: about 100 bytes, before any sample.
+            return Err(too_large(path, line, format!("{gpus} GPUs"), gpus * 100));
+        }
+        Ok(())
     }
 
     /// Counts a row of the GPU at `slot` and returns its row number (from 0).
@@ -666,5 +751,85 @@ mod tests {
             serde_json::to_string(&TraceFormat::NvidiaSmiCsv).unwrap(),
             "\"nvidia_smi_csv\""
         );
+    }
+
+    /// Every reader stops at its limit with one error naming the file and the first line
+    /// over it, so memory stays bounded however large the file (the limits are small here;
+    /// the real ones are the `MAX_*` constants).
+    #[test]
+    fn readers_stop_at_what_they_keep() {
+        use crate::jsonl::{GpuSample, Header, JsonlWriter, Record};
+        use crate::phase_steps::{Meta, StepRecord};
+        let limits = Limits {
+            samples: 3,
+            gpus: 2,
+            steps: 3,
+            record_bytes: 500,
+        };
+        let path = Path::new("big.log");
+        let full = |e: TraceError, line: usize| {
+            assert!(
+                matches!(e, TraceError::TooLarge { line: l, .. } if l == line),
+                "{e:?}"
+            );
+            e.to_string()
+        };
+        // nvidia-smi: the fourth sample (line 5, after the header) is one too many, also
+        // for a read that skips bad lines.
+        let mut log = "timestamp, index, utilization.gpu [%]\n".to_owned();
+        for s in 0..6 {
+            log.push_str(&format!("2026/11/21 10:00:0{s}.000, 0, 45 %\n"));
+        }
+        let e = crate::nvsmi::read_with(log.as_bytes(), path, &mut Err, limits).unwrap_err();
+        assert_eq!(
+            full(e, 5),
+            "`big.log` line 5: more than 3 samples, the most gpufeed keeps from one trace (0 \
+             MiB in memory); cut the file into parts (the hours you want to look at) and pass one"
+        );
+        let e = crate::nvsmi::read_with(log.as_bytes(), path, &mut |_| Ok(()), limits);
+        full(e.unwrap_err(), 5);
+        // Rows of new GPUs, with no value kept: the series are counted.
+        let gpus = "index, utilization.gpu [%]\n0, [N/A]\n1, [N/A]\n2, [N/A]\n3, [N/A]\n";
+        let e = crate::nvsmi::read_with(gpus.as_bytes(), path, &mut Err, limits).unwrap_err();
+        assert!(full(e, 5).contains("more than 2 GPUs"));
+        // A JSONL recording: header, then one sample a line.
+        let header = Header::new("2026-11-21T10:00:00Z", 100, "test");
+        let mut w = JsonlWriter::new(Vec::new(), &header).unwrap();
+        for s in 0..5 {
+            let sample = GpuSample {
+                util: Some(37.0),
+                ..GpuSample::new(f64::from(s), 0)
+            };
+            w.write(&Record::Gpu(sample)).unwrap();
+        }
+        let bytes = w.into_inner();
+        let e = crate::jsonl::read_util_with(bytes.as_slice(), path, limits).unwrap_err();
+        full(e, 5);
+        // A step list.
+        let e = crate::steps::read_with("1\n2\n3\n4\n5\n".as_bytes(), path, 3).unwrap_err();
+        assert!(full(e, 4).contains("more than 3 step times"));
+        // A step recording: the steps and their phases' names are counted.
+        let meta = Meta {
+            source: "test".into(),
+            sync: true,
+            warmup: 0,
+            batch_size: None,
+        };
+        let step = StepRecord {
+            total_ms: 10.0,
+            phases: vec![("data_wait".into(), 1.0), ("forward".into(), 8.5)],
+            items: None,
+        };
+        let mut file = Vec::new();
+        crate::phase_steps::write(&mut file, &meta, &vec![step; 10]).unwrap();
+        let e = crate::phase_steps::read_with(file.as_slice(), path, 500).unwrap_err();
+        // About 130 bytes a step: three fit, the fourth (line 5, after the header) does not.
+        let message = full(e, 5);
+        assert!(message.contains("more than 3 steps"), "{message}");
+        // Under the limits, the same inputs read.
+        let roomy = Limits::default();
+        assert!(crate::nvsmi::read_with(log.as_bytes(), path, &mut Err, roomy).is_ok());
+        assert!(crate::jsonl::read_util_with(bytes.as_slice(), path, roomy).is_ok());
+        assert!(crate::phase_steps::read_with(file.as_slice(), path, 1 << 20).is_ok());
     }
 }

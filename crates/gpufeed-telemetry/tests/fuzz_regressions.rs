@@ -135,3 +135,59 @@ fn long_log_streams_in_bounded_memory() {
         );
     }
 }
+
+/// A 10 GiB nvidia-smi log, streamed from memory (no disk): rows without a value are read
+/// to the end in a few MiB; rows with one are kept up to `trace::MAX_SAMPLES` (16 bytes
+/// each), then the read stops with one error naming the line, so resident memory is
+/// bounded by the limit, not by the file. Minutes in a debug build: run in release with
+/// `cargo test --release -p gpufeed-telemetry --test fuzz_regressions -- --ignored
+/// --nocapture`. The README's table has the figures.
+#[test]
+#[ignore = "reads 10 GiB; about a minute in release"]
+fn ten_gib_log_in_bounded_memory() {
+    use gpufeed_telemetry::trace::MAX_SAMPLES;
+    let head = b"timestamp, index, utilization.gpu [%], memory.used [MiB]\n";
+    let na = b"2026/11/21 10:00:00.100, 0, [N/A], 1234 MiB\n";
+    // Whole rows, 10 GiB at most.
+    let len = head.len() as u64 + (10 * GB - head.len() as u64) / na.len() as u64 * na.len() as u64;
+    let mut input = BufReader::with_capacity(256 << 10, Repeat::new(head, na, len));
+    let start = std::time::Instant::now();
+    let (result, growth) =
+        memory::peak_growth(|| read_trace_from(&mut input, Path::new("10g.csv"), None));
+    assert_eq!(input.get_ref().pos, len, "the whole log was read");
+    assert!(
+        matches!(result, Err(TraceError::NoSamples { .. })),
+        "{result:?}"
+    );
+    eprintln!(
+        "{len} bytes of [N/A] rows: read to the end in {:.0?}, peak resident memory +{growth:?} bytes",
+        start.elapsed()
+    );
+    if let Some(growth) = growth {
+        assert!(growth < 8 * MIB, "peak resident memory grew {growth} bytes");
+    }
+    let row = b"2026/11/21 10:00:00.100, 0, 45 %, 1234 MiB\n";
+    let mut input = BufReader::with_capacity(256 << 10, Repeat::new(head, row, 10 * GB));
+    let start = std::time::Instant::now();
+    let (result, growth) =
+        memory::peak_growth(|| read_trace_from(&mut input, Path::new("10g.csv"), None));
+    let consumed = input.get_ref().pos;
+    let e = result.expect_err("more samples than the limit");
+    let line = MAX_SAMPLES + 2;
+    assert!(
+        matches!(e, TraceError::TooLarge { line: l, .. } if l == line),
+        "{e}"
+    );
+    eprintln!(
+        "10 GiB of rows with a value: stopped after {consumed} bytes in {:.0?}: {e}; peak \
+         resident memory +{growth:?} bytes",
+        start.elapsed()
+    );
+    if let Some(growth) = growth {
+        // The samples kept, and the vectors' doubling: at most 2 x 16 bytes a sample.
+        assert!(
+            growth < 32 * MAX_SAMPLES as u64 + 64 * MIB,
+            "{growth} bytes"
+        );
+    }
+}
