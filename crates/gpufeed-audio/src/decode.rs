@@ -111,6 +111,35 @@ pub struct Audio {
     pub info: AudioInfo,
 }
 
+/// The largest audio file read (it is read whole): 512 MiB, four times 16-bit PCM of
+/// [`MAX_SAMPLES`] samples.
+pub const MAX_AUDIO_FILE_BYTES: u64 = 1 << 29;
+
+/// The most samples one file may decode to, all channels together, and the most a clip may
+/// have after resampling: 2^26 (256 MiB of `f32`), 23 minutes of 48 kHz mono. A training
+/// clip is seconds long; the limit keeps a decompression bomb (a 28 KB FLAC of constant
+/// blocks claims 131 million samples) from taking gigabytes.
+pub const MAX_SAMPLES: usize = 1 << 26;
+
+/// Why a file decoding to more than [`MAX_SAMPLES`] samples is refused, with what that is
+/// at its rate: `decodes to more than 67108864 samples (23.3 minutes at 48000 Hz, 1
+/// channel)`.
+fn over_samples(rate: u32, channels: usize) -> String {
+    let at = if rate > 0 && channels > 0 {
+        #[allow(clippy::cast_precision_loss)] // a duration in words
+        let minutes = MAX_SAMPLES as f64 / (f64::from(rate) * channels as f64) / 60.0;
+        format!(
+            " ({minutes:.1} minutes at {rate} Hz, {channels} channel{})",
+            if channels == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "it decodes to more than {MAX_SAMPLES} samples{at}, the most gpufeed decodes from one file"
+    )
+}
+
 /// Opens `path` for reading: [`AudioError::NotFound`] or [`AudioError::Io`] on failure.
 pub(crate) fn open(path: &Path) -> Result<std::fs::File, AudioError> {
     // std rather than fs-err: the OS reason is kept whole in `AudioError::Io`, which names
@@ -137,12 +166,27 @@ pub(crate) fn open(path: &Path) -> Result<std::fs::File, AudioError> {
 /// [`AudioError::NotFound`] or [`AudioError::Io`] when the file cannot be read, and every
 /// error of [`decode_bytes`].
 pub fn load(path: &Path, target_rate: u32) -> Result<Audio, AudioError> {
-    let mut file = open(path)?;
-    // Sized from the metadata so the read does not grow (and copy) the buffer repeatedly.
-    let size = file.metadata().map_or(0, |m| m.len() as usize);
-    let mut bytes = Vec::with_capacity(size.saturating_add(1));
-    file.read_to_end(&mut bytes)
+    let file = open(path)?;
+    let too_long = |size: String| AudioError::TooLong {
+        path: path.to_path_buf(),
+        reason: format!(
+            "the file is {size}, more than the {} MiB gpufeed reads",
+            MAX_AUDIO_FILE_BYTES >> 20
+        ),
+    };
+    let size = file.metadata().map_or(0, |m| m.len());
+    if size > MAX_AUDIO_FILE_BYTES {
+        return Err(too_long(format!("{size} bytes")));
+    }
+    // Sized from the metadata so the read does not grow (and copy) the buffer repeatedly;
+    // at most one byte past the cap, for a file with no size (a pipe, a device).
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.take(MAX_AUDIO_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| AudioError::io("read", path, e))?;
+    if bytes.len() as u64 > MAX_AUDIO_FILE_BYTES {
+        return Err(too_long("larger than that".to_owned()));
+    }
     decode_bytes(&bytes, path, target_rate)
 }
 
@@ -204,6 +248,20 @@ pub fn decode_bytes(
         clipped_samples,
         silence_fraction: silence_fraction(&mono, decoded.rate),
     };
+    let out_frames =
+        (mono.len() as u128 * u128::from(target_rate)).div_ceil(u128::from(decoded.rate));
+    // A rate the resampler refuses (upsampling more than 16x) is its error, said first.
+    let resamplable = target_rate <= decoded.rate.saturating_mul(RESAMPLE_MAX_UPSAMPLE);
+    if resamplable && out_frames > MAX_SAMPLES as u128 {
+        return Err(AudioError::TooLong {
+            path: path.to_path_buf(),
+            reason: format!(
+                "resampled from {} Hz to {target_rate} Hz it would have {out_frames} samples, \
+                 more than the {MAX_SAMPLES} gpufeed keeps of one clip",
+                decoded.rate
+            ),
+        });
+    }
     let samples = if decoded.rate == target_rate {
         mono
     } else {
@@ -589,6 +647,12 @@ fn decode_with_symphonia(
                 )));
             }
             packet_index += 1;
+            if samples.len() + packet.data.len() / 2 > MAX_SAMPLES {
+                return Err(AudioError::TooLong {
+                    path: path.to_path_buf(),
+                    reason: over_samples(rate, channels),
+                });
+            }
             samples.extend(
                 packet
                     .data
@@ -616,6 +680,12 @@ fn decode_with_symphonia(
             )));
         }
         let n = buf.samples_interleaved();
+        if samples.len() + n > MAX_SAMPLES {
+            return Err(AudioError::TooLong {
+                path: path.to_path_buf(),
+                reason: over_samples(rate, channels),
+            });
+        }
         let old = samples.len();
         samples.resize(old + n, 0.0);
         buf.copy_to_slice_interleaved::<f32, _>(&mut samples[old..]);

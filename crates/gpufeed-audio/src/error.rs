@@ -31,6 +31,18 @@ pub enum AudioError {
         error: io::Error,
     },
 
+    /// The file is longer than a training clip can be: larger than
+    /// [`MAX_AUDIO_FILE_BYTES`](crate::decode::MAX_AUDIO_FILE_BYTES), or decoding (or
+    /// resampling) to more than [`MAX_SAMPLES`](crate::decode::MAX_SAMPLES) samples, such as
+    /// a few KB of FLAC that expand to hours of silence.
+    #[error("`{}` is too long for a training clip: {reason}; cut it into clips", path.display())]
+    TooLong {
+        /// The file.
+        path: PathBuf,
+        /// What crossed which limit.
+        reason: String,
+    },
+
     /// The file has 0 bytes.
     #[error("`{}` is empty (0 bytes): expected an audio file", path.display())]
     EmptyFile {

@@ -122,3 +122,113 @@ fn wav_at_one_hertz_is_refused() {
     let audio = decode(&file).0.unwrap();
     assert_eq!(audio.samples.len(), (4000_usize * 22_050).div_ceil(2000));
 }
+
+/// A FLAC of `frames` blocks of 65 535 samples, 16-bit mono at 44.1 kHz, each block one
+/// constant subframe: 14 bytes a block, a decompression ratio of about 18 000.
+fn flac_of_constant_blocks(frames: u32) -> Vec<u8> {
+    fn crc8(data: &[u8]) -> u8 {
+        data.iter().fold(0u8, |mut c, &b| {
+            c ^= b;
+            for _ in 0..8 {
+                c = if c & 0x80 != 0 {
+                    (c << 1) ^ 0x07
+                } else {
+                    c << 1
+                };
+            }
+            c
+        })
+    }
+    fn crc16(data: &[u8]) -> u16 {
+        data.iter().fold(0u16, |mut c, &b| {
+            c ^= u16::from(b) << 8;
+            for _ in 0..8 {
+                c = if c & 0x8000 != 0 {
+                    (c << 1) ^ 0x8005
+                } else {
+                    c << 1
+                };
+            }
+            c
+        })
+    }
+    const BLOCK: u16 = 65_535;
+    let mut f = b"fLaC".to_vec();
+    // STREAMINFO, the last metadata block: block sizes, frame sizes unknown, 44 100 Hz,
+    // 1 channel, 16 bits, total samples unknown, no MD5.
+    f.extend_from_slice(&[0x80, 0, 0, 34]);
+    f.extend_from_slice(&BLOCK.to_be_bytes());
+    f.extend_from_slice(&BLOCK.to_be_bytes());
+    f.extend_from_slice(&[0; 6]);
+    f.extend_from_slice(&((44_100_u64 << 44) | (15 << 36)).to_be_bytes());
+    f.extend_from_slice(&[0; 16]);
+    for i in 0..frames {
+        // Sync, fixed blocks; block size in 16 bits at the end, 44.1 kHz; mono, 16 bits;
+        // the frame number in UTF-8's coding (up to 2^16 here).
+        let mut frame = vec![0xFF, 0xF8, 0x79, 0x08];
+        frame.extend_from_slice(&match i {
+            0..0x80 => vec![i as u8],
+            0x80..0x800 => vec![0xC0 | (i >> 6) as u8, 0x80 | (i & 0x3F) as u8],
+            _ => vec![
+                0xE0 | (i >> 12) as u8,
+                0x80 | ((i >> 6) & 0x3F) as u8,
+                0x80 | (i & 0x3F) as u8,
+            ],
+        });
+        frame.extend_from_slice(&(BLOCK - 1).to_be_bytes());
+        frame.push(crc8(&frame));
+        // One constant subframe: the value 1000.
+        frame.extend_from_slice(&[0x00, 0x03, 0xE8]);
+        let crc = crc16(&frame);
+        frame.extend_from_slice(&crc.to_be_bytes());
+        f.extend_from_slice(&frame);
+    }
+    f
+}
+
+/// A decompression bomb, found by reading the decoder, not by the fuzzer (its inputs are
+/// a few KB, too small to expand past its 2 GiB cap): FLAC blocks of one constant value
+/// take 14 bytes for 65 535 samples. 2 000 of them (28 KB) took 2.4 GB resident and 110 s
+/// in a debug build before the fix; a 1 MB file would decode to 20 GB. Refused once the
+/// samples decoded pass `MAX_SAMPLES`, naming the file, in bounded memory; a short file of
+/// such blocks (a clip of silence) still decodes.
+#[test]
+fn flac_of_constant_blocks_is_a_bomb_refused() {
+    use gpufeed_audio::decode::MAX_SAMPLES;
+    let bomb = flac_of_constant_blocks(2050);
+    assert!(bomb.len() < 30_000, "{}", bomb.len());
+    let (result, growth) =
+        memory::peak_growth(|| decode_bytes(&bomb, Path::new("bomb.flac"), 22_050));
+    let e = result.expect_err("decoded");
+    assert!(matches!(e, AudioError::TooLong { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "`bomb.flac` is too long for a training clip: it decodes to more than {MAX_SAMPLES} \
+             samples (25.4 minutes at 44100 Hz, 1 channel), the most gpufeed decodes from one \
+             file; cut it into clips"
+        )
+    );
+    eprintln!("29 KB FLAC bomb: {e}; peak resident memory +{growth:?} bytes");
+    if let Some(growth) = growth {
+        // The samples decoded up to the limit (256 MiB of f32), and the vector's doubling.
+        assert!(
+            growth < 600 * MIB,
+            "peak resident memory grew {growth} bytes"
+        );
+    }
+    let silence = decode_bytes(&flac_of_constant_blocks(3), Path::new("quiet.flac"), 22_050);
+    assert_eq!(silence.unwrap().source_rate, 44_100);
+    // Resampling is bounded the same way: 6.2 million samples at 2 kHz (12 MB of WAV)
+    // would be 68 million at 22 050 Hz.
+    let samples = vec![100_i16; 6_200_000];
+    let file = wav(2000, 12_400_000, &samples);
+    let e = decode(&file).0.expect_err("resampled");
+    assert!(
+        e.to_string().contains(
+            "resampled from 2000 Hz to 22050 Hz it would have 68355000 samples, more than the \
+             67108864"
+        ),
+        "{e}"
+    );
+}
