@@ -28,6 +28,10 @@
 //! A path to such a file may also be given instead of a folder.
 //!
 //! Audio paths must stay inside the dataset folder: `../../etc/passwd` is refused.
+//!
+//! A manifest is read whole, so its size is capped: [`MAX_MANIFEST_BYTES`] (512 MiB) and
+//! [`MAX_MANIFEST_LINES`] (4 194 304 non-blank lines); past either, [`Dataset::open`] is one
+//! error naming the file (and the line) that says to split the dataset.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -114,7 +118,7 @@ impl Dataset {
                 path: path.to_path_buf(),
             });
         };
-        let bytes = crate::fsx::read(&manifest)?;
+        let bytes = read_capped(&manifest)?;
         let name = manifest
             .file_name()
             .and_then(|n| n.to_str())
@@ -144,6 +148,72 @@ impl Dataset {
     pub fn audio_path(&self, item: &Item) -> PathBuf {
         self.root.join(&item.audio)
     }
+}
+
+/// The largest manifest read: 512 MiB, about 1.8 million LJSpeech lines (`metadata.csv` of
+/// LJSpeech's 24 hours is 3.8 MB). It is read whole, then its lines and utterances are kept:
+/// about three times its size in memory at the cap.
+pub const MAX_MANIFEST_BYTES: u64 = 512 << 20;
+
+/// The most lines (utterances, and lines left out) read from one manifest: short lines
+/// cost more in memory than in the file (an utterance keeps its id, text and path, about 100
+/// bytes before its text), so they are counted as well as bytes.
+pub const MAX_MANIFEST_LINES: usize = 1 << 22;
+
+/// What to do with a manifest over a limit.
+const SPLIT_IT: &str = "split the dataset into folders of their own, each with its manifest";
+
+/// The manifest's bytes: [`DataError::Io`] naming it when it is larger than
+/// [`MAX_MANIFEST_BYTES`] (read no further than one byte past the cap, so a pipe or a device
+/// is refused too), [`DataError::BadLine`] on its first line past [`MAX_MANIFEST_LINES`].
+fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
+    use std::io::Read as _;
+    let too_large = |size: String| {
+        let reason = format!(
+            "the manifest is {size}, more than the {} MiB gpufeed reads; {SPLIT_IT}",
+            MAX_MANIFEST_BYTES >> 20
+        );
+        DataError::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, reason),
+        )
+    };
+    let file = crate::fsx::open(path)?;
+    let len = file.metadata().map_or(0, |m| m.len());
+    if len > MAX_MANIFEST_BYTES {
+        return Err(too_large(format!("{len} bytes")));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DataError::io(path, e))?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(too_large(format!(
+            "more than {} MiB",
+            MAX_MANIFEST_BYTES >> 20
+        )));
+    }
+    if let Some(line) = line_past(&bytes, MAX_MANIFEST_LINES) {
+        return Err(DataError::BadLine {
+            path: path.to_path_buf(),
+            line,
+            reason: format!(
+                "more than {MAX_MANIFEST_LINES} lines, the most gpufeed reads from one \
+                 manifest; {SPLIT_IT}"
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
+/// The number of the first non-blank line after `max` of them, if there is one.
+fn line_past(bytes: &[u8], max: usize) -> Option<usize> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.trim_ascii().is_empty())
+        .nth(max)
+        .map(|(i, _)| i + 1)
 }
 
 /// Lines of a manifest with their numbers, BOM and `\r` removed; invalid UTF-8 lines are
@@ -526,5 +596,25 @@ mod tests {
         assert!(!stays_inside(Path::new("a/../../b.wav")));
         assert!(!stays_inside(Path::new("/etc/passwd")));
         assert!(!stays_inside(Path::new("")));
+    }
+
+    #[test]
+    fn a_manifest_past_the_limits_is_refused() {
+        // Lines: the first non-blank line past the count, blank lines not counted.
+        assert_eq!(line_past(b"a|b\n\nc|d\ne|f\n", 2), Some(4));
+        assert_eq!(line_past(b"a|b\n\nc|d\n", 2), None);
+        let dir = tempfile::tempdir().unwrap();
+        // Bytes: a sparse file one byte over the cap is refused before it is read.
+        let big = dir.path().join("metadata.csv");
+        let file = crate::fsx::create(&big).unwrap();
+        file.set_len(MAX_MANIFEST_BYTES + 1).unwrap();
+        let e = Dataset::open(dir.path(), true).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "metadata.csv`: the manifest is 536870913 bytes, more than the 512 MiB gpufeed \
+                 reads; split the dataset"
+            ),
+            "{e}"
+        );
     }
 }
