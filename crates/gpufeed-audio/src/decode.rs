@@ -502,8 +502,30 @@ fn probe_error(e: SymphoniaError, bytes: &[u8], path: &Path) -> AudioError {
 /// Rejects WAV `fmt ` chunks that symphonia 0.6.1 mishandles: it computes the block size
 /// as `channels * (bits / 8)` in `u16`, which overflows (a panic in debug builds, a wrong
 /// size in release) for absurd channel counts only a damaged header has.
+///
+/// Symphonia's probe reads the first container it finds: at the start of a file that
+/// begins with one, else after any junk or tag (the `audio` fuzzer's find: a `RIFF` header
+/// 101 bytes into a file). So a file that starts with `fLaC` or `OggS` has no WAV header
+/// to check, one that starts with `RIFF` has it there, and any other has every `RIFF` in
+/// it checked.
 fn check_wav_fmt(bytes: &[u8]) -> Result<(), String> {
-    if !(bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WAVE")) {
+    if bytes.starts_with(b"RIFF") {
+        return check_riff_fmt(bytes);
+    }
+    if bytes.starts_with(b"fLaC") || bytes.starts_with(b"OggS") {
+        return Ok(());
+    }
+    let mut from = 0;
+    while let Some(k) = bytes[from..].windows(4).position(|w| w == b"RIFF") {
+        check_riff_fmt(&bytes[from + k..])?;
+        from += k + 1;
+    }
+    Ok(())
+}
+
+/// [`check_wav_fmt`] for a file that starts with `RIFF`.
+fn check_riff_fmt(bytes: &[u8]) -> Result<(), String> {
+    if bytes.get(8..12) != Some(b"WAVE") {
         return Ok(());
     }
     let mut at = 12usize;

@@ -232,3 +232,24 @@ fn flac_of_constant_blocks_is_a_bomb_refused() {
         "{e}"
     );
 }
+
+/// Found by the `audio` fuzz target (its second 10-minute run, after 87 657 inputs): a WAV
+/// header 101 bytes into a file (after junk, which symphonia's probe skips) whose `fmt `
+/// chunk gives 64 785 channels of 16-bit samples. Symphonia multiplies them in `u16`: a
+/// panic with overflow checks (caught by the decoder's last line of defence in gpufeed,
+/// an abort under libFuzzer), a wrong block size without. The header check that refuses such
+/// a chunk at the start of a file now finds it wherever the probe does.
+#[test]
+fn wav_header_after_junk_with_overflowing_channels_is_corrupt() {
+    let path = corpus_dir(env!("CARGO_MANIFEST_DIR"), "audio")
+        .join("regression-riff-after-junk-channel-overflow.bin");
+    let data = fs_err::read(&path).unwrap();
+    audio::run(&data);
+    // The first byte picks the name's extension (2: `.mp3`).
+    let e = decode_bytes(&data[1..], Path::new("junk.mp3"), 22_050).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "`junk.mp3` is corrupt: the WAV header gives 64785 channels of 16-bit samples, more \
+         than a frame can hold"
+    );
+}
