@@ -36,6 +36,20 @@ pub enum Error {
         /// serde_json's message.
         message: String,
     },
+    /// The trace holds more than the reader keeps from one file (see
+    /// [`read::MAX_EVENTS`](crate::read::MAX_EVENTS)): memory stays bounded whatever its size.
+    #[error(
+        "`{path}`: more than {what} by byte {offset}, the most gpufeed keeps from one trace; \
+         profile fewer steps (`torch.profiler.schedule(..., active=N)`) or pass a shorter trace"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset where the limit was crossed (in the decompressed JSON).
+        offset: u64,
+        /// The limit: `33554432 events`, `512 MiB of names`.
+        what: String,
+    },
     /// A folder without any trace file.
     #[error(
         "`{path}` holds no `*.json` or `*.json.gz` trace file\n\nhint: point at the folder \

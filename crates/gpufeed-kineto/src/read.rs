@@ -7,7 +7,9 @@
 //! nesting), and hands each event's bytes to `serde_json::from_slice`, which parses it
 //! into a borrowed [`RawEvent`]. The buffer holds one chunk plus the event being read, so
 //! memory stays flat whatever the file's size, and `.gz` files are decompressed on a second
-//! thread while the first parses.
+//! thread while the first parses. What a read keeps is bounded too: one value of at most
+//! [`MAX_VALUE_BYTES`], [`MAX_EVENTS`] events with a duration and [`MAX_NAME_BYTES`] of
+//! names; past a limit, one error names the file and the byte.
 //!
 //! Why a scanner by hand: serde_json parses either a whole slice (the document in memory:
 //! a 500 MB trace would cost 500 MB before the first event) or an `io::Read` a byte at a
@@ -42,11 +44,78 @@ use crate::error::{Error, Result};
 /// Bytes read at a time.
 const CHUNK: usize = 1 << 20;
 
+/// The longest JSON value read (an event, or a top-level value beside `traceEvents`): a
+/// trace event is a few hundred bytes, so a longer value is a damaged file, and the buffer,
+/// which holds the value being read, stays under this whatever the file.
+pub const MAX_VALUE_BYTES: usize = 64 << 20;
+
+/// The most events with a duration kept from one trace: 48 bytes each, 1.5 GiB. A 500 MB
+/// PyTorch trace holds about 2 million.
+pub const MAX_EVENTS: usize = 1 << 25;
+
+/// The most bytes of names kept from one trace (distinct event names and categories,
+/// process and thread ids and names).
+pub const MAX_NAME_BYTES: usize = 512 << 20;
+
+/// The limits a read keeps to: the constants above, smaller in tests.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    value_bytes: usize,
+    events: usize,
+    name_bytes: usize,
+}
+
+impl Limits {
+    const DEFAULT: Limits = Limits {
+        value_bytes: MAX_VALUE_BYTES,
+        events: MAX_EVENTS,
+        name_bytes: MAX_NAME_BYTES,
+    };
+}
+
+/// The scanner's error for a value longer than its limit, in bytes.
+#[derive(Debug)]
+struct ValueTooLong(usize);
+
+impl fmt::Display for ValueTooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "one JSON value longer than {} bytes (a trace event is a few hundred): the file is \
+             damaged or not a profiler trace",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ValueTooLong {}
+
+/// A scanner's error as this crate's: a value too long is a bad event at `offset`.
+fn scan_error(path: &Path, offset: u64, source: io::Error) -> Error {
+    if let Some(long) = source
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ValueTooLong>())
+    {
+        Error::BadEvent {
+            path: path.to_owned(),
+            offset,
+            message: long.to_string(),
+        }
+    } else {
+        Error::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
 /// Interned strings: event names and categories, ids by first appearance.
 #[derive(Debug, Default, Clone)]
 pub struct Symbols {
     map: FxHashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
+    /// Bytes of the strings, twice each (the list and the map's key).
+    bytes: usize,
 }
 
 impl Symbols {
@@ -58,7 +127,14 @@ impl Symbols {
         let id = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         self.names.push(s.into());
         self.map.insert(s.into(), id);
+        self.bytes += 2 * s.len();
         id
+    }
+
+    /// Bytes the strings take, about.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The id of `s`, if present.
@@ -258,6 +334,8 @@ struct Scan<R> {
     eof: bool,
     /// The input ended with a decompression error of kind `UnexpectedEof` (a cut `.gz`).
     cut: bool,
+    /// The longest value read.
+    max_value: usize,
 }
 
 impl<R: Read> Scan<R> {
@@ -318,7 +396,20 @@ impl<R: Read> Scan<R> {
 
     /// Length of the JSON value starting at `pos` (which is not whitespace); `None` when
     /// the input ends first. Only nesting, strings and escapes are tracked.
+    /// A value longer than `max_value` is an error ([`ValueTooLong`]): the buffer, which
+    /// holds the value being read, grows no further.
     fn value_len(&mut self) -> io::Result<Option<usize>> {
+        match self.scan_value()? {
+            Some(n) if n > self.max_value => Err(self.too_long()),
+            len => Ok(len),
+        }
+    }
+
+    fn too_long(&self) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, ValueTooLong(self.max_value))
+    }
+
+    fn scan_value(&mut self) -> io::Result<Option<usize>> {
         let mut i = 0usize;
         let mut depth = 0usize;
         let mut in_str = false;
@@ -374,6 +465,9 @@ impl<R: Read> Scan<R> {
                     }
                 }
                 i += 1;
+            }
+            if i > self.max_value {
+                return Err(self.too_long());
             }
             if !self.fill()? {
                 // A number at the very end of input is complete; anything else is cut.
@@ -575,6 +669,9 @@ struct Collector {
     str_ids: FxHashMap<Box<str>, u32>,
     /// Elements that look like trace events (`ph` or `ts`): zero means not a trace.
     evented: u64,
+    /// Bytes of the process and thread ids and names kept, beside the symbols'.
+    name_bytes: usize,
+    limits: Limits,
 }
 
 impl Collector {
@@ -586,6 +683,8 @@ impl Collector {
                 next
             }),
             Some(Id::Int(v)) => *self.ids.entry((true, *v)).or_insert_with(|| {
+                // The string, and the two tables' entries.
+                self.name_bytes += 64;
                 self.t.pids.push(v.to_string());
                 next
             }),
@@ -593,6 +692,7 @@ impl Collector {
                 if let Some(&k) = self.str_ids.get(&**s) {
                     return k;
                 }
+                self.name_bytes += 64 + 2 * s.len();
                 self.t.pids.push(s.to_string());
                 self.str_ids.insert((&**s).into(), next);
                 next
@@ -600,7 +700,22 @@ impl Collector {
         }
     }
 
-    fn push(&mut self, e: RawEvent<'_>) {
+    /// Adds an event; `Err` with what crossed a limit ([`MAX_EVENTS`], [`MAX_NAME_BYTES`]).
+    fn push(&mut self, e: RawEvent<'_>) -> std::result::Result<(), String> {
+        self.push_event(e);
+        let Limits {
+            events, name_bytes, ..
+        } = self.limits;
+        if self.t.events.len() > events {
+            return Err(format!("{events} events"));
+        }
+        if self.t.symbols.bytes() + self.name_bytes > name_bytes {
+            return Err(format!("{name_bytes} bytes of names"));
+        }
+        Ok(())
+    }
+
+    fn push_event(&mut self, e: RawEvent<'_>) {
         self.t.elements += 1;
         if e.ph.is_some() || e.ts.is_some() {
             self.evented += 1;
@@ -613,6 +728,7 @@ impl Collector {
             let label = e.args.as_ref().and_then(|a| a.name.as_deref());
             if let (Some(w @ ("process_name" | "thread_name")), Some(label)) = (which, label) {
                 let pid = self.id(e.pid.as_ref());
+                self.name_bytes += label.len();
                 let meta = NameMeta {
                     pid,
                     tid: None,
@@ -665,6 +781,11 @@ impl Collector {
 
 /// Reads a trace from `r`; `path` names it in errors.
 pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
+    read_with(r, path, Limits::DEFAULT)
+}
+
+/// [`read_from`], keeping to `limits`.
+fn read_with(r: impl Read, path: &Path, limits: Limits) -> Result<RawTrace> {
     let mut s = Scan {
         r,
         buf: Vec::with_capacity(2 * CHUNK),
@@ -672,6 +793,7 @@ pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
         base: 0,
         eof: false,
         cut: false,
+        max_value: limits.value_bytes,
     };
     let mut c = Collector {
         t: RawTrace {
@@ -681,6 +803,8 @@ pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
         ids: FxHashMap::default(),
         str_ids: FxHashMap::default(),
         evented: 0,
+        name_bytes: 0,
+        limits,
     };
     let io_err = |source| Error::Io {
         path: path.to_owned(),
@@ -716,7 +840,7 @@ pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
                     }
                     Some(_) => return Err(not_trace("it is not valid JSON")),
                 }
-                let Some(len) = s.value_len().map_err(io_err)? else {
+                let Some(len) = s.value_len().map_err(|e| scan_error(path, s.offset(), e))? else {
                     c.t.truncated_at.get_or_insert(s.offset());
                     break;
                 };
@@ -747,7 +871,7 @@ pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
                     }
                     continue;
                 }
-                let Some(len) = s.value_len().map_err(io_err)? else {
+                let Some(len) = s.value_len().map_err(|e| scan_error(path, s.offset(), e))? else {
                     c.t.truncated_at.get_or_insert(s.offset());
                     break;
                 };
@@ -820,7 +944,7 @@ fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bo
             }
             Some(_) => {}
         }
-        let Some(len) = s.value_len().map_err(io_err)? else {
+        let Some(len) = s.value_len().map_err(|e| scan_error(path, s.offset(), e))? else {
             c.t.truncated_at.get_or_insert(s.offset());
             return Ok(false);
         };
@@ -847,7 +971,11 @@ fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bo
         if let Some(ts) = e.ts.as_mut().filter(|t| t.decimal) {
             ts.value = top_level_number(bytes, b"ts").unwrap_or(ts.value);
         }
-        c.push(e);
+        c.push(e).map_err(|what| Error::TooLarge {
+            path: path.to_owned(),
+            offset: s.offset(),
+            what,
+        })?;
         s.pos += len;
     }
 }
@@ -903,6 +1031,58 @@ mod tests {
 
     fn read(json: &str) -> Result<RawTrace> {
         read_from(json.as_bytes(), Path::new("t.json"))
+    }
+
+    /// What a read keeps is bounded, whatever the file: one value, the events, the names;
+    /// past a limit, one error naming the file and the byte (limits made small here).
+    #[test]
+    fn reads_stop_at_what_they_keep() {
+        let limits = Limits {
+            value_bytes: 1000,
+            events: 3,
+            name_bytes: 200,
+        };
+        let path = Path::new("big.json");
+        let ev = |name: &str| format!(r#"{{"ph":"X","name":"{name}","ts":1,"dur":2}}"#);
+        // An event (or any value) longer than the limit: the scanner stops after it, and
+        // would hold no more than the limit of a 10 GB string.
+        let long = format!(r#"{{"traceEvents":[{}]}}"#, ev(&"a".repeat(5000)));
+        let e = read_with(long.as_bytes(), path, limits)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`big.json`: bad trace event at byte 16: one JSON value longer than 1000 bytes (a \
+             trace event is a few hundred): the file is damaged or not a profiler trace"
+        );
+        let long = format!(
+            r#"{{"deviceProperties":"{}","traceEvents":[]}}"#,
+            "a".repeat(5000)
+        );
+        let e = read_with(long.as_bytes(), path, limits)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at byte 20: one JSON value longer than 1000 bytes"),
+            "{e}"
+        );
+        // Events: the fourth with a duration is one too many.
+        let four = format!("[{}]", [ev("k"), ev("k"), ev("k"), ev("k")].join(","));
+        let e = read_with(four.as_bytes(), path, limits)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("`big.json`: more than 3 events by byte 112, the most gpufeed keeps"),
+            "{e}"
+        );
+        // Names: distinct event names, 2 x 60 bytes each.
+        let names: Vec<String> = (0..3).map(|i| ev(&format!("{i:060}"))).collect();
+        let e = read_with(format!("[{}]", names.join(",")).as_bytes(), path, limits)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("more than 200 bytes of names"), "{e}");
+        // Under the limits, the same files read.
+        assert_eq!(read(&four).unwrap().events.len(), 4);
     }
 
     #[test]
