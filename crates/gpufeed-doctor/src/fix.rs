@@ -171,8 +171,8 @@ fn round(v: &Validation, text: &str, ctx: &Context) -> Round {
                 for f in findings {
                     let why = if rename_parent(&f).is_some() {
                         format!(
-                            "renamed to `{}`, the config would not load: {error}; correct \
-                             the value, then rename the key",
+                            "renamed to `{}`, the config would have a new error: {error}; \
+                             correct the value, then rename the key",
                             edit.replacement
                         )
                     } else {

@@ -72,9 +72,9 @@ fn typo_key_renamed_to_a_key_its_value_fails_is_left_out() {
     let skipped: Vec<&str> = p.skipped.iter().map(|(_, why)| why.as_str()).collect();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     assert!(
-        skipped[0].starts_with("renamed to `shuffle_buffer_multiplier`, the config would not load")
-            && skipped[0]
-                .contains("`data.shuffle_buffer_multiplier` must be a non-negative integer"),
+        skipped[0].starts_with(
+            "renamed to `shuffle_buffer_multiplier`, the config would have a new error: "
+        ) && skipped[0].contains("`data.shuffle_buffer_multiplier` must be a non-negative integer"),
         "{}",
         skipped[0]
     );
