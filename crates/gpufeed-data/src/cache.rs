@@ -967,6 +967,11 @@ impl Cache {
     }
 }
 
+/// The largest cache manifest read (it lists every utterance, about 250 bytes each: a cache
+/// of the most a dataset manifest may hold, 2^22 utterances, is about 1 GB); read at most
+/// one byte past it.
+pub const MAX_CACHE_MANIFEST_BYTES: u64 = 2 << 30;
+
 /// Reads `dir/manifest.json` and checks its format and version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
     let path = dir.join(MANIFEST);
@@ -974,8 +979,13 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
         path: path.clone(),
         reason,
     };
-    let manifest: Manifest =
-        serde_json::from_slice(&fsx::read(&path)?).map_err(|e| corrupt(e.to_string()))?;
+    let bytes = fsx::read_capped(&path, MAX_CACHE_MANIFEST_BYTES)?.map_err(|size| {
+        corrupt(format!(
+            "it is {size}, more than the {} MiB a cache manifest may have",
+            MAX_CACHE_MANIFEST_BYTES >> 20
+        ))
+    })?;
+    let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
     if manifest.format != FORMAT || manifest.version != VERSION {
         return Err(corrupt(format!(
             "format `{}` version {}, this gpufeed reads `{FORMAT}` version {VERSION}",

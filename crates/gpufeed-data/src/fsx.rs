@@ -15,6 +15,26 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, DataError> {
     fs::read(path).map_err(|e| DataError::io(path, e))
 }
 
+/// The bytes of `path`, or, when it has more than `cap`, its size in words (`N bytes`, or
+/// `more than C MiB` for a file whose size is not known before reading: a pipe, a device).
+/// Never reads more than `cap + 1` bytes.
+pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<Result<Vec<u8>, String>, DataError> {
+    use std::io::Read as _;
+    let file = open(path)?;
+    let len = file.metadata().map_or(0, |m| m.len());
+    if len > cap {
+        return Ok(Err(format!("{len} bytes")));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| DataError::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        return Ok(Err(format!("more than {} MiB", cap >> 20)));
+    }
+    Ok(Ok(bytes))
+}
+
 /// `File::open`.
 pub(crate) fn open(path: &Path) -> Result<File, DataError> {
     File::open(path).map_err(|e| DataError::io(path, e))

@@ -167,8 +167,7 @@ const SPLIT_IT: &str = "split the dataset into folders of their own, each with i
 /// [`MAX_MANIFEST_BYTES`] (read no further than one byte past the cap, so a pipe or a device
 /// is refused too), [`DataError::BadLine`] on its first line past [`MAX_MANIFEST_LINES`].
 fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
-    use std::io::Read as _;
-    let too_large = |size: String| {
+    let bytes = crate::fsx::read_capped(path, MAX_MANIFEST_BYTES)?.map_err(|size| {
         let reason = format!(
             "the manifest is {size}, more than the {} MiB gpufeed reads; {SPLIT_IT}",
             MAX_MANIFEST_BYTES >> 20
@@ -177,22 +176,7 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
             path,
             std::io::Error::new(std::io::ErrorKind::InvalidData, reason),
         )
-    };
-    let file = crate::fsx::open(path)?;
-    let len = file.metadata().map_or(0, |m| m.len());
-    if len > MAX_MANIFEST_BYTES {
-        return Err(too_large(format!("{len} bytes")));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(MAX_MANIFEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| DataError::io(path, e))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(too_large(format!(
-            "more than {} MiB",
-            MAX_MANIFEST_BYTES >> 20
-        )));
-    }
+    })?;
     if let Some(line) = line_past(&bytes, MAX_MANIFEST_LINES) {
         return Err(DataError::BadLine {
             path: path.to_path_buf(),

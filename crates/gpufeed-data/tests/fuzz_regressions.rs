@@ -189,3 +189,29 @@ fn shard_outside_the_cache_folder_is_refused() {
         );
     }
 }
+
+/// A cache manifest larger than `MAX_CACHE_MANIFEST_BYTES` (a hostile or damaged cache) is
+/// refused as corrupt before it is read: a sparse file one byte over the cap, in bounded
+/// memory.
+#[test]
+fn cache_manifest_over_the_cap_is_not_read() {
+    use gpufeed_data::cache::MAX_CACHE_MANIFEST_BYTES;
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join(MANIFEST)).unwrap();
+    file.set_len(MAX_CACHE_MANIFEST_BYTES + 1).unwrap();
+    let (result, growth) = memory::peak_growth(|| Cache::open(dir.path()).map(drop));
+    let message = match result {
+        Err(e @ DataError::Corrupt { .. }) => e.to_string(),
+        other => panic!("expected a corrupt manifest, got {other:?}"),
+    };
+    assert!(
+        message.contains(
+            "manifest.json` is not a valid gpufeed cache file: it is 2147483649 bytes, more \
+             than the 2048 MiB a cache manifest may have"
+        ),
+        "{message}"
+    );
+    if let Some(growth) = growth {
+        assert!(growth < MIB, "peak resident memory grew {growth} bytes");
+    }
+}
