@@ -981,7 +981,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
     };
     let bytes = fsx::read_capped(&path, MAX_CACHE_MANIFEST_BYTES)?.map_err(|size| {
         corrupt(format!(
-            "it is {size}, more than the {} MiB a cache manifest may have",
+            "it has {size}, and a cache manifest may have {} MiB at most",
             MAX_CACHE_MANIFEST_BYTES >> 20
         ))
     })?;

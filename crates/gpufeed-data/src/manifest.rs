@@ -169,7 +169,7 @@ const SPLIT_IT: &str = "split the dataset into folders of their own, each with i
 fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
     let bytes = crate::fsx::read_capped(path, MAX_MANIFEST_BYTES)?.map_err(|size| {
         let reason = format!(
-            "the manifest is {size}, more than the {} MiB gpufeed reads; {SPLIT_IT}",
+            "the manifest has {size}, and gpufeed reads {} MiB at most; {SPLIT_IT}",
             MAX_MANIFEST_BYTES >> 20
         );
         DataError::io(
@@ -595,8 +595,8 @@ mod tests {
         let e = Dataset::open(dir.path(), true).unwrap_err().to_string();
         assert!(
             e.contains(
-                "metadata.csv`: the manifest is 536870913 bytes, more than the 512 MiB gpufeed \
-                 reads; split the dataset"
+                "metadata.csv`: the manifest has 536870913 bytes, and gpufeed reads 512 MiB at \
+                 most; split the dataset"
             ),
             "{e}"
         );

@@ -206,8 +206,8 @@ fn cache_manifest_over_the_cap_is_not_read() {
     };
     assert!(
         message.contains(
-            "manifest.json` is not a valid gpufeed cache file: it is 2147483649 bytes, more \
-             than the 2048 MiB a cache manifest may have"
+            "manifest.json` is not a valid gpufeed cache file: it has 2147483649 bytes, and a \
+             cache manifest may have 2048 MiB at most"
         ),
         "{message}"
     );
