@@ -78,12 +78,21 @@ impl<'s> Reader<'s> {
         });
     }
 
-    /// The text of a span as written, on one line and at most 40 characters.
+    /// The text of a span as written, on one line and at most 40 characters; a control
+    /// character is escaped (`\u{10}`), so a message never carries one to the terminal.
     pub fn written(&self, span: Span) -> String {
         let raw = self.text.get(span.byte_start..span.byte_end).unwrap_or("");
         let first = raw.lines().next().unwrap_or("").trim_end();
-        let mut out: String = first.chars().take(40).collect();
-        if out.len() < raw.trim_end().len() {
+        let shown: String = first.chars().take(40).collect();
+        let mut out = String::with_capacity(shown.len());
+        for c in shown.chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        if shown.len() < raw.trim_end().len() {
             out.push('…');
         }
         out

@@ -78,6 +78,8 @@ fn typo_key_renamed_to_a_key_its_value_fails_is_left_out() {
         "{}",
         skipped[0]
     );
+    // The value's control character is escaped, not sent to the terminal.
+    assert!(skipped[0].contains("found `2\\u{10}`"), "{}", skipped[0]);
     assert!(
         skipped[1].contains("`data.enable_xla` must be `true` or `false`, found `NULLtrue`")
             && skipped[1].ends_with("correct the value, then rename the key"),
