@@ -30,7 +30,7 @@ use anyhow::{Context as _, Result, bail};
 use gpufeed_config::Config;
 use gpufeed_config::OverLength as ConfigOverLength;
 pub(crate) use gpufeed_contract::Judged;
-use gpufeed_contract::{self as contract, Breakdown, Cell, Document, Recommendation};
+use gpufeed_contract::{self as contract, Breakdown, Cell, Document, Recommendation, Steps};
 use gpufeed_data::cache::{self, Cache};
 use gpufeed_data::loader::{Loader, LoaderConfig, OverLength, Padding};
 use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, STEP_CV_UNSTABLE};
@@ -38,7 +38,6 @@ use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, STEP_CV_
 use crate::cli::{Format, ProfileDataArgs, ProfileStepArgs};
 use crate::features;
 use crate::printer;
-use crate::trace::StepReport;
 
 pub(crate) mod step_doc;
 pub(crate) mod step_text;
@@ -184,11 +183,11 @@ pub(crate) fn measure(
 
 /// The statistics and verdict of a run with this consumer: of [`judged_of`] its series,
 /// on whole batches (an epoch's short last batch is no cycle).
-fn judge(run: &Run, consumer: Duration) -> Result<(Judged, StepReport)> {
+fn judge(run: &Run, consumer: Duration) -> Result<(Judged, Steps)> {
     let judged = judged_of(consumer);
-    let report =
-        StepReport::of_batches(series(judged, run), &run.items).context("no batch was timed")?;
-    Ok((judged, report))
+    let (analysis, partial) = gpufeed_stats::analyze_batches(series(judged, run), &run.items)
+        .context("no batch was timed")?;
+    Ok((judged, Steps::new(&analysis, partial)))
 }
 
 /// The series a run with this consumer judges: with none, the workers' time per batch
@@ -317,7 +316,7 @@ pub(crate) fn data_profile(args: &ProfileDataArgs) -> Result<DataProfile> {
         samples_per_s: run.samples as f64 / run.elapsed_s,
         bytes_per_s: run.batch_bytes as f64 / run.elapsed_s,
         judged,
-        batches: report.doc.clone(),
+        batches: report,
         breakdown,
         grid,
         recommendation,
@@ -359,15 +358,13 @@ fn benchmark(
             let run = measure(&loader, (2 * w).max(4), 60, consumer)?;
             // Steadiness as the main run judges it: of whole batches, and with no consumer
             // of the workers' time (the waits of several workers cycle by construction).
-            let (judged, _) =
-                gpufeed_stats::analyze_batches(series(judged_of(consumer), &run), &run.items)
-                    .context("no batch was timed")?;
+            let (_, judged) = judge(&run, consumer)?;
             grid.push(Cell {
                 batch_size: b,
                 workers: w,
                 samples_per_s: run.samples as f64 / run.elapsed_s,
                 mean_wait_ms: mean(&run.waits_ms),
-                cv: judged.summary.cv,
+                cv: judged.cv,
             });
         }
     }
