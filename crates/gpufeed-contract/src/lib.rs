@@ -26,12 +26,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub mod data;
+pub mod findings;
 pub mod steps;
 
 pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
     Recommendation,
 };
+pub use findings::{Finding, Findings, Severity};
 pub use steps::{Steps, StepsKind};
 
 /// A `--format json` document.

@@ -25,38 +25,10 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use gpufeed_contract::Findings;
+use serde::Serialize;
 
-/// How much a finding matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; nothing to change unless it applies to you.
-    Info,
-    /// Costs speed or hides a mistake; the run still works.
-    Warning,
-    /// The run fails, gives wrong results, or a setting does not do what it says. Makes the
-    /// command exit with 1.
-    Error,
-}
-
-impl Severity {
-    /// The lowercase name used in every output format.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Info => "info",
-            Self::Warning => "warning",
-            Self::Error => "error",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use gpufeed_contract::Severity;
 
 /// A text edit that resolves a finding: replace `byte_start..byte_end` of the file with
 /// `replacement`. Only findings whose fix is safe to apply mechanically carry one; they are
@@ -71,9 +43,10 @@ pub struct TextEdit {
     pub replacement: String,
 }
 
-/// One finding. Serialises to the object of docs/contract.md: `id`, `severity`,
-/// `message`, `path`, `line`, `column` (`null` when not tied to a place), `evidence`, `fix`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One finding, as the checks build it: the contract's [`gpufeed_contract::Finding`] (`id`,
+/// `severity`, `message`, `path`, `line`, `column`, `evidence`, `fix`), which is what is
+/// written, plus the text edit `validate --fix` applies, or why it would not apply one.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     /// The rule's stable id (`tf-map-sequential`); see the crate docs for the list.
     pub id: &'static str,
@@ -92,8 +65,10 @@ pub struct Finding {
     /// What to change: YAML for a config, code for a lint rule, a command.
     pub fix: String,
     /// The text edit `validate --fix` applies, when the fix is mechanical and safe.
-    #[serde(skip)]
     pub edit: Option<TextEdit>,
+    /// Why `validate --fix` would not apply the finding's edit (which is then `None`), set
+    /// by [`crate::fix::preview`]: the rename would give the key a value it refuses, say.
+    pub not_fixed: Option<String>,
 }
 
 impl Finding {
@@ -110,6 +85,7 @@ impl Finding {
             evidence: String::new(),
             fix: String::new(),
             edit: None,
+            not_fixed: None,
         }
     }
 
@@ -161,6 +137,27 @@ impl Finding {
     }
 }
 
+impl From<&Finding> for gpufeed_contract::Finding {
+    fn from(f: &Finding) -> Self {
+        Self {
+            id: f.id.to_owned(),
+            severity: f.severity,
+            message: f.message.clone(),
+            path: f.path.clone(),
+            line: f.line,
+            column: f.column,
+            evidence: f.evidence.clone(),
+            fix: f.fix.clone(),
+        }
+    }
+}
+
+impl From<Report> for Findings {
+    fn from(r: Report) -> Self {
+        r.document()
+    }
+}
+
 /// Counts of findings by severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counts {
@@ -186,8 +183,10 @@ impl fmt::Display for Counts {
     }
 }
 
-/// The findings of one command: the `findings` JSON document.
+/// The findings of one command. It serialises as the contract's `findings` document
+/// ([`Findings`]).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(into = "Findings")]
 pub struct Report {
     /// Every finding, sorted by file and place.
     pub findings: Vec<Finding>,
@@ -199,6 +198,12 @@ impl Report {
     pub fn new(mut findings: Vec<Finding>) -> Self {
         findings.sort_by(Finding::order);
         Self { findings }
+    }
+
+    /// The `findings` document of these findings.
+    #[must_use]
+    pub fn document(&self) -> Findings {
+        Findings::new(self.findings.iter().map(Into::into).collect())
     }
 
     /// True when any finding has error severity.

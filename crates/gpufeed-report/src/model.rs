@@ -11,6 +11,7 @@
 pub use gpufeed_contract::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, Recommendation, Steps,
 };
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -146,32 +147,32 @@ impl Stage {
     }
 }
 
-/// Severity of a doctor finding: the doctor's own, so that the two cannot drift.
-pub use gpufeed_doctor::Severity;
+/// Severity of a doctor finding: the contract's, as the doctor writes it.
+pub use gpufeed_contract::Severity;
 
 /// One doctor finding: the object of the `findings` document, plus the doctor check it
 /// belongs to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
-    /// The rule's stable id.
-    pub id: String,
-    /// How much it matters.
-    pub severity: Severity,
-    /// What is wrong and why it matters.
-    pub message: String,
-    /// The file, when about one.
-    pub path: Option<String>,
-    /// Line, from 1.
-    pub line: Option<usize>,
-    /// Column, from 1.
-    pub column: Option<usize>,
-    /// What was seen.
-    pub evidence: String,
-    /// What to change.
-    pub fix: String,
+    /// The finding, as `doctor --format json` writes it.
+    #[serde(flatten)]
+    pub finding: gpufeed_contract::Finding,
     /// The doctor check (`GPU`, `Host`, `Storage`, `Frameworks`, `Environment`, `Config`,
     /// `Code`, `Runtime`).
     pub check: String,
+}
+
+impl std::ops::Deref for Finding {
+    type Target = gpufeed_contract::Finding;
+    fn deref(&self) -> &gpufeed_contract::Finding {
+        &self.finding
+    }
+}
+
+impl std::ops::DerefMut for Finding {
+    fn deref_mut(&mut self) -> &mut gpufeed_contract::Finding {
+        &mut self.finding
+    }
 }
 
 /// A storage speed the doctor measured with the page cache bypassed.

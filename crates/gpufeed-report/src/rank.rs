@@ -1146,14 +1146,16 @@ mod tests {
         let t = oscillating();
         let doctor = DoctorSection {
             findings: vec![Finding {
-                id: "file-not-linted".into(),
-                severity: Severity::Error,
-                message: "binary".into(),
-                path: Some("x.bin".into()),
-                line: None,
-                column: None,
-                evidence: String::new(),
-                fix: "pass Python sources".into(),
+                finding: gpufeed_contract::Finding {
+                    id: "file-not-linted".into(),
+                    severity: Severity::Error,
+                    message: "binary".into(),
+                    path: Some("x.bin".into()),
+                    line: None,
+                    column: None,
+                    evidence: String::new(),
+                    fix: "pass Python sources".into(),
+                },
                 check: "Code".into(),
             }],
             ..DoctorSection::default()

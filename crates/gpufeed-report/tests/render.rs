@@ -36,14 +36,16 @@ fn steps(mean: f64, median: f64, verdict: StepVerdict) -> Steps {
 
 fn finding(id: &str, severity: Severity, check: &str, message: &str) -> Finding {
     Finding {
-        id: id.to_owned(),
-        severity,
-        message: message.to_owned(),
-        path: None,
-        line: None,
-        column: None,
-        evidence: String::new(),
-        fix: String::new(),
+        finding: gpufeed_contract::Finding {
+            id: id.to_owned(),
+            severity,
+            message: message.to_owned(),
+            path: None,
+            line: None,
+            column: None,
+            evidence: String::new(),
+            fix: String::new(),
+        },
         check: check.to_owned(),
     }
 }

@@ -438,14 +438,7 @@ fn doctor_section(run: &doctor::DoctorRun) -> DoctorSection {
         .findings
         .iter()
         .map(|f| Finding {
-            id: f.id.to_owned(),
-            severity: f.severity,
-            message: f.message.clone(),
-            path: f.path.clone(),
-            line: f.line,
-            column: f.column,
-            evidence: f.evidence.clone(),
-            fix: f.fix.clone(),
+            finding: f.into(),
             check: Check::of(f.id).map_or_else(|| "Other".to_owned(), |c| c.title().to_owned()),
         })
         .collect();

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use gpufeed_contract::{DataProfile, Document, Steps, schema_of};
+use gpufeed_contract::{DataProfile, Document, Findings, Steps, schema_of};
 
 use crate::cli::SchemaArgs;
 use crate::{fsx, printer};
@@ -39,7 +39,11 @@ fn entry<D: Document>() -> Entry {
 /// Every document with a published schema, by name.
 #[must_use]
 pub fn documents() -> Vec<Entry> {
-    let mut all = vec![entry::<DataProfile>(), entry::<Steps>()];
+    let mut all = vec![
+        entry::<DataProfile>(),
+        entry::<Findings>(),
+        entry::<Steps>(),
+    ];
     all.sort_by_key(|e| e.name);
     all
 }

@@ -13,14 +13,15 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{FindingJson, Run};
+use common::Run;
+use gpufeed_contract::{Finding, Severity};
 
 fn gpufeed(args: &[&str]) -> Run {
     common::gpufeed().args(args).output().unwrap().into()
 }
 
 /// Runs with `--format json`; the whole stdout must be exactly one findings document.
-fn json(args: &[&str]) -> (Option<i32>, Vec<FindingJson>) {
+fn json(args: &[&str]) -> (Option<i32>, Vec<Finding>) {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     let run = gpufeed(&all);
@@ -38,7 +39,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-fn ids(findings: &[FindingJson]) -> BTreeSet<(String, Option<usize>)> {
+fn ids(findings: &[Finding]) -> BTreeSet<(String, Option<usize>)> {
     findings.iter().map(|f| (f.id.clone(), f.line)).collect()
 }
 
@@ -89,7 +90,7 @@ fn validate_myxtts_config() {
         .iter()
         .find(|f| f.id == "text-cap-mismatch")
         .unwrap();
-    assert_eq!(cap.severity, "error");
+    assert_eq!(cap.severity, Severity::Error);
     assert_eq!(cap.column, Some(20));
     assert_eq!(cap.path.as_deref(), Some(s(&path)));
     assert_eq!(cap.fix, "data:\n  max_text_tokens: 200");

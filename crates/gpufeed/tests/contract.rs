@@ -99,13 +99,69 @@ fn validate(name: &str, doc: &Value) {
 }
 
 fn json_of(args: &[&str]) -> Value {
+    json_exiting(args, &[0])
+}
+
+/// The document of a run that exits with one of `codes` (1: findings at error severity).
+fn json_exiting(args: &[&str], codes: &[i32]) -> Value {
     let out = gpufeed().args(args).output().unwrap();
     assert!(
-        out.status.success(),
-        "{args:?}: {}",
+        out.status.code().is_some_and(|c| codes.contains(&c)),
+        "{args:?}: {:?} {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn fixture(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(path)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
+    let config = fixture("../gpufeed-config/tests/fixtures/warnings.yaml");
+    let doc = json_exiting(&["validate", &config, "--format", "json"], &[0, 1]);
+    assert!(!doc["findings"].as_array().unwrap().is_empty(), "{doc}");
+    validate("findings", &doc);
+
+    let code = fixture("../gpufeed-doctor/tests/fixtures/lint");
+    let doc = json_exiting(&["lint", &code, "--format", "json"], &[0, 1]);
+    let findings = doc["findings"].as_array().unwrap();
+    assert!(findings.iter().any(|f| f["line"].is_u64()), "{doc}");
+    validate("findings", &doc);
+
+    // The doctor with a config: machine findings with no place, config findings with one.
+    // No NVML and a fake interpreter, as in tests/doctor.rs.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = gpufeed()
+        .args(["doctor", "--config", &config, "--format", "json"])
+        .env("GPUFEED_NVML_LIB", tmp.path().join("no-libnvidia-ml.so.1"))
+        .env("GPUFEED_PYTHON", common::fake_python(tmp.path()))
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"].is_null())
+    );
+    validate("findings", &doc);
+
+    // A finding with a severity the contract does not know fails.
+    let mut bad = doc;
+    bad["findings"][0]["severity"] = "fatal".into();
+    let schema: Value =
+        serde_json::from_str(&fs_err::read_to_string(schemas_dir().join("findings.json")).unwrap())
+            .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&bad));
 }
 
 #[test]

@@ -14,7 +14,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{FindingJson, Run};
+use common::Run;
+use gpufeed_contract::{Finding, Severity};
 
 /// Runs `gpufeed doctor ARGS` with no NVML, the fake interpreter and a clean environment.
 fn doctor(dir: &Path, args: &[&str]) -> Run {
@@ -35,7 +36,7 @@ fn doctor(dir: &Path, args: &[&str]) -> Run {
 }
 
 /// With `--format json`: exactly one findings document on stdout.
-fn json(dir: &Path, args: &[&str]) -> (Option<i32>, Vec<FindingJson>) {
+fn json(dir: &Path, args: &[&str]) -> (Option<i32>, Vec<Finding>) {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     let run = doctor(dir, &all);
@@ -43,7 +44,7 @@ fn json(dir: &Path, args: &[&str]) -> (Option<i32>, Vec<FindingJson>) {
     (run.code, findings)
 }
 
-fn find<'a>(findings: &'a [FindingJson], id: &str) -> Option<&'a FindingJson> {
+fn find<'a>(findings: &'a [Finding], id: &str) -> Option<&'a Finding> {
     findings.iter().find(|f| f.id == id)
 }
 
@@ -66,7 +67,7 @@ fn json_without_a_gpu_is_one_document_with_the_no_driver_finding() {
     let (code, findings) = json(dir.path(), &[]);
     assert!(matches!(code, Some(0 | 1)), "{code:?}");
     let gpu = find(&findings, "gpu-no-driver").unwrap();
-    assert_eq!(gpu.severity, "info");
+    assert_eq!(gpu.severity, Severity::Info);
     assert!(gpu.message.starts_with("no NVIDIA driver found"), "{gpu:?}");
     assert!(gpu.path.is_none() && gpu.line.is_none() && gpu.column.is_none());
     // One finding for the GPU, none of the GPU rules that need one.
@@ -84,19 +85,16 @@ fn json_without_a_gpu_is_one_document_with_the_no_driver_finding() {
         )
     );
     // Every finding carries the contract's fields; no error on a clean run without input.
+    assert!(findings.iter().all(|f| !f.message.is_empty()));
     assert!(
-        findings.iter().all(|f| !f.message.is_empty()
-            && ["error", "warning", "info"].contains(&f.severity.as_str()))
-    );
-    assert!(
-        findings.iter().all(|f| f.severity != "error"),
+        findings.iter().all(|f| f.severity != Severity::Error),
         "{findings:?}"
     );
     assert_eq!(code, Some(0));
     assert!(
         !findings
             .iter()
-            .any(|f| f.fix.is_empty() && f.severity != "info")
+            .any(|f| f.fix.is_empty() && f.severity != Severity::Info)
     );
 }
 
@@ -137,7 +135,7 @@ fn config_with_an_error_finding_exits_1() {
     let (code, findings) = json(dir.path(), &["--config", config.to_str().unwrap()]);
     assert_eq!(code, Some(1));
     let f = find(&findings, "text-cap-mismatch").unwrap();
-    assert_eq!(f.severity, "error");
+    assert_eq!(f.severity, Severity::Error);
     assert_eq!(f.path.as_deref(), config.to_str());
     assert!(f.line.is_some());
     // A missing config is bad input, not a finding.
@@ -240,7 +238,7 @@ fn a_fake_driver_with_a_lost_gpu_is_an_error_naming_it_and_the_others_are_checke
     assert_eq!(run.code, Some(1), "{run:?}");
     let findings = common::findings(&run);
     let lost = find(&findings, "gpu-unreachable").unwrap();
-    assert_eq!(lost.severity, "error");
+    assert_eq!(lost.severity, Severity::Error);
     assert!(lost.message.starts_with("GPU 2: "), "{lost:?}");
     let names: Vec<&str> = findings
         .iter()

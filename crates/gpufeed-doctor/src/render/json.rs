@@ -29,6 +29,9 @@ mod tests {
         assert_eq!(out.lines().count(), 1);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
         assert_eq!(v["findings"][0]["message"], "m \"q\"");
-        assert_eq!(Json.render(&Report::default()), "{\"findings\":[]}\n");
+        assert_eq!(
+            Json.render(&Report::default()),
+            "{\"schema_version\":1,\"findings\":[]}\n"
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
+use gpufeed_contract::{Document as _, Finding, Findings, Severity};
 use serde::Deserialize;
 
 /// The gpufeed binary under test.
@@ -77,27 +78,6 @@ pub struct GapsJson {
     pub max_s: f64,
 }
 
-/// The `findings` document of `doctor`, `validate` and `lint`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FindingsJson {
-    pub findings: Vec<FindingJson>,
-}
-
-/// One finding.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FindingJson {
-    pub id: String,
-    pub severity: String,
-    pub message: String,
-    pub path: Option<String>,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub evidence: String,
-    pub fix: String,
-}
-
 /// A finished run of the binary.
 #[derive(Debug)]
 pub struct Run {
@@ -119,18 +99,15 @@ impl From<Output> for Run {
 /// The findings of a `--format json` run, whose whole stdout must be exactly one findings
 /// document with well-formed findings: a known severity, a message, a fix for every
 /// error and warning, a line only with a column.
-pub fn findings(run: &Run) -> Vec<FindingJson> {
+pub fn findings(run: &Run) -> Vec<Finding> {
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
-    let doc: FindingsJson =
+    let doc: Findings =
         serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    assert_eq!(doc.schema_version, Findings::VERSION);
     for f in &doc.findings {
-        assert!(
-            matches!(f.severity.as_str(), "error" | "warning" | "info"),
-            "{f:?}"
-        );
         assert!(!f.message.is_empty(), "{f:?}");
         // Every problem carries its fix; an info finding may only report (a summary).
-        assert!(f.severity == "info" || !f.fix.is_empty(), "{f:?}");
+        assert!(f.severity == Severity::Info || !f.fix.is_empty(), "{f:?}");
         assert_eq!(f.line.is_some(), f.column.is_some(), "{f:?}");
     }
     doc.findings
