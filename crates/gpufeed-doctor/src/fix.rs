@@ -133,6 +133,61 @@ pub fn plan(validation: &Validation, ctx: &Context) -> Result<Plan, FixError> {
     })
 }
 
+/// The findings of a validation as `validate` reports them without `--fix`, so that the
+/// report promises only what `--fix` does: a finding whose edit [`plan`] would leave out
+/// loses the edit and says why in [`Finding::not_fixed`] (a typo key whose value the key it
+/// is close to refuses, two keys that would get the same name, a file `--fix` refuses).
+/// A finding that keeps its edit is one `--fix` applies, or one that an edit it applies
+/// resolves (an aliased value fixed once, at its anchor).
+#[must_use]
+pub fn preview(validation: &Validation, ctx: &Context) -> Vec<Finding> {
+    let mut findings = validation.findings.clone();
+    if findings.iter().all(|f| f.edit.is_none()) {
+        return findings;
+    }
+    let plan = match plan(validation, ctx) {
+        Ok(plan) => plan,
+        Err(e) => {
+            let why = match e {
+                FixError::NotParsed { .. } => {
+                    "`--fix` edits only a file that parses; correct the errors first".to_owned()
+                }
+                e => e.to_string(),
+            };
+            for f in findings.iter_mut().filter(|f| f.edit.is_some()) {
+                f.edit = None;
+                f.not_fixed = Some(why.clone());
+            }
+            return findings;
+        }
+    };
+    // The first round works on these very findings, so an applied one is equal to its
+    // original; a later round's are the findings of the edited text, whose places moved.
+    // So they are matched by rule and message, which name the key.
+    let same = |a: &Finding, b: &Finding| a.id == b.id && a.message == b.message;
+    for f in findings.iter_mut().filter(|f| f.edit.is_some()) {
+        if plan.applied.contains(f) {
+            continue;
+        }
+        let why = plan
+            .skipped
+            .iter()
+            .find(|(s, _)| same(s, f))
+            .map(|(_, why)| why.clone())
+            .or_else(|| {
+                plan.remaining
+                    .iter()
+                    .any(|r| same(r, f))
+                    .then(|| "`--fix` leaves it as it is; fix it by hand".to_owned())
+            });
+        if let Some(why) = why {
+            f.edit = None;
+            f.not_fixed = Some(why);
+        }
+    }
+    findings
+}
+
 /// Rounds of fixes at most (each round fixes what the previous one revealed).
 const MAX_ROUNDS: usize = 4;
 
@@ -472,6 +527,50 @@ mod tests {
         assert!(p.remaining.iter().any(|f| f.id == "config-unknown-key"));
         assert!(p.remaining.iter().any(|f| f.id == "text-cap-mismatch"));
         assert!(!plan_of(&p.fixed).changes());
+    }
+
+    /// `validate` without `--fix` says `--fix applies it` only of the edits `--fix` applies;
+    /// of the others, that it does not, and why.
+    #[test]
+    fn preview_says_what_fix_does() {
+        let preview_of = |text: &str| {
+            let v = validate_text(text, Path::new("c.yaml"), &Context::default());
+            preview(&v, &Context::default())
+        };
+        let typo = |findings: &[Finding]| {
+            findings
+                .iter()
+                .find(|f| f.id == "config-unknown-key")
+                .cloned()
+                .unwrap_or_else(|| panic!("no typo finding in {findings:?}"))
+        };
+        // The value is valid for the key it is close to: `--fix` renames it.
+        let f = typo(&preview_of("data:\n  num_worker: 2\n"));
+        assert!(f.edit.is_some() && f.not_fixed.is_none(), "{f:?}");
+        assert_eq!(plan_of("data:\n  num_worker: 2\n").applied, vec![f]);
+        // The value is not: `--fix` leaves the key as it is, and the finding says so.
+        let text = "data:\n  num_worker: 1e-4\n";
+        let f = typo(&preview_of(text));
+        assert!(f.edit.is_none(), "{f:?}");
+        let why = f.not_fixed.unwrap_or_default();
+        assert!(
+            why.starts_with("renamed to `num_workers`, the config would have a new error: ")
+                && why.contains("`data.num_workers`")
+                && why.ends_with("correct the value, then rename the key"),
+            "{why}"
+        );
+        assert!(plan_of(text).applied.is_empty());
+        // Two keys that would get one name: neither is renamed.
+        let both = preview_of("data:\n  num_worker: 1\n  num_workerss: 2\n");
+        assert!(
+            both.iter()
+                .filter(|f| f.id == "config-unknown-key")
+                .all(|f| f.edit.is_none()
+                    && f.not_fixed
+                        .as_deref()
+                        .is_some_and(|w| w.starts_with("two keys"))),
+            "{both:?}"
+        );
     }
 
     #[test]

@@ -26,7 +26,8 @@ impl Renderer for Text {
     }
 }
 
-/// One finding: `place: severity[id] message`, then its evidence and fix, every line
+/// One finding: `place: severity[id] message`, then its evidence and fix (saying whether
+/// `--fix` applies it, and why not when it has an edit `--fix` leaves out), every line
 /// prefixed with `indent`.
 pub(crate) fn finding(out: &mut String, f: &Finding, indent: &str) {
     let _ = write!(out, "{indent}");
@@ -41,6 +42,9 @@ pub(crate) fn finding(out: &mut String, f: &Finding, indent: &str) {
         "fix"
     };
     field(out, indent, label, &f.fix);
+    if let Some(why) = &f.not_fixed {
+        field(out, indent, "--fix does not apply it", why);
+    }
 }
 
 /// `  label: value` on one line, or the label and the value's lines indented below it.
@@ -86,5 +90,19 @@ mod tests {
              1 error, 0 warnings, 1 info\n"
         );
         assert_eq!(Text.render(&Report::default()), "no findings\n");
+    }
+
+    #[test]
+    fn a_fix_that_fix_leaves_out_says_why() {
+        let mut f = Finding::new("c-rule", Severity::Warning, "typo")
+            .at("c.yaml", 2, 3)
+            .fix("rename `a` to `b`");
+        f.not_fixed = Some("renamed to `b`, the config would have a new error".to_owned());
+        assert_eq!(
+            Text.render(&Report::new(vec![f])),
+            "c.yaml:2:3: warning[c-rule] typo\n  fix: rename `a` to `b`\n  \
+             --fix does not apply it: renamed to `b`, the config would have a new error\n\
+             0 errors, 1 warning, 0 infos\n"
+        );
     }
 }
