@@ -28,14 +28,15 @@
 //!   running.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::read::{NO_CAT, RawTrace};
 
 pub use gpufeed_stats::thresholds::KERNEL_WAIT_US;
 
 /// HTA's kernel types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum KernelType {
     /// Compute kernels.
@@ -254,7 +255,7 @@ pub fn round_to(x: f64, decimals: i32) -> f64 {
 }
 
 /// Temporal breakdown of one rank: the contract's `temporal` object.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct Temporal {
     /// From the first GPU event's start to the last one's end, µs.
     pub span_us: f64,
@@ -312,7 +313,7 @@ pub fn temporal(rows: &Rows) -> Option<Temporal> {
 }
 
 /// Idle time of one stream by cause: an entry of the contract's `idle_breakdown`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct StreamIdle {
     /// CUDA stream.
     pub stream: i64,
@@ -392,7 +393,7 @@ pub fn idle_breakdown(rows: &Rows, t: &RawTrace) -> Vec<StreamIdle> {
 }
 
 /// Time with a given set of kernel types running: an entry of HTA's kernel-type table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KernelTypeTime {
     /// `COMPUTATION`, `COMMUNICATION overlapping MEMORY`, ...
     #[serde(rename = "type")]

@@ -9,7 +9,8 @@
 //!   (data loader, host-to-device copies, synchronisations, launch gaps).
 //! - [`verdict`]: input-, transfer-, sync-, launch- or compute-bound, or oscillating, with
 //!   evidence, thresholds and a fix.
-//! - [`report`]: a file or folder of per-rank traces → the `profiler` JSON document, with
+//! - [`report`]: a file or folder of per-rank traces → the `profiler` JSON document ([`Report`],
+//!   a contract document: `schema_version`, its JSON Schema, `gpufeed_contract::Document`), with
 //!   the straggler across ranks.
 //! - [`tf`]: TensorFlow's trace viewer JSON mapped onto the same rows.
 //! - [`synth`]: a generator of traces with known truth, in both formats.
@@ -37,6 +38,7 @@ use std::path::Path;
 
 pub use error::{Error, Result};
 pub use report::{Options, RankReport, Report, TraceFormat, analyze, analyze_path};
+pub use verdict::{Bottleneck, CauseShare};
 
 /// Reads one trace from bytes (a generated one, in tests) and analyses it.
 pub fn analyze_bytes(json: &[u8], name: &Path) -> Result<Report> {

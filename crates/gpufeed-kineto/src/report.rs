@@ -3,20 +3,22 @@
 
 use std::path::{Path, PathBuf};
 
+use gpufeed_contract::Document;
 use gpufeed_stats::outliers::modified_z_scores;
 use gpufeed_stats::thresholds::OUTLIER_MODIFIED_Z;
-use gpufeed_stats::{StepAnalysis, analyze_steps};
-use serde::Serialize;
+use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
 use crate::read::{self, RawTrace};
 use crate::steps::{self, LaunchStats, StepFigures};
 use crate::tf;
-use crate::verdict::{self, Bottleneck, Level, Shares};
+use crate::verdict::{self, Bottleneck, CauseShare, Level, LevelSchema, Shares};
 
 /// Which profiler wrote the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceFormat {
     /// PyTorch profiler (Kineto) Chrome trace.
@@ -35,7 +37,7 @@ pub struct Options {
 }
 
 /// The step series of a rank through gpufeed-stats.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StepSeries {
     /// Steps analysed.
     pub samples: usize,
@@ -52,7 +54,7 @@ pub struct StepSeries {
     /// Autocorrelation at the period.
     pub period_strength: Option<f64>,
     /// gpufeed-stats' verdict on the series: `stable`, `oscillating`, `unstable`.
-    pub series_verdict: &'static str,
+    pub series_verdict: StepVerdict,
 }
 
 impl StepSeries {
@@ -65,13 +67,13 @@ impl StepSeries {
             cv: a.summary.cv,
             period_steps: a.period.map(|p| p.lag),
             period_strength: a.period.map(|p| p.strength),
-            series_verdict: a.verdict.as_str(),
+            series_verdict: a.verdict,
         }
     }
 }
 
 /// Which rows were analysed: HTA's window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Window {
     /// Whether the last ProfilerStep (and what it launched) was left out, as HTA does.
     pub applied: bool,
@@ -84,7 +86,7 @@ pub struct Window {
 }
 
 /// One rank: an entry of the contract's `ranks`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RankReport {
     /// The rank (`distributedInfo.rank`, else 0).
     pub rank: u32,
@@ -111,22 +113,38 @@ pub struct RankReport {
     /// The verdict (`input-bound`, ...); `None` without GPU events or steps.
     pub verdict: Option<Bottleneck>,
     /// Its level.
+    #[schemars(with = "Option<LevelSchema>")]
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
     /// What to try.
     pub fix: Option<String>,
+    /// Every cause at or past its moderate threshold, the largest share of the step first,
+    /// each with its figure and fix (the verdict is the first high one; see
+    /// [`crate::verdict`]).
+    pub causes: Vec<CauseShare>,
     /// Where the file was cut off mid-write, bytes into its JSON.
     pub truncated_at: Option<u64>,
 }
 
+/// What made a rank the straggler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StragglerBy {
+    /// Its mean step time (ms).
+    StepTime,
+    /// Its GPU idle share (percent of the GPU span), when the step times do not single
+    /// out a rank.
+    IdleShare,
+}
+
 /// A rank that holds the others back.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Straggler {
     /// The rank.
     pub rank: u32,
     /// `step_time` or `idle_share`.
-    pub by: &'static str,
+    pub by: StragglerBy,
     /// Its value (ms, or percent of the GPU span).
     pub value: f64,
     /// The median over the ranks.
@@ -135,11 +153,23 @@ pub struct Straggler {
     pub z: f64,
 }
 
-/// The `profiler` JSON document of `gpufeed trace`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Always `profiler`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfilerKind {
+    /// A profiler-trace document.
+    #[default]
+    Profiler,
+}
+
+/// The `profiler` JSON document of `gpufeed trace` (a contract document: see
+/// [`Document`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
+    /// [`Document::VERSION`] of this document.
+    pub schema_version: u32,
     /// Always `profiler`.
-    pub kind: &'static str,
+    pub kind: ProfilerKind,
     /// Which profiler.
     pub format: TraceFormat,
     /// What was read.
@@ -157,6 +187,12 @@ pub struct Report {
     /// Warnings the caller prints once each (cut-off files, duplicate ranks).
     #[serde(skip)]
     pub warnings: Vec<String>,
+}
+
+impl Document for Report {
+    const NAME: &'static str = "profiler";
+    const VERSION: u32 = 1;
+    const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
 
 impl Report {
@@ -342,6 +378,10 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
                 .as_ref()
                 .map(|v| v.evidence.clone())
                 .unwrap_or_default(),
+            causes: judged
+                .as_ref()
+                .map(|v| v.causes.clone())
+                .unwrap_or_default(),
             fix: judged.map(|v| v.fix),
             truncated_at: t.truncated_at,
         });
@@ -359,7 +399,8 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
     });
     let verdict = verdict_rank.and_then(|v| ranks.iter().find(|r| r.rank == v)?.verdict);
     Report {
-        kind: "profiler",
+        schema_version: Report::VERSION,
+        kind: ProfilerKind::Profiler,
         format,
         path: path.display().to_string(),
         kernel_types: hta::kernel_type_totals(&per_rank_types),
@@ -382,7 +423,7 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
     if judged.len() < 3 {
         return None;
     }
-    let pick = |by: &'static str, values: Vec<f64>| -> Option<Straggler> {
+    let pick = |by: StragglerBy, values: Vec<f64>| -> Option<Straggler> {
         let z = modified_z_scores(&values);
         let med = gpufeed_stats::summary::median(&values);
         let (i, &zi) = z.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
@@ -395,7 +436,7 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
         })
     };
     pick(
-        "step_time",
+        StragglerBy::StepTime,
         judged
             .iter()
             .map(|r| r.step_time.as_ref().map_or(0.0, |s| s.mean_ms))
@@ -403,11 +444,55 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
     )
     .or_else(|| {
         pick(
-            "idle_share",
+            StragglerBy::IdleShare,
             judged
                 .iter()
                 .map(|r| r.temporal.map_or(0.0, |t| t.idle_pct))
                 .collect(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Case, generate};
+
+    /// The document as `gpufeed trace --format json` prints it reads back into the same
+    /// value, and its schema pins its version.
+    #[test]
+    fn the_profiler_document_round_trips_and_has_its_schema() {
+        let case = Case::straggler();
+        let traces = (0..case.ranks)
+            .map(|rank| {
+                let name = format!("rank{rank}.json");
+                read::read_from(&generate(&case, rank)[..], Path::new(&name))
+            })
+            .collect::<Result<Vec<_>>>()
+            .unwrap_or_default();
+        let report = analyze(Path::new("run"), traces, Options::default());
+        assert!(report.straggler.is_some() && report.ranks.len() == case.ranks);
+        let json = serde_json::to_string(&report).unwrap_or_default();
+        let back: Report = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        // serde_json reads a float back to within one unit in the last place, so the two
+        // are compared as the JSON values that reader makes of each.
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+        assert_eq!(serde_json::to_value(&back).unwrap_or_default(), value);
+        assert_eq!(back.ranks.len(), report.ranks.len());
+        assert_eq!(value["schema_version"], Report::VERSION);
+        assert_eq!(value["kind"], "profiler");
+        assert_eq!(value["straggler"]["by"], "step_time");
+        let schema = gpufeed_contract::schema_of::<Report>();
+        assert_eq!(
+            schema["properties"]["schema_version"]["const"],
+            Report::VERSION
+        );
+        // Every top-level field is in the schema.
+        for key in value.as_object().map(|o| o.keys()).into_iter().flatten() {
+            assert!(
+                schema["properties"].get(key).is_some(),
+                "`{key}` is not in the schema"
+            );
+        }
+    }
 }

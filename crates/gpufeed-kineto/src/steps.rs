@@ -23,14 +23,15 @@
 //! name (`Memcpy HtoD (Pageable -> Device)`).
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::hta::{CUDA_WORK_CATS, GpuRow, KernelType, Rows, merge};
 use crate::read::RawTrace;
 use gpufeed_stats::thresholds::KERNEL_WAIT_US;
 
 /// One step's figures: an entry of the contract's `steps`.
-#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct StepFigures {
     /// The step number (`ProfilerStep#N`).
     pub step: i64,
@@ -176,7 +177,7 @@ pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
 }
 
 /// Medians the launch-bound evidence quotes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct LaunchStats {
     /// Median duration of a GPU kernel, µs.
     pub kernel_median_us: Option<f64>,

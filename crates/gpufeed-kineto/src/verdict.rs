@@ -20,12 +20,13 @@ use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{
     HOST_STALL_HIGH, HOST_STALL_MODERATE, INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, KERNEL_WAIT_US,
 };
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::steps::{LaunchStats, StepFigures};
 
 /// The bottleneck of a rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Bottleneck {
     /// The GPU waits for the input pipeline.
@@ -65,7 +66,7 @@ impl Bottleneck {
 pub use gpufeed_stats::thresholds::Level;
 
 /// Shares of the step time, over all analysed steps.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
 pub struct Shares {
     /// GPU busy.
     pub gpu_busy: f64,
@@ -127,14 +128,43 @@ pub struct Verdict {
     pub evidence: Vec<String>,
     /// The change to try.
     pub fix: String,
+    /// Every cause at or past its moderate threshold, the largest share first (the verdict
+    /// is one of them, unless it is oscillating or compute-bound).
+    pub causes: Vec<CauseShare>,
+}
+
+/// A cause at or past its moderate threshold: its share of the step time, with the figure
+/// behind it and its fix. `gpufeed analyze` ranks each of them by its share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CauseShare {
+    /// Which cause.
+    pub bottleneck: Bottleneck,
+    /// Its share of the step time, 0..1 (for input- and transfer-bound, data wait plus
+    /// copies: TF Profiler's input time).
+    pub share: f64,
+    /// Past the moderate or the high threshold.
+    #[schemars(with = "LevelSchema")]
+    pub level: Level,
+    /// The figure behind it, with the thresholds.
+    pub evidence: String,
+    /// What to try.
+    pub fix: String,
+}
+
+/// The JSON Schema of [`Level`] (gpufeed-stats' type derives none): `moderate` or `high`.
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub(crate) enum LevelSchema {
+    /// At or above the moderate threshold.
+    Moderate,
+    /// At or above the high threshold.
+    High,
 }
 
 fn pct(x: f64) -> String {
     format!("{:.1} %", 100.0 * x + 0.0)
 }
-
-/// A candidate cause: bottleneck, share, level, evidence, fix.
-type Cause = (Bottleneck, f64, Option<Level>, Vec<String>, String);
 
 /// Judges one rank from its shares, its step series, its launch medians and the number
 /// of syncs per step.
@@ -187,7 +217,7 @@ pub fn judge(
         _ => String::new(),
     };
     let transfer = s.transfer > s.data_wait;
-    let mut causes: Vec<Cause> = Vec::new();
+    let mut causes: Vec<CauseShare> = Vec::new();
     if let Some(l) = Level::of(s.input(), INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) {
         let (b, fix) = if transfer {
             let mut fix = "copies dominate the input time: pin the host memory and copy \
@@ -214,73 +244,79 @@ pub fn judge(
                     .to_owned(),
             )
         };
-        causes.push((b, s.input(), Some(l), vec![input_line.clone()], fix));
+        causes.push(CauseShare {
+            bottleneck: b,
+            share: s.input(),
+            level: l,
+            evidence: input_line.clone(),
+            fix,
+        });
     }
     if let Some(l) = Level::of(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push((
-            Bottleneck::SyncBound,
-            s.sync_wait,
-            Some(l),
-            vec![format!(
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::SyncBound,
+            share: s.sync_wait,
+            level: l,
+            evidence: format!(
                 "the GPU idles {} of the step after the host synchronised with it \
                  ({syncs_per_step:.1} syncs per step; {stall_scale})",
                 pct(s.sync_wait)
-            )],
-            "each synchronisation drains the GPU's queue, which then idles until the host \
+            ),
+            fix: "each synchronisation drains the GPU's queue, which then idles until the host \
              launches new work: drop per-step `.item()`, `.cpu()`, `print(loss)` and \
              `torch.cuda.synchronize()` from the loop (accumulate the loss on the GPU and read \
              it every N steps), and look for data-dependent shapes (`nonzero`, boolean masks)"
                 .to_owned(),
-        ));
+        });
     }
     if let Some(l) = Level::of(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push((
-            Bottleneck::LaunchBound,
-            s.launch_wait,
-            Some(l),
-            vec![format!(
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::LaunchBound,
+            share: s.launch_wait,
+            level: l,
+            evidence: format!(
                 "the GPU idles {} of the step in gaps shorter than {KERNEL_WAIT_US:.0} µs \
                  between kernels ({kernels_per_step:.0} kernels per step{medians}; {stall_scale})",
                 pct(s.launch_wait)
-            )],
-            "the host cannot launch kernels as fast as the GPU runs them: give each kernel \
+            ),
+            fix: "the host cannot launch kernels as fast as the GPU runs them: give each kernel \
              more work (a larger batch), fuse small operations (`torch.compile`, XLA with \
              `jit_compile=True`) or replay the step as a CUDA graph \
              (`torch.compile(mode=\"reduce-overhead\")`)"
                 .to_owned(),
-        ));
+        });
     }
     if let Some(l) = Level::of(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push((
-            Bottleneck::HostBound,
-            s.other_idle,
-            Some(l),
-            vec![format!(
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::HostBound,
+            share: s.other_idle,
+            level: l,
+            evidence: format!(
                 "the GPU idles {} of the step while the host does other work: not fetching \
                  data, copying, synchronising or in short launch gaps ({stall_scale})",
                 pct(s.other_idle)
-            )],
-            "the host, not the GPU, sets the pace: find the CPU work in the idle gaps (the \
+            ),
+            fix: "the host, not the GPU, sets the pace: find the CPU work in the idle gaps (the \
              profiler's CPU ops between the step's kernels: metrics, logging, Python loops, an \
              optimizer or loss on the CPU, waits on other ranks) and move it off the step, \
              batch it every N steps, or overlap it with the GPU's work"
                 .to_owned(),
-        ));
+        });
     }
-    causes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    causes.sort_by(|a, b| b.share.total_cmp(&a.share));
     let oscillating = series.is_some_and(|a| a.verdict == StepVerdict::Oscillating);
-    let pick = |c: &Cause| {
-        let mut evidence = c.3.clone();
-        evidence.push(busy_line.clone());
+    let pick = |c: &CauseShare| {
+        let mut evidence = vec![c.evidence.clone(), busy_line.clone()];
         evidence.extend(period_line.clone());
         Verdict {
-            verdict: c.0,
-            level: c.2,
+            verdict: c.bottleneck,
+            level: Some(c.level),
             evidence,
-            fix: c.4.clone(),
+            fix: c.fix.clone(),
+            causes: causes.clone(),
         }
     };
-    if let Some(c) = causes.iter().find(|c| c.2 == Some(Level::High)) {
+    if let Some(c) = causes.iter().find(|c| c.level == Level::High) {
         return pick(c);
     }
     if oscillating {
@@ -295,6 +331,7 @@ pub fn judge(
                   number of loader workers (each worker's batch arriving at once), the logging \
                   and checkpoint intervals, and any host sync every N steps"
                 .to_owned(),
+            causes,
         };
     }
     if let Some(c) = causes.first() {
@@ -315,6 +352,7 @@ pub fn judge(
               `torch.autocast`/`tf.keras.mixed_precision`, channels-last, fused optimizers, \
               `torch.compile` or XLA), or accept it: the input side is not what limits the run"
             .to_owned(),
+        causes,
     }
 }
 

@@ -79,6 +79,26 @@ fn check(case: &Case) {
     } else {
         assert!(r.straggler.is_none(), "{label}: {:?}", r.straggler);
     }
+    // The verdict's rank lists its cause among `causes` (what `analyze` ranks); a
+    // compute-bound rank lists none.
+    let judged = r
+        .ranks
+        .iter()
+        .find(|x| Some(x.rank) == r.verdict_rank)
+        .unwrap();
+    let listed: Vec<&str> = judged
+        .causes
+        .iter()
+        .map(|c| c.bottleneck.as_str())
+        .collect();
+    match case.expect {
+        "compute-bound" => assert!(listed.is_empty(), "{label}: {listed:?}"),
+        "oscillating" => {}
+        expect => assert!(listed.contains(&expect), "{label}: {listed:?}"),
+    }
+    for w in judged.causes.windows(2) {
+        assert!(w[0].share >= w[1].share, "{label}: largest first");
+    }
     if case.expect == "oscillating" {
         let st = r.ranks[0].step_time.as_ref().unwrap();
         assert_eq!(st.period_steps, case.slow_every.map(|x| x.0), "{label}");

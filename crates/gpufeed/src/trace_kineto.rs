@@ -195,7 +195,7 @@ pub fn render_text(r: &Report) -> String {
         if r.ranks.len() == 1 { "" } else { "s" }
     );
     if let Some(s) = &r.straggler {
-        let what = if s.by == "step_time" {
+        let what = if s.by == gpufeed_kineto::report::StragglerBy::StepTime {
             format!(
                 "mean step {:.1} ms against a median of {:.1} ms",
                 s.value, s.median

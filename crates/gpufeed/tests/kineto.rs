@@ -96,6 +96,12 @@ fn json(path: &Path, extra: &[&str]) -> (Doc, String) {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.trim_end().lines().count(), 1, "one JSON document");
+    // The contract type reads it too, at its version.
+    let typed: gpufeed_kineto::Report = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        typed.schema_version,
+        <gpufeed_kineto::Report as gpufeed_contract::Document>::VERSION
+    );
     (serde_json::from_str(&stdout).unwrap(), stderr)
 }
 
