@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 pub mod data;
 pub mod findings;
 pub mod steps;
+pub mod util;
 
 pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
@@ -35,6 +36,7 @@ pub use data::{
 };
 pub use findings::{Finding, Findings, Severity};
 pub use steps::{Steps, StepsKind};
+pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, Util, UtilKind};
 
 /// A `--format json` document.
 pub trait Document: Serialize + DeserializeOwned + schemars::JsonSchema {

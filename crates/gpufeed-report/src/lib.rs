@@ -14,9 +14,10 @@
 //! Nothing here reads a file, prints or measures.
 //!
 //! ```
-//! use gpufeed_report::model::{GpuUtil, Inputs, Stage, Telemetry, UtilDoc};
+//! use gpufeed_report::model::{GpuUtil, Inputs, Stage, Telemetry, Util};
 //! use gpufeed_report::render::{Markdown, Renderer};
 //! use gpufeed_report::{Collected, Report, UtilSamples};
+//! use gpufeed_stats::UtilVerdict;
 //!
 //! let util: Vec<f64> = (0..600).map(|i| if i % 15 < 7 { 40.0 } else { 2.0 }).collect();
 //! let gpu = GpuUtil {
@@ -26,7 +27,7 @@
 //!     p95: 40.0,
 //!     period_s: Some(1.5),
 //!     period_strength: Some(0.9),
-//!     verdict: "oscillating".into(),
+//!     verdict: UtilVerdict::Oscillating,
 //!     ..GpuUtil::default()
 //! };
 //! let report = Report::build(Collected {
@@ -34,7 +35,7 @@
 //!     telemetry: Some(Telemetry {
 //!         source: "trace".into(),
 //!         file: Some("gpu.csv".into()),
-//!         util: UtilDoc { samples: 600, interval_s: 0.1, gpus: vec![gpu], ..UtilDoc::default() },
+//!         util: Util { samples: 600, interval_s: 0.1, gpus: vec![gpu], ..Util::default() },
 //!     }),
 //!     util: vec![UtilSamples { gpu: 0, interval_s: 0.1, util }],
 //!     ..Collected::new("0.1.0", Inputs::default())
@@ -55,7 +56,8 @@ pub mod series;
 
 pub use model::Report;
 use model::{
-    DataProfile, DoctorSection, Inputs, SCHEMA, Series, Stage, Status, StepDoc, Telemetry,
+    DataProfile, DoctorSection, Inputs, Profiler, SCHEMA, Series, Stage, Status, StepDoc,
+    Telemetry,
 };
 
 /// One GPU's raw utilisation samples, for the plot.
@@ -92,6 +94,8 @@ pub struct Collected {
     pub telemetry: Option<Telemetry>,
     /// The samples behind it.
     pub util: Vec<UtilSamples>,
+    /// The user's profiler trace analysed (`analyze --trace` with one).
+    pub profiler: Option<Profiler>,
 }
 
 impl Collected {
@@ -132,6 +136,7 @@ impl Report {
             data: c.data.as_ref(),
             step: c.step.as_ref(),
             telemetry: c.telemetry.as_ref(),
+            profiler: c.profiler.as_ref(),
             precomputed,
             demo: c.inputs.demo,
             own_config: c.inputs.config.is_some(),
@@ -171,6 +176,7 @@ impl Report {
             profile_data: c.data,
             profile_step: c.step,
             telemetry: c.telemetry,
+            profiler: c.profiler,
             series,
             thresholds,
         }

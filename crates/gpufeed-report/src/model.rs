@@ -1,15 +1,19 @@
 //! The report model: plain serde structs, serialised whole as `report.json`.
 //!
-//! `profile data`'s document and the step statistics are the types of gpufeed-contract,
-//! which their writers build ([`DataProfile`], [`Steps`]). The other stage documents
-//! ([`StepDoc`], [`UtilDoc`]) are still typed views of the JSON documents of
+//! `profile data`'s document, the step statistics, the utilisation analysis and the
+//! findings are the types of gpufeed-contract, which their writers build ([`DataProfile`],
+//! [`Steps`], [`Util`], [`gpufeed_contract::Finding`]). `profile step`'s document
+//! ([`StepDoc`]) is still a typed view of the JSON document of
 //! docs/contract.md (`profile step`, `trace` for utilisation): the fields the ranking and
 //! the renderers read are typed, every other field is kept in `extra`, so a document goes
 //! through the report unchanged. The binary builds them with `serde_json::from_value` from
 //! the commands' own documents; tests build them by hand.
 
+/// The `profiler` document (`gpufeed trace` of a PyTorch or TensorFlow profiler trace).
+pub use gpufeed_kineto::Report as Profiler;
 pub use gpufeed_contract::{
-    Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, Recommendation, Steps,
+    Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Recommendation,
+    Steps, Util,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,6 +47,10 @@ pub struct Report {
     pub profile_step: Option<StepDoc>,
     /// GPU utilisation, from a trace file or sampled live during the step profile.
     pub telemetry: Option<Telemetry>,
+    /// The `profiler` document of the user's PyTorch or TensorFlow profiler trace
+    /// (`analyze --trace` with one): HTA's breakdowns, the steps and the verdict per rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiler: Option<Profiler>,
     /// The series behind the plots.
     pub series: Series,
     /// Every threshold a cause cites, once.
@@ -60,7 +68,8 @@ pub struct Inputs {
     pub config: Option<String>,
     /// The training code linted.
     pub code: Option<String>,
-    /// The utilisation log analysed instead of live telemetry.
+    /// `--trace`: the utilisation log analysed instead of live telemetry, the step
+    /// recording or the profiler trace of the user's own run.
     pub trace: Option<String>,
     /// `--quick`: fewer steps, no benchmark grid.
     pub quick: bool,
@@ -382,62 +391,6 @@ impl StepDoc {
     }
 }
 
-/// Idle gaps of one GPU.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Gaps {
-    /// Number of gaps.
-    pub count: usize,
-    /// Mean length, s.
-    pub mean_s: f64,
-    /// Longest, s.
-    pub max_s: f64,
-}
-
-/// One GPU of the `trace` utilisation document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct GpuUtil {
-    /// GPU index.
-    pub gpu: u32,
-    /// Mean utilisation, %.
-    pub mean: f64,
-    /// Population std.
-    pub std: f64,
-    /// cv.
-    pub cv: f64,
-    /// 5th percentile.
-    pub p5: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// Share of samples idle.
-    pub idle_fraction: f64,
-    /// Share of samples busy.
-    pub busy_fraction: f64,
-    /// Period of an oscillation, s.
-    pub period_s: Option<f64>,
-    /// Autocorrelation at the period.
-    pub period_strength: Option<f64>,
-    /// Idle gaps.
-    pub idle_gaps: Gaps,
-    /// `stable`, `starved`, `oscillating`, `bursty` or `idle`.
-    pub verdict: String,
-}
-
-/// The `trace` utilisation document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UtilDoc {
-    /// Samples over all GPUs.
-    pub samples: usize,
-    /// Sampling interval, s.
-    pub interval_s: f64,
-    /// One entry per GPU.
-    pub gpus: Vec<GpuUtil>,
-    /// Every other field (`kind`).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
 /// GPU utilisation in the report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Telemetry {
@@ -446,7 +399,7 @@ pub struct Telemetry {
     /// The log, for `trace`.
     pub file: Option<String>,
     /// The analysis, as `gpufeed trace --format json` prints it.
-    pub util: UtilDoc,
+    pub util: Util,
 }
 
 /// A series with its autocorrelation, for the batch-time and step-time plots.

@@ -37,12 +37,12 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use gpufeed_stats::StepVerdict;
 use gpufeed_stats::summary::stall_share;
 use gpufeed_stats::thresholds::{
     INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, PERIOD_MIN_STRENGTH, STEP_CV_OSCILLATING,
     STEP_CV_UNSTABLE, SWING_LARGE_PP, TABLE,
 };
+use gpufeed_stats::{StepVerdict, UtilVerdict};
 
 use crate::model::{
     Cause, DataProfile, DoctorSection, GpuUtil, LoaderSettings, Severity, Source, StepDoc,
@@ -358,7 +358,7 @@ fn setting_changes(cur: LoaderSettings, workers: usize, prefetch: usize, batch: 
 fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
     let mut by_verdict: BTreeMap<&str, Vec<&GpuUtil>> = BTreeMap::new();
     for g in &t.util.gpus {
-        if g.verdict != "stable" {
+        if g.verdict != UtilVerdict::Stable {
             by_verdict.entry(g.verdict.as_str()).or_default().push(g);
         }
     }
@@ -917,14 +917,15 @@ fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Finding, Gaps, Steps, UtilDoc};
+    use crate::model::{Finding, Steps, Util};
+    use gpufeed_stats::IdleGaps;
     use serde_json::json;
 
     fn oscillating() -> Telemetry {
         Telemetry {
             source: "trace".into(),
             file: Some("gpu.csv".into()),
-            util: UtilDoc {
+            util: Util {
                 samples: 600,
                 interval_s: 0.1,
                 gpus: vec![GpuUtil {
@@ -936,15 +937,15 @@ mod tests {
                     idle_fraction: 0.467,
                     period_s: Some(1.5),
                     period_strength: Some(0.96),
-                    idle_gaps: Gaps {
+                    idle_gaps: IdleGaps {
                         count: 40,
                         mean_s: 0.7,
                         max_s: 0.7,
                     },
-                    verdict: "oscillating".into(),
+                    verdict: UtilVerdict::Oscillating,
                     ..GpuUtil::default()
                 }],
-                ..UtilDoc::default()
+                ..Util::default()
             },
         }
     }

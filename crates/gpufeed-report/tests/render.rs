@@ -7,12 +7,12 @@
 #![allow(clippy::unwrap_used)]
 
 use gpufeed_report::model::{
-    Breakdown, Cell, DataConfig, DataProfile, DoctorSection, Finding, Gaps, GpuUtil, Inputs,
-    Recommendation, Severity, Stage, StepDoc, Steps, StorageSpeed, Telemetry, UtilDoc,
+    Breakdown, Cell, DataConfig, DataProfile, DoctorSection, Finding, GpuUtil, Inputs,
+    Recommendation, Severity, Stage, StepDoc, Steps, StorageSpeed, Telemetry, Util,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
-use gpufeed_stats::StepVerdict;
+use gpufeed_stats::{IdleGaps, StepVerdict, UtilVerdict};
 use serde_json::json;
 
 fn steps(mean: f64, median: f64, verdict: StepVerdict) -> Steps {
@@ -131,7 +131,7 @@ fn starving() -> Collected {
     let telemetry = Telemetry {
         source: "trace".to_owned(),
         file: Some("gpu.csv".to_owned()),
-        util: UtilDoc {
+        util: Util {
             samples: 600,
             interval_s: 0.1,
             gpus: vec![GpuUtil {
@@ -146,14 +146,14 @@ fn starving() -> Collected {
                 busy_fraction: 0.0,
                 period_s: Some(1.5),
                 period_strength: Some(0.93),
-                idle_gaps: Gaps {
+                idle_gaps: IdleGaps {
                     count: 40,
                     mean_s: 0.8,
                     max_s: 0.8,
                 },
-                verdict: "oscillating".to_owned(),
+                verdict: UtilVerdict::Oscillating,
             }],
-            ..UtilDoc::default()
+            ..Util::default()
         },
     };
     let mut slow = finding(

@@ -33,7 +33,8 @@
 //! assert!((a.period_s.unwrap() - 1.5).abs() < 0.05);
 //! ```
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::periodicity::{Periodicity, detect_period};
 use crate::summary::{Summary, percentile_sorted, summarize};
@@ -43,7 +44,7 @@ use crate::thresholds::{
 };
 
 /// What the utilisation pattern says about the GPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UtilVerdict {
     /// Well fed.
@@ -72,8 +73,15 @@ impl UtilVerdict {
     }
 }
 
+impl std::fmt::Display for UtilVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Idle gaps: runs of consecutive samples below the idle level.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IdleGaps {
     /// Number of gaps.
     pub count: usize,

@@ -54,7 +54,7 @@ use serde::de::DeserializeOwned;
 
 use gpufeed_doctor::doctor::storage::Role;
 use gpufeed_report::model::{
-    DoctorSection, Finding, Inputs, Severity, Stage, StepDoc, StorageSpeed, Telemetry, UtilDoc,
+    DoctorSection, Finding, Inputs, Severity, Stage, StepDoc, StorageSpeed, Telemetry, Util,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
@@ -469,7 +469,7 @@ fn doctor_section(run: &doctor::DoctorRun) -> DoctorSection {
 }
 
 /// The `trace` utilisation document of a trace, and its samples for the plot.
-fn util_report(t: &UtilTrace, path: &Path) -> Result<(UtilDoc, Vec<UtilSamples>)> {
+fn util_report(t: &UtilTrace, path: &Path) -> Result<(Util, Vec<UtilSamples>)> {
     let report = trace::analyze_util_trace(path, t)?;
     let samples = t
         .gpus
@@ -483,7 +483,7 @@ fn util_report(t: &UtilTrace, path: &Path) -> Result<(UtilDoc, Vec<UtilSamples>)
             })
         })
         .collect();
-    Ok((document(&report, "trace")?, samples))
+    Ok((report.document(), samples))
 }
 
 /// Whether `path` is a step recording (its first non-empty line declares

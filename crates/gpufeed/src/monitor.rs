@@ -38,7 +38,7 @@ use gpufeed_telemetry::synthetic::SyntheticSource;
 
 use crate::cli::{Format, MonitorArgs, WatchArgs};
 use crate::printer;
-use report::{HostReport, MonitorReport};
+use report::{MonitorReport, host_report};
 
 /// Seconds of history the live verdict is computed over: 20 cycles of the seeds'
 /// 1.5 s oscillation, and enough for the period detector (lags up to n/2) to see a
@@ -366,7 +366,7 @@ fn end_report(
 ) -> Result<(MonitorReport, Vec<String>)> {
     let interval = sampler.interval();
     let (util, notes) = report::util_report(collector, title, interval)?;
-    let host = HostReport::new(
+    let host = host_report(
         collector.host(),
         &sampler.cost(),
         interval,

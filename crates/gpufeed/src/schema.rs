@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use gpufeed_contract::{DataProfile, Document, Findings, Steps, schema_of};
+use gpufeed_contract::{DataProfile, Document, Findings, Monitor, Steps, Util, schema_of};
 
 use crate::cli::SchemaArgs;
 use crate::{fsx, printer};
@@ -42,7 +42,9 @@ pub fn documents() -> Vec<Entry> {
     let mut all = vec![
         entry::<DataProfile>(),
         entry::<Findings>(),
+        entry::<Monitor>(),
         entry::<Steps>(),
+        entry::<Util>(),
     ];
     all.sort_by_key(|e| e.name);
     all

@@ -19,73 +19,69 @@ use gpufeed_telemetry::trace::{
 };
 use serde::Serialize;
 
-use gpufeed_contract::Steps;
+use gpufeed_contract::{GpuUtil, Steps, Util};
 
 use crate::phase_steps::{self, PhaseStepDoc};
 
-/// Report of one GPU: the per-GPU object of the `util` JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Report of one GPU: the per-GPU object of the `util` document ([`GpuUtil`],
+/// gpufeed-contract) with what the text report and the warnings need besides.
+#[derive(Debug, Clone, PartialEq)]
 pub struct GpuReport {
-    /// GPU index.
-    pub gpu: u32,
-    /// Mean utilisation, percent.
-    pub mean: f64,
-    /// Population standard deviation.
-    pub std: f64,
-    /// Coefficient of variation.
-    pub cv: f64,
-    /// 5th percentile.
-    pub p5: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// Share of samples below the idle level.
-    pub idle_fraction: f64,
-    /// Share of samples at or above the busy level.
-    pub busy_fraction: f64,
-    /// Period of the oscillation in seconds.
-    pub period_s: Option<f64>,
-    /// Autocorrelation at the period.
-    pub period_strength: Option<f64>,
-    /// Idle gaps.
-    pub idle_gaps: gpufeed_stats::IdleGaps,
-    /// Verdict.
-    pub verdict: UtilVerdict,
-    /// The full analysis, for the text report; not part of the JSON contract.
-    #[serde(skip)]
+    /// The GPU's object in the document.
+    pub doc: GpuUtil,
+    /// The full analysis, for the text report.
     pub analysis: UtilAnalysis,
-    /// Samples of this GPU; not part of the JSON contract.
-    #[serde(skip)]
+    /// Samples of this GPU.
     pub samples: usize,
     /// Holes in the log: steps between timestamps longer than [`HOLE_FACTOR`] intervals.
-    /// The analysis treats samples as evenly spaced, so the caller warns about them. Not
-    /// part of the JSON contract.
-    #[serde(skip)]
+    /// The analysis treats samples as evenly spaced, so the caller warns about them.
     pub holes: usize,
+}
+
+impl std::ops::Deref for GpuReport {
+    type Target = GpuUtil;
+    fn deref(&self) -> &GpuUtil {
+        &self.doc
+    }
 }
 
 /// A step between two timestamps longer than this many sampling intervals is a hole in
 /// the log (the logger was paused or the machine was busy), not jitter.
 pub const HOLE_FACTOR: f64 = 5.0;
 
-/// The `util` JSON document.
+/// A utilisation log's analysis. It serialises as the `util` document ([`Util`],
+/// gpufeed-contract).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(into = "Util")]
 pub struct UtilReport {
-    /// Always `util`.
-    pub kind: &'static str,
     /// Samples over all GPUs.
     pub samples: usize,
     /// Sampling interval, seconds (median over the GPUs).
     pub interval_s: f64,
     /// One report per GPU, by index.
     pub gpus: Vec<GpuReport>,
-    /// Where the samples came from; not part of the JSON contract.
-    #[serde(skip)]
+    /// Where the samples came from.
     pub format: TraceFormat,
-    /// Values the reader skipped (`[N/A]`); not part of the JSON contract.
-    #[serde(skip)]
+    /// Values the reader skipped (`[N/A]`).
     pub skipped: usize,
+}
+
+impl UtilReport {
+    /// The `util` document.
+    #[must_use]
+    pub fn document(&self) -> Util {
+        Util::new(
+            self.samples,
+            self.interval_s,
+            self.gpus.iter().map(|g| g.doc.clone()).collect(),
+        )
+    }
+}
+
+impl From<UtilReport> for Util {
+    fn from(r: UtilReport) -> Self {
+        r.document()
+    }
 }
 
 /// The `steps` JSON document ([`Steps`], gpufeed-contract) with the analysis behind it.
@@ -239,19 +235,21 @@ pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> 
         let a = analyze_util(&series.util, interval)
             .with_context(|| format!("`{}`: GPU {} has no samples", path.display(), series.gpu))?;
         gpus.push(GpuReport {
-            gpu: series.gpu,
-            mean: a.summary.mean,
-            std: a.summary.std,
-            cv: a.summary.cv,
-            p5: a.summary.p5,
-            p50: a.summary.median,
-            p95: a.summary.p95,
-            idle_fraction: a.idle_fraction,
-            busy_fraction: a.busy_fraction,
-            period_s: a.period_s,
-            period_strength: a.period.map(|p| p.strength),
-            idle_gaps: a.idle_gaps,
-            verdict: a.verdict,
+            doc: GpuUtil {
+                gpu: series.gpu,
+                mean: a.summary.mean,
+                std: a.summary.std,
+                cv: a.summary.cv,
+                p5: a.summary.p5,
+                p50: a.summary.median,
+                p95: a.summary.p95,
+                idle_fraction: a.idle_fraction,
+                busy_fraction: a.busy_fraction,
+                period_s: a.period_s,
+                period_strength: a.period.map(|p| p.strength),
+                idle_gaps: a.idle_gaps,
+                verdict: a.verdict,
+            },
             analysis: a,
             samples: series.util.len(),
             holes: series
@@ -266,7 +264,6 @@ pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> 
     }
     intervals.sort_unstable_by(f64::total_cmp);
     Ok(UtilReport {
-        kind: "util",
         samples: trace.rows,
         interval_s: gpufeed_stats::summary::percentile_sorted(&intervals, 0.5),
         gpus,

@@ -123,6 +123,46 @@ fn fixture(path: &str) -> String {
 }
 
 #[test]
+fn utilisation_of_trace_monitor_and_watch_validates_against_its_schema() {
+    let log = common::example("nvidia-smi-2gpu.csv");
+    let doc = json_of(&["trace", log.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(doc["gpus"].as_array().unwrap().len(), 2);
+    validate("util", &doc);
+    // A recording too, with the GPU figures of the same contract.
+    let doc = json_of(&[
+        "monitor",
+        "--synthetic",
+        "oscillating",
+        "--speed",
+        "max",
+        "--duration",
+        "20",
+        "--format",
+        "json",
+    ]);
+    assert!(doc["host"].is_object() && doc.get("exit_code").is_none());
+    validate("monitor", &doc);
+    let doc = json_of(&[
+        "watch",
+        "--interval-ms",
+        "50",
+        "--format",
+        "json",
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.3",
+    ]);
+    assert_eq!(doc["exit_code"], 0);
+    validate("monitor", &doc);
+    // `monitor` is not `util`: the host figures are no field of a utilisation log.
+    let schema: Value =
+        serde_json::from_str(&fs_err::read_to_string(schemas_dir().join("util.json")).unwrap())
+            .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+}
+
+#[test]
 fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
     let config = fixture("../gpufeed-config/tests/fixtures/warnings.yaml");
     let doc = json_exiting(&["validate", &config, "--format", "json"], &[0, 1]);

@@ -2,8 +2,8 @@
 //! replayed sources (no GPU needed), the recording round trip, bad input, and `watch`'s
 //! exit codes and signal forwarding with small child programs.
 //!
-//! JSON output is deserialised into structs that mirror docs/contract.md (the `trace`
-//! util document plus `host`, and `exit_code` for `watch`) and reject unknown fields.
+//! JSON output is deserialised into the contract's `monitor` document (gpufeed-contract),
+//! which rejects unknown fields, and `trace`'s into its `util` document.
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -12,56 +12,9 @@ use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
 mod common;
-use common::{GpuJson, UtilJson, example, fake_nvml, gpufeed};
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct MonitorJson {
-    kind: String,
-    samples: usize,
-    interval_s: f64,
-    gpus: Vec<GpuJson>,
-    host: HostJson,
-    exit_code: Option<i32>,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct Stat {
-    mean: f64,
-    p95: f64,
-    max: f64,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct HostJson {
-    samples: usize,
-    cpu_pct: Option<Stat>,
-    iowait_pct: Option<Stat>,
-    busiest_core_pct: Option<Stat>,
-    psi_cpu_some_pct: Option<Stat>,
-    psi_io_some_pct: Option<Stat>,
-    psi_io_full_pct: Option<Stat>,
-    psi_mem_some_pct: Option<Stat>,
-    disk_read_mib_s: Option<Stat>,
-    disk_write_mib_s: Option<Stat>,
-    process_cpu_pct: Option<Stat>,
-    process_cpu_s: Option<f64>,
-    sampler: SamplerJson,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct SamplerJson {
-    ticks: u64,
-    interval_s: f64,
-    poll_us_per_tick: f64,
-    cpu_pct: Option<f64>,
-}
+use common::{example, fake_nvml, gpufeed};
+use gpufeed_contract::{Document as _, Monitor, Util};
 
 /// Runs gpufeed with `args`, expects exit `code`; returns (stdout, stderr).
 fn run(args: &[&str], code: i32) -> (String, String) {
@@ -77,7 +30,7 @@ fn run(args: &[&str], code: i32) -> (String, String) {
 }
 
 /// Runs `gpufeed ARGS --format json`, expects success and one JSON document.
-fn json(args: &[&str]) -> (MonitorJson, String) {
+fn json(args: &[&str]) -> (Monitor, String) {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
     let (stdout, stderr) = run(&all, 0);
@@ -89,7 +42,7 @@ fn json(args: &[&str]) -> (MonitorJson, String) {
     (serde_json::from_str(&stdout).unwrap(), stderr)
 }
 
-fn synthetic(pattern: &str, seconds: &str) -> MonitorJson {
+fn synthetic(pattern: &str, seconds: &str) -> Monitor {
     json(&[
         "monitor",
         "--synthetic",
@@ -112,11 +65,16 @@ fn every_synthetic_pattern_gives_its_verdict() {
         ("idle", "idle"),
     ] {
         let r = synthetic(pattern, "60");
-        assert_eq!(r.kind, "util");
+        assert_eq!(r.schema_version, Monitor::VERSION);
         assert_eq!(r.samples, 601, "{pattern}: 0 to 60 s every 100 ms");
         assert!((r.interval_s - 0.1).abs() < 1e-9);
         assert_eq!(r.gpus.len(), 1);
-        assert_eq!(r.gpus[0].verdict, verdict, "{pattern}: {:?}", r.gpus[0]);
+        assert_eq!(
+            r.gpus[0].verdict.as_str(),
+            verdict,
+            "{pattern}: {:?}",
+            r.gpus[0]
+        );
         assert_eq!(r.exit_code, None, "only watch has an exit code");
         // A virtual-time run reads no host metrics: this machine's now is not the run's.
         assert_eq!(r.host.samples, 0);
@@ -134,7 +92,7 @@ fn the_seeds_oscillation_and_its_parameters() {
     let r = synthetic("oscillating:period=4,low=10,high=80,gpus=2,seed=7", "120");
     assert_eq!(r.gpus.len(), 2);
     for g in &r.gpus {
-        assert_eq!(g.verdict, "oscillating");
+        assert_eq!(g.verdict.as_str(), "oscillating");
         assert!((g.period_s.unwrap() - 4.0).abs() < 0.1, "{g:?}");
     }
     // Deterministic: the same pattern and seed give the same report.
@@ -174,7 +132,7 @@ fn record_then_replay_gives_the_same_analysis() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let traced: UtilJson = serde_json::from_slice(&out.stdout).unwrap();
+    let traced: Util = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(traced.gpus, original.gpus);
     assert_eq!(traced.samples, original.samples);
 
@@ -183,7 +141,7 @@ fn record_then_replay_gives_the_same_analysis() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(replayed.gpus, original.gpus);
     for g in &replayed.gpus {
-        assert_eq!(g.verdict, "oscillating");
+        assert_eq!(g.verdict.as_str(), "oscillating");
     }
 
     // Replayed and recorded again: still the same.
@@ -218,7 +176,7 @@ fn nvidia_smi_log_replays_like_trace() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    let traced: UtilJson = serde_json::from_slice(&out.stdout).unwrap();
+    let traced: Util = serde_json::from_slice(&out.stdout).unwrap();
     let (replayed, _) = json(&[
         "monitor",
         "--replay",
@@ -273,7 +231,7 @@ fn corrupt_line_in_the_middle_is_named_and_the_rest_analysed() {
         "{stderr}"
     );
     assert_eq!(r.samples, 300);
-    assert_eq!(r.gpus[0].verdict, "oscillating");
+    assert_eq!(r.gpus[0].verdict.as_str(), "oscillating");
     // `trace` refuses the same file, naming the line.
     let (_, stderr) = run(&["trace", rec.to_str().unwrap()], 2);
     assert!(stderr.contains("line 57"), "{stderr}");
@@ -360,7 +318,7 @@ fn plain_with_json_keeps_stdout_one_document() {
         "2",
         "--plain",
     ]);
-    assert_eq!(r.gpus[0].verdict, "idle");
+    assert_eq!(r.gpus[0].verdict.as_str(), "idle");
     assert_eq!(stderr.lines().count(), 21, "{stderr}");
 }
 
@@ -378,7 +336,7 @@ fn live_synthetic_run_samples_the_host() {
         "--interval-ms",
         "50",
     ]);
-    assert_eq!(r.gpus[0].verdict, "stable");
+    assert_eq!(r.gpus[0].verdict.as_str(), "stable");
     assert!(r.host.samples >= 10, "{:?}", r.host);
     let cpu = r.host.cpu_pct.unwrap();
     assert!(
@@ -499,12 +457,12 @@ fn watch_returns_the_commands_exit_code() {
                 .unwrap();
             assert_eq!(out.status.code(), Some(code), "{script}");
             (
-                serde_json::from_slice::<MonitorJson>(&out.stdout).unwrap(),
+                serde_json::from_slice::<Monitor>(&out.stdout).unwrap(),
                 out.stderr,
             )
         };
         assert_eq!(report.exit_code, Some(code), "{script}");
-        assert_eq!(report.kind, "util");
+        assert_eq!(report.schema_version, Monitor::VERSION);
     }
 }
 
@@ -544,7 +502,7 @@ fn watch_keeps_the_command_output_off_the_json() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
+    let r: Monitor = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r.exit_code, Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("hello from the command"));
 }
@@ -613,7 +571,7 @@ fn signal_watch(script: &str, signal: &str) -> i32 {
         .unwrap();
     assert!(ok.success());
     let out = child.wait_with_output().unwrap();
-    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
+    let r: Monitor = serde_json::from_slice(&out.stdout).unwrap();
     let code = out.status.code().unwrap();
     assert_eq!(r.exit_code, Some(code));
     code
@@ -707,8 +665,8 @@ fn prometheus_is_scraped_while_a_synthetic_source_runs() {
     assert!(ok.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let r: MonitorJson = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r.gpus[0].verdict, "oscillating");
+    let r: Monitor = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.gpus[0].verdict.as_str(), "oscillating");
 }
 
 #[test]
@@ -771,11 +729,11 @@ fn monitor_samples_a_fake_nvidia_driver() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let r: MonitorJson = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(r.kind, "util");
+    let r: Monitor = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r.schema_version, Monitor::VERSION);
     assert_eq!(r.gpus.len(), 2, "{r:?}");
     let (g0, g1) = (&r.gpus[0], &r.gpus[1]);
-    assert_eq!(g0.verdict, "oscillating", "{g0:?}");
+    assert_eq!(g0.verdict.as_str(), "oscillating", "{g0:?}");
     assert!((g0.period_s.unwrap() - 2.0).abs() < 0.2, "{g0:?}");
     assert_eq!((g0.p5, g0.p95), (5.0, 95.0), "{g0:?}");
     assert_eq!((g1.mean, g1.std), (42.0, 0.0), "{g1:?}");
@@ -837,7 +795,7 @@ fn a_lost_gpu_is_left_out_and_the_others_are_watched() {
         ),
         "{stderr}"
     );
-    let r: MonitorJson = serde_json::from_str(&stdout).unwrap();
+    let r: Monitor = serde_json::from_str(&stdout).unwrap();
     assert_eq!(r.gpus.len(), 2, "{r:?}");
 }
 

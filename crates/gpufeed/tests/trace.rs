@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{UtilJson, example, gpufeed};
+use common::{example, gpufeed};
+use gpufeed_contract::Util;
 
 /// The `steps` document, as its writer defines it (gpufeed-contract).
 use gpufeed_contract::Steps;
@@ -47,8 +48,8 @@ fn trace_json(file: &Path, extra: &[&str]) -> String {
 }
 
 /// Checks the 2-GPU fixture: GPU 0 oscillates 2/40 % every 1.5 s, GPU 1 is well fed.
-fn check_two_gpus(r: &UtilJson) {
-    assert_eq!(r.kind, "util");
+fn check_two_gpus(r: &Util) {
+    assert_eq!(r.schema_version, 1);
     assert_eq!(r.samples, 1200);
     assert!(
         (r.interval_s - 0.1).abs() < 0.005,
@@ -58,7 +59,7 @@ fn check_two_gpus(r: &UtilJson) {
     assert_eq!(r.gpus.len(), 2);
     let g0 = &r.gpus[0];
     assert_eq!(g0.gpu, 0);
-    assert_eq!(g0.verdict, "oscillating");
+    assert_eq!(g0.verdict.as_str(), "oscillating");
     let period = g0.period_s.unwrap();
     assert!((period - 1.5).abs() < 0.15, "period {period}");
     assert!(g0.period_strength.unwrap() > 0.8);
@@ -119,7 +120,7 @@ fn all_util_formats_agree() {
     let a = trace_json(&example("nvidia-smi-2gpu.csv"), &[]);
     let b = trace_json(&fixture("nvsmi_noheader_nounits.csv"), &[]);
     let c = trace_json(&fixture("recording.jsonl"), &[]);
-    let (a, b, c): (UtilJson, UtilJson, UtilJson) = (
+    let (a, b, c): (Util, Util, Util) = (
         serde_json::from_str(&a).unwrap(),
         serde_json::from_str(&b).unwrap(),
         serde_json::from_str(&c).unwrap(),

@@ -183,7 +183,7 @@ fn telemetry(o: &mut String, r: &Report) {
             o,
             "| {} | {} | {:.1} % | {:.0} % | {:.0} % | {:.0} % | {} | {} (longest {}) | {period} |",
             g.gpu,
-            cell(&g.verdict),
+            cell(g.verdict.as_str()),
             g.mean,
             g.p5,
             g.p50,

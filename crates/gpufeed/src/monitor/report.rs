@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
+use gpufeed_contract::{Host, Monitor, Sampler, Stat};
 use gpufeed_stats::summarize;
 use gpufeed_telemetry::jsonl::HostSample;
 use gpufeed_telemetry::sampler::{Collector, SamplerCost};
@@ -16,75 +17,23 @@ use serde::Serialize;
 
 use crate::trace::{TraceReport, UtilReport, analyze_util_trace, render_text};
 
-/// The JSON document of `monitor --format json` and `watch --format json`.
+/// The end report of `monitor` and `watch`. It serialises as the `monitor` document
+/// ([`Monitor`], gpufeed-contract).
 #[derive(Debug, Clone, Serialize)]
+#[serde(into = "Monitor")]
 pub struct MonitorReport {
     /// The `trace --kind util` report of the whole run.
-    #[serde(flatten)]
     pub util: UtilReport,
     /// Host figures over the run.
-    pub host: HostReport,
+    pub host: Host,
     /// `watch`: the command's exit code (128 + N when signal N killed it).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
 }
 
-/// Mean, 95th percentile and maximum of a host series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Stat {
-    /// Mean.
-    pub mean: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// Maximum.
-    pub max: f64,
-}
-
-/// Host figures over a run; a series the host did not give is `null`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HostReport {
-    /// Host samples.
-    pub samples: usize,
-    /// CPU busy, % of all CPU time.
-    pub cpu_pct: Option<Stat>,
-    /// CPU waiting for I/O, % of all CPU time.
-    pub iowait_pct: Option<Stat>,
-    /// The busiest core's busy %, per sample: near 100 while `cpu_pct` is low means one
-    /// thread (a single-process loader, the GIL) is the limit.
-    pub busiest_core_pct: Option<Stat>,
-    /// PSI `cpu some`, % of wall time.
-    pub psi_cpu_some_pct: Option<Stat>,
-    /// PSI `io some`, % of wall time.
-    pub psi_io_some_pct: Option<Stat>,
-    /// PSI `io full`, % of wall time.
-    pub psi_io_full_pct: Option<Stat>,
-    /// PSI `memory some`, % of wall time.
-    pub psi_mem_some_pct: Option<Stat>,
-    /// Disk reads, MiB/s.
-    pub disk_read_mib_s: Option<Stat>,
-    /// Disk writes, MiB/s.
-    pub disk_write_mib_s: Option<Stat>,
-    /// `watch`: CPU of the command's process tree, % of one core.
-    pub process_cpu_pct: Option<Stat>,
-    /// `watch`: CPU time of the command's process tree over the run, seconds.
-    pub process_cpu_s: Option<f64>,
-    /// The sampler's own cost.
-    pub sampler: SamplerReport,
-}
-
-/// What sampling cost.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SamplerReport {
-    /// Ticks.
-    pub ticks: u64,
-    /// Interval asked for, seconds.
-    pub interval_s: f64,
-    /// Mean CPU time of one poll of every source, microseconds.
-    pub poll_us_per_tick: f64,
-    /// CPU time of gpufeed's sampling thread (polls, analysis, display, recording) as a %
-    /// of one core over the run; `null` on a virtual clock or a run shorter than a second,
-    /// where start-up would dominate.
-    pub cpu_pct: Option<f64>,
+impl From<MonitorReport> for Monitor {
+    fn from(r: MonitorReport) -> Self {
+        Monitor::new(r.util.document(), r.host, r.exit_code)
+    }
 }
 
 fn stat(values: &[f64]) -> Option<Stat> {
@@ -104,42 +53,40 @@ fn series(host: &[HostSample], f: impl Fn(&HostSample) -> Option<f64>) -> Option
     stat(&v)
 }
 
-impl HostReport {
-    /// Summarises the host samples of a run.
-    #[must_use]
-    pub fn new(host: &[HostSample], cost: &SamplerCost, interval_s: f64, real: bool) -> Self {
-        let process_cpu_s = host
-            .windows(2)
-            .filter_map(|w| Some(w[1].host.proc_cpu_pct? / 100.0 * (w[1].t - w[0].t)))
-            .reduce(|a, b| a + b);
-        HostReport {
-            samples: host.len(),
-            cpu_pct: series(host, |h| h.host.cpu_pct),
-            iowait_pct: series(host, |h| h.host.iowait_pct),
-            busiest_core_pct: series(host, |h| {
-                h.host
-                    .cpu_cores_pct
-                    .as_ref()?
-                    .iter()
-                    .copied()
-                    .reduce(f64::max)
-            }),
-            psi_cpu_some_pct: series(host, |h| h.host.psi_cpu_some_pct),
-            psi_io_some_pct: series(host, |h| h.host.psi_io_some_pct),
-            psi_io_full_pct: series(host, |h| h.host.psi_io_full_pct),
-            psi_mem_some_pct: series(host, |h| h.host.psi_mem_some_pct),
-            disk_read_mib_s: series(host, |h| h.host.disk_read_mib_s),
-            disk_write_mib_s: series(host, |h| h.host.disk_write_mib_s),
-            process_cpu_pct: series(host, |h| h.host.proc_cpu_pct),
-            process_cpu_s,
-            sampler: SamplerReport {
-                ticks: cost.ticks,
-                interval_s,
-                poll_us_per_tick: cost.poll_us_per_tick(),
-                cpu_pct: (real && cost.elapsed_s >= 1.0)
-                    .then(|| cost.thread_cpu_s / cost.elapsed_s * 100.0),
-            },
-        }
+/// Summarises the host samples of a run.
+#[must_use]
+pub fn host_report(host: &[HostSample], cost: &SamplerCost, interval_s: f64, real: bool) -> Host {
+    let process_cpu_s = host
+        .windows(2)
+        .filter_map(|w| Some(w[1].host.proc_cpu_pct? / 100.0 * (w[1].t - w[0].t)))
+        .reduce(|a, b| a + b);
+    Host {
+        samples: host.len(),
+        cpu_pct: series(host, |h| h.host.cpu_pct),
+        iowait_pct: series(host, |h| h.host.iowait_pct),
+        busiest_core_pct: series(host, |h| {
+            h.host
+                .cpu_cores_pct
+                .as_ref()?
+                .iter()
+                .copied()
+                .reduce(f64::max)
+        }),
+        psi_cpu_some_pct: series(host, |h| h.host.psi_cpu_some_pct),
+        psi_io_some_pct: series(host, |h| h.host.psi_io_some_pct),
+        psi_io_full_pct: series(host, |h| h.host.psi_io_full_pct),
+        psi_mem_some_pct: series(host, |h| h.host.psi_mem_some_pct),
+        disk_read_mib_s: series(host, |h| h.host.disk_read_mib_s),
+        disk_write_mib_s: series(host, |h| h.host.disk_write_mib_s),
+        process_cpu_pct: series(host, |h| h.host.proc_cpu_pct),
+        process_cpu_s,
+        sampler: Sampler {
+            ticks: cost.ticks,
+            interval_s,
+            poll_us_per_tick: cost.poll_us_per_tick(),
+            cpu_pct: (real && cost.elapsed_s >= 1.0)
+                .then(|| cost.thread_cpu_s / cost.elapsed_s * 100.0),
+        },
     }
 }
 
@@ -171,7 +118,6 @@ pub fn util_report(
     interval_s: f64,
 ) -> Result<(UtilReport, Vec<String>)> {
     let empty = || UtilReport {
-        kind: "util",
         samples: 0,
         interval_s,
         gpus: Vec::new(),
@@ -340,7 +286,7 @@ mod tests {
                 },
             })
             .collect();
-        let r = HostReport::new(&host, &cost(), 0.1, true);
+        let r = host_report(&host, &cost(), 0.1, true);
         assert_eq!(r.samples, 5);
         assert_eq!(r.cpu_pct.unwrap().mean, 20.0);
         assert_eq!(r.busiest_core_pct.unwrap().max, 94.0);
@@ -349,7 +295,7 @@ mod tests {
         assert!(r.iowait_pct.is_none());
         assert!((r.sampler.cpu_pct.unwrap() - 1.0).abs() < 1e-9);
         assert!((r.sampler.poll_us_per_tick - 100.0).abs() < 1e-9);
-        let virt = HostReport::new(&host, &cost(), 0.1, false);
+        let virt = host_report(&host, &cost(), 0.1, false);
         assert_eq!(virt.sampler.cpu_pct, None);
     }
 
@@ -381,7 +327,7 @@ mod tests {
         let (util, _) = util_report(&c, "run", 0.1).unwrap();
         let report = MonitorReport {
             util,
-            host: HostReport::new(&[], &cost(), 0.1, false),
+            host: host_report(&[], &cost(), 0.1, false),
             exit_code: Some(1),
         };
         let v: serde_json::Value = serde_json::to_value(&report).unwrap();

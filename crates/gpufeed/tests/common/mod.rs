@@ -1,7 +1,6 @@
-//! Shared by the CLI test binaries: the built binary, the example logs, and the JSON
-//! documents of docs/contract.md as typed structs that reject unknown fields (the
-//! `trace` utilisation document, which `monitor` and `watch` end reports embed, and the
-//! `findings` document of `doctor`, `validate` and `lint`), so the contract is mirrored once.
+//! Shared by the CLI test binaries: the built binary, the example logs, the fake NVML and
+//! interpreter, and a check of the `findings` document (the contract's types,
+//! gpufeed-contract, which reject unknown fields).
 // Each test binary uses part of this module.
 #![allow(dead_code)]
 
@@ -10,7 +9,6 @@ use std::process::Output;
 
 use assert_cmd::Command;
 use gpufeed_contract::{Document as _, Finding, Findings, Severity};
-use serde::Deserialize;
 
 /// The gpufeed binary under test.
 pub fn gpufeed() -> Command {
@@ -39,44 +37,6 @@ pub fn served_address(stderr: &mut impl std::io::BufRead) -> String {
 
 // `gpufeed-telemetry`'s fake NVML and its builder, `fake_nvml()`.
 include!("../../../gpufeed-telemetry/tests/fake_nvml/builder.rs");
-
-/// `trace --format json` for utilisation.
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct UtilJson {
-    pub kind: String,
-    pub samples: usize,
-    pub interval_s: f64,
-    pub gpus: Vec<GpuJson>,
-}
-
-/// One GPU of it.
-#[derive(Debug, Deserialize, PartialEq, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct GpuJson {
-    pub gpu: u32,
-    pub mean: f64,
-    pub std: f64,
-    pub cv: f64,
-    pub p5: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub idle_fraction: f64,
-    pub busy_fraction: f64,
-    pub period_s: Option<f64>,
-    pub period_strength: Option<f64>,
-    pub idle_gaps: GapsJson,
-    pub verdict: String,
-}
-
-/// Its idle gaps.
-#[derive(Debug, Deserialize, PartialEq, Clone)]
-#[serde(deny_unknown_fields)]
-pub struct GapsJson {
-    pub count: usize,
-    pub mean_s: f64,
-    pub max_s: f64,
-}
 
 /// A finished run of the binary.
 #[derive(Debug)]
