@@ -1,11 +1,13 @@
 //! `validate --fix` on arbitrary text ([`gpufeed_doctor::fix::plan`]): when it plans a fix,
 //! the fixed text parses again, keeps every comment and line, and is a fixed point (a
-//! second `--fix` changes nothing).
+//! second `--fix` changes nothing); and `validate` without `--fix`
+//! ([`gpufeed_doctor::fix::preview`]) says `--fix applies it` only of what `--fix` fixes.
 
 use std::path::Path;
 
-use gpufeed_doctor::fix::{FixError, plan};
-use gpufeed_doctor::validate::{Context, validate_text};
+use gpufeed_doctor::Finding;
+use gpufeed_doctor::fix::{FixError, Plan, plan, preview};
+use gpufeed_doctor::validate::{Context, Validation, validate_text};
 
 /// Validates `data` as a config and checks what `--fix` would write.
 pub fn run(data: &[u8]) {
@@ -36,6 +38,7 @@ pub fn run(data: &[u8]) {
         }
         Err(e) => panic!("--fix would break the config: {e}\n--- input:\n{text}"),
     };
+    says_what_fix_does(&validation, &fixed, &ctx);
     let after = validate_text(&fixed.fixed, path, &ctx);
     assert!(
         after.parsed,
@@ -77,6 +80,48 @@ fn keeps_comments(before: &str, after: &str) {
             assert!(
                 new.ends_with(comment),
                 "--fix lost the comment `{comment}`: `{old}` became `{new}`"
+            );
+        }
+    }
+}
+
+/// What `validate` says of each fix without `--fix` is what `--fix` does: a finding shown
+/// with its edit is fixed (applied, or gone after the fix), one shown without the edit it
+/// has says why and is still there after `--fix`; nothing else changes.
+fn says_what_fix_does(validation: &Validation, plan: &Plan, ctx: &Context) {
+    let shown = preview(validation, ctx);
+    assert_eq!(shown.len(), validation.findings.len());
+    for (f, had) in shown.iter().zip(&validation.findings) {
+        let unchanged = Finding {
+            edit: had.edit.clone(),
+            not_fixed: None,
+            ..f.clone()
+        };
+        assert_eq!(
+            &unchanged, had,
+            "`validate` changed a finding beyond its edit"
+        );
+        let remains = plan
+            .remaining
+            .iter()
+            .any(|r| r.id == f.id && r.message == f.message);
+        if f.edit.is_some() {
+            assert!(
+                f.not_fixed.is_none() && (plan.applied.contains(f) || !remains),
+                "`validate` says --fix applies `{}`, which --fix leaves",
+                f.message
+            );
+        } else if had.edit.is_some() {
+            assert!(
+                f.not_fixed.is_some() && remains,
+                "`validate` says --fix does not apply `{}` ({:?}), which --fix fixes",
+                f.message,
+                f.not_fixed
+            );
+        } else {
+            assert!(
+                f.not_fixed.is_none(),
+                "a finding without an edit is `not_fixed`"
             );
         }
     }

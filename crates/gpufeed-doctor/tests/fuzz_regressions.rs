@@ -86,6 +86,14 @@ fn typo_key_renamed_to_a_key_its_value_fails_is_left_out() {
         "{}",
         skipped[1]
     );
+    // `validate` without `--fix` says of each that `--fix` does not apply it, and why.
+    let shown = gpufeed_doctor::fix::preview(&before, &ctx);
+    let not_fixed: Vec<&str> = shown
+        .iter()
+        .filter_map(|f| f.not_fixed.as_deref())
+        .collect();
+    assert_eq!(not_fixed, skipped);
+    assert!(shown.iter().all(|f| f.edit.is_none()), "{shown:?}");
     // What remains is what the file had: its error, and the typos to correct by hand.
     let ids = |fs: &[gpufeed_doctor::Finding]| fs.iter().map(|f| f.id).collect::<Vec<_>>();
     assert_eq!(ids(&p.remaining), ids(&before.findings));
