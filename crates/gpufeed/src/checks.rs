@@ -33,13 +33,16 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
     };
     let validation = validate::validate_file(&args.file, &ctx)?;
     if !(args.fix || dry_run) {
-        return report(Report::new(validation.findings), args.format, None);
+        // Each fix says whether `--fix` applies it, and why not when it has an edit.
+        let findings = fix::preview(&validation, &ctx);
+        return report(Report::new(findings), args.format, None);
     }
     let plan = match fix::plan(&validation, &ctx) {
         Ok(plan) => plan,
         Err(e @ FixError::NotParsed { .. }) => {
             printer::warn(&e.to_string());
-            return report(Report::new(validation.findings), args.format, None);
+            let findings = fix::preview(&validation, &ctx);
+            return report(Report::new(findings), args.format, None);
         }
         Err(e) => {
             printer::error(&e.to_string());

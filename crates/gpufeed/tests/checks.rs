@@ -200,6 +200,51 @@ fn fix_json_reports_the_remaining_findings() {
     );
 }
 
+/// Without `--fix`, each typo key's fix says what `--fix` would do: rename it when the key
+/// it is close to takes its value, and not (with the reason) when that key refuses it.
+#[test]
+fn validate_says_which_fixes_fix_applies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("c.yaml");
+    let text = "data:\n  num_worker: 2   # typo\n  shuffle_buffer_multiplie: two\n";
+    fs_err::write(&path, text).unwrap();
+    let run = gpufeed(&["validate", s(&path)]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let name = s(&path);
+    assert!(
+        run.stdout.contains(&format!(
+            "{name}:2:3: warning[config-unknown-key] unknown key `data.num_worker`; did you \
+             mean `num_workers`?\n  evidence: line 2: `num_worker: 2   # typo`\n  \
+             fix (--fix applies it): rename `num_worker` to `num_workers`\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "\n  fix: rename `shuffle_buffer_multiplie` to `shuffle_buffer_multiplier`\n  \
+             --fix does not apply it: renamed to `shuffle_buffer_multiplier`, the config would \
+             have a new error: `data.shuffle_buffer_multiplier` must be a non-negative integer, \
+             found `two`; correct the value, then rename the key\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.matches("--fix applies it").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    // And `--fix` does just that.
+    let fixed = gpufeed(&["validate", s(&path), "--fix"]);
+    assert_eq!(fixed.code, Some(0), "{}", fixed.stderr);
+    assert_eq!(
+        fs_err::read_to_string(&path).unwrap(),
+        "data:\n  num_workers: 2   # typo\n  shuffle_buffer_multiplie: two\n"
+    );
+}
+
 #[test]
 fn dry_run_prints_a_diff_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
