@@ -27,6 +27,7 @@ use serde::de::DeserializeOwned;
 
 pub mod data;
 pub mod findings;
+pub mod phases;
 pub mod steps;
 pub mod util;
 
@@ -35,6 +36,10 @@ pub use data::{
     Recommendation,
 };
 pub use findings::{Finding, Findings, Severity};
+pub use phases::{
+    Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseSeries, PhaseSteps, PhaseStepsKind,
+    PhaseVerdict, StepConfig, StepPhases, StepProfile,
+};
 pub use steps::{Steps, StepsKind};
 pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, Util, UtilKind};
 

@@ -56,7 +56,7 @@ pub mod series;
 
 pub use model::Report;
 use model::{
-    DataProfile, DoctorSection, Inputs, Profiler, SCHEMA, Series, Stage, Status, StepDoc,
+    DataProfile, DoctorSection, Inputs, Profiler, SCHEMA, Series, Stage, Status, StepPhases,
     Telemetry,
 };
 
@@ -87,7 +87,7 @@ pub struct Collected {
     /// Its judged series per batch (`DataProfile::judged`), ms.
     pub batch_ms: Vec<f64>,
     /// `profile step`'s document, or the phase-steps document of the user's own loop.
-    pub step: Option<StepDoc>,
+    pub step: Option<StepPhases>,
     /// Its step times, ms.
     pub step_ms: Vec<f64>,
     /// GPU utilisation analysed.

@@ -1,23 +1,19 @@
 //! The report model: plain serde structs, serialised whole as `report.json`.
 //!
-//! `profile data`'s document, the step statistics, the utilisation analysis and the
-//! findings are the types of gpufeed-contract, which their writers build ([`DataProfile`],
-//! [`Steps`], [`Util`], [`gpufeed_contract::Finding`]). `profile step`'s document
-//! ([`StepDoc`]) is still a typed view of the JSON document of
-//! docs/contract.md (`profile step`, `trace` for utilisation): the fields the ranking and
-//! the renderers read are typed, every other field is kept in `extra`, so a document goes
-//! through the report unchanged. The binary builds them with `serde_json::from_value` from
-//! the commands' own documents; tests build them by hand.
+//! The stage documents are the types of gpufeed-contract, which their writers build and
+//! the report holds as they are: `profile data`'s ([`DataProfile`]), `profile step`'s or
+//! the user's own loop's ([`StepPhases`]), the utilisation analysis ([`Util`]) and the
+//! doctor's findings ([`gpufeed_contract::Finding`]); the profiler trace's is
+//! gpufeed-kineto's. Tests build them by hand.
 
+pub use gpufeed_contract::{
+    Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Phase,
+    PhaseCategory, PhaseSteps, PhaseVerdict, Recommendation, StepPhases, StepProfile, Steps, Util,
+};
 /// The `profiler` document (`gpufeed trace` of a PyTorch or TensorFlow profiler trace).
 pub use gpufeed_kineto::Report as Profiler;
-pub use gpufeed_contract::{
-    Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Recommendation,
-    Steps, Util,
-};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// Version of the `report.json` layout; raised when a field changes meaning or goes away.
 pub const SCHEMA: u32 = 1;
@@ -43,8 +39,8 @@ pub struct Report {
     /// `profile data`'s document.
     pub profile_data: Option<DataProfile>,
     /// `profile step`'s document, or the phase-steps document of the user's own loop
-    /// (`analyze --trace` with a `StepTimer` recording; see [`StepDoc::is_own_loop`]).
-    pub profile_step: Option<StepDoc>,
+    /// (`analyze --trace` with a `StepTimer` recording; see [`StepPhases::is_own_loop`]).
+    pub profile_step: Option<StepPhases>,
     /// GPU utilisation, from a trace file or sampled live during the step profile.
     pub telemetry: Option<Telemetry>,
     /// The `profiler` document of the user's PyTorch or TensorFlow profiler trace
@@ -222,172 +218,6 @@ impl DoctorSection {
             .iter()
             .filter(|f| f.severity == severity)
             .count()
-    }
-}
-
-/// What a phase does: a phase-steps document says it per phase (`category`); for `profile
-/// step`'s fixed phases the name says it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PhaseCategory {
-    /// Waiting for the next batch.
-    Input,
-    /// Moving the batch between memories.
-    Copy,
-    /// Everything else.
-    Compute,
-}
-
-/// One phase of `profile step` or of a phase-steps document.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Phase {
-    /// Mean duration, ms.
-    pub mean_ms: f64,
-    /// Population std, ms.
-    pub std_ms: f64,
-    /// Mean duration over the mean step.
-    pub share: f64,
-    /// Position in the loop (phase-steps documents; `profile step`'s order is
-    /// [`PHASE_ORDER`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<usize>,
-    /// What the phase does (phase-steps documents; `profile step`'s phases are known by
-    /// name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<PhaseCategory>,
-}
-
-impl Phase {
-    /// The phase's category: its own, else the one its name has in `profile step`.
-    #[must_use]
-    pub fn category_of(&self, name: &str) -> PhaseCategory {
-        self.category.unwrap_or(match name {
-            "data_wait" => PhaseCategory::Input,
-            "h2d_copy" | "device_copy" => PhaseCategory::Copy,
-            _ => PhaseCategory::Compute,
-        })
-    }
-}
-
-/// The phases of a step in the order a step runs them (the JSON object's order is not kept
-/// by every reader, so the report restores it).
-pub const PHASE_ORDER: [&str; 7] = [
-    "data_wait",
-    "h2d_copy",
-    "device_copy",
-    "forward",
-    "loss",
-    "backward",
-    "optimizer",
-];
-
-/// Phases that feed the model rather than compute (TF Profiler's input time).
-pub const INPUT_PHASES: [&str; 3] = ["data_wait", "h2d_copy", "device_copy"];
-
-/// The `kind` of a phase-steps document: the steps of the user's own training loop (the
-/// Python `StepTimer`, given to `analyze --trace`), not of gpufeed's model.
-pub const OWN_LOOP_KIND: &str = "phase-steps";
-
-/// `profile step`'s JSON document, or a phase-steps document of the user's own loop (which
-/// has the same fields, `kind: "phase-steps"`, `source` and `sync`, and no `config`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StepDoc {
-    /// Model, device, loader, steps timed (`profile step`).
-    #[serde(default)]
-    pub config: Value,
-    /// Phase name -> figures.
-    pub phases: Map<String, Value>,
-    /// The step times.
-    pub step: Steps,
-    /// Steps per second.
-    pub steps_per_s: f64,
-    /// Items per second, when the item counts are known.
-    #[serde(default)]
-    pub samples_per_s: Option<f64>,
-    /// `input-bound`, `transfer-bound`, `compute-bound` or `oscillating` (and
-    /// `undetermined` for a loop whose wait for data was not timed).
-    pub verdict: String,
-    /// `moderate` or `high` for input- and transfer-bound.
-    #[serde(default)]
-    pub level: Option<String>,
-    /// The figures behind the verdict, one sentence each.
-    #[serde(default)]
-    pub evidence: Vec<String>,
-    /// The change to try.
-    #[serde(default)]
-    pub fix: Option<String>,
-    /// Every other field.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl StepDoc {
-    /// Whether these are the steps of the user's own loop (a phase-steps document), not of
-    /// gpufeed's model.
-    #[must_use]
-    pub fn is_own_loop(&self) -> bool {
-        self.extra.get("kind").and_then(Value::as_str) == Some(OWN_LOOP_KIND)
-    }
-
-    /// What timed the user's own loop (`python StepTimer`).
-    #[must_use]
-    pub fn own_source(&self) -> Option<&str> {
-        self.extra.get("source").and_then(Value::as_str)
-    }
-
-    /// The phases that parse, in step order: the loop's own order when the document gives
-    /// it, else [`PHASE_ORDER`] (unknown names last, by name).
-    #[must_use]
-    pub fn ordered_phases(&self) -> Vec<(String, Phase)> {
-        let mut v: Vec<(String, Phase)> = self
-            .phases
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), serde_json::from_value(v.clone()).ok()?)))
-            .collect();
-        let key = |name: &str, p: &Phase| {
-            p.order.unwrap_or_else(|| {
-                PHASE_ORDER
-                    .iter()
-                    .position(|o| *o == name)
-                    .unwrap_or(PHASE_ORDER.len())
-            })
-        };
-        v.sort_by(|a, b| key(&a.0, &a.1).cmp(&key(&b.0, &b.1)).then(a.0.cmp(&b.0)));
-        v
-    }
-
-    /// Share of the step spent waiting for data: the input phases (`data_wait`).
-    #[must_use]
-    pub fn data_wait_share(&self) -> f64 {
-        self.share_of(&[PhaseCategory::Input])
-    }
-
-    /// Share of the step spent copying (`h2d_copy`, `device_copy`, and in a phase-steps
-    /// document every phase of category `copy`).
-    #[must_use]
-    pub fn copy_share(&self) -> f64 {
-        self.share_of(&[PhaseCategory::Copy])
-    }
-
-    /// Data wait plus copies: TF Profiler's input time over the step.
-    #[must_use]
-    pub fn input_share(&self) -> f64 {
-        self.share_of(&[PhaseCategory::Input, PhaseCategory::Copy])
-    }
-
-    fn share_of(&self, categories: &[PhaseCategory]) -> f64 {
-        self.ordered_phases()
-            .iter()
-            .filter(|(n, p)| categories.contains(&p.category_of(n)))
-            .map(|(_, p)| p.share)
-            .filter(|s| s.is_finite())
-            .sum()
-    }
-
-    /// The loader settings of the run.
-    #[must_use]
-    pub fn loader(&self) -> Option<LoaderSettings> {
-        LoaderSettings::of(&self.config)
     }
 }
 

@@ -27,7 +27,7 @@
 //! # The user's own loop
 //!
 //! When the step evidence is the user's own loop (a phase-steps document given with
-//! `analyze --trace`, [`StepDoc::is_own_loop`]), its causes say so, carry the document's
+//! `analyze --trace`, [`StepPhases::is_own_loop`]), its causes say so, carry the document's
 //! own evidence, and take its fix: gpufeed's loader and its benchmark measured another
 //! loader than the user's, so their settings are not quoted as the user's.
 //!
@@ -45,9 +45,11 @@ use gpufeed_stats::thresholds::{
 use gpufeed_stats::{StepVerdict, UtilVerdict};
 
 use crate::model::{
-    Cause, DataProfile, DoctorSection, GpuUtil, LoaderSettings, Severity, Source, StepDoc,
-    Telemetry, ThresholdRef,
+    Cause, DataProfile, DoctorSection, GpuUtil, LoaderSettings, PhaseVerdict, Profiler, Severity,
+    Source, StepPhases, Telemetry, ThresholdRef,
 };
+
+pub(crate) mod profiler;
 
 /// Everything the ranking reads.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,9 +59,11 @@ pub struct Evidence<'a> {
     /// `profile data`.
     pub data: Option<&'a DataProfile>,
     /// `profile step`.
-    pub step: Option<&'a StepDoc>,
+    pub step: Option<&'a StepPhases>,
     /// GPU utilisation.
     pub telemetry: Option<&'a Telemetry>,
+    /// The user's profiler trace (`analyze --trace` with one).
+    pub profiler: Option<&'a Profiler>,
     /// The features were precomputed (the loader reads the cache).
     pub precomputed: bool,
     /// The dataset is gpufeed's generated demo, not the user's.
@@ -79,7 +83,7 @@ impl Evidence<'_> {
     }
 
     /// Whose evidence a step profile is.
-    fn step_source(&self, step: &StepDoc) -> Source {
+    fn step_source(&self, step: &StepPhases) -> Source {
         if step.is_own_loop() {
             Source::YourRun
         } else {
@@ -152,6 +156,9 @@ pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
     if let Some(t) = e.telemetry {
         causes.extend(util_causes(e, t));
     }
+    if let Some(p) = e.profiler {
+        causes.extend(profiler::causes(p));
+    }
     if let Some(step) = e.step {
         causes.extend(input_cause(e, step));
         causes.extend(stall_cause(e, step));
@@ -174,6 +181,15 @@ pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
     causes
 }
 
+/// The step times (ms) of a profiler trace's judged rank (the straggler, else the slowest):
+/// the series the report plots with its autocorrelation.
+#[must_use]
+pub fn profiler_step_ms(p: &Profiler) -> Vec<f64> {
+    profiler::judged_rank(p).map_or_else(Vec::new, |r| {
+        r.steps.iter().map(|s| s.dur_us / 1e3).collect()
+    })
+}
+
 /// The thresholds the causes cite, each once, in order of first citation.
 #[must_use]
 pub fn cited_thresholds(causes: &[Cause]) -> Vec<ThresholdRef> {
@@ -193,9 +209,11 @@ pub fn cited_thresholds(causes: &[Cause]) -> Vec<ThresholdRef> {
 pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
     let compute_bound = e
         .step
-        .filter(|s| s.input_share() < INPUT_BOUND_MODERATE && s.verdict != UNDETERMINED)
+        .filter(|s| {
+            s.input_share() < INPUT_BOUND_MODERATE && s.verdict() != PhaseVerdict::Undetermined
+        })
         .map(|s| {
-            let cycle = match (s.step.verdict.as_str(), s.step.period_steps) {
+            let cycle = match (s.step().verdict.as_str(), s.step().period_steps) {
                 ("oscillating", Some(p)) if !s.is_own_loop() => format!(
                     "; its time repeats every {p} steps, in the compute (batches of uneven \
                      size), not in the input"
@@ -209,7 +227,10 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
                 pct(s.input_share()),
                 pct(INPUT_BOUND_MODERATE)
             )
-        });
+        })
+        .or_else(|| e.profiler.and_then(profiler::compute_bound));
+    // A profiler trace that could not be judged (no GPU events, no steps) says why.
+    let unjudged = e.profiler.and_then(profiler::unjudged);
     match causes.first() {
         Some(c) if c.lost_share.is_some() => format!(
             "Most likely cause of starvation: {}: {}.",
@@ -224,7 +245,12 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
         ),
         None => match compute_bound {
             Some(s) => format!("No starvation found: {s}."),
-            None if e.step.is_none() && e.data.is_none() && e.telemetry.is_none() => {
+            None if unjudged.is_some() => unjudged.unwrap_or_default(),
+            None if e.step.is_none()
+                && e.data.is_none()
+                && e.telemetry.is_none()
+                && e.profiler.is_none() =>
+            {
                 "Nothing was measured: see the stages for what failed or was skipped.".to_owned()
             }
             None => "No cause of starvation found in what was measured.".to_owned(),
@@ -233,10 +259,8 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
 }
 
 /// The verdict of a loop whose wait for data was not timed.
-const UNDETERMINED: &str = "undetermined";
-
 /// "the training step", or "your own training loop (`python StepTimer`)".
-fn step_name(s: &StepDoc) -> String {
+fn step_name(s: &StepPhases) -> String {
     if s.is_own_loop() {
         format!(
             "your own training loop (`{}`)",
@@ -248,7 +272,7 @@ fn step_name(s: &StepDoc) -> String {
 }
 
 /// "in your own loop, " before a cause's summary, when the steps are the user's.
-fn own_prefix(s: &StepDoc) -> &'static str {
+fn own_prefix(s: &StepPhases) -> &'static str {
     if s.is_own_loop() {
         "in your own loop, "
     } else {
@@ -281,7 +305,7 @@ fn loader_fix(e: &Evidence<'_>, source: Source) -> String {
     let current = e
         .data
         .and_then(DataProfile::loader)
-        .or_else(|| e.step.and_then(StepDoc::loader));
+        .or_else(|| e.step.and_then(StepPhases::loader));
     let precompute = if e.precomputed {
         "features are precomputed (the loader reads the cache); "
     } else {
@@ -507,7 +531,7 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
 }
 
 /// Input- or transfer-bound: data wait + copies at or above TF Profiler's moderate share.
-fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
+fn input_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
     let input = step.input_share();
     if input.is_nan() || input < INPUT_BOUND_MODERATE {
         return None;
@@ -542,8 +566,8 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
         format!("data wait is {} of the step ({level})", pct(wait))
     };
     let summary = format!("{}{summary}", own_prefix(step));
-    let mean = step.step.mean_ms;
-    let consumes = step.samples_per_s.map_or_else(String::new, |v| {
+    let mean = step.step().mean_ms;
+    let consumes = step.samples_per_s().map_or_else(String::new, |v| {
         format!("; training consumes {v:.0} samples/s")
     });
     let mut evidence = vec![format!(
@@ -559,7 +583,7 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
             "measured in {}, not in gpufeed's model",
             step_name(step)
         ));
-        evidence.extend(step.evidence.iter().skip(1).cloned());
+        evidence.extend(step.evidence().iter().skip(1).cloned());
     }
     if let Some(d) = e.data.filter(|_| !own) {
         let b = &d.batches;
@@ -587,18 +611,8 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
             stages.push("doctor".to_owned());
         }
     }
-    let fix = if own {
-        step.fix.clone().unwrap_or_else(|| {
-            "give the loader more workers and a deeper prefetch, and do per-item work once, \
-             before training"
-                .to_owned()
-        })
-    } else if transfer {
-        step.fix.clone().unwrap_or_else(|| {
-            "pin the host buffers and copy ahead of the step (prefetch to the device), or send \
-             fewer bytes (less padding, bf16 features)"
-                .to_owned()
-        })
+    let fix = if own || transfer {
+        step.fix().to_owned()
     } else {
         loader_fix(e, e.step_source(step))
     };
@@ -628,8 +642,8 @@ fn input_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
 }
 
 /// A cycle in the step times, or irregular step times while the step is input-bound.
-fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
-    let s = &step.step;
+fn stall_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
+    let s = step.step();
     let own = step.is_own_loop();
     let cycle = s.verdict == StepVerdict::Oscillating;
     // gpufeed's own training loop has no checkpoint or logging step: a cycle or a spread in
@@ -718,9 +732,7 @@ fn stall_cause(e: &Evidence<'_>, step: &StepDoc) -> Option<Cause> {
                 format!(
                     "irregular input: {}; batches of similar size (bucketing by length) cost \
                      the same",
-                    step.fix
-                        .as_deref()
-                        .unwrap_or("keep the loader ahead of the step")
+                    step.fix()
                 )
             } else {
                 format!(
@@ -917,7 +929,8 @@ fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Finding, Steps, Util};
+    use crate::model::{Finding, StepProfile, Steps, Util};
+    use gpufeed_contract::StepConfig;
     use gpufeed_stats::IdleGaps;
     use serde_json::json;
 
@@ -950,12 +963,17 @@ mod tests {
         }
     }
 
-    fn step(wait_share: f64) -> StepDoc {
-        StepDoc {
-            config: json!({"loader": {"batch_size": 16, "workers": 2, "prefetch": 4}}),
+    fn step(wait_share: f64) -> StepPhases {
+        StepPhases::Model(Box::new(StepProfile {
+            config: StepConfig {
+                loader: json!({"batch_size": 16, "workers": 2, "prefetch": 4}),
+                ..StepConfig::default()
+            },
             phases: serde_json::from_value(json!({
-                "data_wait": {"mean_ms": wait_share * 100.0, "std_ms": 1.0, "share": wait_share},
-                "forward": {"mean_ms": 40.0, "std_ms": 1.0, "share": 0.4},
+                "data_wait": {"order": 0, "category": "input", "mean_ms": wait_share * 100.0,
+                              "std_ms": 1.0, "share": wait_share, "steps": 30},
+                "forward": {"order": 1, "category": "compute", "mean_ms": 40.0, "std_ms": 1.0,
+                            "share": 0.4, "steps": 30},
             }))
             .unwrap(),
             step: Steps {
@@ -965,24 +983,24 @@ mod tests {
                 verdict: StepVerdict::Stable,
                 ..Steps::default()
             },
-            samples_per_s: Some(160.0),
+            samples_per_s: 160.0,
             verdict: if wait_share >= 0.05 {
-                "input-bound"
+                PhaseVerdict::InputBound
             } else {
-                "compute-bound"
-            }
-            .into(),
-            ..StepDoc::default()
-        }
+                PhaseVerdict::ComputeBound
+            },
+            ..StepProfile::default()
+        }))
     }
 
     #[test]
     fn a_step_cycle_counts_only_when_the_input_drives_it() {
         let mut compute = step(0.001);
-        compute.step.verdict = StepVerdict::Oscillating;
-        compute.step.period_steps = Some(2);
-        compute.step.mean_ms = 130.0;
-        compute.step.median_ms = 100.0;
+        let cs = compute.step_mut();
+        cs.verdict = StepVerdict::Oscillating;
+        cs.period_steps = Some(2);
+        cs.mean_ms = 130.0;
+        cs.median_ms = 100.0;
         let e = Evidence {
             step: Some(&compute),
             ..Evidence::default()
@@ -991,8 +1009,8 @@ mod tests {
         assert!(verdict(&e, &[]).contains("repeats every 2 steps, in the compute"));
 
         let mut input = step(0.3);
-        input.step = compute.step.clone();
-        input.step.period_strength = Some(0.7);
+        *input.step_mut() = compute.step().clone();
+        input.step_mut().period_strength = Some(0.7);
         let e = Evidence {
             step: Some(&input),
             ..Evidence::default()
@@ -1220,7 +1238,7 @@ mod tests {
     }
 
     /// A phase-steps document of the user's own loop, as `analyze --trace` hands it over.
-    fn own(phases: serde_json::Value, verdict: &str, fix: &str) -> StepDoc {
+    fn own(phases: serde_json::Value, verdict: &str, fix: &str) -> StepPhases {
         serde_json::from_value(json!({
             "kind": "phase-steps",
             "schema_version": 1,
@@ -1268,7 +1286,7 @@ mod tests {
         assert_eq!(causes.len(), 1, "{causes:?}");
         let c = &causes[0];
         assert_eq!(c.id, "input-bound");
-        assert_eq!(c.fix, s.fix.clone().unwrap());
+        assert_eq!(c.fix, s.fix());
         assert!(
             c.summary
                 .starts_with("in your own loop, data wait is 30 % of the step"),
@@ -1327,11 +1345,12 @@ mod tests {
             "oscillating",
             "a cycle in the step time is a periodic stall",
         );
-        s.step.verdict = StepVerdict::Oscillating;
-        s.step.period_steps = Some(8);
-        s.step.period_strength = Some(0.8);
-        s.step.mean_ms = 130.0;
-        s.step.median_ms = 100.0;
+        let st = s.step_mut();
+        st.verdict = StepVerdict::Oscillating;
+        st.period_steps = Some(8);
+        st.period_strength = Some(0.8);
+        st.mean_ms = 130.0;
+        st.median_ms = 100.0;
         let e = Evidence {
             step: Some(&s),
             ..Evidence::default()
@@ -1371,7 +1390,9 @@ mod tests {
         let v = verdict(&e, &causes);
         assert!(!v.contains("compute-bound"), "{v}");
         let mut c = s.clone();
-        c.verdict = "compute-bound".into();
+        if let StepPhases::OwnLoop(d) = &mut c {
+            d.verdict = PhaseVerdict::ComputeBound;
+        }
         let e = Evidence {
             step: Some(&c),
             ..Evidence::default()

@@ -6,12 +6,14 @@
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
+use gpufeed_contract::{Ordered, Phase, PhaseCategory, PhaseVerdict, StepConfig, StepProfile};
 use gpufeed_report::model::{
     Breakdown, Cell, DataConfig, DataProfile, DoctorSection, Finding, GpuUtil, Inputs,
-    Recommendation, Severity, Stage, StepDoc, Steps, StorageSpeed, Telemetry, Util,
+    Recommendation, Severity, Stage, StepPhases, Steps, StorageSpeed, Telemetry, Util,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
+use gpufeed_stats::thresholds::Level;
 use gpufeed_stats::{IdleGaps, StepVerdict, UtilVerdict};
 use serde_json::json;
 
@@ -32,6 +34,26 @@ fn steps(mean: f64, median: f64, verdict: StepVerdict) -> Steps {
         verdict,
         ..Steps::default()
     }
+}
+
+/// `profile step`'s phases in step order: (name, mean ms, std ms, share).
+fn phases(list: &[(&str, f64, f64, f64)]) -> Ordered<Phase> {
+    Ordered(
+        list.iter()
+            .enumerate()
+            .map(|(order, &(name, mean_ms, std_ms, share))| {
+                let phase = Phase {
+                    order,
+                    category: PhaseCategory::of(name),
+                    mean_ms,
+                    std_ms,
+                    share,
+                    steps: 30,
+                };
+                (name.to_owned(), phase)
+            })
+            .collect(),
+    )
 }
 
 fn finding(id: &str, severity: Severity, check: &str, message: &str) -> Finding {
@@ -99,32 +121,32 @@ fn starving() -> Collected {
         }),
         ..DataProfile::default()
     };
-    let step = StepDoc {
-        config: json!({
-            "loader": loader["loader"],
-            "model": {"preset": "tiny", "parameters": 364064},
-            "device": "cuda:0",
-            "dtype": "f32",
-            "warmup_steps": 3,
-        }),
-        phases: serde_json::from_value(json!({
-            "data_wait": {"mean_ms": 38.0, "std_ms": 20.0, "share": 0.38},
-            "h2d_copy": {"mean_ms": 2.0, "std_ms": 0.1, "share": 0.02},
-            "forward": {"mean_ms": 20.0, "std_ms": 1.0, "share": 0.2},
-            "loss": {"mean_ms": 2.0, "std_ms": 0.1, "share": 0.02},
-            "backward": {"mean_ms": 33.0, "std_ms": 1.0, "share": 0.33},
-            "optimizer": {"mean_ms": 4.0, "std_ms": 0.2, "share": 0.04},
-        }))
-        .unwrap(),
+    let step = StepPhases::Model(Box::new(StepProfile {
+        config: StepConfig {
+            loader: loader["loader"].clone(),
+            model: json!({"preset": "tiny", "parameters": 364064}),
+            device: "cuda:0".to_owned(),
+            dtype: "f32".to_owned(),
+            warmup_steps: 3,
+            ..StepConfig::default()
+        },
+        phases: phases(&[
+            ("data_wait", 38.0, 20.0, 0.38),
+            ("h2d_copy", 2.0, 0.1, 0.02),
+            ("forward", 20.0, 1.0, 0.2),
+            ("loss", 2.0, 0.1, 0.02),
+            ("backward", 33.0, 1.0, 0.33),
+            ("optimizer", 4.0, 0.2, 0.04),
+        ]),
         step: steps(100.0, 96.0, StepVerdict::Stable),
         steps_per_s: 10.0,
-        samples_per_s: Some(160.0),
-        verdict: "input-bound".to_owned(),
-        level: Some("high".to_owned()),
+        samples_per_s: 160.0,
+        verdict: PhaseVerdict::InputBound,
+        level: Some(Level::High),
         evidence: vec!["data wait 38.0 % + copies 2.0 % = 40.0 % of the step (TF Profiler: >= 5 % moderately, >= 20 % highly input-bound)".to_owned()],
-        fix: Some("the loader does not keep up".to_owned()),
-        ..StepDoc::default()
-    };
+        fix: "the loader does not keep up".to_owned(),
+        ..StepProfile::default()
+    }));
     let util: Vec<f64> = (0..600)
         .map(|i| if i % 15 < 7 { 40.0 } else { 2.0 })
         .collect();
@@ -254,20 +276,25 @@ fn starving() -> Collected {
 
 /// A run where a stage failed and nothing starves.
 fn calm_with_a_failure() -> Collected {
-    let step = StepDoc {
-        config: json!({"device": "cpu", "model": {"preset": "tiny"}}),
-        phases: serde_json::from_value(json!({
-            "data_wait": {"mean_ms": 0.1, "std_ms": 0.0, "share": 0.001},
-            "forward": {"mean_ms": 60.0, "std_ms": 1.0, "share": 0.6},
-            "backward": {"mean_ms": 39.9, "std_ms": 1.0, "share": 0.399},
-        }))
-        .unwrap(),
+    let step = StepPhases::Model(Box::new(StepProfile {
+        config: StepConfig {
+            model: json!({"preset": "tiny"}),
+            device: "cpu".to_owned(),
+            dtype: "f32".to_owned(),
+            warmup_steps: 3,
+            ..StepConfig::default()
+        },
+        phases: phases(&[
+            ("data_wait", 0.1, 0.0, 0.001),
+            ("forward", 60.0, 1.0, 0.6),
+            ("backward", 39.9, 1.0, 0.399),
+        ]),
         step: steps(100.0, 100.0, StepVerdict::Stable),
         steps_per_s: 10.0,
-        samples_per_s: Some(560.0),
-        verdict: "compute-bound".to_owned(),
-        ..StepDoc::default()
-    };
+        samples_per_s: 560.0,
+        verdict: PhaseVerdict::ComputeBound,
+        ..StepProfile::default()
+    }));
     Collected {
         stages: vec![
             Stage::ok("demo data", 1.1, Some("reused the demo dataset".to_owned())),
@@ -411,7 +438,7 @@ fn json_is_one_document_with_everything() {
 /// the recording did not know the batch size.
 #[test]
 fn the_own_loop_is_labelled_as_the_users() {
-    let step: StepDoc = serde_json::from_value(json!({
+    let step: StepPhases = serde_json::from_value(json!({
         "kind": "phase-steps",
         "schema_version": 1,
         "source": "python StepTimer",

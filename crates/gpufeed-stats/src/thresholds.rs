@@ -175,7 +175,9 @@ thresholds! {
 
 /// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels
 /// of input-bound, and the levels gpufeed reads other stalls by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// At or above the moderate threshold.
@@ -185,6 +187,15 @@ pub enum Level {
 }
 
 impl Level {
+    /// `moderate` or `high`, as in JSON.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Moderate => "moderate",
+            Self::High => "high",
+        }
+    }
+
     /// `High` at or above `high`, `Moderate` at or above `moderate`, else `None`.
     #[must_use]
     pub fn of(x: f64, moderate: f64, high: f64) -> Option<Self> {

@@ -85,24 +85,9 @@ pub struct Options {
     pub compare_pairs: usize,
 }
 
-/// The instrumentation's cost and the overlap the syncs remove.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct Overhead {
-    /// Pairs measured.
-    pub pairs: usize,
-    /// Median step with one clock reading per step and no sync, ms.
-    pub untimed_median_ms: f64,
-    /// Median step with the phase timers and no sync, ms.
-    pub timed_median_ms: f64,
-    /// `timed / untimed - 1`: the phase timers' cost.
-    pub timer_share: f64,
-    /// Median step with the phase timers and a sync before each (only when `sync` is on),
-    /// ms.
-    pub synced_median_ms: Option<f64>,
-    /// `synced / untimed - 1`: the overlap of host and device work that the syncs remove
-    /// (about 0 on a CPU, where each op finishes before the next starts).
-    pub sync_share: Option<f64>,
-}
+/// The instrumentation's cost and the overlap the syncs remove (a field of the
+/// `profile-step` document).
+pub use gpufeed_contract::Overhead;
 
 /// What the profiler measured.
 #[derive(Debug, Clone)]

@@ -51,6 +51,17 @@ impl Bottleneck {
     }
 }
 
+impl From<Bottleneck> for gpufeed_contract::PhaseVerdict {
+    fn from(b: Bottleneck) -> Self {
+        match b {
+            Bottleneck::InputBound => Self::InputBound,
+            Bottleneck::TransferBound => Self::TransferBound,
+            Bottleneck::ComputeBound => Self::ComputeBound,
+            Bottleneck::Oscillating => Self::Oscillating,
+        }
+    }
+}
+
 /// How far past TF Profiler's input-bound thresholds.
 pub use gpufeed_stats::thresholds::Level;
 

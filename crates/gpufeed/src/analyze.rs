@@ -22,11 +22,15 @@
 //!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
 //!    recording is the step evidence instead ([`crate::phase_steps`]), and the demo model
 //!    does not run: its verdict, on another model and loop, would only compete with the
-//!    user's own.
+//!    user's own. So is a PyTorch or TensorFlow profiler trace (a `.json` / `.json.gz` file
+//!    or a folder of per-rank traces, as `gpufeed trace` detects it,
+//!    [`crate::trace_kineto`]): analysed by gpufeed-kineto, its document is the report's
+//!    `profiler`, its causes the user's run's.
 //! 6. **telemetry**: `--trace FILE` (a utilisation log) analysed as `gpufeed trace FILE`;
 //!    else, with an NVIDIA driver and the step on the GPU, the GPUs sampled every
 //!    [`TELEMETRY_INTERVAL_S`] s while the step profile runs; else skipped with the reason
-//!    (with a step recording as `--trace`: no utilisation log was given).
+//!    (with a step recording or a profiler trace as `--trace`: no utilisation log was
+//!    given; a profiler trace has the GPU's busy and idle time from its own kernels).
 //!
 //! The report (`gpufeed-report`) ranks the causes of starvation from all of them, and three
 //! files are written to `--out`: each rendered in full first, written to a temporary file in
@@ -50,11 +54,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde::de::DeserializeOwned;
 
 use gpufeed_doctor::doctor::storage::Role;
 use gpufeed_report::model::{
-    DoctorSection, Finding, Inputs, Severity, Stage, StepDoc, StorageSpeed, Telemetry, Util,
+    DoctorSection, Finding, Inputs, Severity, Stage, StepPhases, StorageSpeed, Telemetry, Util,
 };
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
@@ -66,8 +69,8 @@ use gpufeed_telemetry::trace::{Trace, TraceFormat, TraceKind, UtilTrace, detect_
 use crate::cli::{
     AnalyzeArgs, DoctorArgs, FindingsFormat, Format, ProfileDataArgs, ProfileStepArgs,
 };
-use crate::phase_steps::{self, PhaseStepDoc};
-use crate::{doctor, features, printer, profile, trace};
+use crate::phase_steps::{self, PhaseSteps};
+use crate::{doctor, features, printer, profile, trace, trace_kineto};
 
 /// Clips of the demo dataset: about 14 minutes of audio, a few seconds to generate and
 /// precompute on two cores. Two whole batches of the default `batch_size` (56): an epoch
@@ -112,10 +115,15 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     } else {
         Some(NvmlSource::open().map(|s| s.gpus().len()))
     };
-    // `--trace` with the user's own steps: they are the step evidence.
+    // `--trace` with the user's own steps, or a profiler trace of the user's run: they are
+    // the step evidence.
     let own_steps = args.trace.as_deref().filter(|p| is_step_recording(p));
+    let profiler_trace = args
+        .trace
+        .as_deref()
+        .filter(|p| own_steps.is_none() && trace_kineto::is_profiler_trace(p, None));
     let on_gpu = cfg!(feature = "cuda") && matches!(gpu, Some(Ok(n)) if n > 0);
-    let device = match (own_steps, on_gpu) {
+    let device = match (own_steps.or(profiler_trace), on_gpu) {
         (Some(_), _) => "",
         (None, true) => "cuda:0",
         (None, false) => "cpu",
@@ -242,26 +250,35 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         format: Format::Json,
     };
     let mut sampled: Option<(Result<UtilTrace>, f64)> = None;
-    if let Some(path) = own_steps {
+    if let Some(path) = profiler_trace {
+        if let Some((report, times)) = progress.run(&mut c.stages, "profile step", || {
+            let (report, note) = profiler_doc(path)?;
+            let times = gpufeed_report::rank::profiler_step_ms(&report);
+            Ok(((report, times), Some(note)))
+        }) {
+            c.profiler = Some(report);
+            c.step_ms = times;
+        }
+    } else if let Some(path) = own_steps {
         if let Some((doc, times)) = progress.run(&mut c.stages, "profile step", || {
-            let (doc, note) = own_step_doc(path)?;
-            let times = doc.series.total_ms.clone();
-            let mut parsed: StepDoc = document(&doc, "phase steps")?;
+            let (mut doc, note) = own_step_doc(path)?;
             // The report plots the steps itself; hundreds of thousands of per-step values
             // have no place in `report.json`.
-            parsed.extra.remove("series");
-            Ok(((parsed, times), Some(note)))
+            let times = doc.series.take().map(|s| s.total_ms).unwrap_or_default();
+            Ok(((StepPhases::OwnLoop(Box::new(doc)), times), Some(note)))
         }) {
             c.step = Some(doc);
             c.step_ms = times;
         }
     } else if data.is_some() {
         let step_stage = || {
-            let doc = profile::step_profile(&step_args)?;
-            let parsed: StepDoc = document(&doc, "profile step")?;
+            let run = profile::step_profile(&step_args)?;
             let note =
                 format!("{steps} steps of the `{MODEL}` model on {device} after {warmup} warm-up");
-            Ok(((parsed, doc.step_ms.clone()), Some(note)))
+            Ok((
+                (StepPhases::Model(Box::new(run.doc)), run.step_ms),
+                Some(note),
+            ))
         };
         let result = if on_gpu {
             let t = Instant::now();
@@ -282,6 +299,18 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     // 6. GPU utilisation.
     match (&args.trace, gpu, sampled) {
+        (Some(path), ..) if profiler_trace.is_some() => {
+            skip(
+                &mut c.stages,
+                &progress,
+                "telemetry",
+                &format!(
+                    "`--trace {}` is a profiler trace of your own run (the step evidence, with \
+                     the GPU's busy and idle time from its kernels), not a GPU utilisation log",
+                    path.display()
+                ),
+            );
+        }
         (Some(path), ..) if own_steps.is_some() => {
             skip(
                 &mut c.stages,
@@ -423,13 +452,6 @@ fn demo_dataset() -> Result<(PathBuf, String)> {
     Ok((dir, note))
 }
 
-/// A command's JSON document as the report's typed view of it.
-fn document<T: serde::Serialize, D: DeserializeOwned>(doc: &T, what: &str) -> Result<D> {
-    let value = serde_json::to_value(doc)?;
-    serde_json::from_value(value)
-        .with_context(|| format!("the `{what}` document does not have the fields of its contract"))
-}
-
 /// The doctor's findings, skipped checks and storage speeds, for the report.
 fn doctor_section(run: &doctor::DoctorRun) -> DoctorSection {
     use gpufeed_doctor::doctor::Check;
@@ -501,7 +523,7 @@ fn is_step_recording(path: &Path) -> bool {
 }
 
 /// `--trace FILE` as the user's own steps: the phase-steps document and the stage's note.
-fn own_step_doc(path: &Path) -> Result<(PhaseStepDoc, String)> {
+fn own_step_doc(path: &Path) -> Result<(PhaseSteps, String)> {
     let t = phase_steps::read_recording(path)?;
     let doc = phase_steps::document(&t.meta, &t.steps)
         .with_context(|| format!("`{}`", path.display()))?;
@@ -512,12 +534,39 @@ fn own_step_doc(path: &Path) -> Result<(PhaseStepDoc, String)> {
         doc.source,
         doc.step.samples,
         doc.warmup,
-        doc.verdict()
+        doc.verdict
     );
     if let Some(line) = t.truncated_line {
         note.push_str(&format!("; line {line} was cut off mid-line and skipped"));
     }
     Ok((doc, note))
+}
+
+/// `--trace PATH` as a profiler trace of the user's run (a file, or a folder of per-rank
+/// traces): the `profiler` document and the stage's note, with the reader's warnings (a
+/// file cut off mid-write, a CPU-only profile) in it.
+fn profiler_doc(path: &Path) -> Result<(gpufeed_report::model::Profiler, String)> {
+    let (report, warnings) = trace_kineto::analyze(path, None)?;
+    let steps: usize = report.ranks.iter().map(|r| r.steps.len()).sum();
+    let format = match report.format {
+        gpufeed_kineto::TraceFormat::Pytorch => "PyTorch",
+        gpufeed_kineto::TraceFormat::Tensorflow => "TensorFlow",
+    };
+    let verdict = match (report.verdict, report.verdict_rank) {
+        (Some(v), Some(r)) if report.ranks.len() > 1 => format!("{} (rank {r})", v.as_str()),
+        (Some(v), _) => v.as_str().to_owned(),
+        (None, _) => "no verdict".to_owned(),
+    };
+    let mut note = format!(
+        "your own run, from the {format} profiler trace `{}`: {} rank(s), {steps} step(s) \
+         analysed, {verdict}; the demo model was not run",
+        path.display(),
+        report.ranks.len(),
+    );
+    for w in &warnings {
+        note.push_str(&format!("; warning: {w}"));
+    }
+    Ok((report, note))
 }
 
 /// `--trace FILE`: read and analysed as `gpufeed trace FILE --kind util`.

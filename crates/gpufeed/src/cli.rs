@@ -143,9 +143,10 @@ pub struct AnalyzeArgs {
     pub quick: bool,
     /// A GPU utilisation log (nvidia-smi CSV or gpufeed JSONL) to analyse, as `gpufeed
     /// trace` does, instead of sampling the GPUs during the step profile; or a step
-    /// recording of your own loop (`StepTimer.save`), whose verdict then stands in for the
-    /// demo model's step profile (which does not run)
-    #[arg(long, value_name = "FILE")]
+    /// recording of your own loop (`StepTimer.save`), or a PyTorch or TensorFlow profiler
+    /// trace (a `.json` / `.json.gz` file, or a folder of per-rank traces), whose verdict
+    /// then stands in for the demo model's step profile (which does not run)
+    #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
 }
 

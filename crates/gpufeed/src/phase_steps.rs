@@ -50,7 +50,7 @@
 //!     })
 //!     .collect();
 //! let doc = document(&meta, &steps).unwrap();
-//! assert_eq!(doc.verdict(), "input-bound");
+//! assert_eq!(doc.verdict.as_str(), "input-bound");
 //! assert_eq!(doc.level, Some(gpufeed_train::verdict::Level::High));
 //! ```
 //!
@@ -62,22 +62,23 @@
 //! [`INPUT_BOUND_HIGH`]: gpufeed_stats::thresholds::INPUT_BOUND_HIGH
 //! [`STEPS_MIN_JUDGED`]: gpufeed_stats::thresholds::STEPS_MIN_JUDGED
 
-use std::fmt;
 use std::io::{BufReader, BufWriter, Write as _};
 use std::path::Path;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use serde::de::{MapAccess, Visitor};
-use serde::ser::SerializeMap as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use gpufeed_stats::thresholds::STEPS_MIN_JUDGED;
 use gpufeed_telemetry::phase_steps as format;
 use gpufeed_train::verdict::{self, Bottleneck, Shares};
 
+/// The document and the types it holds (gpufeed-contract).
+pub use gpufeed_contract::{
+    Ordered, Phase, PhaseCategory as Category, PhaseSeries as Series, PhaseSteps, PhaseStepsKind,
+    PhaseVerdict, Steps,
+};
 pub use gpufeed_telemetry::phase_steps::{Meta, PhaseStepTrace, StepRecord};
-/// The types of the document's `step` and `level`, for callers without those crates.
-pub use {gpufeed_report::model::Steps, gpufeed_train::verdict::Level};
+/// The type of the document's `level`, for callers without gpufeed-stats.
+pub use gpufeed_train::verdict::Level;
 
 use crate::printer;
 use crate::trace::StepReport;
@@ -85,182 +86,6 @@ use crate::trace::StepReport;
 mod text;
 
 pub use text::render_text;
-
-/// The document's `kind`.
-pub const KIND: &str = "phase-steps";
-
-/// Version of the document's layout; raised when a field changes meaning or goes away.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The verdict when no phase timed the wait for data and nothing else can be said.
-pub const UNDETERMINED: &str = "undetermined";
-
-/// What a phase does, from its name (see the [module docs](self)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Category {
-    /// Waiting for the next batch: `data_wait`.
-    Input,
-    /// Moving the batch between memories.
-    Copy,
-    /// The device's (or the host's) own work.
-    Compute,
-}
-
-impl Category {
-    /// The category of a phase name: `data_wait` is input; `h2d_copy`, `device_copy` and
-    /// any name containing `copy`, `h2d`, `to_device` or `transfer` (any case) are copies;
-    /// everything else is compute.
-    #[must_use]
-    pub fn of(name: &str) -> Self {
-        let lower = name.to_ascii_lowercase();
-        if lower == "data_wait" {
-            Self::Input
-        } else if ["copy", "h2d", "to_device", "transfer"]
-            .iter()
-            .any(|k| lower.contains(k))
-        {
-            Self::Copy
-        } else {
-            Self::Compute
-        }
-    }
-
-    /// `input`, `copy` or `compute`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Input => "input",
-            Self::Copy => "copy",
-            Self::Compute => "compute",
-        }
-    }
-}
-
-/// One phase's figures over the steps analysed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PhaseStat {
-    /// Position in the loop, from 0.
-    pub order: usize,
-    /// What the phase does.
-    pub category: Category,
-    /// Mean time per step, ms (0 in the steps it did not run).
-    pub mean_ms: f64,
-    /// Population standard deviation, ms.
-    pub std_ms: f64,
-    /// Mean time over the mean step.
-    pub share: f64,
-    /// Steps analysed in which the phase ran.
-    pub steps: usize,
-}
-
-/// Name -> value in the loop's order, serialised as a JSON object in that order.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Ordered<V>(pub Vec<(String, V)>);
-
-impl<V> Ordered<V> {
-    /// The value of `name`.
-    #[must_use]
-    pub fn get(&self, name: &str) -> Option<&V> {
-        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
-    }
-
-    /// The names in order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(n, _)| n.as_str())
-    }
-}
-
-impl<V: Serialize> Serialize for Ordered<V> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (name, value) in &self.0 {
-            m.serialize_entry(name, value)?;
-        }
-        m.end()
-    }
-}
-
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Of<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Deserialize<'de>> Visitor<'de> for Of<V> {
-            type Value = Ordered<V>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<V>, A::Error> {
-                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(Ordered(out))
-            }
-        }
-        d.deserialize_map(Of(std::marker::PhantomData))
-    }
-}
-
-/// The steps analysed, for plots.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Series {
-    /// Each step's time, ms.
-    pub total_ms: Vec<f64>,
-    /// Each phase's time per step, ms (0 in a step it did not run).
-    pub phases: Ordered<Vec<f64>>,
-}
-
-/// The phase-steps document: what `gpufeed trace --format json` prints for a step
-/// recording and what `StepTimer.report()` returns. Shaped like `gpufeed profile step`'s
-/// document (`phases`, `step`, `steps_per_s`, `samples_per_s`, `verdict`, `level`,
-/// `evidence`, `fix`, `unaccounted_share`), so that `gpufeed analyze` treats both alike.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PhaseStepDoc {
-    /// Always [`KIND`] (`phase-steps`).
-    pub kind: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// What timed the loop (`python StepTimer`).
-    pub source: String,
-    /// A device synchronisation ran at each phase boundary.
-    pub sync: bool,
-    /// Leading steps left out of the statistics.
-    pub warmup: usize,
-    /// Items per step, when the recording gave one size for all.
-    pub batch_size: Option<u64>,
-    /// Per phase, in the loop's order.
-    pub phases: Ordered<PhaseStat>,
-    /// Share of the step outside every phase.
-    pub unaccounted_share: f64,
-    /// The step times as `gpufeed trace --kind steps` reports them.
-    pub step: Steps,
-    /// Steps per second (the steps' own times: the loop's rate while it ran).
-    pub steps_per_s: f64,
-    /// Items per second, when every step's count is known (its `items`, else the
-    /// recording's `batch_size`).
-    pub samples_per_s: Option<f64>,
-    /// `input-bound`, `transfer-bound`, `compute-bound`, `oscillating` or `undetermined`.
-    pub verdict: String,
-    /// `moderate` or `high` for input- and transfer-bound.
-    pub level: Option<Level>,
-    /// The figures behind the verdict, one sentence each.
-    pub evidence: Vec<String>,
-    /// The change to try.
-    pub fix: String,
-    /// The steps analysed, for plots.
-    pub series: Series,
-}
-
-impl PhaseStepDoc {
-    /// The verdict: `input-bound`, `transfer-bound`, `compute-bound`, `oscillating` or
-    /// `undetermined`.
-    #[must_use]
-    pub fn verdict(&self) -> &str {
-        &self.verdict
-    }
-}
 
 fn pct(x: f64) -> String {
     // `+ 0.0` turns the -0.0 of an empty sum into 0.0: never "-0.0 %".
@@ -271,7 +96,7 @@ fn pct(x: f64) -> String {
 /// what to change, for a step with a negative, non-finite or empty time, a nameless phase,
 /// phases adding up to more than their step (beyond 1 % rounding), or fewer steps after
 /// the warm-up than [`STEPS_MIN_JUDGED`].
-pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
+pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
     for (i, s) in steps.iter().enumerate() {
         s.check().map_err(|p| anyhow!("step {i}: {p}"))?;
     }
@@ -338,7 +163,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
         let s = gpufeed_stats::summarize(&values[p]).context("no step to analyse")?;
         phases.push((
             (*name).to_owned(),
-            PhaseStat {
+            Phase {
                 order: p,
                 category: Category::of(name),
                 mean_ms: s.mean,
@@ -361,7 +186,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
         compute: share_of(Category::Compute),
     };
     let judged = verdict::judge(shares, &analysis, None);
-    let mut verdict = judged.bottleneck.as_str().to_owned();
+    let mut verdict = PhaseVerdict::from(judged.bottleneck);
     let mut level = judged.level;
     let mut evidence = judged.evidence;
     let mut fix = judged.fix;
@@ -373,7 +198,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
                 .to_owned(),
         );
         if judged.bottleneck == Bottleneck::ComputeBound {
-            verdict = UNDETERMINED.to_owned();
+            verdict = PhaseVerdict::Undetermined;
             level = None;
             fix = "time the wait for each batch as `data_wait` (`StepTimer` does when the loop \
                    iterates `timer.iter(loader)`); without it, an input-bound loop cannot be \
@@ -400,17 +225,15 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
         .map(|s| s.items.or(meta.batch_size).map(|k| k as f64))
         .sum();
     let seconds = total_ms / 1e3;
-    let step = serde_json::to_value(StepReport::new(analysis))
-        .and_then(serde_json::from_value)
-        .context("the step statistics do not fit their contract")?;
-    Ok(PhaseStepDoc {
-        kind: KIND.to_owned(),
-        schema_version: SCHEMA_VERSION,
+    let step = StepReport::new(analysis).doc;
+    Ok(PhaseSteps {
+        kind: PhaseStepsKind::PhaseSteps,
+        schema_version: <PhaseSteps as gpufeed_contract::Document>::VERSION,
         source: meta.source.clone(),
         sync: meta.sync,
         warmup: meta.warmup,
         batch_size: meta.batch_size,
-        series: Series {
+        series: Some(Series {
             total_ms: totals,
             phases: Ordered(
                 order
@@ -419,7 +242,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseStepDoc> {
                     .map(|(name, v)| ((*name).to_owned(), v))
                     .collect(),
             ),
-        },
+        }),
         phases: Ordered(phases),
         unaccounted_share: unaccounted / total_ms,
         step,

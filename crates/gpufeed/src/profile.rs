@@ -45,7 +45,7 @@ pub(crate) use step_doc::step_profile;
 
 /// `gpufeed profile step`.
 pub fn step(args: &ProfileStepArgs) -> Result<ExitCode> {
-    let doc = step_profile(args)?;
+    let doc = step_profile(args)?.doc;
     match args.format {
         Format::Json => printer::data(&(serde_json::to_string(&doc)? + "\n"))?,
         Format::Text => printer::data(&step_text::render(&doc))?,

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use gpufeed_contract::{DataProfile, Document, Findings, Monitor, Steps, Util, schema_of};
+use gpufeed_contract::{
+    DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps, Util, schema_of,
+};
 
 use crate::cli::SchemaArgs;
 use crate::{fsx, printer};
@@ -43,6 +45,9 @@ pub fn documents() -> Vec<Entry> {
         entry::<DataProfile>(),
         entry::<Findings>(),
         entry::<Monitor>(),
+        entry::<gpufeed_kineto::report::Report>(),
+        entry::<PhaseSteps>(),
+        entry::<StepProfile>(),
         entry::<Steps>(),
         entry::<Util>(),
     ];

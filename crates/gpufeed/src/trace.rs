@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use gpufeed_contract::{GpuUtil, Steps, Util};
 
-use crate::phase_steps::{self, PhaseStepDoc};
+use crate::phase_steps::{self, PhaseSteps};
 
 /// Report of one GPU: the per-GPU object of the `util` document ([`GpuUtil`],
 /// gpufeed-contract) with what the text report and the warnings need besides.
@@ -136,7 +136,7 @@ pub enum TraceReport {
     /// Step times.
     Steps(StepReport),
     /// A step recording with its phases (the Python `StepTimer`).
-    PhaseSteps(Box<PhaseStepDoc>),
+    PhaseSteps(Box<PhaseSteps>),
 }
 
 /// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.

@@ -163,6 +163,85 @@ fn utilisation_of_trace_monitor_and_watch_validates_against_its_schema() {
 }
 
 #[test]
+fn profiler_trace_reports_validate_against_their_schema() {
+    use gpufeed_kineto::synth::{Case, generate};
+    let dir = tempfile::tempdir().unwrap();
+    // A distributed run with a straggler (a folder of ranks), and one TensorFlow trace.
+    let case = Case::straggler();
+    for rank in 0..case.ranks {
+        let p = dir.path().join(format!("rank-{rank}.pt.trace.json"));
+        fs_err::write(&p, generate(&case, rank)).unwrap();
+    }
+    let doc = json_of(&["trace", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert!(doc["straggler"].is_object() && doc["ranks"].as_array().unwrap().len() == 4);
+    validate("profiler", &doc);
+    let tf = tempfile::tempdir().unwrap();
+    let p = tf.path().join("host.trace.json");
+    fs_err::write(&p, generate(&Case::input_bound().tensorflow(), 0)).unwrap();
+    let doc = json_of(&["trace", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(doc["format"], "tensorflow");
+    validate("profiler", &doc);
+}
+
+#[test]
+fn step_phases_of_profile_step_and_of_a_recording_validate_against_their_schemas() {
+    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    let tmp = tempfile::tempdir().unwrap();
+    // The user's own loop: a recording with no `data_wait` (verdict `undetermined`), and
+    // no batch size (`samples_per_s` null).
+    let recording = tmp.path().join("steps.jsonl");
+    let steps: Vec<StepRecord> = (0..30)
+        .map(|i| StepRecord {
+            total_ms: 100.0 + f64::from(i % 3),
+            phases: vec![("forward".into(), 60.0), ("backward".into(), 38.0)],
+            items: None,
+        })
+        .collect();
+    let meta = Meta {
+        source: "python StepTimer".to_owned(),
+        sync: false,
+        warmup: 1,
+        batch_size: None,
+    };
+    write_jsonl(&recording, &meta, &steps).unwrap();
+    let doc = json_of(&["trace", recording.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(doc["verdict"], "undetermined");
+    validate("phase-steps", &doc);
+
+    // gpufeed's model on the demo data.
+    let data = tmp.path().join("demo");
+    let d = data.to_str().unwrap();
+    let out = gpufeed()
+        .args(["demo-data", d, "--clips", "8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let config = tmp.path().join("config.yaml");
+    fs_err::write(&config, "data:\n  batch_size: 4\n  num_workers: 1\n").unwrap();
+    let doc = json_of(&[
+        "profile",
+        "step",
+        "--data",
+        d,
+        "--config",
+        config.to_str().unwrap(),
+        "--steps",
+        "4",
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+    ]);
+    validate("profile-step", &doc);
+    // Each is its own document: a recording's fields are no `profile step` document.
+    let schema: Value = serde_json::from_str(
+        &fs_err::read_to_string(schemas_dir().join("phase-steps.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+}
+
+#[test]
 fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
     let config = fixture("../gpufeed-config/tests/fixtures/warnings.yaml");
     let doc = json_exiting(&["validate", &config, "--format", "json"], &[0, 1]);

@@ -305,52 +305,6 @@ fn holes_in_the_log_are_warned_about() {
 // Step recordings of the Python `StepTimer` (`timer.save`): written here through the
 // library's writer, the way the binding writes them.
 
-mod phase_steps_json {
-    use std::collections::BTreeMap;
-
-    use serde::Deserialize;
-
-    /// The phase-steps document, as a contract: unknown fields are refused.
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Doc {
-        pub kind: String,
-        pub schema_version: u32,
-        pub source: String,
-        pub sync: bool,
-        pub warmup: usize,
-        pub batch_size: Option<u64>,
-        pub phases: BTreeMap<String, Phase>,
-        pub unaccounted_share: f64,
-        pub step: super::Steps,
-        pub steps_per_s: f64,
-        pub samples_per_s: Option<f64>,
-        pub verdict: String,
-        pub level: Option<String>,
-        pub evidence: Vec<String>,
-        pub fix: String,
-        pub series: Series,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Phase {
-        pub order: usize,
-        pub category: String,
-        pub mean_ms: f64,
-        pub std_ms: f64,
-        pub share: f64,
-        pub steps: usize,
-    }
-
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Series {
-        pub total_ms: Vec<f64>,
-        pub phases: BTreeMap<String, Vec<f64>>,
-    }
-}
-
 /// 2 warm-up steps (slow, as a first step compiling), then 60 steps of about 100 ms that
 /// wait 30 ms for data, copy 1 ms, and compute the rest: highly input-bound.
 fn input_bound_recording(dir: &Path) -> PathBuf {
@@ -429,26 +383,33 @@ fn step_recording_json_is_the_phase_steps_document() {
     let dir = tempfile::tempdir().unwrap();
     let path = input_bound_recording(dir.path());
     let json = trace_json(&path, &[]);
-    let d: phase_steps_json::Doc = serde_json::from_str(&json).unwrap();
+    // The contract's type, which refuses unknown fields.
+    let d: gpufeed_contract::PhaseSteps = serde_json::from_str(&json).unwrap();
     assert_eq!(
         (
-            d.kind.as_str(),
+            d.kind,
             d.schema_version,
             d.source.as_str(),
             d.sync,
             d.warmup
         ),
-        ("phase-steps", 1, "python StepTimer", true, 2)
+        (
+            gpufeed_contract::PhaseStepsKind::PhaseSteps,
+            1,
+            "python StepTimer",
+            true,
+            2
+        )
     );
     assert_eq!(
-        (d.verdict.as_str(), d.level.as_deref()),
+        (d.verdict.as_str(), d.level.map(|l| l.as_str())),
         ("input-bound", Some("high"))
     );
     assert_eq!(d.batch_size, Some(32));
     assert_eq!(d.step.samples, 60);
     assert_eq!(d.step.kind, gpufeed_contract::StepsKind::Steps);
     assert!(d.step.max_ms < 110.0, "warm-up left out: {}", d.step.max_ms);
-    let wait = &d.phases["data_wait"];
+    let wait = d.phases.get("data_wait").unwrap();
     assert_eq!(
         (wait.order, wait.category.as_str(), wait.steps),
         (0, "input", 60)
@@ -460,8 +421,11 @@ fn step_recording_json_is_the_phase_steps_document() {
         "{}",
         wait.std_ms
     );
-    assert_eq!(d.phases["h2d_copy"].category, "copy");
-    assert_eq!(d.phases["forward"].category, "compute");
+    assert_eq!(d.phases.get("h2d_copy").unwrap().category.as_str(), "copy");
+    assert_eq!(
+        d.phases.get("forward").unwrap().category.as_str(),
+        "compute"
+    );
     assert!((d.unaccounted_share - 1.0 / 100.5).abs() < 1e-3);
     assert!((d.samples_per_s.unwrap() - 32.0 * d.steps_per_s).abs() < 1e-6);
     assert!(
@@ -470,8 +434,9 @@ fn step_recording_json_is_the_phase_steps_document() {
         d.fix
     );
     assert!(!d.evidence.is_empty());
-    assert_eq!(d.series.total_ms.len(), 60);
-    assert_eq!(d.series.phases["backward"].len(), 60);
+    let series = d.series.unwrap();
+    assert_eq!(series.total_ms.len(), 60);
+    assert_eq!(series.phases.get("backward").unwrap().len(), 60);
     // The loop's order in the document itself.
     let at = |k: &str| json.find(&format!("\"{k}\":{{\"order\"")).unwrap();
     assert!(at("data_wait") < at("h2d_copy") && at("forward") < at("backward"));

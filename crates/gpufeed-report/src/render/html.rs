@@ -9,9 +9,11 @@ use std::fmt::Write as _;
 
 use super::svg::{acf_plot, esc, heat_map, phases_plot, series_plot, util_plot};
 use super::{Renderer, stage_row, step_rate, step_setup};
-use crate::model::{Judged, Report, Severity, Status, StepDoc};
+use crate::model::{Judged, Report, Severity, Status, StepPhases};
 use crate::rank::{ms, pct, secs};
 use gpufeed_stats::thresholds::IDLE_UTIL_PCT;
+
+mod profiler;
 
 /// The HTML page.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,6 +88,7 @@ impl Renderer for Html {
         }
         causes(&mut o, r);
         utilisation(&mut o, r);
+        profiler::section(&mut o, r);
         times(&mut o, r);
         phases(&mut o, r);
         grid(&mut o, r);
@@ -299,10 +302,12 @@ fn times(o: &mut String, r: &Report) {
     }
     match &r.series.step_ms {
         Some(s) => {
-            let own = r.profile_step.as_ref().is_some_and(StepDoc::is_own_loop);
+            let own = r.profile_step.as_ref().is_some_and(StepPhases::is_own_loop);
             o.push_str(&series_plot(
                 "plot-steps",
-                if own {
+                if r.profiler.is_some() {
+                    "Your profiled run: the time of each step (--trace)"
+                } else if own {
                     "Your own loop: the time of each step (--trace)"
                 } else {
                     "Training: the time of each step (profile step)"
@@ -323,28 +328,31 @@ fn times(o: &mut String, r: &Report) {
 }
 
 fn phases(o: &mut String, r: &Report) {
+    if r.profile_step.is_none() && r.profiler.is_some() {
+        // The profiler trace's section has the steps.
+        return;
+    }
     o.push_str("<section id=\"phases\"><h2>Step phase breakdown</h2>\n");
     match &r.profile_step {
         Some(d) => {
             let _ = write!(o, "<p class=\"muted\">{}.</p>", code(&step_setup(d)));
-            o.push_str(&phases_plot(&d.ordered_phases(), d.step.mean_ms));
+            o.push_str(&phases_plot(&d.ordered_phases(), d.step().mean_ms));
             let level = d
-                .level
-                .as_deref()
-                .map_or_else(String::new, |l| format!(" ({l})"));
+                .level()
+                .map_or_else(String::new, |l| format!(" ({})", l.as_str()));
             let _ = write!(
                 o,
                 "<p><strong>{}</strong>{}: {}; step mean {}, p95 {}, cv {:.2}.</p>",
-                esc(&d.verdict),
+                esc(d.verdict().as_str()),
                 esc(&level),
                 esc(&step_rate(d)),
-                esc(&ms(d.step.mean_ms)),
-                esc(&ms(d.step.p95_ms)),
-                d.step.cv
+                esc(&ms(d.step().mean_ms)),
+                esc(&ms(d.step().p95_ms)),
+                d.step().cv
             );
-            if !d.evidence.is_empty() {
+            if !d.evidence().is_empty() {
                 o.push_str("<ul class=\"evidence\">");
-                for e in &d.evidence {
+                for e in d.evidence() {
                     let _ = write!(o, "<li>{}</li>", code(e));
                 }
                 o.push_str("</ul>");

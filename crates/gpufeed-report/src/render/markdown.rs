@@ -7,6 +7,8 @@ use super::{Renderer, stage_row, step_rate, step_setup};
 use crate::model::{Cause, Judged, Report, Severity, Status};
 use crate::rank::{ms, pct, secs};
 
+mod profiler;
+
 /// The Markdown summary.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Markdown;
@@ -70,6 +72,7 @@ impl Renderer for Markdown {
         stages(&mut o, r);
         let _ = writeln!(o, "## Details\n");
         telemetry(&mut o, r);
+        profiler::section(&mut o, r);
         step(&mut o, r);
         data(&mut o, r);
         doctor(&mut o, r);
@@ -198,6 +201,10 @@ fn telemetry(o: &mut String, r: &Report) {
 
 fn step(o: &mut String, r: &Report) {
     let Some(d) = &r.profile_step else {
+        if r.profiler.is_some() {
+            // The profiler trace's section has the steps.
+            return;
+        }
         let _ = writeln!(o, "### Training step (`profile step`)\n");
         let _ = writeln!(o, "{}\n", not_measured(r, "profile step"));
         return;
@@ -208,15 +215,19 @@ fn step(o: &mut String, r: &Report) {
         let _ = writeln!(o, "### Training step (`profile step`)\n");
     }
     let level = d
-        .level
-        .as_deref()
-        .map_or_else(String::new, |l| format!(" ({l})"));
+        .level()
+        .map_or_else(String::new, |l| format!(" ({})", l.as_str()));
     let _ = writeln!(o, "{}.\n", step_setup(d));
-    let _ = writeln!(o, "**{}**{level}: {}.\n", cell(&d.verdict), step_rate(d));
-    for e in &d.evidence {
+    let _ = writeln!(
+        o,
+        "**{}**{level}: {}.\n",
+        cell(d.verdict().as_str()),
+        step_rate(d)
+    );
+    for e in d.evidence() {
         let _ = writeln!(o, "- {}", line(e));
     }
-    if !d.evidence.is_empty() {
+    if !d.evidence().is_empty() {
         let _ = writeln!(o);
     }
     let _ = writeln!(o, "| phase | mean | std | share |\n|---|---|---|---|");
@@ -230,7 +241,7 @@ fn step(o: &mut String, r: &Report) {
             pct(p.share)
         );
     }
-    let s = &d.step;
+    let s = d.step();
     let _ = writeln!(
         o,
         "\nStep time: mean {}, median {}, p95 {}, p99 {}, max {}, cv {:.2}, {} outliers, {}{}.\n",

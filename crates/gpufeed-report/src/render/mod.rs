@@ -66,53 +66,47 @@ pub fn num(v: f64) -> String {
 }
 
 /// `10.0 steps/s, 160 samples/s`, or without the samples when they are not known.
-fn step_rate(doc: &crate::model::StepDoc) -> String {
-    match doc.samples_per_s {
-        Some(v) => format!("{:.1} steps/s, {v:.0} samples/s", doc.steps_per_s),
-        None => format!("{:.1} steps/s", doc.steps_per_s),
+fn step_rate(doc: &crate::model::StepPhases) -> String {
+    match doc.samples_per_s() {
+        Some(v) => format!("{:.1} steps/s, {v:.0} samples/s", doc.steps_per_s()),
+        None => format!("{:.1} steps/s", doc.steps_per_s()),
     }
 }
 
 /// What a step profile measured, from its `config`: model, device, precision, steps; for
 /// the user's own loop, what timed it and how.
-fn step_setup(doc: &crate::model::StepDoc) -> String {
-    if doc.is_own_loop() {
-        let sync = match doc.extra.get("sync").and_then(serde_json::Value::as_bool) {
-            Some(true) => ", the device synchronised at each phase boundary",
-            Some(false) => ", without a device sync at the phase boundaries",
-            None => "",
-        };
-        return format!(
-            "your own training loop, timed by `{}`{sync}: {} timed steps{}",
-            doc.own_source().unwrap_or("unknown"),
-            doc.step.samples,
-            doc.extra
-                .get("warmup")
-                .map_or_else(String::new, |w| format!(" after {w} warm-up")),
-        );
+fn step_setup(doc: &crate::model::StepPhases) -> String {
+    use crate::model::StepPhases;
+    match doc {
+        StepPhases::OwnLoop(d) => {
+            let sync = if d.sync {
+                ", the device synchronised at each phase boundary"
+            } else {
+                ", without a device sync at the phase boundaries"
+            };
+            format!(
+                "your own training loop, timed by `{}`{sync}: {} timed steps after {} warm-up",
+                d.source, d.step.samples, d.warmup
+            )
+        }
+        StepPhases::Model(d) => {
+            let c = &d.config;
+            let preset = c
+                .model
+                .get("preset")
+                .and_then(|p| p.as_str())
+                .unwrap_or("?");
+            let params = c
+                .model
+                .get("parameters")
+                .and_then(serde_json::Value::as_u64)
+                .map_or_else(String::new, |p| format!(" ({p} parameters)"));
+            format!(
+                "model `{preset}`{params} on {}, {}, {} timed steps after {} warm-up",
+                c.device, c.dtype, d.step.samples, c.warmup_steps
+            )
+        }
     }
-    let c = &doc.config;
-    let get = |k: &str| {
-        c.get(k)
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-    };
-    let preset = c
-        .get("model")
-        .and_then(|m| m.get("preset"))
-        .and_then(|p| p.as_str())
-        .unwrap_or("?");
-    let params = c
-        .get("model")
-        .and_then(|m| m.get("parameters"))
-        .and_then(serde_json::Value::as_u64)
-        .map_or_else(String::new, |p| format!(" ({p} parameters)"));
-    format!(
-        "model `{preset}`{params} on {}, {}, {} timed steps{}",
-        get("device").unwrap_or_else(|| "?".into()),
-        get("dtype").unwrap_or_else(|| "f32".into()),
-        doc.step.samples,
-        get("warmup_steps").map_or_else(String::new, |w| format!(" after {w} warm-up")),
-    )
 }
 
 #[cfg(test)]

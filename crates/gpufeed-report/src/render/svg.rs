@@ -17,6 +17,8 @@ use gpufeed_stats::thresholds::IDLE_UTIL_PCT;
 use crate::model::{AcfSeries, Cell, Phase, UtilSeries};
 use crate::render::num;
 
+pub mod profiler;
+
 /// Escapes text for HTML and SVG, in text and in attributes.
 #[must_use]
 pub fn esc(s: &str) -> String {

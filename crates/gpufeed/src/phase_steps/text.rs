@@ -3,16 +3,16 @@
 
 use std::fmt::Write as _;
 
-use super::PhaseStepDoc;
+use super::PhaseSteps;
 use crate::profile::step_text::verdict_head;
 
 /// The report `gpufeed trace FILE` prints for a step recording, and `str()` of the Python
 /// `StepReport`.
 #[must_use]
-pub fn render_text(d: &PhaseStepDoc) -> String {
+pub fn render_text(d: &PhaseSteps) -> String {
     let mut o = String::new();
     // Writing into a String cannot fail; the results are ignored deliberately.
-    verdict_head(&mut o, &d.verdict, d.level, &d.evidence, &d.fix);
+    verdict_head(&mut o, d.verdict.as_str(), d.level, &d.evidence, &d.fix);
     let s = &d.step;
     let _ = writeln!(
         o,

@@ -14,15 +14,14 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
-use serde::Serialize;
-use serde::ser::SerializeMap as _;
+use gpufeed_contract::{Loss, Ordered, Phase, PhaseCategory, StepConfig, StepProfile};
 
 use gpufeed_data::cache::Cache;
 use gpufeed_data::loader::Loader;
 use gpufeed_train::model::{Model, ModelConfig, Preset};
-use gpufeed_train::profile::{self as train_profile, Options, Overhead};
+use gpufeed_train::profile::{self as train_profile, Options};
 use gpufeed_train::train::Trainer;
-use gpufeed_train::verdict::{self, Level, LoaderSettings, Shares};
+use gpufeed_train::verdict::{self, LoaderSettings, Shares};
 use gpufeed_train::{DeviceSpec, parse_dtype};
 
 use super::loader_config;
@@ -38,59 +37,13 @@ const DEFAULT_WARMUP: usize = 5;
 /// Seed of the model's initial weights.
 const SEED: u64 = 42;
 
-/// One phase's figures.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct PhaseStat {
-    /// Mean duration, ms.
-    pub(crate) mean_ms: f64,
-    /// Population standard deviation, ms.
-    pub(crate) std_ms: f64,
-    /// Mean duration over the mean step.
-    pub(crate) share: f64,
-}
-
-/// The phases in step order, serialised as a JSON object (name -> figures).
+/// `profile step`'s document ([`StepProfile`], gpufeed-contract) and each timed step's
+/// time, which `analyze` plots.
 #[derive(Debug, Clone)]
-pub(crate) struct Phases(pub(crate) Vec<(&'static str, PhaseStat)>);
-
-impl Serialize for Phases {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (name, stat) in &self.0 {
-            m.serialize_entry(name, stat)?;
-        }
-        m.end()
-    }
-}
-
-/// Loss of the first and last timed steps.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Loss {
-    pub(crate) first: f32,
-    pub(crate) last: f32,
-}
-
-/// The JSON document (docs/contract.md: `config`, `phases`, `step`, `steps_per_s`,
-/// `samples_per_s`, `verdict`, `evidence`; gpufeed adds `level`, `fix`, the unaccounted
-/// share, the loss and the overhead).
-#[derive(Debug, Serialize)]
-pub(crate) struct StepDoc {
-    pub(crate) config: serde_json::Value,
-    pub(crate) phases: Phases,
-    pub(crate) step: StepReport,
-    pub(crate) steps_per_s: f64,
-    pub(crate) samples_per_s: f64,
-    pub(crate) verdict: &'static str,
-    pub(crate) level: Option<Level>,
-    pub(crate) evidence: Vec<String>,
-    pub(crate) fix: String,
-    /// Share of the step outside every phase (cleanup after the optimizer).
-    pub(crate) unaccounted_share: f64,
-    pub(crate) loss: Loss,
-    pub(crate) overhead: Option<Overhead>,
-    /// Each timed step, ms (for plots; not in the JSON contract).
-    #[serde(skip)]
-    #[allow(dead_code)] // read by `analyze`
+pub(crate) struct StepRun {
+    /// The document.
+    pub(crate) doc: StepProfile,
+    /// Each timed step, ms.
     pub(crate) step_ms: Vec<f64>,
 }
 
@@ -145,7 +98,7 @@ fn vocab_of(cache: &Cache) -> usize {
 }
 
 /// Measures training steps as `gpufeed profile step` does, without printing.
-pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
+pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
     // Usage errors before any work (a precompute can take minutes).
     let preset = Preset::parse(&args.model)?;
     let device_spec = DeviceSpec::parse(&args.device)?;
@@ -201,13 +154,13 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
     }
     // Judged on whole batches: the step on an epoch's short last batch is no cycle.
     let step = StepReport::of_batches(&p.step_ms, &p.samples).context("no step was timed")?;
-    let analysis = step.analysis;
+    let analysis = &step.analysis;
     let step_mean = analysis.summary.mean;
     // The phases of the same whole-batch steps, so that their shares add up.
     let whole = gpufeed_stats::whole_batches(&p.samples);
     let mut means = Vec::new();
     let mut phases = Vec::new();
-    for (phase, v) in &p.phases {
+    for (order, (phase, v)) in p.phases.iter().enumerate() {
         let kept: Vec<f64> = v
             .iter()
             .zip(&whole)
@@ -217,17 +170,20 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
         let s = gpufeed_stats::summarize(&kept).context("no step was timed")?;
         means.push((*phase, s.mean));
         phases.push((
-            phase.name(),
-            PhaseStat {
+            phase.name().to_owned(),
+            Phase {
+                order,
+                category: PhaseCategory::of(phase.name()),
                 mean_ms: s.mean,
                 std_ms: s.std,
                 share: s.mean / step_mean,
+                steps: kept.len(),
             },
         ));
     }
     let judged = verdict::judge(
         Shares::of(&means, step_mean),
-        &analysis,
+        analysis,
         Some(LoaderSettings {
             workers: lc.workers,
             prefetch: lc.prefetch,
@@ -235,28 +191,29 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
     );
     let samples: usize = p.samples.iter().sum();
     let unaccounted: f64 = p.unaccounted_ms.iter().sum();
-    let doc = StepDoc {
-        config: serde_json::json!({
-            "cache": dir,
-            "items": cache.len(),
-            "loader": lc,
-            "model": {
+    let doc = StepProfile {
+        schema_version: <StepProfile as gpufeed_contract::Document>::VERSION,
+        config: StepConfig {
+            cache: dir.display().to_string(),
+            items: cache.len(),
+            loader: serde_json::to_value(&lc)?,
+            model: serde_json::json!({
                 "preset": preset.name(),
                 "parameters": parameters,
                 "sizes": model_config,
-            },
-            "device": device_spec.to_string(),
-            "data_device": data_spec.to_string(),
-            "dtype": args.dtype,
-            "steps": steps,
-            "warmup_steps": warmup,
-            "sync": options.sync,
-        }),
-        phases: Phases(phases),
+            }),
+            device: device_spec.to_string(),
+            data_device: data_spec.to_string(),
+            dtype: args.dtype.clone(),
+            steps,
+            warmup_steps: warmup,
+            sync: options.sync,
+        },
+        phases: Ordered(phases),
         steps_per_s: p.step_ms.len() as f64 / p.elapsed_s,
         samples_per_s: samples as f64 / p.elapsed_s,
-        step,
-        verdict: judged.bottleneck.as_str(),
+        step: step.doc,
+        verdict: judged.bottleneck.into(),
         level: judged.level,
         evidence: judged.evidence,
         fix: judged.fix,
@@ -266,7 +223,9 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepDoc> {
             last: p.loss_last,
         },
         overhead: p.overhead,
-        step_ms: p.step_ms,
     };
-    Ok(doc)
+    Ok(StepRun {
+        doc,
+        step_ms: p.step_ms,
+    })
 }

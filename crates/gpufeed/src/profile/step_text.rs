@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use gpufeed_train::verdict::Level;
 
-use super::step_doc::StepDoc;
+use gpufeed_contract::StepProfile;
 
 /// The head of a step report (`profile step`, and a step recording in `trace`): the
 /// verdict with its level, one evidence line each, the fix.
@@ -28,21 +28,21 @@ pub(crate) fn verdict_head(
 }
 
 /// Renders the report.
-pub(crate) fn render(d: &StepDoc) -> String {
+pub(crate) fn render(d: &StepProfile) -> String {
     let mut o = String::new();
-    verdict_head(&mut o, d.verdict, d.level, &d.evidence, &d.fix);
+    verdict_head(&mut o, d.verdict.as_str(), d.level, &d.evidence, &d.fix);
     let c = &d.config;
     let _ = writeln!(
         o,
         "\nmodel `{}` ({} parameters) on {} ({}), batches staged on {}; {} steps timed after {} warm-up, device {}",
-        c["model"]["preset"].as_str().unwrap_or("?"),
-        c["model"]["parameters"],
-        c["device"].as_str().unwrap_or("?"),
-        c["dtype"].as_str().unwrap_or("?"),
-        c["data_device"].as_str().unwrap_or("?"),
+        c.model["preset"].as_str().unwrap_or("?"),
+        c.model["parameters"],
+        c.device,
+        c.dtype,
+        c.data_device,
         d.step.samples,
-        c["warmup_steps"],
-        if c["sync"].as_bool().unwrap_or(true) {
+        c.warmup_steps,
+        if c.sync {
             "synchronised before each phase timer"
         } else {
             "not synchronised (phases show launch times on a GPU)"

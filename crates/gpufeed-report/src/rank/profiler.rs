@@ -1,0 +1,314 @@
+//! Causes from the user's profiler trace (`analyze --trace` with a PyTorch or TensorFlow
+//! profiler trace): the `profiler` document of `gpufeed_kineto`.
+//!
+//! The trace is the user's own run, so every cause here is [`Source::YourRun`] and takes
+//! gpufeed-kineto's own fix (which names PyTorch's and tf.data's settings, not gpufeed's
+//! loader). The rank judged is the run's (`verdict_rank`: the straggler, else the slowest
+//! rank), since a distributed run goes at its slowest rank.
+//!
+//! | id | when | cost (`lost_share`) |
+//! |---|---|---|
+//! | `input-bound`, `transfer-bound`, `sync-bound`, `launch-bound`, `host-bound` | the rank's share of the step past its moderate threshold (gpufeed-kineto's `causes`) | that share of the step time |
+//! | `step-stall` | the rank's step times repeat a cycle (gpufeed-stats) | `(mean - median) / mean` of its step times |
+//! | `straggler` | a rank's mean step time (else idle share) is an outlier among three or more ranks (modified Z-score) | by step time `(value - median) / value`: the share of the run's step the others wait; by idle share the extra idle, as a share of the span |
+
+use gpufeed_kineto::report::{RankReport, StragglerBy};
+use gpufeed_kineto::{Bottleneck, CauseShare};
+use gpufeed_stats::StepVerdict;
+use gpufeed_stats::summary::stall_share;
+use gpufeed_stats::thresholds::{INPUT_BOUND_MODERATE, OUTLIER_MODIFIED_Z, PERIOD_MIN_STRENGTH};
+
+use super::{ms, names, pct};
+use crate::model::{Cause, Profiler, Severity, Source};
+
+/// The stage whose evidence a profiler trace is: it stands in for the step profile.
+pub(crate) const STAGE: &str = "profile step";
+
+/// The rank the run's verdict is about.
+pub(crate) fn judged_rank(p: &Profiler) -> Option<&RankReport> {
+    let rank = p.verdict_rank?;
+    p.ranks.iter().find(|r| r.rank == rank)
+}
+
+/// "your profiled run" or "your profiled run (rank 2 of 4, the straggler)".
+fn whose(p: &Profiler, r: &RankReport) -> String {
+    if p.ranks.len() < 2 {
+        return "your profiled run".to_owned();
+    }
+    let why = match &p.straggler {
+        Some(s) if s.rank == r.rank => "the straggler",
+        _ => "the slowest",
+    };
+    format!(
+        "your profiled run (rank {} of {}, {why})",
+        r.rank,
+        p.ranks.len()
+    )
+}
+
+/// The figures every cause of the rank quotes: its steps and the GPU's busy share.
+fn steps_line(p: &Profiler, r: &RankReport) -> Option<String> {
+    let (st, sh) = (r.step_time.as_ref()?, r.shares?);
+    Some(format!(
+        "{} steps of `{}` analysed ({} trace): mean {}, median {}; GPU busy {} of the step \
+         (compute {})",
+        st.samples,
+        r.file,
+        match p.format {
+            gpufeed_kineto::TraceFormat::Pytorch => "PyTorch profiler",
+            gpufeed_kineto::TraceFormat::Tensorflow => "TensorFlow profiler",
+        },
+        ms(st.mean_ms),
+        ms(st.median_ms),
+        pct(sh.gpu_busy),
+        pct(sh.compute)
+    ))
+}
+
+/// The other ranks' verdicts, when there are others.
+fn others_line(p: &Profiler, r: &RankReport) -> Option<String> {
+    let others: Vec<String> = p
+        .ranks
+        .iter()
+        .filter(|o| o.rank != r.rank)
+        .map(|o| {
+            format!(
+                "{} {}",
+                o.rank,
+                o.verdict.map_or("not judged", Bottleneck::as_str)
+            )
+        })
+        .collect();
+    (!others.is_empty()).then(|| format!("the other ranks: {}", others.join(", ")))
+}
+
+/// The title and the subject of a cause's summary.
+fn words(b: Bottleneck) -> (&'static str, &'static str) {
+    match b {
+        Bottleneck::InputBound => (
+            "input-bound step",
+            "the GPU waits for data (data wait plus host-to-device copies)",
+        ),
+        Bottleneck::TransferBound => (
+            "transfer-bound step",
+            "the GPU waits for host-to-device copies (copies plus data wait)",
+        ),
+        Bottleneck::SyncBound => (
+            "host synchronisations stall the GPU",
+            "the GPU idles after the host synchronised with it",
+        ),
+        Bottleneck::LaunchBound => (
+            "launch-bound step",
+            "the GPU idles in short gaps between kernels (launch overhead)",
+        ),
+        Bottleneck::HostBound => (
+            "host-bound step",
+            "the GPU idles while the host does other work",
+        ),
+        Bottleneck::Oscillating => ("periodic step stall", "the step time repeats a cycle"),
+        Bottleneck::ComputeBound => ("compute-bound step", "the GPU's work is the step"),
+    }
+}
+
+fn cause(id: &str, title: &str, summary: String, lost: f64, evidence: Vec<String>) -> Cause {
+    Cause {
+        rank: 0,
+        id: id.to_owned(),
+        title: title.to_owned(),
+        summary,
+        lost_share: Some(lost.clamp(0.0, 1.0)),
+        severity: Severity::Warning,
+        evidence,
+        thresholds: Vec::new(),
+        fix: String::new(),
+        stages: vec![STAGE.to_owned()],
+        source: Source::YourRun,
+    }
+}
+
+/// A cause of the judged rank past its moderate threshold.
+fn share_cause(p: &Profiler, r: &RankReport, c: &CauseShare) -> Cause {
+    let (title, subject) = words(c.bottleneck);
+    let level = match c.level {
+        gpufeed_stats::thresholds::Level::High => "high",
+        gpufeed_stats::thresholds::Level::Moderate => "moderate",
+    };
+    let mut evidence = vec![c.evidence.clone()];
+    evidence.extend(steps_line(p, r));
+    evidence.extend(others_line(p, r));
+    let mut out = cause(
+        c.bottleneck.as_str(),
+        title,
+        format!(
+            "in {}, {subject} {} of the step ({level})",
+            whose(p, r),
+            pct(c.share)
+        ),
+        c.share,
+        evidence,
+    );
+    out.thresholds = match c.bottleneck {
+        Bottleneck::InputBound | Bottleneck::TransferBound => {
+            names(&["INPUT_BOUND_MODERATE", "INPUT_BOUND_HIGH"])
+        }
+        Bottleneck::LaunchBound => {
+            names(&["HOST_STALL_MODERATE", "HOST_STALL_HIGH", "KERNEL_WAIT_US"])
+        }
+        _ => names(&["HOST_STALL_MODERATE", "HOST_STALL_HIGH"]),
+    };
+    out.fix = c.fix.clone();
+    out
+}
+
+/// A cycle in the judged rank's step times.
+fn cycle_cause(p: &Profiler, r: &RankReport) -> Option<Cause> {
+    let st = r.step_time.as_ref()?;
+    let period = st.period_steps?;
+    if st.series_verdict != StepVerdict::Oscillating {
+        return None;
+    }
+    let lost = stall_share(st.mean_ms, st.median_ms);
+    if lost <= 0.0 {
+        return None;
+    }
+    let mut evidence = vec![format!(
+        "step time mean {}, median {}, max {}, cv {:.2}; autocorrelation {:.2} at a lag of \
+         {period} steps (a period needs >= {PERIOD_MIN_STRENGTH}): {} of the time is above the \
+         median step",
+        ms(st.mean_ms),
+        ms(st.median_ms),
+        ms(st.max_ms),
+        st.cv,
+        st.period_strength.unwrap_or(f64::NAN),
+        pct(lost)
+    )];
+    evidence.extend(steps_line(p, r));
+    let mut c = cause(
+        "step-stall",
+        "periodic step stall",
+        format!(
+            "in {}, a slow step every {period} steps: max {} against a median of {}",
+            whose(p, r),
+            ms(st.max_ms),
+            ms(st.median_ms)
+        ),
+        lost,
+        evidence,
+    );
+    c.thresholds = names(&["STEP_CV_OSCILLATING", "PERIOD_MIN_STRENGTH"]);
+    c.fix = match (r.verdict, &r.fix) {
+        (Some(Bottleneck::Oscillating), Some(fix)) => fix.clone(),
+        _ => format!(
+            "a cycle in the step time is a periodic stall: compare its period ({period} steps) \
+             with the number of loader workers, the logging and checkpoint intervals, and any \
+             host sync every N steps"
+        ),
+    };
+    Some(c)
+}
+
+/// The straggler among the ranks.
+fn straggler_cause(p: &Profiler) -> Option<Cause> {
+    let s = p.straggler.as_ref()?;
+    let (what, lost) = match s.by {
+        StragglerBy::StepTime if s.value > 0.0 => (
+            format!(
+                "its mean step is {} against a median of {} over the {} ranks",
+                ms(s.value),
+                ms(s.median),
+                p.ranks.len()
+            ),
+            (s.value - s.median) / s.value,
+        ),
+        StragglerBy::StepTime => return None,
+        StragglerBy::IdleShare => (
+            format!(
+                "its GPU idles {:.1} % of the span against a median of {:.1} % over the {} ranks",
+                s.value,
+                s.median,
+                p.ranks.len()
+            ),
+            (s.value - s.median) / 100.0,
+        ),
+    };
+    let verdict = p
+        .ranks
+        .iter()
+        .find(|r| r.rank == s.rank)
+        .and_then(|r| r.verdict)
+        .map_or("not judged", Bottleneck::as_str);
+    let mut c = cause(
+        "straggler",
+        "straggler rank",
+        format!(
+            "in your profiled run, rank {} holds the others back: {what}",
+            s.rank
+        ),
+        lost,
+        vec![
+            format!(
+                "modified Z-score {:.1} (an outlier above {OUTLIER_MODIFIED_Z}, Iglewicz and \
+                 Hoaglin's MAD rule); a distributed run goes at its slowest rank",
+                s.z
+            ),
+            format!("rank {}'s own verdict: {verdict}", s.rank),
+        ],
+    );
+    c.thresholds = names(&["OUTLIER_MODIFIED_Z"]);
+    c.fix = format!(
+        "look at rank {} alone: its own causes are listed beside this one; a straggler is most \
+         often a slower input pipeline on its node, a host shared with other jobs, or a GPU \
+         that throttles (run `gpufeed doctor` on that node)",
+        s.rank
+    );
+    Some(c)
+}
+
+/// Every cause the trace shows.
+pub(crate) fn causes(p: &Profiler) -> Vec<Cause> {
+    let mut out = Vec::new();
+    if let Some(r) = judged_rank(p) {
+        out.extend(r.causes.iter().map(|c| share_cause(p, r, c)));
+        out.extend(cycle_cause(p, r));
+    }
+    out.extend(straggler_cause(p));
+    out
+}
+
+/// The sentence of a compute-bound run, for the report's verdict.
+pub(crate) fn compute_bound(p: &Profiler) -> Option<String> {
+    let r = judged_rank(p)?;
+    if r.verdict != Some(Bottleneck::ComputeBound) {
+        return None;
+    }
+    let s = r.shares?;
+    Some(format!(
+        "{} is compute-bound: the GPU is busy {} of the step, data wait and copies are {}, \
+         below TF Profiler's {} for moderately input-bound",
+        whose(p, r),
+        pct(s.gpu_busy),
+        pct(s.input()),
+        pct(INPUT_BOUND_MODERATE)
+    ))
+}
+
+/// Why a trace gave no verdict: no GPU events, or no steps.
+pub(crate) fn unjudged(p: &Profiler) -> Option<String> {
+    if p.verdict.is_some() {
+        return None;
+    }
+    if p.ranks.iter().all(|r| r.temporal.is_none()) {
+        return Some(format!(
+            "The profiler trace `{}` holds no GPU events (kernels, copies or sets): a CPU-only \
+             profile? Profile with `ProfilerActivity.CUDA` (PyTorch) on a machine with a GPU to \
+             see where the GPU idles.",
+            p.path
+        ));
+    }
+    Some(format!(
+        "The profiler trace `{}` has no step markers, so no step was judged: profile with a \
+         schedule and call `prof.step()` each step (PyTorch), or trace with `step_num` \
+         (TensorFlow).",
+        p.path
+    ))
+}
