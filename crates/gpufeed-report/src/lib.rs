@@ -166,7 +166,7 @@ impl Report {
             step_ms: (!c.step_ms.is_empty()).then(|| series::acf_series(&c.step_ms)),
         };
         Self {
-            schema: SCHEMA,
+            schema_version: SCHEMA,
             gpufeed: c.gpufeed,
             inputs: c.inputs,
             verdict,

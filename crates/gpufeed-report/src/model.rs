@@ -6,6 +6,7 @@
 //! doctor's findings ([`gpufeed_contract::Finding`]); the profiler trace's is
 //! gpufeed-kineto's. Tests build them by hand.
 
+use gpufeed_contract::Document;
 pub use gpufeed_contract::{
     Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Phase,
     PhaseCategory, PhaseSteps, PhaseVerdict, Recommendation, StepPhases, StepProfile, Steps, Util,
@@ -15,15 +16,17 @@ pub use gpufeed_kineto::Report as Profiler;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Version of the `report.json` layout; raised when a field changes meaning or goes away.
-pub const SCHEMA: u32 = 1;
+/// Version of the `report.json` layout ([`Document::VERSION`] of [`Report`]): 2 since the
+/// stage documents are the contract's own and `schema` became `schema_version`.
+pub const SCHEMA: u32 = 2;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Report {
     /// [`SCHEMA`].
-    pub schema: u32,
+    pub schema_version: u32,
     /// The gpufeed version that wrote it.
     pub gpufeed: String,
     /// What `analyze` was asked to look at.
@@ -53,8 +56,15 @@ pub struct Report {
     pub thresholds: Vec<ThresholdRef>,
 }
 
+impl Document for Report {
+    const NAME: &'static str = "report";
+    const VERSION: u32 = SCHEMA;
+    const WRITER: &'static str = "gpufeed analyze (report.json)";
+}
+
 /// What `analyze` was asked to look at.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Inputs {
     /// The dataset folder.
     pub data: Option<String>,
@@ -76,7 +86,7 @@ pub struct Inputs {
 }
 
 /// How a stage ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// It ran and its document is in the report.
@@ -100,7 +110,8 @@ impl Status {
 }
 
 /// One stage of `analyze`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Stage {
     /// `demo data`, `precompute`, `doctor`, `profile data`, `profile step`, `telemetry`.
     pub name: String,
@@ -181,7 +192,8 @@ impl std::ops::DerefMut for Finding {
 }
 
 /// A storage speed the doctor measured with the page cache bypassed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StorageSpeed {
     /// `data` or `cache`.
     pub role: String,
@@ -194,7 +206,8 @@ pub struct StorageSpeed {
 }
 
 /// The doctor's part of the report.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct DoctorSection {
     /// Every finding, in the doctor's order.
     pub findings: Vec<Finding>,
@@ -222,7 +235,8 @@ impl DoctorSection {
 }
 
 /// GPU utilisation in the report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Telemetry {
     /// `trace` (a log given with `--trace`) or `nvml` (sampled during the step profile).
     pub source: String,
@@ -233,7 +247,8 @@ pub struct Telemetry {
 }
 
 /// A series with its autocorrelation, for the batch-time and step-time plots.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AcfSeries {
     /// The values, ms, in order (at most [`crate::series::MAX_POINTS`]).
     pub values: Vec<f64>,
@@ -249,7 +264,8 @@ pub struct AcfSeries {
 
 /// One GPU's utilisation for the plot: the series cut into at most
 /// [`crate::series::MAX_POINTS`] buckets, each with its time, lowest and highest value.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UtilSeries {
     /// GPU index.
     pub gpu: u32,
@@ -270,7 +286,8 @@ pub struct UtilSeries {
 }
 
 /// The series behind the plots.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Series {
     /// Utilisation per GPU.
     pub util: Vec<UtilSeries>,
@@ -281,7 +298,8 @@ pub struct Series {
 }
 
 /// A threshold a cause cites: a row of `gpufeed_stats::thresholds::TABLE`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ThresholdRef {
     /// The constant's name.
     pub name: String,
@@ -297,7 +315,8 @@ pub struct ThresholdRef {
 
 /// A cause of starvation, with its numbers, the thresholds they were judged by, and the
 /// fix.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Cause {
     /// 1 for the most costly.
     pub rank: usize,
@@ -325,7 +344,7 @@ pub struct Cause {
 }
 
 /// Whose evidence a cause rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Source {
     /// The user's own run: the utilisation log or step recording they gave (`--trace`),

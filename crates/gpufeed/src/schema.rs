@@ -47,6 +47,7 @@ pub fn documents() -> Vec<Entry> {
         entry::<Monitor>(),
         entry::<gpufeed_kineto::report::Report>(),
         entry::<PhaseSteps>(),
+        entry::<gpufeed_report::Report>(),
         entry::<StepProfile>(),
         entry::<Steps>(),
         entry::<Util>(),

@@ -104,7 +104,10 @@ fn shares_and_unaccounted_are_exact_on_steady_steps() {
     assert!((d.steps_per_s - 10.0).abs() < 1e-9, "{}", d.steps_per_s);
     assert!((d.samples_per_s.unwrap() - 320.0).abs() < 1e-9);
     assert_eq!(d.series.as_ref().unwrap().total_ms.len(), 20);
-    assert_eq!(d.series.as_ref().unwrap().phases.get("backward").unwrap(), &vec![30.0; 20]);
+    assert_eq!(
+        d.series.as_ref().unwrap().phases.get("backward").unwrap(),
+        &vec![30.0; 20]
+    );
     // 10 % data wait: moderately input-bound.
     assert_eq!(
         (d.verdict.as_str(), d.level),
