@@ -414,8 +414,12 @@ fn html_says_why_a_plot_is_missing() {
 #[test]
 fn json_is_one_document_with_everything() {
     let report = Report::build(starving());
-    let v: serde_json::Value = serde_json::from_str(&Json.render(&report)).unwrap();
-    assert_eq!(v["schema"], 1);
+    let text = Json.render(&report);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema_version"], 2);
+    // It reads back as the report's own type, which refuses unknown fields.
+    let back: Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.causes, report.causes);
     assert_eq!(v["causes"][0]["id"], "oscillating-utilisation");
     assert_eq!(v["causes"][0]["rank"], 1);
     assert_eq!(v["stages"][0]["status"], "skipped");
