@@ -37,7 +37,19 @@ __all__ = [
     "load_config",
     "mel",
     "precompute",
+    "schema",
 ]
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a gpufeed JSON document, as ``gpufeed schema
+    NAME`` prints it: ``"phase-steps"`` is the schema of ``StepTimer.report().to_dict()``;
+    the others are those of the CLI's ``--format json`` documents and of ``report.json``
+    (``gpufeed schema`` lists them). A name that is not a document raises ``ValueError``.
+    """
+    import json
+
+    return json.loads(_gpufeed.schema_text(name))
 
 
 def precompute(

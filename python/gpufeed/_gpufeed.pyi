@@ -39,6 +39,7 @@ class Item(TypedDict):
     text: str
     index: int
 
+def schema_text(name: str) -> str: ...
 def main(argv: list[str]) -> int:
     """Runs the gpufeed CLI with ``argv`` (program name first); returns the exit code."""
 

@@ -42,6 +42,23 @@ def test_input_bound_when_the_loop_waits_for_data():
     assert "input-bound" in str(r).splitlines()[0], "the text leads with the verdict"
 
 
+def test_the_report_is_the_published_phase_steps_document():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = gpufeed.schema("phase-steps")
+    assert schema["properties"]["schema_version"]["const"] == 1
+    timer = gpufeed.StepTimer(batch_size=8)
+    run(timer, slow_data(STEPS, 0.004), lambda i: [("h2d_copy", 0.001), ("forward", 0.002)])
+    d = timer.report().to_dict()
+    jsonschema.Draft202012Validator(schema).validate(d)
+    # The schema is no formality: a renamed or an extra field fails.
+    bad = dict(d)
+    bad["verdict_name"] = bad.pop("verdict")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)
+    with pytest.raises(ValueError, match="no document named `nope`"):
+        gpufeed.schema("nope")
+
+
 def test_compute_bound_when_the_step_is_the_work():
     timer = gpufeed.StepTimer()
     run(timer, range(STEPS), lambda i: [("forward", 0.003), ("backward", 0.004)])

@@ -7,6 +7,7 @@
 //! - [`steps`]: the analysis behind `StepTimer` (the phase-steps document of the CLI).
 //! - [`monitor`]: `Monitor`, GPU and host sampling on a Rust thread.
 //! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
+//! - `schema_text`: the JSON Schema of a document, as `gpufeed schema NAME` prints it.
 //!
 //! Python never runs on the worker threads, and no call holds the GIL while it waits.
 //! Every bad input raises a Python exception that names the value and the fix.
@@ -27,11 +28,26 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| gpufeed::main_from(argv))
 }
 
+/// The JSON Schema of a gpufeed document (`gpufeed schema NAME`), as published under
+/// `docs/schemas/`: the `phase-steps` document is what `StepTimer.report().to_dict()` is.
+#[pyfunction]
+fn schema_text(name: &str) -> PyResult<String> {
+    let all = gpufeed::schema::documents();
+    match all.iter().find(|e| e.name == name) {
+        Some(e) => Ok(gpufeed::schema::published(e)),
+        None => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "no document named `{name}`: the documents are {}",
+            all.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}
+
 /// The extension module.
 #[pymodule]
 fn _gpufeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_text, m)?)?;
     features::register(m)?;
     cache::register(m)?;
     loader::register(m)?;
