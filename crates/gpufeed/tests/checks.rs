@@ -1,7 +1,7 @@
 //! `gpufeed validate` and `gpufeed lint` end to end, through the built binary.
 //!
-//! JSON output is deserialised into structs that mirror the `findings` document of
-//! docs/contract.md and reject unknown fields. Fixtures are under
+//! JSON output is deserialised into the contract's `findings` document
+//! (gpufeed-contract), whose types reject unknown fields. Fixtures are under
 //! `tests/fixtures/checks/` (committed, small); files that must be large or binary are
 //! generated in a temporary folder.
 

@@ -4,7 +4,7 @@
 //! check reads "no driver" on any machine, and probes the frameworks with a fake
 //! interpreter (`GPUFEED_PYTHON`) that answers "not installed" at once, so the tests are
 //! fast and the same with or without a GPU or TensorFlow. JSON output is deserialised into
-//! structs that mirror the `findings` document of docs/contract.md and reject unknown
+//! the contract's `findings` document (gpufeed-contract), whose types reject unknown
 //! fields.
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.

@@ -1,7 +1,8 @@
 //! `gpufeed trace` end to end: the built binary on fixtures of every input format.
 //!
-//! JSON output is deserialised into structs that mirror docs/contract.md and reject
-//! unknown fields, so a field added or renamed without changing the contract fails here.
+//! JSON output is deserialised into the contract's documents (gpufeed-contract: `util`,
+//! `steps`, `phase-steps`), whose types reject unknown fields, so a field added or renamed
+//! without changing the contract fails here.
 //! Fixtures come from `tests/fixtures/make_fixtures.py` (committed outputs; no Python at
 //! test time).
 
