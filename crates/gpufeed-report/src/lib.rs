@@ -116,10 +116,17 @@ impl Report {
     #[must_use]
     pub fn demo_note(&self) -> Option<String> {
         let data = self.inputs.data.as_deref().filter(|_| self.inputs.demo)?;
+        // With a profiler trace (or a step recording) the steps are the user's own.
+        let own_steps =
+            self.profiler.is_some() || self.profile_step.as_ref().is_some_and(|s| s.is_own_loop());
+        let figures = if own_steps {
+            "the loader figures come"
+        } else {
+            "the loader and training-step figures come"
+        };
         Some(format!(
-            "the loader and training-step figures come from gpufeed's generated demo dataset \
-             (`{data}`), not from your data: pass `--data DIR` (and `--config FILE`) to measure \
-             yours"
+            "{figures} from gpufeed's generated demo dataset (`{data}`), not from your data: \
+             pass `--data DIR` (and `--config FILE`) to measure yours"
         ))
     }
 

@@ -516,8 +516,12 @@ fn is_step_recording(path: &Path) -> bool {
         return false;
     };
     // A header is a few hundred bytes; a file whose first MiB is blank is no recording.
-    let mut lines = std::io::BufReader::new(file.take(1 << 20)).lines();
-    let first = lines.find_map(|l| l.ok().filter(|l| !l.trim().is_empty()));
+    // A read error ends the search: `lines` would repeat it for ever (a folder opens on
+    // Linux, and every read of it fails with EISDIR).
+    let mut lines = std::io::BufReader::new(file.take(1 << 20))
+        .lines()
+        .map_while(Result::ok);
+    let first = lines.find(|l| !l.trim().is_empty());
     first
         .is_some_and(|l| detect_kind(l.trim_start_matches('\u{feff}')).1 == TraceFormat::PhaseSteps)
 }

@@ -242,3 +242,117 @@ fn cpu_only_trace_says_so_and_exits_0() {
     assert!(d.ranks[0].temporal.is_none() && d.verdict.is_none());
     assert!(stderr.contains("a CPU-only profile?"), "{stderr}");
 }
+
+/// `gpufeed analyze --quick --data DATA --config CONFIG --trace TRACE --out OUT`, as the
+/// analyze tests run it: no NVML, the fake interpreter, the user cache in `dir`, a small
+/// dataset and batches of 4, so that it takes seconds.
+fn analyze(dir: &Path, trace: &Path) -> (std::process::Output, PathBuf) {
+    let data = dir.join("data");
+    if !data.is_dir() {
+        let out = gpufeed()
+            .args(["demo-data", data.to_str().unwrap(), "--clips", "16"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        fs_err::write(
+            dir.join("config.yaml"),
+            "data:\n  batch_size: 4\n  num_workers: 2\n",
+        )
+        .unwrap();
+    }
+    let out_dir = dir.join(format!(
+        "report-{}",
+        trace.file_name().unwrap().to_string_lossy()
+    ));
+    let out = gpufeed()
+        .arg("analyze")
+        .arg("--quick")
+        .arg("--data")
+        .arg(&data)
+        .arg("--config")
+        .arg(dir.join("config.yaml"))
+        .arg("--trace")
+        .arg(trace)
+        .arg("--out")
+        .arg(&out_dir)
+        .env("GPUFEED_NVML_LIB", dir.join("no-libnvidia-ml.so.1"))
+        .env("GPUFEED_PYTHON", common::fake_python(dir))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .output()
+        .unwrap();
+    (out, out_dir)
+}
+
+/// A profiler trace given to `analyze --trace` is the run's evidence: analysed as `trace`
+/// analyses it, its verdict the report's first cause (the user's run's), its document
+/// `report.json`'s `profiler`, its plots in `report.html`; the demo model does not run.
+#[test]
+fn analyze_takes_a_profiler_trace_as_the_run_s_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = analyze(dir.path(), &shared("resnet50_nw0"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout
+            .starts_with("Most likely cause of starvation: input-bound step: in your profiled run"),
+        "{stdout}"
+    );
+    let text = fs_err::read_to_string(report.join("report.json")).unwrap();
+    // The report's own type, which refuses unknown fields, reads it.
+    let r: gpufeed_report::Report = serde_json::from_str(&text).unwrap();
+    let p = r.profiler.as_ref().unwrap();
+    assert_eq!(p.ranks[0].temporal.unwrap().idle_pct, 39.43);
+    let first = &r.causes[0];
+    assert_eq!(first.id, "input-bound");
+    assert_eq!(first.source, gpufeed_report::model::Source::YourRun);
+    assert_eq!(first.lost_share, Some(p.ranks[0].causes[0].share));
+    assert!(first.fix.contains("num_workers"), "{}", first.fix);
+    assert_eq!(r.inputs.device, "", "the demo model did not run");
+    let stage = |name: &str| r.stages.iter().find(|s| s.name == name).unwrap();
+    let step = stage("profile step");
+    assert_eq!(step.status, gpufeed_report::model::Status::Ok);
+    assert!(
+        step.note
+            .as_deref()
+            .unwrap()
+            .contains("PyTorch profiler trace"),
+        "{step:?}"
+    );
+    assert!(r.profile_step.is_none());
+    assert_eq!(
+        stage("telemetry").status,
+        gpufeed_report::model::Status::Skipped
+    );
+    let md = fs_err::read_to_string(report.join("summary.md")).unwrap();
+    assert!(md.contains("### Profiler trace (your own run, `--trace`)"));
+    assert!(md.contains("| 0 | 7 | 327 ms | 319 ms (97 %)"), "{md}");
+    let html = fs_err::read_to_string(report.join("report.html")).unwrap();
+    assert!(
+        html.contains("id=\"plot-profiler-steps\"") && html.contains("id=\"plot-profiler-idle\"")
+    );
+
+    // A folder of per-rank traces with a straggler: the straggler is a cause, and the
+    // run's verdict is its rank's.
+    let run = dir.path().join("run");
+    fs_err::create_dir(&run).unwrap();
+    let case = Case::straggler();
+    for rank in 0..case.ranks {
+        let p = run.join(format!("rank-{rank}.pt.trace.json"));
+        fs_err::write(&p, generate(&case, rank)).unwrap();
+    }
+    let (out, report) = analyze(dir.path(), &run);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: gpufeed_report::Report =
+        serde_json::from_str(&fs_err::read_to_string(report.join("report.json")).unwrap()).unwrap();
+    let ids: Vec<&str> = r.causes.iter().map(|c| c.id.as_str()).collect();
+    assert!(
+        ids.contains(&"straggler") && ids.contains(&"input-bound"),
+        "{ids:?}"
+    );
+    assert!(r.verdict.contains("rank 2 of 4"), "{}", r.verdict);
+}

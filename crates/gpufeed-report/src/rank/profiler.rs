@@ -312,3 +312,152 @@ pub(crate) fn unjudged(p: &Profiler) -> Option<String> {
         p.path
     ))
 }
+
+/// A generated run analysed, as `analyze --trace DIR` would: for the tests of the ranking
+/// and the renderers.
+#[cfg(test)]
+pub(crate) fn profiled(case: &gpufeed_kineto::synth::Case, dir: &str) -> Profiler {
+    use std::path::Path;
+    let traces = (0..case.ranks)
+        .map(|r| {
+            let name = format!("<{}-rank{r}>.json", case.name);
+            gpufeed_kineto::read::read_from(
+                &gpufeed_kineto::synth::generate(case, r)[..],
+                Path::new(&name),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| panic!("{e}"));
+    gpufeed_kineto::analyze(Path::new(dir), traces, gpufeed_kineto::Options::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use gpufeed_kineto::synth::Case;
+
+    use super::*;
+    use crate::rank::{Evidence, rank, threshold, verdict};
+
+    fn judged(p: &Profiler) -> (Vec<Cause>, String) {
+        let e = Evidence {
+            profiler: Some(p),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        let v = verdict(&e, &causes);
+        (causes, v)
+    }
+
+    /// Each generated case's cause is ranked first, as the user's run's, with its fix and
+    /// thresholds; none is found in the compute-bound case.
+    #[test]
+    fn each_case_ranks_its_cause_first() {
+        for (case, id) in [
+            (Case::input_bound(), "input-bound"),
+            (Case::transfer_bound(), "transfer-bound"),
+            (Case::sync_bound(), "sync-bound"),
+            (Case::launch_bound(), "launch-bound"),
+            (Case::host_bound(), "host-bound"),
+        ] {
+            let p = profiled(&case, case.name);
+            let (causes, v) = judged(&p);
+            let first = causes
+                .first()
+                .unwrap_or_else(|| panic!("{}: no cause", case.name));
+            assert_eq!(first.id, id, "{}: {causes:#?}", case.name);
+            assert_eq!(first.source, Source::YourRun);
+            assert_eq!(first.stages, [STAGE]);
+            assert!(first.summary.starts_with("in your profiled run,"), "{v}");
+            assert!(!first.fix.is_empty() && !first.thresholds.is_empty());
+            assert!(first.thresholds.iter().all(|t| threshold(t).is_some()));
+            let share = p.ranks[0].causes[0].share;
+            assert_eq!(first.lost_share, Some(share));
+            assert!(v.starts_with("Most likely cause of starvation"), "{v}");
+        }
+        let p = profiled(&Case::compute_bound(), "run");
+        let (causes, v) = judged(&p);
+        assert!(causes.is_empty(), "{causes:#?}");
+        assert!(
+            v.starts_with("No starvation found: your profiled run is compute-bound"),
+            "{v}"
+        );
+    }
+
+    /// The straggler is a cause of its own, and the run's causes are its causes.
+    #[test]
+    fn the_straggler_and_its_causes() {
+        let p = profiled(&Case::straggler(), "run");
+        let (causes, _) = judged(&p);
+        let ids: Vec<&str> = causes.iter().map(|c| c.id.as_str()).collect();
+        assert!(ids.contains(&"straggler"), "{ids:?}");
+        assert!(ids.contains(&"input-bound"), "{ids:?}");
+        let s = causes
+            .iter()
+            .find(|c| c.id == "straggler")
+            .unwrap_or_else(|| panic!());
+        assert!(
+            s.summary.contains("rank 2 holds the others back"),
+            "{}",
+            s.summary
+        );
+        assert!(s.lost_share.is_some_and(|l| l > 0.0 && l < 1.0));
+        let input = causes
+            .iter()
+            .find(|c| c.id == "input-bound")
+            .unwrap_or_else(|| panic!());
+        assert!(
+            input.summary.contains("rank 2 of 4, the straggler"),
+            "{}",
+            input.summary
+        );
+        assert!(
+            input
+                .evidence
+                .iter()
+                .any(|e| e.starts_with("the other ranks: 0 compute-bound"))
+        );
+        // Most costly first.
+        for w in causes.windows(2) {
+            assert!(w[0].lost_share >= w[1].lost_share, "{causes:#?}");
+        }
+        assert_eq!(
+            crate::rank::profiler_step_ms(&p).len(),
+            p.ranks[2].steps.len()
+        );
+    }
+
+    /// A cycle in the step times is a stall of its own.
+    #[test]
+    fn a_cycle_is_a_step_stall() {
+        let p = profiled(&Case::oscillating(), "run");
+        let (causes, v) = judged(&p);
+        let stall = causes.iter().find(|c| c.id == "step-stall");
+        let stall = stall.unwrap_or_else(|| panic!("{causes:#?}"));
+        assert!(
+            stall.summary.contains("a slow step every 4 steps"),
+            "{}",
+            stall.summary
+        );
+        // Every 4th batch late: the data wait that makes the cycle is a cause of its own.
+        assert_eq!(p.verdict, Some(Bottleneck::Oscillating));
+        assert!(stall.fix.contains("period"), "{}", stall.fix);
+        assert!(causes.iter().any(|c| c.id == "input-bound"), "{v}");
+    }
+
+    /// A CPU-only profile: no cause, and the verdict says why.
+    #[test]
+    fn a_cpu_only_profile_says_so() {
+        let json = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add",
+            "ts": 1, "dur": 2, "pid": 1, "tid": 1}]}"#;
+        let p = gpufeed_kineto::analyze_bytes(json, Path::new("cpu.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (causes, v) = judged(&p);
+        assert!(causes.is_empty());
+        assert!(
+            v.contains("holds no GPU events (kernels, copies or sets): a CPU-only"),
+            "{v}"
+        );
+    }
+}

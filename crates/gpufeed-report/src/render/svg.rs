@@ -187,7 +187,8 @@ fn axes(o: &mut String, f: &Frame, x_label: &str, y_label: &str, x_int: bool) {
             o,
             "<line x1=\"{x}\" y1=\"{b}\" x2=\"{x}\" y2=\"{b2}\"/>\
              <text x=\"{x}\" y=\"{ty}\" text-anchor=\"middle\">{}</text>",
-            esc(&tick_label(t, x_step)),
+            // Whole numbers (steps, batches) are labelled without decimals.
+            esc(&tick_label(t, if x_int { x_step.max(1.0) } else { x_step })),
             x = c(x),
             b = c(f.bottom()),
             b2 = c(f.bottom() + 4.0),

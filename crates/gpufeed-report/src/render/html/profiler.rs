@@ -130,3 +130,51 @@ pub(super) fn section(o: &mut String, r: &Report) {
          <code>report.json</code> has every figure per rank, stream and step.</p></section>\n",
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use gpufeed_kineto::synth::Case;
+
+    use crate::model::{Inputs, Stage};
+    use crate::render::{Html, Renderer};
+    use crate::{Collected, Report};
+
+    /// A report of a generated 4-rank run with a straggler, as `analyze --trace DIR`.
+    fn straggler_report() -> Report {
+        let p = crate::rank::profiler::profiled(&Case::straggler(), "run&co");
+        Report::build(Collected {
+            stages: vec![Stage::ok("profile step", 0.1, None)],
+            step_ms: crate::rank::profiler_step_ms(&p),
+            profiler: Some(p),
+            ..Collected::new("0.1.0", Inputs::default())
+        })
+    }
+
+    #[test]
+    fn the_section_has_both_plots_and_no_step_phases() {
+        let r = straggler_report();
+        let html = Html.render(&r);
+        for id in [
+            "id=\"profiler\"",
+            "id=\"plot-profiler-steps\"",
+            "id=\"plot-profiler-idle\"",
+            "id=\"profiler-ranks\"",
+            "Your profiled run: the time of each step",
+        ] {
+            assert!(html.contains(id), "{id}");
+        }
+        assert!(html.contains("Straggler: rank 2"));
+        assert!(html.contains("Each step of rank 2: where its time goes (input-bound)"));
+        assert!(
+            html.contains("<code>run&amp;co</code>"),
+            "paths are escaped"
+        );
+        assert!(!html.contains("run&co") && !html.contains("<rank"));
+        // One bar per stream that idles, four ranks of one stream each.
+        assert_eq!(html.matches("rank 3 · stream").count(), 1);
+        assert!(
+            !html.contains("id=\"phases\""),
+            "the profiler section has the steps"
+        );
+    }
+}

@@ -18,7 +18,11 @@ pub const MAX_STEP_ROWS: usize = 50;
 pub const MAX_IDLE_ROWS: usize = 64;
 
 fn us(v: f64) -> String {
-    ms(v / 1e3)
+    if v == 0.0 {
+        "0".to_owned()
+    } else {
+        ms(v / 1e3)
+    }
 }
 
 /// The section, when the report has a profiler trace.
@@ -166,7 +170,13 @@ fn idle_table(o: &mut String, p: &Profiler) {
     );
     for (rank, s) in rows.iter().take(MAX_IDLE_ROWS) {
         let total = s.host_wait_us + s.kernel_wait_us + s.other_us;
-        let part = |v: f64| format!("{} ({})", us(v), pct(v / total));
+        let part = |v: f64| {
+            if v == 0.0 {
+                "0".to_owned()
+            } else {
+                format!("{} ({})", us(v), pct(v / total))
+            }
+        };
         let _ = writeln!(
             o,
             "| {rank} | {} | {} | {} | {} | {} |",
@@ -254,4 +264,46 @@ fn judged(o: &mut String, p: &Profiler, r: &RankReport) {
         );
     }
     let _ = writeln!(o);
+}
+
+#[cfg(test)]
+mod tests {
+    use gpufeed_kineto::synth::Case;
+
+    use crate::model::{Inputs, Stage};
+    use crate::render::{Markdown, Renderer};
+    use crate::{Collected, Report};
+
+    #[test]
+    fn the_section_has_the_ranks_the_streams_and_the_steps() {
+        let p = crate::rank::profiler::profiled(&Case::straggler(), "run");
+        let r = Report::build(Collected {
+            stages: vec![Stage::ok("profile step", 0.1, None)],
+            profiler: Some(p),
+            ..Collected::new("0.1.0", Inputs::default())
+        });
+        let md = Markdown.render(&r);
+        assert!(
+            md.contains("### Profiler trace (your own run, `--trace`)"),
+            "{md}"
+        );
+        assert!(md.contains("4 rank(s); the run's verdict: **input-bound** (rank 2)"));
+        assert!(md.contains("Straggler: rank 2 (mean step"));
+        let lvl = r.profiler.as_ref().and_then(|p| p.ranks[2].level);
+        let lvl = super::level(lvl.unwrap_or_else(|| panic!("rank 2 has a level")));
+        assert!(md.contains(&format!("| 2 | input-bound ({lvl}) |")), "{md}");
+        assert!(md.contains(&format!("Rank 2: **input-bound** ({lvl}).")));
+        assert!(md.contains("| 0 | compute-bound | 127 ms |"), "{md}");
+        assert!(
+            !md.contains("Not measured: `profile step`"),
+            "the profiler trace is the step evidence"
+        );
+        // One row per step of the judged rank.
+        let steps = r.profiler.as_ref().map_or(0, |p| p.ranks[2].steps.len());
+        let rows = md
+            .lines()
+            .filter(|l| l.starts_with("| ") && l.contains(" ms | "))
+            .count();
+        assert!(rows >= steps, "{rows} < {steps}");
+    }
 }

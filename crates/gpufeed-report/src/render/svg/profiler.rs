@@ -9,7 +9,7 @@ use gpufeed_kineto::RankReport;
 use gpufeed_kineto::hta::StreamIdle;
 use gpufeed_kineto::steps::StepFigures;
 
-use super::{BOTTOM, Frame, LEFT, RIGHT, TOP, W, axes, c, esc, open};
+use super::{Frame, LEFT, RIGHT, TOP, W, axes, c, esc, open};
 use crate::render::num;
 
 /// Steps drawn at most: past it, the first ones are drawn and the caption says so.
@@ -34,7 +34,7 @@ const PARTS: [Part; 5] = [
         of: |s| s.data_wait_us,
     },
     Part {
-        label: "copy (H2D on the GPU + host issuing it)",
+        label: "copy (host to device)",
         colour: "#fc8d59",
         of: |s| s.copy_wait_us + s.h2d_us,
     },
@@ -49,7 +49,7 @@ const PARTS: [Part; 5] = [
         of: |s| (s.gpu_busy_us - s.compute_us - s.h2d_us).max(0.0),
     },
     Part {
-        label: "idle (sync, launch gaps, host elsewhere)",
+        label: "idle (sync, launch, host)",
         colour: "#bdbdbd",
         of: |s| s.sync_wait_us + s.launch_wait_us + s.other_idle_us,
     },
@@ -67,7 +67,8 @@ pub fn steps_plot(r: &RankReport, title: &str) -> String {
         _ => (0.0, 1.0),
     };
     let f = Frame::new(first - 0.5, last.max(first) + 0.5, 0.0, hi * 1.08);
-    open(&mut o, "plot-profiler-steps", title, super::H);
+    // The legend gets a line of its own below the x axis' label.
+    open(&mut o, "plot-profiler-steps", title, super::H + LEGEND_H);
     axes(&mut o, &f, "step", "ms", true);
     let width = ((f.x(1.0) - f.x(0.0)) * 0.7).clamp(1.0, 40.0);
     for s in steps {
@@ -97,11 +98,14 @@ pub fn steps_plot(r: &RankReport, title: &str) -> String {
     }
     o.push_str(&legend(
         PARTS.iter().map(|p| (p.label, p.colour)),
-        super::H - 4.0,
+        super::H + LEGEND_H - 6.0,
     ));
     o.push_str("</svg>");
     o
 }
+
+/// The height of a legend's line.
+const LEGEND_H: f64 = 20.0;
 
 /// A legend on one line at `y`, from the plot's left edge.
 fn legend<'a>(items: impl Iterator<Item = (&'a str, &'a str)>, y: f64) -> String {
@@ -118,8 +122,8 @@ fn legend<'a>(items: impl Iterator<Item = (&'a str, &'a str)>, y: f64) -> String
             c(y),
             esc(label),
         );
-        // About 5.5 px a character at the plots' 11 px.
-        x += 24.0 + 5.5 * label.chars().count() as f64;
+        // About 6.5 px a character at the plots' 11 px, with room to spare.
+        x += 26.0 + 6.5 * label.chars().count() as f64;
     }
     o.push_str("</g>");
     o
@@ -148,7 +152,7 @@ pub fn idle_plot(ranks: &[RankReport]) -> String {
         .collect();
     let shown = &rows[..rows.len().min(MAX_IDLE_ROWS)];
     let (x0, x1, y0, bh, gap) = (150.0, W - RIGHT - 84.0, TOP + 12.0, 16.0, 6.0);
-    let h = y0 + shown.len() as f64 * (bh + gap) + BOTTOM;
+    let h = y0 + shown.len() as f64 * (bh + gap) + LEGEND_H + 8.0;
     let mut o = String::new();
     open(
         &mut o,
@@ -194,7 +198,7 @@ pub fn idle_plot(ranks: &[RankReport]) -> String {
             esc(&num(total / 1e3)),
         );
     }
-    o.push_str(&legend(IDLE_PARTS.iter().copied(), h - 8.0));
+    o.push_str(&legend(IDLE_PARTS.iter().copied(), h - 10.0));
     o.push_str("</svg>");
     o
 }
