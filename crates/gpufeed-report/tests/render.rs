@@ -491,3 +491,46 @@ fn the_own_loop_is_labelled_as_the_users() {
         "no samples/s without a batch size"
     );
 }
+
+/// The benchmark's recommendation says what it is worth next to the training step that
+/// ran with the same loader: nothing to gain while a compute-bound step consumes a tenth of
+/// what the loader delivers; no such sentence when the step is input-bound (the causes say
+/// what to change).
+#[test]
+fn the_recommendation_is_weighed_against_what_the_step_consumes() {
+    let sentence = "these settings matter only once the step is about that much faster";
+    let mut c = starving();
+    let delivered = c.data.as_ref().unwrap().samples_per_s;
+    let Some(StepPhases::Model(step)) = c.step.as_mut() else {
+        panic!("starving() has gpufeed's step profile")
+    };
+    // Input-bound: no sentence.
+    assert_eq!(step.verdict, PhaseVerdict::InputBound);
+    let md = Markdown.render(&Report::build(c.clone()));
+    assert!(!md.contains(sentence), "{md}");
+    // Compute-bound, consuming a tenth of what the loader delivers.
+    let Some(StepPhases::Model(step)) = c.step.as_mut() else {
+        unreachable!()
+    };
+    step.phases = phases(&[("data_wait", 0.1, 0.0, 0.001), ("forward", 99.0, 1.0, 0.99)]);
+    step.verdict = PhaseVerdict::ComputeBound;
+    step.level = None;
+    step.samples_per_s = delivered / 10.0;
+    let report = Report::build(c.clone());
+    let md = Markdown.render(&report);
+    let expected = format!(
+        "The loader as configured already delivers {delivered:.0} samples/s, 10x the {:.0} \
+         samples/s the training step consumed, which waits for data 0.1 % of its time: {sentence}.",
+        delivered / 10.0
+    );
+    assert!(md.contains(&expected), "{md}");
+    assert!(Html.render(&report).contains(sentence));
+    // A loader slower than the step consumes.
+    let Some(StepPhases::Model(step)) = c.step.as_mut() else {
+        unreachable!()
+    };
+    step.samples_per_s = delivered * 2.0;
+    let md = Markdown.render(&Report::build(c.clone()));
+    assert!(md.contains("less than the"), "{md}");
+    assert!(md.contains("these settings feed it faster"), "{md}");
+}

@@ -401,6 +401,9 @@ fn grid(o: &mut String, r: &Report) {
                     rec.samples_per_s,
                     esc(&rec.yaml)
                 );
+                if let Some(note) = super::loader_vs_step(r) {
+                    let _ = write!(o, "<p class=\"muted\">{}.</p>", esc(&note));
+                }
             }
         }
         _ => {

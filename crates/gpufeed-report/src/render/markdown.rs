@@ -333,6 +333,9 @@ fn data(o: &mut String, r: &Report) {
             ms(rec.mean_wait_ms),
             rec.yaml.replace("```", "")
         );
+        if let Some(note) = super::loader_vs_step(r) {
+            let _ = writeln!(o, "{}.\n", super::capitalised(&note));
+        }
     }
 }
 

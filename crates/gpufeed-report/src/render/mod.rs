@@ -65,6 +65,56 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// What the benchmark's recommendation is worth next to the training step that gpufeed ran
+/// with the same loader: the loader as configured against what the step consumed. `None`
+/// without both, when the steps are the user's own loop (another loader), or when the step
+/// is input-bound (its causes say what to change).
+fn loader_vs_step(r: &Report) -> Option<String> {
+    let d = r.profile_data.as_ref()?;
+    let step = r.profile_step.as_ref().filter(|s| !s.is_own_loop())?;
+    let consumed = step.samples_per_s()?;
+    let delivered = d.samples_per_s;
+    if !(consumed > 0.0 && delivered > 0.0 && consumed.is_finite() && delivered.is_finite()) {
+        return None;
+    }
+    let x = delivered / consumed;
+    Some(if x >= 1.0 {
+        // An input-bound step waits for the loader however fast it is alone (the training
+        // takes the cores it ran on): then the settings do matter, and the causes say why.
+        if step.input_share() >= gpufeed_stats::thresholds::INPUT_BOUND_MODERATE {
+            return None;
+        }
+        format!(
+            "the loader as configured already delivers {delivered:.0} samples/s, {} the \
+             {consumed:.0} samples/s the training step consumed, which waits for data {:.1} % \
+             of its time: these settings matter only once the step is about that much faster",
+            times(x),
+            100.0 * step.input_share()
+        )
+    } else {
+        format!(
+            "the loader as configured delivers {delivered:.0} samples/s, less than the \
+             {consumed:.0} samples/s the training step consumed: these settings feed it faster"
+        )
+    })
+}
+
+/// The sentence with its first letter upper case.
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+/// `2.5x`, `40x`, `2400x`.
+fn times(x: f64) -> String {
+    if x < 10.0 {
+        format!("{x:.1}x")
+    } else {
+        format!("{x:.0}x")
+    }
+}
+
 /// `10.0 steps/s, 160 samples/s`, or without the samples when they are not known.
 fn step_rate(doc: &crate::model::StepPhases) -> String {
     match doc.samples_per_s() {
