@@ -963,20 +963,15 @@ fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bo
             });
         }
         // serde_json parses the event where it lies and says where it ends: one pass over
-        // its bytes. An event the buffer holds only part of (one per chunk read, or one
-        // longer than a chunk) is an end-of-input error: the scanner then finds its end,
-        // reading no further than it, and keeping to the value limit.
+        // its bytes. When that fails, the event may only be cut by the end of the buffer
+        // (one per chunk read, or one longer than a chunk; serde_json calls a number cut
+        // after its `.` invalid, not cut short): the scanner then finds its end, reading
+        // no further than it and keeping to the value limit, and serde_json parses it
+        // whole, so that a bad event's error is that of the whole event.
         let mut it =
             serde_json::Deserializer::from_slice(&s.buf[s.pos..]).into_iter::<RawEvent<'_>>();
         let parsed = match it.next() {
             Some(Ok(e)) => Some((e, it.byte_offset())),
-            Some(Err(err)) if !err.is_eof() => {
-                return Err(Error::BadEvent {
-                    path: path.to_owned(),
-                    offset: s.offset(),
-                    message: err.to_string(),
-                });
-            }
             _ => None,
         };
         let (mut e, len) = match parsed {
@@ -1146,6 +1141,54 @@ mod tests {
         );
         assert_eq!(top_level_number(obj, b"dur"), Some(63.813));
         assert_eq!(top_level_number(obj, b"x"), None);
+    }
+
+    /// A reader that hands its bytes over in pieces of 1 to 997 bytes, so that the buffer
+    /// ends anywhere inside an event.
+    struct Pieces<'a> {
+        bytes: &'a [u8],
+        k: usize,
+    }
+
+    impl Read for Pieces<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.k += 1;
+            let n = (1 + self.k * 37 % 997).min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    /// Wherever the buffer ends inside an event (in a number after its `.` or `e`, a
+    /// string, an escape, a key), the event reads as from the whole text.
+    #[test]
+    fn events_cut_by_the_buffer_read_whole() {
+        let ev = r#"{"ph": "X", "cat": "kernel", "name": "k\"\u00e9 <4, x>", "pid": 1, "tid": 7, "ts": 1669783697579750.125, "dur": 3e0, "args": {"External id": -1954470, "blocks per SM": 0.0125, "grid": [1, 1, 1], "stream": 7, "correlation": 1954470, "x": null, "y": true}}"#;
+        let text = format!(r#"{{"traceEvents": [{}]}}"#, vec![ev; 300].join(",\n"));
+        let whole = read(&text).unwrap();
+        let pieces = read_from(
+            Pieces {
+                bytes: text.as_bytes(),
+                k: 0,
+            },
+            Path::new("t.json"),
+        )
+        .unwrap();
+        assert_eq!(pieces.events.len(), 300);
+        assert_eq!(pieces.events, whole.events);
+        assert!(pieces.truncated_at.is_none());
+        // A bad event is still one, at its own offset, whatever the pieces.
+        let bad = text.replacen("0.0125", "0.", 1);
+        let e = read_from(
+            Pieces {
+                bytes: bad.as_bytes(),
+                k: 0,
+            },
+            Path::new("t.json"),
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::BadEvent { offset: 17, .. }), "{e}");
     }
 
     #[test]
