@@ -3,7 +3,9 @@ same run (README "Performance: from Python"):
 
 1. ``Loader`` static ``[32, 800, 80]`` float32 batches, a consumer that reads every byte of
    each batch (copies it into its own buffer), against numpy's memcpy of the same bytes.
-2. The Python-side cost of one ``next()`` when the batch is ready (prefetched).
+2. The Python-side cost of one ``next()`` when the batch is ready (prefetched), after a
+   wait (cold caches, as after a training step) beside the same objects built by Python
+   after the same wait, and back to back (hot).
 3. Samples/s against the usual Python routes over the same shards: torch's DataLoader
    (``num_workers=2``, when torch is installed) and the seeds' route, ``tf.data`` with
    ``tf.numpy_function`` per item (when TensorFlow is installed).
@@ -92,13 +94,29 @@ def loader_gbs(cache, workers: int, batches: int) -> float:
     return out.nbytes * batches / elapsed / 1e9
 
 
-def next_cost_us(cache, batches: int) -> tuple[list[float], list[float]]:
-    """next() alone with the queue full (the consumer waits between batches): its wall
-    time, and the CPU time of the calling thread (without the workers' preemption)."""
+def next_cost_us(cache, batches: int) -> tuple[list[float], list[float], list[float]]:
+    """next() alone with the queue full (the consumer waits between batches, as a training
+    step does, and the workers stream batches through the CPU caches meanwhile): its wall
+    time and the CPU time of the calling thread (without the workers' preemption). Beside
+    it, after the same wait, the CPU time of the same objects built by Python itself (a dict
+    of five numpy views of preallocated buffers, a list of 32 ids and two ints): what any
+    code pays on this machine for that many objects with cold caches."""
     loader = loader_of(cache, workers=2)
+    mel = np.zeros((B, T, M), np.float32)
+    ints = np.zeros(B * 256 + 3 * B, np.int64)
+    names = [str(i) for i in range(len(cache))]
     it = iter(loader)
-    wall, cpu = [], []
-    for _ in range(batches):
+    wall, cpu, python_cpu = [], [], []
+    for k in range(batches):
+        time.sleep(0.02)
+        c = time.thread_time_ns()
+        ref = {
+            "mel": mel[:], "mel_lengths": ints[:B], "tokens": ints[3 * B:].reshape(B, 256),
+            "token_lengths": ints[B:2 * B], "ids": names[k % 400:k % 400 + B],
+            "items": ints[2 * B:3 * B], "epoch": 0, "index": k,
+        }
+        python_cpu.append((time.thread_time_ns() - c) / 1e3)
+        del ref
         time.sleep(0.02)  # the workers fill the queue meanwhile
         t = time.perf_counter_ns()
         c = time.thread_time_ns()
@@ -111,7 +129,28 @@ def next_cost_us(cache, batches: int) -> tuple[list[float], list[float]]:
         wall.append((time.perf_counter_ns() - t) / 1e3)
         del batch
     loader.close()
-    return wall, cpu
+    return wall, cpu, python_cpu
+
+
+def next_cost_hot_us(cache) -> list[float]:
+    """next() back to back with the rest of an epoch ready (a prefetch of a whole epoch,
+    filled before the first call is timed): the call alone with hot caches and no worker
+    to wake."""
+    loader = gpufeed.Loader(
+        cache, batch_size=B, workers=2, prefetch=64, pad="static", max_mel_frames=T,
+        max_text_length=256, over_length="truncate", drop_last=True,
+    )
+    it = iter(loader)
+    next(it)  # the workers are started; let them fill the queues
+    time.sleep(1.0)
+    cpu = []
+    for _ in range(len(loader) - 1):
+        c = time.thread_time_ns()
+        batch = next(it)
+        cpu.append((time.thread_time_ns() - c) / 1e3)
+        del batch
+    loader.close()
+    return cpu[1:]  # the first call after the wait is cold
 
 
 def torch_samples_s(cache, batches: int) -> float | None:
@@ -252,9 +291,13 @@ def main() -> int:
           f"against the same 8 MB copied hot in the cache {max(gb_hot):.2f} GB/s: "
           f"{max(gb_loader) / max(gb_hot):.2f}x, per round {spread(hot_ratios)}")
 
-    wall, cpu = next_cost_us(cache, 300)
+    wall, cpu, python_cpu = next_cost_us(cache, 300)
+    hot = next_cost_hot_us(cache)
     print(f"2. next() with the batch ready: median {statistics.median(wall):.1f} us wall, "
-          f"{statistics.median(cpu):.1f} us of the Python thread's CPU (p90 {np.percentile(cpu, 90):.1f})")
+          f"{statistics.median(cpu):.1f} us of the Python thread's CPU (p90 {np.percentile(cpu, 90):.1f}); "
+          f"the same objects built by Python after the same wait {statistics.median(python_cpu):.1f} us "
+          f"(p90 {np.percentile(python_cpu, 90):.1f}); next() back to back, hot: "
+          f"{statistics.median(hot):.1f} us (p90 {np.percentile(hot, 90):.1f})")
 
     if a.peers:
         ours, torch_r, tf_r = [], [], []

@@ -6,8 +6,10 @@
 //!   `k mod workers` and handed over through that worker's bounded queue, and the consumer
 //!   takes batch `k` from queue `k mod workers`. So the order is fixed by the plan, never by
 //!   which thread finished first, and `prefetch` batches (spread over the queues) wait
-//!   ready while the consumer works. With `workers = 0` the consumer assembles each batch
-//!   itself (no threads; for debugging and for measuring the assembly alone).
+//!   ready while the consumer works. A worker that finds its queue full sleeps until the
+//!   consumer has drained it to half, so most batches the consumer takes wake nobody (see
+//!   `handoff`). With `workers = 0` the consumer assembles each batch itself (no threads;
+//!   for debugging and for measuring the assembly alone).
 //! - Buffers are reused: a [`Batch`] goes back to the workers when it is dropped.
 //! - Shapes: with [`Padding::Fixed`] every batch is `tokens [B, max_text]`,
 //!   `mels [B, max_frames, n_mels]` (static shapes: one graph, no recompilation); a short
@@ -48,7 +50,7 @@
 //! # Ok::<(), gpufeed_data::DataError>(())
 //! ```
 
-use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -551,7 +553,7 @@ pub struct Epoch {
     next: usize,
     /// The global batch the stream started at (a resumed epoch starts past 0).
     start: usize,
-    queues: Vec<Receiver<Batch>>,
+    queues: Vec<Arc<handoff::Handoff<Batch>>>,
     workers: Vec<JoinHandle<()>>,
     recycle_tx: Sender<Batch>,
     recycle_rx: Arc<Mutex<Receiver<Batch>>>,
@@ -597,8 +599,9 @@ impl Epoch {
         // The prefetch depth spread over the workers' queues, at least one slot each.
         let depth = config.prefetch.div_ceil(workers_n.max(1)).max(1);
         for w in 0..workers_n {
-            let (tx, rx): (SyncSender<Batch>, Receiver<Batch>) = sync_channel(depth);
-            queues.push(rx);
+            let queue = Arc::new(handoff::Handoff::new(depth));
+            let tx = Arc::clone(&queue);
+            queues.push(queue);
             let plans = Arc::clone(&plans);
             let (recycle_tx, recycle_rx, stop) = (
                 recycle_tx.clone(),
@@ -606,13 +609,15 @@ impl Epoch {
                 Arc::clone(&stop),
             );
             workers.push(std::thread::spawn(move || {
+                // Tells the consumer when this thread ends, by return or by panic.
+                let _done = handoff::Producer(&*tx);
                 let mut g = start + w;
                 while limit.is_none_or(|l| g < l) {
                     if stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return;
                     }
                     let batch = produce(&plans, first, per_epoch, g, &recycle_rx, &recycle_tx);
-                    if tx.send(batch).is_err() {
+                    if tx.push(batch).is_err() {
                         return; // the stream was dropped
                     }
                     g += workers_n;
@@ -713,13 +718,13 @@ impl Epoch {
             )));
         }
         let w = (g - self.start) % self.queues.len();
-        match self.queues[w].recv_timeout(timeout) {
-            Ok(b) => {
+        match self.queues[w].pop(timeout) {
+            handoff::Pop::Item(b) => {
                 self.next += 1;
                 Next::Batch(Ok(b))
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Next::TimedOut,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            handoff::Pop::TimedOut => Next::TimedOut,
+            handoff::Pop::Done => {
                 self.next += 1;
                 Next::Batch(Err(DataError::Settings(format!(
                     "loader worker {w} stopped unexpectedly"
@@ -766,10 +771,215 @@ impl Iterator for Epoch {
 impl Drop for Epoch {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        // Dropping the receivers wakes any worker blocked on a full queue.
-        self.queues.clear();
+        // Closing the queues wakes any worker waiting on a full one.
+        for q in self.queues.drain(..) {
+            q.close();
+        }
         for w in self.workers.drain(..) {
             let _ = w.join();
+        }
+    }
+}
+
+/// The bounded queue between one worker and the consumer.
+///
+/// A channel (std's `sync_channel`, crossbeam's `bounded`) wakes a sender blocked on a full
+/// queue at every receive, so with the queues full (the consumer slower than the workers,
+/// the case prefetching is for) every batch the consumer takes costs it a futex wake of a
+/// sleeping worker: tens of microseconds on a VM, a third of a Python `next()`. No channel
+/// crate offers hysteresis, hence this one: a worker that finds its queue full sleeps until
+/// the consumer has drained it to the low-water mark ([`Handoff::low_water`]), so only one
+/// receive in `depth - low_water` wakes anyone; the worker then refills the queue. Each side
+/// notifies only when it knows the other sleeps (std's `Condvar::notify_*` makes a syscall
+/// even with no waiter).
+mod handoff {
+    use std::collections::VecDeque;
+    use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+    use std::time::{Duration, Instant};
+
+    #[derive(Debug)]
+    struct Slots<T> {
+        items: VecDeque<T>,
+        /// The consumer has gone: producers stop.
+        closed: bool,
+        /// The producer has gone (finished or panicked): nothing more will come.
+        done: bool,
+        producer_sleeps: bool,
+        consumer_sleeps: bool,
+    }
+
+    /// One producer, one consumer, at most `depth` items waiting.
+    #[derive(Debug)]
+    pub(super) struct Handoff<T> {
+        slots: Mutex<Slots<T>>,
+        not_full: Condvar,
+        not_empty: Condvar,
+        depth: usize,
+    }
+
+    /// What [`Handoff::pop`] got.
+    pub(super) enum Pop<T> {
+        Item(T),
+        TimedOut,
+        /// The producer has gone and the queue is empty.
+        Done,
+    }
+
+    impl<T> Handoff<T> {
+        pub(super) fn new(depth: usize) -> Self {
+            let depth = depth.max(1);
+            Self {
+                slots: Mutex::new(Slots {
+                    items: VecDeque::with_capacity(depth),
+                    closed: false,
+                    done: false,
+                    producer_sleeps: false,
+                    consumer_sleeps: false,
+                }),
+                not_full: Condvar::new(),
+                not_empty: Condvar::new(),
+                depth,
+            }
+        }
+
+        /// A sleeping producer is woken when the queue holds fewer than this: half the
+        /// depth, rounded up (depth 2: when it is empty; depth 4: at one left). The items
+        /// left cover the time the producer takes to wake and build the next one.
+        fn low_water(&self) -> usize {
+            self.depth.div_ceil(2)
+        }
+
+        fn lock(&self) -> MutexGuard<'_, Slots<T>> {
+            self.slots.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+
+        /// Adds `item`, waiting while the queue is full; gives it back when the consumer
+        /// has gone.
+        pub(super) fn push(&self, item: T) -> Result<(), T> {
+            let mut s = self.lock();
+            while s.items.len() >= self.depth && !s.closed {
+                s.producer_sleeps = true;
+                s = self
+                    .not_full
+                    .wait(s)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            s.producer_sleeps = false;
+            if s.closed {
+                return Err(item);
+            }
+            s.items.push_back(item);
+            if s.consumer_sleeps {
+                s.consumer_sleeps = false;
+                self.not_empty.notify_one();
+            }
+            Ok(())
+        }
+
+        /// The oldest item, waiting at most `timeout` for one.
+        pub(super) fn pop(&self, timeout: Duration) -> Pop<T> {
+            let mut s = self.lock();
+            let mut deadline = None;
+            loop {
+                if let Some(item) = s.items.pop_front() {
+                    if s.producer_sleeps && s.items.len() < self.low_water() {
+                        s.producer_sleeps = false;
+                        self.not_full.notify_one();
+                    }
+                    return Pop::Item(item);
+                }
+                if s.done {
+                    return Pop::Done;
+                }
+                let now = Instant::now();
+                let end = *deadline.get_or_insert(now + timeout);
+                if now >= end {
+                    s.consumer_sleeps = false;
+                    return Pop::TimedOut;
+                }
+                s.consumer_sleeps = true;
+                s = self
+                    .not_empty
+                    .wait_timeout(s, end - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        }
+
+        /// The consumer has gone: a producer waiting on a full queue wakes and stops.
+        pub(super) fn close(&self) {
+            let mut s = self.lock();
+            s.closed = true;
+            s.items.clear();
+            drop(s);
+            self.not_full.notify_all();
+        }
+
+        /// The producer has gone: a consumer waiting on the empty queue wakes.
+        pub(super) fn finish(&self) {
+            self.lock().done = true;
+            self.not_empty.notify_all();
+        }
+    }
+
+    /// Marks the queue finished when the producer's thread ends, by return or by panic.
+    pub(super) struct Producer<'a, T>(pub(super) &'a Handoff<T>);
+
+    impl<T> Drop for Producer<'_, T> {
+        fn drop(&mut self) {
+            self.0.finish();
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn items_come_in_order_and_the_queue_ends() {
+            let q = std::sync::Arc::new(Handoff::new(2));
+            let p = std::sync::Arc::clone(&q);
+            let t = std::thread::spawn(move || {
+                let _done = Producer(&*p);
+                for i in 0..100 {
+                    p.push(i).map_err(|_| ()).expect("consumer alive");
+                }
+            });
+            let mut got = Vec::new();
+            loop {
+                match q.pop(Duration::from_secs(60)) {
+                    Pop::Item(i) => got.push(i),
+                    Pop::TimedOut => {}
+                    Pop::Done => break,
+                }
+            }
+            t.join().expect("producer");
+            assert_eq!(got, (0..100).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn close_wakes_a_producer_on_a_full_queue() {
+            let q = std::sync::Arc::new(Handoff::new(1));
+            let p = std::sync::Arc::clone(&q);
+            let t = std::thread::spawn(move || {
+                let _done = Producer(&*p);
+                let mut pushed = 0;
+                while p.push(pushed).is_ok() {
+                    pushed += 1;
+                }
+                pushed
+            });
+            assert!(matches!(q.pop(Duration::from_secs(60)), Pop::Item(0)));
+            q.close();
+            assert!(t.join().expect("producer") >= 1);
+        }
+
+        #[test]
+        fn an_empty_queue_times_out() {
+            let q: Handoff<u8> = Handoff::new(1);
+            assert!(matches!(q.pop(Duration::from_millis(1)), Pop::TimedOut));
+            q.finish();
+            assert!(matches!(q.pop(Duration::from_millis(1)), Pop::Done));
         }
     }
 }

@@ -8,7 +8,8 @@
 //!   dtype embeddings and indexing take), converted on the worker threads into buffers
 //!   of the same batch. Every buffer starts on a 64-byte boundary, so JAX and TensorFlow
 //!   take it without a copy.
-//! - **Threads.** The Rust stream's workers never call Python. `next()` waits with the GIL
+//! - **Threads.** The Rust stream's workers never call Python. `next()` takes a batch that
+//!   is ready at once (the GIL held: nothing to wait for), else waits with the GIL
 //!   released, in slices of [`WAIT_SLICE`], checking for signals between them: Ctrl-C raises
 //!   `KeyboardInterrupt` at once and stops and joins the workers first (the position is
 //!   kept, so iterating again resumes).
@@ -32,6 +33,7 @@ use std::time::Duration;
 
 use numpy::{PyArray, ndarray};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
@@ -255,14 +257,26 @@ impl Loader {
                 first: want.0,
             });
         }
+        // With no workers the batch is built on this thread: never with the GIL held.
+        let mut ready_only = self.loader.config().workers > 0;
         let batch = loop {
             let Some(stream) = state.stream.as_mut() else {
                 return Err(PyRuntimeError::new_err("the loader lost its stream"));
             };
             let epochs = &mut *stream.epochs.value;
-            match py.detach(|| epochs.next_timeout(WAIT_SLICE)) {
+            // A batch already waiting is taken with the GIL held: releasing and taking it
+            // back costs more than the take, and the workers never need the GIL, so they
+            // cannot wait on this thread. Otherwise the wait runs with the GIL released.
+            let got = if ready_only {
+                epochs.next_timeout(Duration::ZERO)
+            } else {
+                py.detach(|| epochs.next_timeout(WAIT_SLICE))
+            };
+            let ready_missed = std::mem::replace(&mut ready_only, false);
+            match got {
                 Next::Batch(b) => break b.map_err(errors::data)?,
                 Next::End => return Err(PyRuntimeError::new_err("the loader's stream ended")),
+                Next::TimedOut if ready_missed => {}
                 Next::TimedOut => {
                     if let Err(e) = py.check_signals() {
                         // Ctrl-C (or another signal's exception): stop and join the
@@ -287,13 +301,15 @@ impl Loader {
     /// Python objects.
     fn batch_dict<'py>(&self, py: Python<'py>, batch: Batch) -> PyResult<Bound<'py, PyDict>> {
         let rows = batch.rows();
-        let ids = PyList::empty(py);
-        for r in 0..rows {
-            match batch.items().get(r) {
-                Some(&i) => ids.append(self.ids[i as usize].bind(py))?,
-                None => ids.append(self.no_id.bind(py))?,
-            }
-        }
+        // Filler rows (past the items) have no id.
+        let items = batch.items();
+        let ids = PyList::new(
+            py,
+            (0..rows).map(|r| match items.get(r) {
+                Some(&i) => self.ids[i as usize].bind(py),
+                None => self.no_id.bind(py),
+            }),
+        )?;
         let (epoch, index) = (batch.epoch, batch.index);
         let owner = Bound::new(py, BatchBuffers { batch })?;
         let b = &owner.get().batch;
@@ -306,15 +322,22 @@ impl Loader {
         let mel = ndarray::ArrayView3::from_shape((rows, t, m), mels).map_err(shape_error)?;
         let tokens = ndarray::ArrayView2::from_shape((rows, width), wide.tokens.as_slice())
             .map_err(shape_error)?;
+        // Interned keys: made once, their hashes cached, so no string is built per batch.
         let d = PyDict::new(py);
-        d.set_item("mel", borrow(&owner, &mel))?;
-        d.set_item("mel_lengths", borrow(&owner, &view1(&wide.mel_lengths)))?;
-        d.set_item("tokens", borrow(&owner, &tokens))?;
-        d.set_item("token_lengths", borrow(&owner, &view1(&wide.text_lengths)))?;
-        d.set_item("ids", ids)?;
-        d.set_item("items", borrow(&owner, &view1(&wide.items)))?;
-        d.set_item("epoch", epoch)?;
-        d.set_item("index", index)?;
+        d.set_item(intern!(py, "mel"), borrow(&owner, &mel))?;
+        d.set_item(
+            intern!(py, "mel_lengths"),
+            borrow(&owner, &view1(&wide.mel_lengths)),
+        )?;
+        d.set_item(intern!(py, "tokens"), borrow(&owner, &tokens))?;
+        d.set_item(
+            intern!(py, "token_lengths"),
+            borrow(&owner, &view1(&wide.text_lengths)),
+        )?;
+        d.set_item(intern!(py, "ids"), ids)?;
+        d.set_item(intern!(py, "items"), borrow(&owner, &view1(&wide.items)))?;
+        d.set_item(intern!(py, "epoch"), epoch)?;
+        d.set_item(intern!(py, "index"), index)?;
         Ok(d)
     }
 }
