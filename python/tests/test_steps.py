@@ -179,6 +179,10 @@ def test_keras_callback_records_fit(tmp_path):
     r = cb.timer.report()
     assert "train_step" in r.to_dict()["phases"]
     # Keras fetches the batch inside its train function: no data wait is timed, and the
-    # report says it cannot tell input-bound from compute-bound rather than guess.
-    assert r.verdict == "undetermined"
-    assert "data_wait" in r.fix
+    # report says it cannot tell input-bound from compute-bound rather than guess. A cycle
+    # in the measured step times (the machine's load can make one in 40 steps) is still
+    # reported as `oscillating`: that verdict needs no data wait.
+    assert r.verdict in ("undetermined", "oscillating"), str(r)
+    assert any("no `data_wait` phase was recorded" in e for e in r.evidence), str(r)
+    if r.verdict == "undetermined":
+        assert "data_wait" in r.fix
