@@ -8,7 +8,7 @@
 //! | renderer | file | what |
 //! |---|---|---|
 //! | [`render::Markdown`] | `summary.md` | the verdict first: the ranked causes with their numbers and fixes, then the stages and the details |
-//! | [`render::Html`] | `report.html` | one self-contained page (no network, no script, a Content-Security-Policy that forbids both) with inline SVG plots: GPU utilisation over time with its idle gaps, the batch and step times with their autocorrelation, the step phases, the benchmark grid as a heat map, and the findings table |
+//! | [`render::Html`] | `report.html` | one self-contained page (no network, no script, a Content-Security-Policy that forbids both) with inline SVG plots: GPU utilisation over time with its idle gaps, the batch and step times with their autocorrelation, the step phases, the benchmark grid as a heat map, a profiler trace's steps as stacked bars and its idle time per rank and stream (`--trace` with one), and the findings table |
 //! | [`render::Json`] | `report.json` | everything, one document |
 //!
 //! Nothing here reads a file, prints or measures.

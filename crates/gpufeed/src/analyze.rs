@@ -305,8 +305,9 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
                 &progress,
                 "telemetry",
                 &format!(
-                    "`--trace {}` is a profiler trace of your own run (the step evidence, with \
-                     the GPU's busy and idle time from its kernels), not a GPU utilisation log",
+                    "`--trace {}` is read as a profiler trace of your own run (a folder or a \
+                     `.json` / `.json.gz` file: the step evidence, with the GPU's busy and idle \
+                     time from its kernels), not as a GPU utilisation log",
                     path.display()
                 ),
             );
