@@ -15,7 +15,7 @@ use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
 use crate::read::{self, RawTrace};
 use crate::steps::{self, LaunchStats, StepFigures};
 use crate::tf;
-use crate::verdict::{self, Bottleneck, CauseShare, Level, LevelSchema, Shares};
+use crate::verdict::{self, Bottleneck, CauseShare, Level, Shares};
 
 /// Which profiler wrote the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -113,7 +113,6 @@ pub struct RankReport {
     /// The verdict (`input-bound`, ...); `None` without GPU events or steps.
     pub verdict: Option<Bottleneck>,
     /// Its level.
-    #[schemars(with = "Option<LevelSchema>")]
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,

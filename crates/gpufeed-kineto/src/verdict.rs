@@ -143,23 +143,11 @@ pub struct CauseShare {
     /// copies: TF Profiler's input time).
     pub share: f64,
     /// Past the moderate or the high threshold.
-    #[schemars(with = "LevelSchema")]
     pub level: Level,
     /// The figure behind it, with the thresholds.
     pub evidence: String,
     /// What to try.
     pub fix: String,
-}
-
-/// The JSON Schema of [`Level`] (gpufeed-stats' type derives none): `moderate` or `high`.
-#[derive(JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub(crate) enum LevelSchema {
-    /// At or above the moderate threshold.
-    Moderate,
-    /// At or above the high threshold.
-    High,
 }
 
 fn pct(x: f64) -> String {
