@@ -20,47 +20,14 @@
 use gpufeed_stats::StepAnalysis;
 use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::profile::Phase;
 
-/// The bottleneck.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Bottleneck {
-    /// The step waits for the loader.
-    InputBound,
-    /// The step waits for copies between memories.
-    TransferBound,
-    /// The device's work is the step.
-    ComputeBound,
-    /// The step time repeats a cycle.
-    Oscillating,
-}
-
-impl Bottleneck {
-    /// The verdict as it appears in JSON.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::InputBound => "input-bound",
-            Self::TransferBound => "transfer-bound",
-            Self::ComputeBound => "compute-bound",
-            Self::Oscillating => "oscillating",
-        }
-    }
-}
-
-impl From<Bottleneck> for gpufeed_contract::PhaseVerdict {
-    fn from(b: Bottleneck) -> Self {
-        match b {
-            Bottleneck::InputBound => Self::InputBound,
-            Bottleneck::TransferBound => Self::TransferBound,
-            Bottleneck::ComputeBound => Self::ComputeBound,
-            Bottleneck::Oscillating => Self::Oscillating,
-        }
-    }
-}
+/// The bottleneck: the step documents' verdict (gpufeed-contract). [`judge`] gives
+/// `input-bound`, `transfer-bound`, `compute-bound` or `oscillating`, never `undetermined`,
+/// which only a user's loop with no timed data wait gets.
+pub use gpufeed_contract::PhaseVerdict as Bottleneck;
 
 /// How far past TF Profiler's input-bound thresholds.
 pub use gpufeed_stats::thresholds::Level;

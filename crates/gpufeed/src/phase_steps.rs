@@ -186,7 +186,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
         compute: share_of(Category::Compute),
     };
     let judged = verdict::judge(shares, &analysis, None);
-    let mut verdict = PhaseVerdict::from(judged.bottleneck);
+    let mut verdict = judged.bottleneck;
     let mut level = judged.level;
     let mut evidence = judged.evidence;
     let mut fix = judged.fix;

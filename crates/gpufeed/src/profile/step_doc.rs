@@ -213,7 +213,7 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
         steps_per_s: p.step_ms.len() as f64 / p.elapsed_s,
         samples_per_s: samples as f64 / p.elapsed_s,
         step: step.doc,
-        verdict: judged.bottleneck.into(),
+        verdict: judged.bottleneck,
         level: judged.level,
         evidence: judged.evidence,
         fix: judged.fix,
