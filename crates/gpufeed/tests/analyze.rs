@@ -104,19 +104,7 @@ fn analyze_quick(dir: &Path, data: &Path, config: &Path, trace: &Path, out: &Pat
 fn report_json(out: &Path) -> Value {
     let text = fs_err::read_to_string(out.join("report.json")).unwrap();
     let report: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(
-        &fs_err::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/report.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "report.json: {}", errors.join("\n"));
+    common::assert_valid("report", &report);
     let typed: gpufeed_report::Report = serde_json::from_str(&text).unwrap();
     assert_eq!(typed.schema_version, gpufeed_report::model::SCHEMA);
     report

@@ -9,7 +9,7 @@ use gpufeed::schema::{Entry, documents, published};
 use serde_json::Value;
 
 mod common;
-use common::gpufeed;
+use common::{assert_valid, gpufeed, published_schema};
 
 fn schemas_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas")
@@ -85,19 +85,6 @@ fn a_changed_schema_under_the_same_version_is_caught() {
     assert!(drift(&e, Some(&published(&e))).is_none());
 }
 
-fn validate(name: &str, doc: &Value) {
-    let schema: Value = serde_json::from_str(
-        &fs_err::read_to_string(schemas_dir().join(format!("{name}.json"))).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{name}: {}\n{doc}", errors.join("\n"));
-}
-
 fn json_of(args: &[&str]) -> Value {
     json_exiting(args, &[0])
 }
@@ -127,7 +114,7 @@ fn utilisation_of_trace_monitor_and_watch_validates_against_its_schema() {
     let log = common::example("nvidia-smi-2gpu.csv");
     let doc = json_of(&["trace", log.to_str().unwrap(), "--format", "json"]);
     assert_eq!(doc["gpus"].as_array().unwrap().len(), 2);
-    validate("util", &doc);
+    assert_valid("util", &doc);
     // A recording too, with the GPU figures of the same contract.
     let doc = json_of(&[
         "monitor",
@@ -141,7 +128,7 @@ fn utilisation_of_trace_monitor_and_watch_validates_against_its_schema() {
         "json",
     ]);
     assert!(doc["host"].is_object() && doc.get("exit_code").is_none());
-    validate("monitor", &doc);
+    assert_valid("monitor", &doc);
     let doc = json_of(&[
         "watch",
         "--interval-ms",
@@ -154,12 +141,9 @@ fn utilisation_of_trace_monitor_and_watch_validates_against_its_schema() {
         "sleep 0.3",
     ]);
     assert_eq!(doc["exit_code"], 0);
-    validate("monitor", &doc);
+    assert_valid("monitor", &doc);
     // `monitor` is not `util`: the host figures are no field of a utilisation log.
-    let schema: Value =
-        serde_json::from_str(&fs_err::read_to_string(schemas_dir().join("util.json")).unwrap())
-            .unwrap();
-    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    assert!(!published_schema("util").is_valid(&doc));
 }
 
 #[test]
@@ -174,13 +158,13 @@ fn profiler_trace_reports_validate_against_their_schema() {
     }
     let doc = json_of(&["trace", dir.path().to_str().unwrap(), "--format", "json"]);
     assert!(doc["straggler"].is_object() && doc["ranks"].as_array().unwrap().len() == 4);
-    validate("profiler", &doc);
+    assert_valid("profiler", &doc);
     let tf = tempfile::tempdir().unwrap();
     let p = tf.path().join("host.trace.json");
     fs_err::write(&p, generate(&Case::input_bound().tensorflow(), 0)).unwrap();
     let doc = json_of(&["trace", p.to_str().unwrap(), "--format", "json"]);
     assert_eq!(doc["format"], "tensorflow");
-    validate("profiler", &doc);
+    assert_valid("profiler", &doc);
 }
 
 #[test]
@@ -206,7 +190,7 @@ fn step_phases_of_profile_step_and_of_a_recording_validate_against_their_schemas
     write_jsonl(&recording, &meta, &steps).unwrap();
     let doc = json_of(&["trace", recording.to_str().unwrap(), "--format", "json"]);
     assert_eq!(doc["verdict"], "undetermined");
-    validate("phase-steps", &doc);
+    assert_valid("phase-steps", &doc);
 
     // gpufeed's model on the demo data.
     let data = tmp.path().join("demo");
@@ -232,13 +216,9 @@ fn step_phases_of_profile_step_and_of_a_recording_validate_against_their_schemas
         "--format",
         "json",
     ]);
-    validate("profile-step", &doc);
+    assert_valid("profile-step", &doc);
     // Each is its own document: a recording's fields are no `profile step` document.
-    let schema: Value = serde_json::from_str(
-        &fs_err::read_to_string(schemas_dir().join("phase-steps.json")).unwrap(),
-    )
-    .unwrap();
-    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&doc));
+    assert!(!published_schema("phase-steps").is_valid(&doc));
 }
 
 #[test]
@@ -246,13 +226,13 @@ fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
     let config = fixture("../gpufeed-config/tests/fixtures/warnings.yaml");
     let doc = json_exiting(&["validate", &config, "--format", "json"], &[0, 1]);
     assert!(!doc["findings"].as_array().unwrap().is_empty(), "{doc}");
-    validate("findings", &doc);
+    assert_valid("findings", &doc);
 
     let code = fixture("../gpufeed-doctor/tests/fixtures/lint");
     let doc = json_exiting(&["lint", &code, "--format", "json"], &[0, 1]);
     let findings = doc["findings"].as_array().unwrap();
     assert!(findings.iter().any(|f| f["line"].is_u64()), "{doc}");
-    validate("findings", &doc);
+    assert_valid("findings", &doc);
 
     // The doctor with a config: machine findings with no place, config findings with one.
     // No NVML and a fake interpreter, as in tests/doctor.rs.
@@ -272,22 +252,19 @@ fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
             .iter()
             .any(|f| f["path"].is_null())
     );
-    validate("findings", &doc);
+    assert_valid("findings", &doc);
 
     // A finding with a severity the contract does not know fails.
     let mut bad = doc;
     bad["findings"][0]["severity"] = "fatal".into();
-    let schema: Value =
-        serde_json::from_str(&fs_err::read_to_string(schemas_dir().join("findings.json")).unwrap())
-            .unwrap();
-    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&bad));
+    assert!(!published_schema("findings").is_valid(&bad));
 }
 
 #[test]
 fn real_output_validates_against_its_schema() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/steps_stall8.txt");
     let steps = json_of(&["trace", fixture.to_str().unwrap(), "--format", "json"]);
-    validate("steps", &steps);
+    assert_valid("steps", &steps);
 
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("demo");
@@ -312,7 +289,7 @@ fn real_output_validates_against_its_schema() {
         "json",
     ]);
     assert!(doc["grid"].is_array() && doc["batches"]["partial_batches"].is_object());
-    validate("profile-data", &doc);
+    assert_valid("profile-data", &doc);
     // A consumer: judged by its waits.
     let doc = json_of(&[
         "profile",
@@ -327,14 +304,10 @@ fn real_output_validates_against_its_schema() {
         "json",
     ]);
     assert_eq!(doc["judged"], "wait");
-    validate("profile-data", &doc);
+    assert_valid("profile-data", &doc);
 
     // The schema is no formality: a document missing a field, or with one more, fails.
-    let schema: Value = serde_json::from_str(
-        &fs_err::read_to_string(schemas_dir().join("profile-data.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = published_schema("profile-data");
     let mut missing = doc.clone();
     missing.as_object_mut().unwrap().remove("judged");
     assert!(!validator.is_valid(&missing));

@@ -38,6 +38,26 @@ pub fn served_address(stderr: &mut impl std::io::BufRead) -> String {
 // `gpufeed-telemetry`'s fake NVML and its builder, `fake_nvml()`.
 include!("../../../gpufeed-telemetry/tests/fake_nvml/builder.rs");
 
+/// The published JSON Schema `docs/schemas/NAME.json` as a validator.
+pub fn published_schema(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schemas")
+        .join(format!("{name}.json"));
+    let schema: serde_json::Value =
+        serde_json::from_str(&fs_err::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Fails, with every error and where it is, unless `doc` validates against the published
+/// schema `NAME`.
+pub fn assert_valid(name: &str, doc: &serde_json::Value) {
+    let errors: Vec<String> = published_schema(name)
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {}\n{doc}", errors.join("\n"));
+}
+
 /// A finished run of the binary.
 #[derive(Debug)]
 pub struct Run {
