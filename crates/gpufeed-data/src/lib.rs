@@ -35,6 +35,8 @@ pub mod manifest;
 pub mod precompute;
 pub mod rng;
 
+mod stream_store;
+
 mod error;
 mod fsx;
 
