@@ -100,14 +100,18 @@ def next_cost_us(cache, batches: int) -> tuple[list[float], list[float], list[fl
     time and the CPU time of the calling thread (without the workers' preemption). Beside
     it, after the same wait, the CPU time of the same objects built by Python itself (a dict
     of five numpy views of preallocated buffers, a list of 32 ids and two ints): what any
-    code pays on this machine for that many objects with cold caches."""
+    code pays on this machine for that many objects with cold caches; and of nothing at all
+    between the two clock readings: the floor of the measurement after a wait."""
     loader = loader_of(cache, workers=2)
     mel = np.zeros((B, T, M), np.float32)
     ints = np.zeros(B * 256 + 3 * B, np.int64)
     names = [str(i) for i in range(len(cache))]
     it = iter(loader)
-    wall, cpu, python_cpu = [], [], []
+    wall, cpu, python_cpu, empty_cpu = [], [], [], []
     for k in range(batches):
+        time.sleep(0.02)
+        c = time.thread_time_ns()
+        empty_cpu.append((time.thread_time_ns() - c) / 1e3)
         time.sleep(0.02)
         c = time.thread_time_ns()
         ref = {
@@ -129,7 +133,7 @@ def next_cost_us(cache, batches: int) -> tuple[list[float], list[float], list[fl
         wall.append((time.perf_counter_ns() - t) / 1e3)
         del batch
     loader.close()
-    return wall, cpu, python_cpu
+    return wall, cpu, python_cpu, empty_cpu
 
 
 def next_cost_hot_us(cache) -> list[float]:
@@ -291,12 +295,13 @@ def main() -> int:
           f"against the same 8 MB copied hot in the cache {max(gb_hot):.2f} GB/s: "
           f"{max(gb_loader) / max(gb_hot):.2f}x, per round {spread(hot_ratios)}")
 
-    wall, cpu, python_cpu = next_cost_us(cache, 300)
+    wall, cpu, python_cpu, empty_cpu = next_cost_us(cache, 300)
     hot = next_cost_hot_us(cache)
     print(f"2. next() with the batch ready: median {statistics.median(wall):.1f} us wall, "
           f"{statistics.median(cpu):.1f} us of the Python thread's CPU (p90 {np.percentile(cpu, 90):.1f}); "
           f"the same objects built by Python after the same wait {statistics.median(python_cpu):.1f} us "
-          f"(p90 {np.percentile(python_cpu, 90):.1f}); next() back to back, hot: "
+          f"(p90 {np.percentile(python_cpu, 90):.1f}); nothing at all (the clock's own cost) after "
+          f"the same wait {statistics.median(empty_cpu):.1f} us; next() back to back, hot: "
           f"{statistics.median(hot):.1f} us (p90 {np.percentile(hot, 90):.1f})")
 
     if a.peers:
