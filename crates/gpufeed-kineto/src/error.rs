@@ -18,7 +18,7 @@ pub enum Error {
     #[error(
         "`{path}` is not a profiler trace: {reason}\n\nhint: give a PyTorch profiler trace \
          (`prof.export_chrome_trace(...)` or `tensorboard_trace_handler`'s `*.pt.trace.json`), \
-         a TensorFlow profiler `*.trace.json.gz`, or a folder of them"
+         a TensorFlow profiler `*.xplane.pb` or `*.trace.json.gz`, or a folder of them"
     )]
     NotATrace {
         /// The file.
@@ -50,9 +50,23 @@ pub enum Error {
         /// The limit: `33554432 events`, `512 MiB of names`.
         what: String,
     },
+    /// An xplane file that ends inside its first plane: nothing whole to read.
+    #[error(
+        "`{path}` looks cut off: its {bytes} bytes end inside the plane that starts at byte \
+         {offset}, before any whole plane of the XSpace\n\nhint: was the job killed while the \
+         profiler wrote? Profile again and let `tf.profiler.experimental.stop()` return"
+    )]
+    CutOff {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        bytes: u64,
+        /// Where the plane the file ends in starts.
+        offset: u64,
+    },
     /// A folder without any trace file.
     #[error(
-        "`{path}` holds no `*.json` or `*.json.gz` trace file\n\nhint: point at the folder \
+        "`{path}` holds no `*.json`, `*.json.gz` or `*.xplane.pb` trace file\n\nhint: point at the folder \
          your profiler wrote (`tensorboard_trace_handler(DIR)`, or TensorFlow's \
          `LOGDIR/plugins/profile/RUN`)"
     )]

@@ -13,7 +13,10 @@
 //!   a contract document: `schema_version`, its JSON Schema, `gpufeed_contract::Document`), with
 //!   the straggler across ranks.
 //! - [`tf`]: TensorFlow's trace viewer JSON mapped onto the same rows.
-//! - [`synth`]: a generator of traces with known truth, in both formats.
+//! - [`xplane`]: TensorFlow's `*.xplane.pb` (an `XSpace` protobuf) read onto the rows of its
+//!   trace viewer JSON.
+//! - [`synth`]: a generator of traces with known truth, in PyTorch's and TensorFlow's formats
+//!   (trace viewer JSON and xplane).
 //!
 //! ```
 //! use gpufeed_kineto::synth::{Case, generate};
@@ -33,6 +36,7 @@ pub mod steps;
 pub mod synth;
 pub mod tf;
 pub mod verdict;
+pub mod xplane;
 
 use std::path::Path;
 

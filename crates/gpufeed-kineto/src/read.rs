@@ -159,6 +159,10 @@ impl Symbols {
     }
 }
 
+/// Kineto's name for a host-to-device copy from pageable memory, given to TensorFlow's
+/// `MemcpyH2D` whose details say `pageable`.
+pub const PAGEABLE_H2D: &str = "MemcpyH2D (Pageable -> Device)";
+
 /// No category: HTA drops such rows.
 pub const NO_CAT: u32 = u32::MAX;
 
@@ -223,14 +227,21 @@ pub struct RawTrace {
     pub thread_names: Vec<NameMeta>,
     /// TensorFlow step markers: events with `args.step_num`, as `(N, index in events)`.
     pub step_marks: Vec<(i64, usize)>,
-    /// Byte offset (in the decompressed JSON) where the file stops mid-event.
+    /// Byte offset (in the decompressed JSON, or in an xplane file) where the file stops
+    /// mid-event (mid-plane).
     pub truncated_at: Option<u64>,
-    /// Bytes of JSON read.
+    /// Bytes of JSON read (of an xplane: the file's).
     pub bytes: u64,
+    /// Read from TensorFlow's `*.xplane.pb` (see [`crate::xplane`]), not JSON.
+    pub from_xplane: bool,
 }
 
-/// Reads a trace file, `.gz` or not (by its magic bytes, not its name).
+/// Reads a trace file: TensorFlow's `*.xplane.pb` by its name (a protobuf has no magic
+/// bytes; see [`crate::xplane`]), else JSON, `.gz` or not (by its magic bytes, not its name).
 pub fn read_path(path: &Path) -> Result<RawTrace> {
+    if crate::xplane::is_xplane_name(path) {
+        return crate::xplane::read_path(path);
+    }
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
@@ -757,7 +768,7 @@ impl Collector {
             // TensorFlow names every host-to-device copy `MemcpyH2D`; the source memory is
             // in its details. Kineto's name for the same thing carries it.
             Some(d) if raw_name.starts_with("MemcpyH2D") && d.contains("pageable") => {
-                self.t.symbols.intern("MemcpyH2D (Pageable -> Device)")
+                self.t.symbols.intern(PAGEABLE_H2D)
             }
             _ => self.t.symbols.intern(raw_name),
         };

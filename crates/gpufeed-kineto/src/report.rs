@@ -206,24 +206,42 @@ impl Report {
 }
 
 /// The trace files of `path`: the file itself, or every `*.json` / `*.json.gz` in the
-/// folder (no recursion, as HTA), or, for a TensorFlow log folder, those of its latest
-/// `plugins/profile/<run>/`.
+/// folder (no recursion, as HTA), else its `*.xplane.pb` (TensorFlow 2 writes only those;
+/// older versions write both forms of one profile, read once, as JSON), or, for a
+/// TensorFlow log folder, those of its latest `plugins/profile/<run>/`.
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
     let list = |dir: &Path| -> Result<Vec<PathBuf>> {
-        let mut v: Vec<PathBuf> = fs_err::read_dir(dir)
+        let files: Vec<PathBuf> = fs_err::read_dir(dir)
             .map_err(|source| Error::Io {
                 path: dir.to_owned(),
                 source,
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                p.is_file() && (n.ends_with(".json") || n.ends_with(".json.gz"))
-            })
+            .filter(|p| p.is_file())
             .collect();
+        let name = |p: &PathBuf| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("")
+                .to_owned()
+        };
+        let mut v: Vec<PathBuf> = files
+            .iter()
+            .filter(|p| {
+                let n = name(p);
+                n.ends_with(".json") || n.ends_with(".json.gz")
+            })
+            .cloned()
+            .collect();
+        if v.is_empty() {
+            v = files
+                .into_iter()
+                .filter(|p| name(p).ends_with(".xplane.pb"))
+                .collect();
+        }
         v.sort();
         Ok(v)
     };
@@ -285,9 +303,14 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
     }
     for t in &traces {
         if let Some(at) = t.truncated_at {
+            let (of, kept) = if t.from_xplane {
+                ("the file", "of the whole planes before it")
+            } else {
+                ("its JSON", "before it")
+            };
             warnings.push(format!(
-                "`{}` stops mid-write at byte {at} of its JSON (was the job killed while the \
-                 profiler wrote?): analysed the {} event(s) before it",
+                "`{}` stops mid-write at byte {at} of {of} (was the job killed while the \
+                 profiler wrote?): analysed the {} event(s) {kept}",
                 t.path.display(),
                 t.elements
             ));

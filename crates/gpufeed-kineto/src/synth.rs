@@ -1,7 +1,8 @@
 //! A generator of profiler traces with known truth, for the cases no real trace covers:
 //! a slow DataLoader, pageable copies, sync stalls, launch-bound short kernels, a periodic
-//! stall, a straggler rank; in PyTorch (Kineto) format and in TensorFlow's trace viewer
-//! format.
+//! stall, a straggler rank; in PyTorch (Kineto) format, in TensorFlow's trace viewer
+//! format, and as the `XSpace` protobuf TensorFlow's profiler writes (`*.xplane.pb`): the
+//! same simulation, so the same truth, drives every format.
 //!
 //! The generator simulates one host thread issuing work to one GPU stream: each step
 //! fetches a batch (a DataLoader `__next__` the GPU cannot overlap), copies it to the GPU
@@ -14,6 +15,12 @@
 
 use std::fmt::Write as _;
 
+use prost::Message as _;
+
+use crate::xplane::{
+    XEvent, XEventMetadata, XLine, XPlane, XSpace, XStat, XStatMetadata, x_event, x_stat,
+};
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -21,6 +28,8 @@ pub enum Flavor {
     Kineto,
     /// TensorFlow profiler trace viewer JSON.
     TensorFlow,
+    /// TensorFlow profiler `*.xplane.pb` (an `XSpace` protobuf), as its profiler writes it.
+    XPlane,
 }
 
 /// One generated scenario.
@@ -188,6 +197,22 @@ impl Case {
             ..self
         }
     }
+
+    /// The same case as TensorFlow's `*.xplane.pb`.
+    #[must_use]
+    pub fn xplane(self) -> Self {
+        Self {
+            flavor: Flavor::XPlane,
+            float_ts: false,
+            ..self
+        }
+    }
+
+    /// A case by its name (`input-bound`, ...), as [`Case::all`] names them.
+    #[must_use]
+    pub fn named(name: &str) -> Option<Self> {
+        Self::all().into_iter().find(|c| c.name == name)
+    }
 }
 
 /// What the generator did, tallied while it wrote (window: steps before the last).
@@ -228,6 +253,79 @@ struct Writer {
     flavor: Flavor,
     float_ts: bool,
     first: bool,
+    /// The planes, for [`Flavor::XPlane`]: the host's, then the GPU's.
+    host: XPlane,
+    gpu: XPlane,
+}
+
+/// Start of both lines of a generated xplane, ns. TensorFlow writes times from the start
+/// of the profile (its lines start a few µs in), and the converter's picoseconds would
+/// overflow an `i64` from an epoch like [`BASE_TS`].
+const XPLANE_LINE_NS: i64 = 1_000_000;
+
+/// A plane with one line.
+fn plane(name: &str, line_id: i64, line: &str) -> XPlane {
+    XPlane {
+        name: name.to_owned(),
+        lines: vec![XLine {
+            id: line_id,
+            name: line.to_owned(),
+            timestamp_ns: XPLANE_LINE_NS,
+            ..XLine::default()
+        }],
+        ..XPlane::default()
+    }
+}
+
+/// Adds an event to the first line of `plane`, its name and stats' names interned in the
+/// plane's metadata as TensorFlow's profiler does; times in µs (integers: see [`Rng`]).
+fn push_event(plane: &mut XPlane, name: &str, ts: f64, dur: f64, stats: &[(&str, x_stat::Value)]) {
+    let meta_id = match plane.event_metadata.values().find(|m| m.name == name) {
+        Some(m) => m.id,
+        None => {
+            let id = plane.event_metadata.len() as i64 + 1;
+            plane.event_metadata.insert(
+                id,
+                XEventMetadata {
+                    id,
+                    name: name.to_owned(),
+                    ..XEventMetadata::default()
+                },
+            );
+            id
+        }
+    };
+    let mut xstats = Vec::with_capacity(stats.len());
+    for (stat, value) in stats {
+        let id = match plane.stat_metadata.values().find(|m| m.name == *stat) {
+            Some(m) => m.id,
+            None => {
+                let id = plane.stat_metadata.len() as i64 + 1;
+                plane.stat_metadata.insert(
+                    id,
+                    XStatMetadata {
+                        id,
+                        name: (*stat).to_owned(),
+                        description: String::new(),
+                    },
+                );
+                id
+            }
+        };
+        xstats.push(XStat {
+            metadata_id: id,
+            value: Some(value.clone()),
+        });
+    }
+    let ps = |us: f64| (us * 1e6).round() as i64;
+    if let Some(line) = plane.lines.first_mut() {
+        line.events.push(XEvent {
+            metadata_id: meta_id,
+            data: Some(x_event::Data::OffsetPs(ps(ts))),
+            duration_ps: ps(dur),
+            stats: xstats,
+        });
+    }
 }
 
 const BASE_TS: f64 = 1_700_000_000_000_000.0;
@@ -258,6 +356,14 @@ impl Writer {
 
     /// A host event; `corr` links a launch to its GPU op.
     fn host(&mut self, name: &str, cat: &str, ts: f64, dur: f64, corr: Option<u64>) {
+        if self.flavor == Flavor::XPlane {
+            let stats: Vec<(&str, x_stat::Value)> = corr
+                .map(|c| ("correlation_id", x_stat::Value::Uint64Value(c)))
+                .into_iter()
+                .collect();
+            push_event(&mut self.host, name, ts, dur, &stats);
+            return;
+        }
         self.sep();
         let (t, d) = (self.t(ts), self.d(dur));
         let _ = match (self.flavor, corr) {
@@ -277,6 +383,7 @@ impl Writer {
                 self.out,
                 r#"{{"pid": 701, "tid": 1, "name": "{name}", "ts": {t}, "dur": {d}, "ph": "X"}}"#
             ),
+            (Flavor::XPlane, _) => Ok(()),
         };
     }
 
@@ -291,6 +398,18 @@ impl Writer {
                     None,
                 );
             }
+            // `tf.profiler.experimental.Trace("train", step_num=N, _r=1)`: the profiler
+            // records the name and the keyword arguments as stats.
+            Flavor::XPlane => push_event(
+                &mut self.host,
+                "train",
+                ts,
+                dur,
+                &[
+                    ("step_num", x_stat::Value::Int64Value(n as i64)),
+                    ("_r", x_stat::Value::Int64Value(1)),
+                ],
+            ),
             Flavor::TensorFlow => {
                 self.sep();
                 let (t, d) = (self.t(ts), self.d(dur));
@@ -303,6 +422,23 @@ impl Writer {
     }
 
     fn gpu(&mut self, name: &str, cat: &str, ts: f64, dur: f64, corr: u64, pageable: bool) {
+        if self.flavor == Flavor::XPlane {
+            // TensorFlow's GPU tracer names every host-to-device copy `MemcpyH2D` and puts the
+            // memory kinds in `memcpy_details`.
+            let mut stats = vec![("correlation_id", x_stat::Value::Uint64Value(corr))];
+            let name = if name.starts_with("Memcpy HtoD") {
+                let src = if pageable { "pageable" } else { "pinned" };
+                stats.push((
+                    "memcpy_details",
+                    x_stat::Value::StrValue(format!("kind_src:{src} kind_dst:device")),
+                ));
+                "MemcpyH2D"
+            } else {
+                name
+            };
+            push_event(&mut self.gpu, name, ts, dur, &stats);
+            return;
+        }
         self.sep();
         let (t, d) = (self.t(ts), self.d(dur));
         let _ = match self.flavor {
@@ -310,6 +446,7 @@ impl Writer {
                 self.out,
                 r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": 7, "ts": {t}, "dur": {d}, "args": {{"device": 0, "stream": 7, "correlation": {corr}, "External id": {corr}}}}}"#
             ),
+            Flavor::XPlane => Ok(()),
             Flavor::TensorFlow => {
                 let name = if name.starts_with("Memcpy HtoD") {
                     "MemcpyH2D"
@@ -369,6 +506,8 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         flavor: case.flavor,
         float_ts: case.float_ts,
         first: true,
+        host: plane("/host:CPU", 1, "python"),
+        gpu: plane("/device:GPU:0", 7, "Stream #7(Compute)"),
     };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rank as u64 + 1).wrapping_mul(0x1234_5678_9ABC));
     let mut gpu = Gpu {
@@ -388,7 +527,7 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         .map_or(usize::MAX, |n| n.max(1));
     for step in 0..case.steps {
         // The last step is outside HTA's window (PyTorch): simulated, not tallied.
-        let counted = case.flavor == Flavor::TensorFlow || step + 1 < case.steps;
+        let counted = case.flavor != Flavor::Kineto || step + 1 < case.steps;
         let start = t;
         let mut data = rng.jitter(case.data_us * data_factor);
         if let Some((n, extra)) = case.slow_every
@@ -398,7 +537,7 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         }
         let fetch = match case.flavor {
             Flavor::Kineto => "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
-            Flavor::TensorFlow => "IteratorGetNextOp::DoCompute",
+            Flavor::TensorFlow | Flavor::XPlane => "IteratorGetNextOp::DoCompute",
         };
         w.host(fetch, "cpu_op", t, data, None);
         t += data;
@@ -433,7 +572,7 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
             w.gpu("volta_sgemm_128x64_nn", "kernel", start, dur, corr, false);
             let launch = match case.flavor {
                 Flavor::Kineto => "cudaLaunchKernel",
-                Flavor::TensorFlow => "cuLaunchKernel",
+                Flavor::TensorFlow | Flavor::XPlane => "cuLaunchKernel",
             };
             w.host(launch, "cuda_runtime", t, case.launch_us, Some(corr));
             corr += 1;
@@ -444,7 +583,7 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
                 w.host("aten::item", "cpu_op", t, end - t, None);
                 let sync = match case.flavor {
                     Flavor::Kineto => "cudaStreamSynchronize",
-                    Flavor::TensorFlow => "cuStreamSynchronize",
+                    Flavor::TensorFlow | Flavor::XPlane => "cuStreamSynchronize",
                 };
                 w.host(sync, "cuda_runtime", t, end - t - 1.0, None);
                 t = end + case.sync_tail_us;
@@ -453,6 +592,14 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         w.step(step + 1, start, t - start);
     }
     let world = case.ranks;
+    if case.flavor == Flavor::XPlane {
+        let space = XSpace {
+            planes: vec![w.gpu, w.host],
+            hostnames: vec![format!("gpufeed-{}", case.name)],
+            ..XSpace::default()
+        };
+        return (space.encode_to_vec(), gpu.truth);
+    }
     let doc = match case.flavor {
         Flavor::Kineto => format!(
             "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": 0, \"name\": \"gpufeed synthetic GPU\"}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {world}}},\n  \"traceEvents\": [\n{}\n  ],\n  \"traceName\": \"{}\"\n}}\n",
@@ -462,6 +609,7 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
             "{{\"displayTimeUnit\": \"ns\", \"metadata\": {{\"highres-ticks\": true}}, \"traceEvents\": [\n{{\"args\": {{\"name\": \"/device:GPU:0\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1}},\n{{\"args\": {{\"name\": \"Stream #7(Compute)\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 7}},\n{{\"args\": {{\"name\": \"gpufeed /host:CPU\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 701}},\n{{\"args\": {{\"name\": \"python\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 701, \"tid\": 1}},\n{}\n]}}\n",
             w.out
         ),
+        Flavor::XPlane => String::new(),
     };
     (doc.into_bytes(), gpu.truth)
 }

@@ -49,8 +49,37 @@ pub enum KindArg {
     /// A PyTorch profiler (Kineto) Chrome trace, `.json` or `.json.gz`, or a folder of
     /// per-rank traces of one run
     Pytorch,
-    /// A TensorFlow profiler trace (`plugins/profile/RUN/*.trace.json.gz`) or its folder
+    /// A TensorFlow profiler trace (`plugins/profile/RUN/*.xplane.pb` or `*.trace.json.gz`),
+    /// its run folder or its log folder (the latest run)
     Tensorflow,
+}
+
+/// Which format `gpufeed synth-trace` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SynthFlavor {
+    /// PyTorch profiler (Kineto) Chrome trace JSON
+    Pytorch,
+    /// TensorFlow's trace viewer JSON
+    Tensorflow,
+    /// TensorFlow's `*.xplane.pb` (an XSpace protobuf)
+    Xplane,
+}
+
+/// Arguments of the hidden `gpufeed synth-trace`: a generated profiler trace with known
+/// truth (`gpufeed_kineto::synth`), for tests outside Rust (TensorFlow's converter).
+#[derive(Debug, Args)]
+pub struct SynthTraceArgs {
+    /// The case: compute-bound, input-bound, transfer-bound, sync-bound, launch-bound,
+    /// host-bound, oscillating or straggler
+    pub case: String,
+    /// The file to write
+    pub out: PathBuf,
+    /// Its format
+    #[arg(long, value_enum, default_value = "pytorch")]
+    pub flavor: SynthFlavor,
+    /// Which rank of the case to write
+    #[arg(long, default_value_t = 0)]
+    pub rank: usize,
 }
 
 /// The commands.
@@ -87,6 +116,12 @@ pub enum Command {
     /// `data_wait` is input; `h2d_copy`, `device_copy` and any name containing `copy`, `h2d`,
     /// `to_device` or `transfer` are copies; any other name is compute. Input + copies at
     /// 5 % / 20 % of the step are moderately / highly input-bound (TF Profiler).
+    ///
+    /// Also reads profiler traces (docs/framework-traces.md): a PyTorch profiler trace
+    /// (`*.pt.trace.json[.gz]`) or a folder of per-rank ones, and a TensorFlow profile:
+    /// `*.xplane.pb`, `*.trace.json.gz`, their `plugins/profile/RUN/` folder, or the log
+    /// folder (its latest run). Gives HTA's GPU time breakdowns, where the GPU idles inside
+    /// each step and why, and the verdict with its fix.
     Trace(TraceArgs),
     /// Generate a small speech-like dataset in LJSpeech layout
     #[command(name = "demo-data")]
@@ -95,6 +130,9 @@ pub enum Command {
     Precompute(PrecomputeArgs),
     /// Compute the mel spectrogram of one audio file into a float32 .npy (frames, n_mels)
     Mel(MelArgs),
+    /// Write a generated profiler trace with known truth (for tests)
+    #[command(name = "synth-trace", hide = true)]
+    SynthTrace(SynthTraceArgs),
     /// Profile the data pipeline or the training step
     #[command(subcommand)]
     Profile(ProfileCommand),
@@ -112,7 +150,7 @@ pub enum ProfileCommand {
 /// Arguments of `gpufeed trace`.
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// The log to analyse
+    /// The log or profiler trace to analyse (a file, or a folder of profiler traces)
     pub file: PathBuf,
     /// What the file holds; detected from the content when absent
     #[arg(long, value_enum)]
@@ -389,6 +427,7 @@ impl Command {
             Self::DemoData(_) => "demo-data",
             Self::Precompute(_) => "precompute",
             Self::Mel(_) => "mel",
+            Self::SynthTrace(_) => "synth-trace",
             Self::Profile(ProfileCommand::Data(_)) => "profile data",
             Self::Profile(ProfileCommand::Step(_)) => "profile step",
             Self::Schema(_) => "schema",

@@ -83,6 +83,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::DemoData(args) => features::demo_data(&args),
         Command::Precompute(args) => features::precompute(&args),
         Command::Mel(args) => features::mel(&args),
+        Command::SynthTrace(args) => trace_kineto::write_synthetic(&args),
         Command::Monitor(args) => monitor::monitor(&args),
         Command::Watch(args) => monitor::watch(&args),
         Command::Validate(args) => checks::validate(&args),

@@ -2,18 +2,21 @@
 //! and the JSON document ([`gpufeed_kineto::Report`], kind `profiler`).
 //!
 //! A path is a profiler trace when it is a folder, when it starts with the gzip magic, or
-//! when its name ends in `.json` / `.json.gz` (the other `trace` kinds are CSV, text and
-//! JSONL); `--kind pytorch|tensorflow` forces it. Nothing here prints; `lib.rs` does.
+//! when its name ends in `.json` / `.json.gz` / `.pb` (TensorFlow's `*.xplane.pb`; the other
+//! `trace` kinds are CSV, text and JSONL); `--kind pytorch|tensorflow` forces it. Nothing
+//! here prints; `lib.rs` does. The hidden `synth-trace` writes a generated trace with known
+//! truth, for the Python tests that check the xplane reader against TensorFlow's converter.
 
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use gpufeed_kineto::report::{RankReport, Report, TraceFormat};
 use gpufeed_kineto::{Options, analyze_path};
 
-use crate::cli::KindArg;
+use crate::cli::{KindArg, SynthFlavor, SynthTraceArgs};
 use crate::profile::step_text::verdict_head;
 
 /// Whether `path` (with `--kind`) is a profiler trace.
@@ -35,13 +38,41 @@ pub fn is_profiler_trace(path: &Path, kind: Option<KindArg>) -> bool {
         .and_then(|n| n.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    if name.ends_with(".json") || name.ends_with(".json.gz") {
+    if name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".pb") {
         return true;
     }
     let mut magic = [0u8; 2];
     fs_err::File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
         .is_ok_and(|()| magic == [0x1f, 0x8b])
+}
+
+/// `gpufeed synth-trace CASE OUT`: writes rank `--rank` of a generated case.
+pub fn write_synthetic(args: &SynthTraceArgs) -> Result<ExitCode> {
+    use gpufeed_kineto::synth::{Case, generate};
+    let Some(case) = Case::named(&args.case) else {
+        let names: Vec<&str> = Case::all().iter().map(|c| c.name).collect();
+        anyhow::bail!(
+            "no generated case `{}`\n\nhint: one of {}",
+            args.case,
+            names.join(", ")
+        );
+    };
+    if args.rank >= case.ranks {
+        anyhow::bail!(
+            "case `{}` has {} rank(s): --rank {} is not one",
+            case.name,
+            case.ranks,
+            args.rank
+        );
+    }
+    let case = match args.flavor {
+        SynthFlavor::Pytorch => case,
+        SynthFlavor::Tensorflow => case.tensorflow(),
+        SynthFlavor::Xplane => case.xplane(),
+    };
+    fs_err::write(&args.out, generate(&case, args.rank))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Reads and analyses the trace; the warnings to print once each.
