@@ -1,0 +1,186 @@
+"""`gpufeed trace` on TensorFlow's `*.xplane.pb`, checked against TensorFlow itself.
+
+- A real TensorFlow profile recorded here (CPU only: this machine has no GPU) is read, its
+  steps are the `step_num` markers written, and its report equals that of the JSON
+  TensorFlow's own converter makes of the same file.
+- Generated xplanes with a GPU plane (`gpufeed synth-trace`, the known-truth generator of
+  the Rust tests) get the same report, figure for figure, as TensorFlow's converter's JSON of
+  them: the reader maps planes, lines, times and stats as TensorFlow does.
+- Bad input: not a protobuf, cut off, an empty XSpace: exit 2 naming the file, or a warning.
+
+TensorFlow's converter: `_pywrap_profiler_plugin.xspace_to_tools_data([PATH], TOOL, {})`
+returns `(bytes, ok)`. On TensorFlow 2.21 the tool `trace_viewer` returns a serialized
+`Trace` proto (TensorBoard's profile plugin turns it into JSON in Python), and
+`trace_viewer@` (the streaming trace viewer) returns the trace viewer JSON itself, which is
+what these tests compare with.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import pytest
+
+from conftest import run_cli
+
+tf = pytest.importorskip(
+    "tensorflow",
+    reason="TensorFlow is not installed: the xplane tests record a TensorFlow profile and use "
+    "TensorFlow's converter (pip install -r python/requirements-test.txt)",
+)
+
+# The generated cases with one rank (the straggler case has four; TensorFlow writes one
+# file per host, without a rank, so a folder of four would be four rank 0s).
+CASES = ["compute-bound", "input-bound", "transfer-bound", "sync-bound", "launch-bound", "host-bound", "oscillating"]
+
+STEPS = 6
+
+
+def converter():
+    from tensorflow.python.profiler.internal import _pywrap_profiler_plugin
+
+    return _pywrap_profiler_plugin
+
+
+def to_trace_viewer_json(xplane: pathlib.Path, out: pathlib.Path) -> dict:
+    """TensorFlow's own conversion of `xplane` to trace viewer JSON, written to `out`."""
+    data, ok = converter().xspace_to_tools_data([str(xplane)], "trace_viewer@", {})
+    assert ok, f"TensorFlow's converter failed on {xplane}: {data!r}"
+    out.write_bytes(data)
+    return json.loads(data)
+
+
+def trace(path: pathlib.Path, *extra: str):
+    code, out, err = run_cli("trace", str(path), "--format", "json", *extra)
+    assert code == 0, err
+    return json.loads(out), err
+
+
+def assert_same(a, b, at="report"):
+    """Equal documents, numbers to 1e-9 relative, the file names aside."""
+    if isinstance(a, dict):
+        keys = sorted(k for k in a if k not in ("file", "path"))
+        assert keys == sorted(k for k in b if k not in ("file", "path")), at
+        for k in keys:
+            assert_same(a[k], b[k], f"{at}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{at}: {len(a)} vs {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{at}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9), f"{at}: {a} vs {b}"
+    else:
+        assert a == b, f"{at}: {a!r} vs {b!r}"
+
+
+@pytest.fixture(scope="module")
+def real_profile(tmp_path_factory) -> pathlib.Path:
+    """A TensorFlow log folder with one real profile of STEPS steps of a tiny tf.function."""
+    logdir = tmp_path_factory.mktemp("tflog")
+
+    @tf.function
+    def step(x):
+        return tf.reduce_sum(tf.matmul(x, x))
+
+    x = tf.random.normal((64, 64))
+    step(x)
+    tf.profiler.experimental.start(str(logdir))
+    for i in range(STEPS):
+        with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+            step(x)
+    tf.profiler.experimental.stop()
+    return logdir
+
+
+def test_a_real_tensorflow_profile_is_read_from_its_xplane(real_profile, tmp_path):
+    files = sorted(real_profile.glob("plugins/profile/*/*"))
+    assert [f.name.endswith(".xplane.pb") for f in files] == [True], files
+    # The log folder, as a user would give it: its latest run, the xplane in it.
+    doc, err = trace(real_profile)
+    assert doc["format"] == "tensorflow"
+    assert "a CPU-only profile?" in err
+    rank = doc["ranks"][0]
+    assert rank["file"] == str(files[0])
+    assert rank["temporal"] is None and doc["verdict"] is None
+    assert [s["step"] for s in rank["steps"]] == list(range(STEPS))
+    assert rank["window"]["steps_in_file"] == STEPS
+    assert all(s["dur_us"] > 0 for s in rank["steps"])
+    # TensorFlow's own JSON of the same profile gives the same report. (The converter
+    # writes a cache file beside its input: a copy keeps the log folder as recorded.)
+    copy = tmp_path / files[0].name
+    copy.write_bytes(files[0].read_bytes())
+    converted = tmp_path / "host.trace.json"
+    to_trace_viewer_json(copy, converted)
+    from_json, _ = trace(converted)
+    assert_same(doc["ranks"], from_json["ranks"])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_generated_xplane_reads_as_tensorflows_converter_reads_it(case, tmp_path):
+    xplane = tmp_path / "host.xplane.pb"
+    code, _, err = run_cli("synth-trace", case, str(xplane), "--flavor", "xplane")
+    assert code == 0, err
+    converted = to_trace_viewer_json(xplane, tmp_path / "host.trace.json")
+    # The converter kept the GPU plane and its stream (named by the line), and the stats.
+    names = {e["args"]["name"] for e in converted["traceEvents"] if e.get("ph") == "M" and "name" in e.get("args", {})}
+    assert "Stream #7(Compute)" in names and any(n.endswith("/device:GPU:0") for n in names), names
+    doc, _ = trace(xplane)
+    from_json, _ = trace(tmp_path / "host.trace.json")
+    assert doc["verdict"] == case
+    assert doc["ranks"][0]["window"]["gpu_events_in_file"] > 0
+    assert_same(doc["ranks"], from_json["ranks"])
+    assert doc["verdict"] == from_json["verdict"]
+    assert_same(doc["kernel_types"], from_json["kernel_types"])
+
+
+def test_a_file_that_is_not_an_xspace_exits_2_naming_it(tmp_path):
+    p = tmp_path / "notes.xplane.pb"
+    p.write_text("# my notes\nnot a profile\n")
+    code, _, err = run_cli("trace", str(p))
+    assert code == 2
+    assert "notes.xplane.pb" in err and "not a TensorFlow XSpace" in err and "hint:" in err
+
+
+def test_an_empty_xspace_exits_2_saying_so(tmp_path):
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    for name, space, says in [
+        ("none.xplane.pb", xplane_pb2.XSpace(hostnames=["h"]), "no planes"),
+        (
+            "failed.xplane.pb",
+            xplane_pb2.XSpace(errors=["No trace event was collected"]),
+            "No trace event was collected",
+        ),
+    ]:
+        p = tmp_path / name
+        p.write_bytes(space.SerializeToString())
+        code, _, err = run_cli("trace", str(p))
+        assert code == 2, err
+        assert name in err and says in err, err
+    empty = tmp_path / "empty.xplane.pb"
+    empty.write_bytes(b"")
+    code, _, err = run_cli("trace", str(empty))
+    assert code == 2 and "empty.xplane.pb" in err and "the file is empty" in err, err
+
+
+def test_a_cut_off_xplane_keeps_its_whole_planes_or_says_it_is_cut(real_profile, tmp_path):
+    # Generated: the GPU plane first, the host plane last; a cut in the host plane keeps the
+    # GPU's rows, with one warning naming the file.
+    full = tmp_path / "full.xplane.pb"
+    assert run_cli("synth-trace", "input-bound", str(full), "--flavor", "xplane")[0] == 0
+    data = full.read_bytes()
+    cut = tmp_path / "killed.xplane.pb"
+    cut.write_bytes(data[: len(data) - 100])
+    doc, err = trace(cut)
+    assert doc["ranks"][0]["temporal"] is not None
+    assert err.count("warning:") == 1 and "killed.xplane.pb" in err and "stops mid-write" in err, err
+    # The real profile cut in its first plane: nothing whole, exit 2 with the length.
+    (real,) = real_profile.glob("plugins/profile/*/*.xplane.pb")
+    data = real.read_bytes()
+    early = tmp_path / "early.xplane.pb"
+    early.write_bytes(data[: len(data) // 3])
+    code, _, err = run_cli("trace", str(early))
+    assert code == 2, err
+    assert "early.xplane.pb" in err and "looks cut off" in err and f"{len(data) // 3} bytes" in err, err
