@@ -182,7 +182,8 @@ pub struct AnalyzeArgs {
     /// A GPU utilisation log (nvidia-smi CSV or gpufeed JSONL) to analyse, as `gpufeed
     /// trace` does, instead of sampling the GPUs during the step profile; or a step
     /// recording of your own loop (`StepTimer.save`), or a PyTorch or TensorFlow profiler
-    /// trace (a `.json` / `.json.gz` file, or a folder of per-rank traces), whose verdict
+    /// trace (a `.json` / `.json.gz` file, TensorFlow's `*.xplane.pb`, or a folder of
+    /// per-rank traces), whose verdict
     /// then stands in for the demo model's step profile (which does not run)
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
