@@ -7,6 +7,7 @@ use gpufeed_contract::Document;
 use gpufeed_stats::outliers::modified_z_scores;
 use gpufeed_stats::thresholds::OUTLIER_MODIFIED_Z;
 use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
+use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -287,6 +288,30 @@ pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
 
 /// Analyses traces already read, one per rank.
 #[must_use]
+/// How much of a run a trace holds, to choose among files of one rank: its GPU events
+/// (kernels, copies, sets), its steps (`ProfilerStep#N` events or TensorFlow step marks),
+/// all its events.
+fn fullness(t: &RawTrace) -> (usize, usize, usize) {
+    let work: FxHashSet<u32> = hta::CUDA_WORK_CATS
+        .iter()
+        .filter_map(|c| t.symbols.get(c))
+        .collect();
+    let step_names: FxHashSet<u32> = t
+        .symbols
+        .iter()
+        .filter(|(_, s)| s.starts_with("ProfilerStep#"))
+        .map(|(id, _)| id)
+        .collect();
+    let gpu = t.events.iter().filter(|e| work.contains(&e.cat)).count();
+    let steps = t
+        .events
+        .iter()
+        .filter(|e| step_names.contains(&e.name))
+        .count()
+        .max(t.step_marks.len());
+    (gpu, steps, t.events.len())
+}
+
 pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report {
     let format = opts.format.unwrap_or_else(|| {
         if traces.iter().any(tf::is_tensorflow) {
@@ -316,18 +341,35 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
             ));
         }
     }
-    // One trace per rank; a later file with the same rank replaces the earlier (as HTA).
+    // One trace per rank. HTA keeps the last file of a rank; but a folder with several is
+    // most often `tensorboard_trace_handler`'s cycles of one run (`schedule(repeat=0)`
+    // writes a file per cycle, and a last one with what ran after the final full cycle),
+    // so the fullest is kept: most GPU events, then most steps, then most events; a tie
+    // keeps the later file, as HTA.
     let mut by_rank: Vec<(u32, RawTrace)> = Vec::new();
     for t in traces {
         let rank = t.rank.unwrap_or(0);
         if let Some(slot) = by_rank.iter_mut().find(|(r, _)| *r == rank) {
+            let (first, second) = (slot.1.path.clone(), t.path.clone());
+            let (old, new) = (fullness(&slot.1), fullness(&t));
+            let (kept, dropped) = if new >= old {
+                slot.1 = t;
+                (new, old)
+            } else {
+                (old, new)
+            };
             warnings.push(format!(
-                "`{}` and `{}` are both rank {rank}: analysed only the second (as HTA does); \
-                 give one folder per run",
+                "`{}` and `{}` are both rank {rank} (profiling cycles of one run?): analysed \
+                 only `{}`, the fuller ({} against {} GPU events, {} against {} steps); pass \
+                 one file, or give one folder per run, to choose",
+                first.display(),
+                second.display(),
                 slot.1.path.display(),
-                t.path.display()
+                kept.0,
+                dropped.0,
+                kept.1,
+                dropped.1,
             ));
-            slot.1 = t;
         } else {
             by_rank.push((rank, t));
         }

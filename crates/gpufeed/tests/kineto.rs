@@ -8,63 +8,24 @@
 use std::path::{Path, PathBuf};
 
 use gpufeed_kineto::synth::{Case, generate};
-use serde::Deserialize;
+use gpufeed_kineto::{RankReport, Report};
+use serde::Serialize;
 
 mod common;
 use common::gpufeed;
 
-#[derive(Debug, Deserialize)]
-struct Doc {
-    kind: String,
-    format: String,
-    ranks: Vec<Rank>,
-    straggler: Option<Straggler>,
-    verdict: Option<String>,
+/// The string a contract enum is written as (`input-bound`, `pytorch`, ...).
+fn name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
-#[derive(Debug, Deserialize)]
-struct Rank {
-    rank: u32,
-    temporal: Option<Temporal>,
-    idle_breakdown: Vec<StreamIdle>,
-    steps: Vec<Step>,
-    verdict: Option<String>,
-    evidence: Vec<String>,
-    fix: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Temporal {
-    span_us: f64,
-    idle_us: f64,
-    compute_us: f64,
-    non_compute_us: f64,
-    idle_pct: f64,
-    compute_pct: f64,
-    non_compute_pct: f64,
-}
-
-#[derive(Debug, Deserialize)]
-struct StreamIdle {
-    stream: i64,
-    host_wait_us: f64,
-    kernel_wait_us: f64,
-    other_us: f64,
-}
-
-#[derive(Debug, Deserialize)]
-struct Step {
-    step: i64,
-    dur_us: f64,
-    gpu_busy_pct: f64,
-    data_wait_us: f64,
-    idle_us: f64,
-}
-
-#[derive(Debug, Deserialize)]
-struct Straggler {
-    rank: u32,
-    by: String,
+/// A verdict as written, when there is one.
+fn verdict<T: Serialize>(v: Option<&T>) -> Option<String> {
+    v.map(name)
 }
 
 fn shared(case: &str) -> PathBuf {
@@ -79,8 +40,9 @@ fn shared(case: &str) -> PathBuf {
     p
 }
 
-/// Runs `gpufeed trace PATH --format json`: the document and stderr.
-fn json(path: &Path, extra: &[&str]) -> (Doc, String) {
+/// Runs `gpufeed trace PATH --format json`: the document, read by its contract type (which
+/// refuses unknown fields), and stderr.
+fn json(path: &Path, extra: &[&str]) -> (Report, String) {
     let out = gpufeed()
         .arg("trace")
         .arg(path)
@@ -96,20 +58,19 @@ fn json(path: &Path, extra: &[&str]) -> (Doc, String) {
     );
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.trim_end().lines().count(), 1, "one JSON document");
-    // The contract type reads it too, at its version.
-    let typed: gpufeed_kineto::Report = serde_json::from_str(&stdout).unwrap();
+    let doc: Report = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
-        typed.schema_version,
-        <gpufeed_kineto::Report as gpufeed_contract::Document>::VERSION
+        doc.schema_version,
+        <Report as gpufeed_contract::Document>::VERSION
     );
-    (serde_json::from_str(&stdout).unwrap(), stderr)
+    (doc, stderr)
 }
 
 #[test]
 fn resnet50_num_workers_0_is_input_bound_and_4_workers_idle_less() {
     let (nw0, _) = json(&shared("resnet50_nw0"), &[]);
     assert_eq!(
-        (nw0.kind.as_str(), nw0.format.as_str()),
+        (name(&nw0.kind).as_str(), name(&nw0.format).as_str()),
         ("profiler", "pytorch")
     );
     let r = &nw0.ranks[0];
@@ -125,8 +86,11 @@ fn resnet50_num_workers_0_is_input_bound_and_4_workers_idle_less() {
     // One stream: its gaps add up to the rank's idle time (HTA's definitions).
     let b = &r.idle_breakdown[0];
     assert_eq!(b.host_wait_us + b.kernel_wait_us + b.other_us, t.idle_us);
-    assert_eq!(r.verdict.as_deref(), Some("input-bound"));
-    assert_eq!(nw0.verdict.as_deref(), Some("input-bound"));
+    assert_eq!(verdict(r.verdict.as_ref()).as_deref(), Some("input-bound"));
+    assert_eq!(
+        verdict(nw0.verdict.as_ref()).as_deref(),
+        Some("input-bound")
+    );
     assert!(r.evidence[0].contains("data wait"), "{:?}", r.evidence);
     assert!(r.fix.as_deref().unwrap().contains("num_workers"));
     assert_eq!(
@@ -140,8 +104,8 @@ fn resnet50_num_workers_0_is_input_bound_and_4_workers_idle_less() {
     let (nw4, _) = json(&shared("resnet50_nw4"), &[]);
     let r4 = &nw4.ranks[0];
     assert_eq!(r4.temporal.as_ref().unwrap().idle_pct, 24.32);
-    assert_ne!(r4.verdict.as_deref(), Some("input-bound"));
-    let data = |r: &Rank| r.steps.iter().map(|s| s.data_wait_us).sum::<f64>();
+    assert_ne!(verdict(r4.verdict.as_ref()).as_deref(), Some("input-bound"));
+    let data = |r: &RankReport| r.steps.iter().map(|s| s.data_wait_us).sum::<f64>();
     assert!(data(r4) < 0.1 * data(r), "workers hide the loading");
 }
 
@@ -166,8 +130,8 @@ fn generated_straggler_and_verdicts_through_the_cli() {
     let (d, _) = json(dir.path(), &[]);
     assert_eq!(d.ranks.len(), 4);
     let s = d.straggler.unwrap();
-    assert_eq!((s.rank, s.by.as_str()), (2, "step_time"));
-    assert_eq!(d.verdict.as_deref(), Some("input-bound"));
+    assert_eq!((s.rank, name(&s.by).as_str()), (2, "step_time"));
+    assert_eq!(verdict(d.verdict.as_ref()).as_deref(), Some("input-bound"));
     for case in [
         Case::sync_bound(),
         Case::launch_bound(),
@@ -176,7 +140,12 @@ fn generated_straggler_and_verdicts_through_the_cli() {
         let p = dir.path().join(format!("{}.json", case.name));
         fs_err::write(&p, generate(&case, 0)).unwrap();
         let (d, _) = json(&p, &[]);
-        assert_eq!(d.verdict.as_deref(), Some(case.expect), "{}", case.name);
+        assert_eq!(
+            verdict(d.verdict.as_ref()).as_deref(),
+            Some(case.expect),
+            "{}",
+            case.name
+        );
     }
 }
 
@@ -187,14 +156,53 @@ fn tensorflow_trace_is_detected_and_judged() {
     let p = dir.path().join("host.trace.json");
     fs_err::write(&p, generate(&case, 0)).unwrap();
     let (d, _) = json(&p, &[]);
-    assert_eq!(d.format, "tensorflow");
-    assert_eq!(d.ranks[0].verdict.as_deref(), Some("input-bound"));
+    assert_eq!(name(&d.format), "tensorflow");
+    assert_eq!(
+        verdict(d.ranks[0].verdict.as_ref()).as_deref(),
+        Some("input-bound")
+    );
     assert_eq!(d.ranks[0].steps.len(), case.steps);
     // Text: the verdict first.
     let out = gpufeed().arg("trace").arg(&p).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("TensorFlow profiler trace"), "{text}");
     assert!(text.contains("input-bound (high)"), "{text}");
+}
+
+#[test]
+fn of_two_files_of_one_rank_the_fuller_is_analysed_whichever_comes_last() {
+    // `tensorboard_trace_handler` with `schedule(repeat=0)` writes one file per profiling
+    // cycle, and a last one with what ran after the final full cycle: all rank 0. HTA keeps
+    // the last file; gpufeed keeps the one with the most GPU events, and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let full = generate(&Case::input_bound(), 0);
+    let tail = br#"{"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#40", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7, "correlation": 1}}
+    ]}"#;
+    for (first, second) in [("a", "b"), ("b", "a")] {
+        let run = dir.path().join(first);
+        fs_err::create_dir(&run).unwrap();
+        fs_err::write(run.join(format!("{first}.pt.trace.json")), &full).unwrap();
+        fs_err::write(run.join(format!("{second}.pt.trace.json")), tail).unwrap();
+        let (d, stderr) = json(&run, &[]);
+        assert_eq!(d.ranks.len(), 1);
+        assert!(
+            d.ranks[0].file.ends_with(&format!("{first}.pt.trace.json")),
+            "{}: {stderr}",
+            d.ranks[0].file
+        );
+        assert_eq!(
+            verdict(d.verdict.as_ref()).as_deref(),
+            Some("input-bound"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("both rank 0") && stderr.contains("the fuller"),
+            "{stderr}"
+        );
+        assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    }
 }
 
 #[test]
