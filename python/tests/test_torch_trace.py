@@ -1,0 +1,88 @@
+"""`gpufeed trace` on real PyTorch profiler traces recorded here, by the torch installed
+(the shared V100 traces are from 2021-2023 versions; this checks the format of today's).
+
+These machines have no GPU, so the traces are CPU-only: what is checked is that the reader
+takes the current format whole (metadata, categories, `ProfilerStep#N`, the DataLoader's
+`__next__`), says that a CPU-only profile has no GPU to judge, and exits 0."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+import gpufeed
+
+from conftest import run_cli
+
+jsonschema = pytest.importorskip("jsonschema")
+
+
+def record(folder: pathlib.Path, *, workers: int, repeat: int, batches: int = 8) -> None:
+    """A small training loop over a torch DataLoader under `torch.profiler`, written by
+    `tensorboard_trace_handler` (gzip), one cycle of 1 wait, 1 warm-up and 4 active steps
+    per `repeat` (0: cycles until the loop ends, as the schedule's default)."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(32 * batches, 64), torch.randint(0, 10, (32 * batches,)))
+    loader = DataLoader(data, batch_size=32, num_workers=workers)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with profile(
+        activities=[ProfilerActivity.CPU],
+        schedule=schedule(wait=1, warmup=1, active=4, repeat=repeat),
+        on_trace_ready=tensorboard_trace_handler(str(folder), use_gzip=True),
+    ) as prof:
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            prof.step()
+
+
+def trace_json(folder: pathlib.Path) -> tuple[dict, str]:
+    code, out, err = run_cli("trace", str(folder), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    jsonschema.validate(doc, gpufeed.schema("profiler"))
+    return doc, err
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_real_cpu_profile_is_read_whole_and_judged_cpu_only(tmp_path, workers):
+    record(tmp_path, workers=workers, repeat=1)
+    files = list(tmp_path.glob("*.pt.trace.json.gz"))
+    assert len(files) == 1, files
+    doc, err = trace_json(tmp_path)
+    assert doc["format"] == "pytorch"
+    assert "CPU-only profile?" in err
+    (rank,) = doc["ranks"]
+    assert rank["rank"] == 0
+    assert rank["temporal"] is None and rank["verdict"] is None
+    # Active steps #2..#5; the last one is left out, as HTA does.
+    assert rank["window"]["steps_in_file"] == 4
+    steps = rank["steps"]
+    assert [s["step"] for s in steps] == [2, 3, 4]
+    for s in steps:
+        # Each step starts by taking the next batch: the DataLoader's `__next__` is found in
+        # the current format, for the single-process and the multi-process iterator alike.
+        assert 0 < s["data_wait_us"] < s["dur_us"], s
+        assert s["kernels"] == 0 and s["gpu_busy_us"] == 0
+
+
+def test_a_folder_of_several_profiling_cycles_analyses_the_fullest(tmp_path):
+    # 12 batches with cycles of 6 steps: two full cycles and a trailing one with no
+    # active step, as the handler writes them (one file each, all rank 0).
+    record(tmp_path, workers=0, repeat=0, batches=14)
+    files = sorted(tmp_path.glob("*.pt.trace.json.gz"))
+    assert len(files) >= 2, files
+    doc, err = trace_json(tmp_path)
+    (rank,) = doc["ranks"]
+    assert "both rank 0" in err
+    # Not the last file (the trailing cycle's two steps), but one with all four steps.
+    assert rank["window"]["steps_in_file"] == 4, (rank["file"], err)
