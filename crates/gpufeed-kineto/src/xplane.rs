@@ -19,6 +19,11 @@
 //!   its number or string, or for a reference (`ref_value`) the name of the stat metadata
 //!   it points to; stats are the event's, then its metadata's.
 //!
+//! The launch calls (`cuLaunchKernel`, with their `correlation_id`) are on `/host:CPU`
+//! lines: TensorFlow merges its CUPTI driver-API plane into the host plane, and shifts
+//! every time to the start of the profile, before it writes the file
+//! (`PostProcessSingleHostXSpace`).
+//!
 //! `python/tests/test_xplane.py` checks the mapping against TensorFlow's converter: the
 //! same figures from an xplane and from the JSON TensorFlow makes of it.
 //!

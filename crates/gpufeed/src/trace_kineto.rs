@@ -93,10 +93,16 @@ pub fn analyze(path: &Path, kind: Option<KindArg>) -> Result<(Report, Vec<String
     )?;
     let mut warnings = report.warnings.clone();
     if report.gpu_events() == 0 {
+        let how = match report.format {
+            TraceFormat::Pytorch => "with `ProfilerActivity.CUDA` (PyTorch)",
+            TraceFormat::Tensorflow => {
+                "with a TensorFlow that sees the GPU (`tf.config.list_physical_devices('GPU')` \
+                 lists it)"
+            }
+        };
         warnings.push(format!(
             "`{}` holds no GPU events (kernels, copies or sets): a CPU-only profile? Profile \
-             with `ProfilerActivity.CUDA` (PyTorch) on a machine with a GPU to see where the \
-             GPU idles",
+             {how} on a machine with a GPU to see where the GPU idles",
             path.display()
         ));
     }
