@@ -184,3 +184,102 @@ def test_a_cut_off_xplane_keeps_its_whole_planes_or_says_it_is_cut(real_profile,
     code, _, err = run_cli("trace", str(early))
     assert code == 2, err
     assert "early.xplane.pb" in err and "looks cut off" in err and f"{len(data) // 3} bytes" in err, err
+
+
+def test_an_xplane_written_by_tensorflows_own_classes_reads_as_its_converter_reads_it(tmp_path):
+    """A GPU profile written with TensorFlow's own `xplane_pb2` (not gpufeed's writer), with
+    what the generator does not write: two compute streams and a copy stream, line and event
+    display names, a derived `XLA Ops` line, the copy kind as a `ref_value`,
+    correlation ids as uint64 and int64, the input pipeline on its own thread, and an
+    aggregated event (`num_occurrences`, no offset)."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace(hostnames=["gpu-host"])
+
+    def plane(name):
+        p = space.planes.add(name=name, id=len(space.planes))
+        return p
+
+    def line(p, id_, name, display=""):
+        return p.lines.add(id=id_, name=name, display_name=display, timestamp_ns=5_000)
+
+    def meta(p, name, display=""):
+        for k, m in p.event_metadata.items():
+            if m.name == name:
+                return k
+        k = len(p.event_metadata) + 1
+        p.event_metadata[k].id = k
+        p.event_metadata[k].name = name
+        p.event_metadata[k].display_name = display
+        return k
+
+    def stat_id(p, name):
+        for k, m in p.stat_metadata.items():
+            if m.name == name:
+                return k
+        k = len(p.stat_metadata) + 1
+        p.stat_metadata[k].id = k
+        p.stat_metadata[k].name = name
+        return k
+
+    def event(p, ln, name, start_us, dur_us, display="", **stats):
+        e = ln.events.add(metadata_id=meta(p, name, display), offset_ps=int(start_us * 1e6), duration_ps=int(dur_us * 1e6))
+        for k, v in stats.items():
+            s = e.stats.add(metadata_id=stat_id(p, k))
+            if k == "memcpy_details":
+                s.ref_value = stat_id(p, v)
+            elif k == "correlation_id" and p.name.startswith("/device"):
+                s.uint64_value = v
+            elif isinstance(v, str):
+                s.str_value = v
+            else:
+                s.int64_value = v
+        return e
+
+    host = plane("/host:CPU")
+    py = line(host, 11, "python")
+    data = line(host, 12, "tf_data_private_threadpool", "tf_data")
+    gpu = plane("/device:GPU:0")
+    compute = [line(gpu, 7, "Stream #7", "Stream #7(Compute)"), line(gpu, 9, "Stream #9(Compute)")]
+    copies = line(gpu, 14, "Stream #14(MemcpyH2D)")
+    xla = line(gpu, 10_000, "XLA Ops")
+    corr = 1
+    t = 10.0
+    for step in range(4):
+        start = t
+        wait = 400.0 if step % 2 else 150.0
+        event(host, data, "IteratorGetNextOp::DoCompute", t, wait)
+        t += wait
+        event(host, py, "cuMemcpyHtoDAsync_v2", t, 6.0, correlation_id=corr)
+        event(gpu, copies, "MemcpyH2D", t + 8.0, 90.0, correlation_id=corr, memcpy_details="kind_src:pageable kind_dst:device")
+        corr += 1
+        t += 10.0
+        for k in range(12):
+            event(host, py, "cuLaunchKernel", t, 5.0, correlation_id=corr)
+            kstart = t + 100.0 + 7.0 * k
+            name = "void sgemm_kernel<float, 128>(int, float const*)"
+            event(gpu, compute[k % 2], name, kstart, 60.0, display="sgemm_kernel", correlation_id=corr)
+            event(gpu, xla, "fusion.1", kstart, 60.0)
+            corr += 1
+            t += 9.0
+        t += 200.0
+        event(host, py, "train", start, t - start, step_num=step, _r=1)
+    agg = py.events.add(metadata_id=meta(host, "aggregated"), num_occurrences=5, duration_ps=10**9)
+    assert agg.WhichOneof("data") == "num_occurrences"
+
+    xplane = tmp_path / "gpu-host.xplane.pb"
+    xplane.write_bytes(space.SerializeToString())
+    converted = to_trace_viewer_json(xplane, tmp_path / "gpu-host.trace.json")
+    # The aggregated event has no offset: the converter puts it at its line's start (5 µs).
+    assert [e["ts"] for e in converted["traceEvents"] if e.get("name") == "aggregated"] == [5]
+    doc, _ = trace(xplane)
+    from_json, _ = trace(tmp_path / "gpu-host.trace.json")
+    rank = doc["ranks"][0]
+    # The compute streams and the copy stream; the XLA Ops line is not a stream.
+    assert sorted(s["stream"] for s in rank["idle_breakdown"]) == [7, 9, 14]
+    assert [s["step"] for s in rank["steps"]] == [0, 1, 2, 3]
+    assert all(s["h2d_pageable_us"] == 90.0 for s in rank["steps"])
+    assert rank["window"]["gpu_events_in_file"] == 4 * 13
+    assert_same(doc["ranks"], from_json["ranks"])
+    assert doc["verdict"] == from_json["verdict"]
+    assert_same(doc["kernel_types"], from_json["kernel_types"])

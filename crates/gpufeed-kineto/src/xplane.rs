@@ -12,9 +12,9 @@
 //! - only `/host:CPU` and `/device:*` planes (the converter leaves out `Task Environment`
 //!   and `/host:metadata`), device planes first; a plane is a process named after it, a line
 //!   a thread named by its display name (else its name);
-//! - start = `timestamp_ns * 1000 + offset_ps` picoseconds, in µs as `ps / 1e6`; events
-//!   that count occurrences instead of having an offset are not on the timeline and are
-//!   left out;
+//! - start = `timestamp_ns * 1000 + offset_ps` picoseconds, in µs as `ps / 1e6`; an event
+//!   that counts occurrences (`num_occurrences`) has no offset, and the converter puts it at
+//!   the start of its line (the `oneof`'s offset reads 0), so gpufeed does too;
 //! - an event's name is its metadata's display name, else its name; a stat's value is
 //!   its number or string, or for a reference (`ref_value`) the name of the stat metadata
 //!   it points to; stats are the event's, then its metadata's.
@@ -469,10 +469,11 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
             });
             let base_ps = i128::from(line.timestamp_ns) * 1000;
             for e in &line.events {
+                // An aggregated event (`NumOccurrences`) reads as offset 0, as in the
+                // converter.
                 let offset = match e.data {
                     Some(x_event::Data::OffsetPs(o)) => o,
-                    Some(x_event::Data::NumOccurrences(_)) => continue,
-                    None => 0,
+                    Some(x_event::Data::NumOccurrences(_)) | None => 0,
                 };
                 t.elements += 1;
                 let meta = plane.event_metadata.get(&e.metadata_id);
@@ -599,6 +600,7 @@ mod tests {
                     XEvent {
                         metadata_id: 2,
                         data: Some(x_event::Data::NumOccurrences(4)),
+                        duration_ps: 7_000_000,
                         ..XEvent::default()
                     },
                 ],
@@ -655,8 +657,10 @@ mod tests {
     fn planes_lines_and_stats_become_rows() {
         let bytes = space().encode_to_vec();
         let t = read_bytes(&bytes, Path::new("h.xplane.pb")).unwrap();
-        // Task Environment left out; the occurrence count is not an event.
-        assert_eq!(t.events.len(), 4);
+        // Task Environment left out; the aggregated event at its line's start.
+        assert_eq!(t.events.len(), 5);
+        let agg = &t.events[4];
+        assert_eq!((agg.ts, agg.dur, agg.corr), (2.0, 7.0, -1));
         let names: Vec<&str> = t.process_names.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["/device:GPU:0", "/host:CPU"]);
         assert_eq!(t.thread_names[0].name, "Stream #7(Compute)");
@@ -737,11 +741,11 @@ mod tests {
             let cut = cut.min(bytes.len());
             match read_bytes(&bytes[..cut], Path::new("x.pb")) {
                 Ok(t) => {
-                    proptest::prop_assert!(t.events.len() <= 4);
+                    proptest::prop_assert!(t.events.len() <= 5);
                     // A cut between two planes reads as a whole file; a cut inside one is
                     // found, and the whole file reads whole.
                     proptest::prop_assert!(t.truncated_at.is_none() || cut < bytes.len());
-                    proptest::prop_assert!(cut < bytes.len() || t.events.len() == 4);
+                    proptest::prop_assert!(cut < bytes.len() || t.events.len() == 5);
                 }
                 Err(e) => proptest::prop_assert!(cut < bytes.len(), "{}", e),
             }
