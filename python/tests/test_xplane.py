@@ -203,31 +203,27 @@ def test_an_xplane_written_by_tensorflows_own_classes_reads_as_its_converter_rea
     def line(p, id_, name, display=""):
         return p.lines.add(id=id_, name=name, display_name=display, timestamp_ns=5_000)
 
-    def meta(p, name, display=""):
-        for k, m in p.event_metadata.items():
+    def intern(table, name):
+        """The id of `name` in a plane's event or stat metadata, added if new."""
+        for k, m in table.items():
             if m.name == name:
                 return k
-        k = len(p.event_metadata) + 1
-        p.event_metadata[k].id = k
-        p.event_metadata[k].name = name
-        p.event_metadata[k].display_name = display
+        k = len(table) + 1
+        table[k].id = k
+        table[k].name = name
         return k
 
-    def stat_id(p, name):
-        for k, m in p.stat_metadata.items():
-            if m.name == name:
-                return k
-        k = len(p.stat_metadata) + 1
-        p.stat_metadata[k].id = k
-        p.stat_metadata[k].name = name
+    def meta(p, name, display=""):
+        k = intern(p.event_metadata, name)
+        p.event_metadata[k].display_name = display
         return k
 
     def event(p, ln, name, start_us, dur_us, display="", **stats):
         e = ln.events.add(metadata_id=meta(p, name, display), offset_ps=int(start_us * 1e6), duration_ps=int(dur_us * 1e6))
         for k, v in stats.items():
-            s = e.stats.add(metadata_id=stat_id(p, k))
+            s = e.stats.add(metadata_id=intern(p.stat_metadata, k))
             if k == "memcpy_details":
-                s.ref_value = stat_id(p, v)
+                s.ref_value = intern(p.stat_metadata, v)
             elif k == "correlation_id" and p.name.startswith("/device"):
                 s.uint64_value = v
             elif isinstance(v, str):
