@@ -22,8 +22,8 @@
 //!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
 //!    recording is the step evidence instead ([`crate::phase_steps`]), and the demo model
 //!    does not run: its verdict, on another model and loop, would only compete with the
-//!    user's own. So is a PyTorch or TensorFlow profiler trace (a `.json` / `.json.gz` file
-//!    or a folder of per-rank traces, as `gpufeed trace` detects it,
+//!    user's own. So is a PyTorch or TensorFlow profiler trace (a `.json` / `.json.gz` file,
+//!    TensorFlow's `*.xplane.pb`, or a folder of per-rank traces, as `gpufeed trace` detects it,
 //!    [`crate::trace_kineto`]): analysed by gpufeed-kineto, its document is the report's
 //!    `profiler`, its causes the user's run's.
 //! 6. **telemetry**: `--trace FILE` (a utilisation log) analysed as `gpufeed trace FILE`;
@@ -305,9 +305,10 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
                 &progress,
                 "telemetry",
                 &format!(
-                    "`--trace {}` is read as a profiler trace of your own run (a folder or a \
-                     `.json` / `.json.gz` file: the step evidence, with the GPU's busy and idle \
-                     time from its kernels), not as a GPU utilisation log",
+                    "`--trace {}` is read as a profiler trace of your own run (a folder, a \
+                     `.json` / `.json.gz` file or TensorFlow's `*.xplane.pb`: the step \
+                     evidence, with the GPU's busy and idle time from its kernels), not as a \
+                     GPU utilisation log",
                     path.display()
                 ),
             );
