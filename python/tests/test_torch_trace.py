@@ -19,10 +19,13 @@ from conftest import run_cli
 jsonschema = pytest.importorskip("jsonschema")
 
 
-def record(folder: pathlib.Path, *, workers: int, repeat: int, batches: int = 8) -> None:
+def record(
+    folder: pathlib.Path, *, workers: int, repeat: int, batches: int = 8, **options
+) -> None:
     """A small training loop over a torch DataLoader under `torch.profiler`, written by
     `tensorboard_trace_handler` (gzip), one cycle of 1 wait, 1 warm-up and 4 active steps
-    per `repeat` (0: cycles until the loop ends, as the schedule's default)."""
+    per `repeat` (0: cycles until the loop ends, as the schedule's default); `options` go
+    to `torch.profiler.profile` (`record_shapes`, `with_stack`, `profile_memory`)."""
     torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
     from torch.utils.data import DataLoader, TensorDataset
@@ -36,6 +39,7 @@ def record(folder: pathlib.Path, *, workers: int, repeat: int, batches: int = 8)
         activities=[ProfilerActivity.CPU],
         schedule=schedule(wait=1, warmup=1, active=4, repeat=repeat),
         on_trace_ready=tensorboard_trace_handler(str(folder), use_gzip=True),
+        **options,
     ) as prof:
         for x, y in loader:
             loss = torch.nn.functional.cross_entropy(model(x), y)
@@ -53,9 +57,18 @@ def trace_json(folder: pathlib.Path) -> tuple[dict, str]:
     return doc, err
 
 
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_real_cpu_profile_is_read_whole_and_judged_cpu_only(tmp_path, workers):
-    record(tmp_path, workers=workers, repeat=1)
+EVERYTHING = {"record_shapes": True, "with_stack": True, "profile_memory": True}
+
+
+@pytest.mark.parametrize(
+    "workers, options",
+    [(0, {}), (2, {}), (0, EVERYTHING)],
+    ids=["0-workers", "2-workers", "shapes-stacks-memory"],
+)
+def test_a_real_cpu_profile_is_read_whole_and_judged_cpu_only(tmp_path, workers, options):
+    # With every option on, the trace also holds Python stack events, memory instants
+    # (`ph: i`) and input shapes in `args`: nothing of it may stop the reader.
+    record(tmp_path, workers=workers, repeat=1, **options)
     files = list(tmp_path.glob("*.pt.trace.json.gz"))
     assert len(files) == 1, files
     doc, err = trace_json(tmp_path)
