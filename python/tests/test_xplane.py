@@ -122,6 +122,38 @@ def test_a_real_tensorflow_profile_is_read_from_its_xplane(real_profile, tmp_pat
     assert_same(doc["ranks"], from_json["ranks"])
 
 
+def test_a_keras_fit_profile_is_found_from_the_callbacks_log_folder(tmp_path):
+    # The usual way to profile Keras: `TensorBoard(LOGDIR, profile_batch=(3, 8))`, which
+    # writes `LOGDIR/train/plugins/profile/RUN/HOST.xplane.pb`; the user gives LOGDIR.
+    pytest.importorskip(
+        "tensorboard",
+        reason="TensorBoard is not installed: Keras' TensorBoard callback needs it "
+        "(pip install -r python/requirements-test.txt)",
+    )
+    import numpy as np
+
+    log = tmp_path / "logs"
+    rng = np.random.default_rng(0)
+    x = rng.random((512, 32), dtype=np.float32)
+    y = rng.integers(0, 4, 512)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(32).prefetch(2)
+    model = tf.keras.Sequential(
+        [tf.keras.Input((32,)), tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(4)]
+    )
+    model.compile("adam", tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(data, epochs=1, verbose=0, callbacks=[tf.keras.callbacks.TensorBoard(str(log), profile_batch=(3, 8))])
+    (xplane,) = log.glob("train/plugins/profile/*/*.xplane.pb")
+    doc, err = trace(log)
+    rank = doc["ranks"][0]
+    assert rank["file"] == str(xplane)
+    # Batches 3 to 8 of the epoch are Keras' steps 2 to 7, each starting with the
+    # iterator's GetNext (the data wait).
+    assert [s["step"] for s in rank["steps"]] == list(range(2, 8)), err
+    assert all(0 < s["data_wait_us"] < s["dur_us"] for s in rank["steps"]), rank["steps"]
+    if not tf.config.list_physical_devices("GPU"):
+        assert "a CPU-only profile?" in err
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_generated_xplane_reads_as_tensorflows_converter_reads_it(case, tmp_path):
     xplane = tmp_path / "host.xplane.pb"

@@ -209,7 +209,8 @@ impl Report {
 /// The trace files of `path`: the file itself, or every `*.json` / `*.json.gz` in the
 /// folder (no recursion, as HTA), else its `*.xplane.pb` (TensorFlow 2 writes only those;
 /// older versions write both forms of one profile, read once, as JSON), or, for a
-/// TensorFlow log folder, those of its latest `plugins/profile/<run>/`.
+/// TensorFlow log folder, those of its latest `plugins/profile/<run>/`, also one level down
+/// (`LOGDIR/train/plugins/profile/<run>/`, where Keras' TensorBoard callback writes).
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_owned()]);
@@ -250,21 +251,34 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !files.is_empty() {
         return Ok(files);
     }
-    let profile = path.join("plugins").join("profile");
-    let base = if profile.is_dir() {
-        profile
-    } else {
-        path.to_owned()
+    let subdirs = |dir: &Path| -> Result<Vec<PathBuf>> {
+        Ok(fs_err::read_dir(dir)
+            .map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect())
     };
-    let mut runs: Vec<PathBuf> = fs_err::read_dir(&base)
-        .map_err(|source| Error::Io {
-            path: base.clone(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+    // Where the runs are: `LOGDIR/plugins/profile/`, or that of a subfolder (Keras'
+    // TensorBoard callback profiles into `LOGDIR/train/plugins/profile/`), else the folder
+    // itself holds the runs.
+    let profile = |dir: &Path| dir.join("plugins").join("profile");
+    let mut bases: Vec<PathBuf> = std::iter::once(path.to_owned())
+        .chain(subdirs(path)?)
+        .map(|d| profile(&d))
         .filter(|p| p.is_dir())
         .collect();
-    runs.sort();
+    if bases.is_empty() {
+        bases.push(path.to_owned());
+    }
+    let mut runs = Vec::new();
+    for base in &bases {
+        runs.extend(subdirs(base)?);
+    }
+    // The latest run: TensorFlow names a run by its start time (`2026_11_24_07_52_12`).
+    runs.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
     if let Some(run) = runs.last() {
         let files = list(run)?;
         if !files.is_empty() {

@@ -151,6 +151,43 @@ fn a_log_folder_of_xplane_files_reads_its_latest_run() {
 }
 
 #[test]
+fn a_keras_log_folder_reads_the_latest_run_below_it() {
+    // Keras' TensorBoard callback profiles into `LOGDIR/train/plugins/profile/RUN/`, beside
+    // `LOGDIR/validation/` (no profile) and event files: `gpufeed trace LOGDIR` reads the
+    // latest run found one level down.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path();
+    fs_err::create_dir_all(log.join("validation")).unwrap();
+    fs_err::write(log.join("validation").join("events.out.tfevents.1"), "x").unwrap();
+    let train = log.join("train");
+    fs_err::create_dir_all(&train).unwrap();
+    fs_err::write(train.join("events.out.tfevents.1"), "x").unwrap();
+    for (run, case) in [
+        ("2026_01_02_10_00_00", Case::input_bound()),
+        ("2026_01_01_10_00_00", Case::compute_bound()),
+    ] {
+        let d = train.join("plugins").join("profile").join(run);
+        fs_err::create_dir_all(&d).unwrap();
+        fs_err::write(d.join("host.xplane.pb"), generate(&case.xplane(), 0)).unwrap();
+    }
+    for path in [log, &train] {
+        let r = analyze_path(path, Options::default()).unwrap();
+        assert!(
+            r.ranks[0]
+                .file
+                .ends_with("train/plugins/profile/2026_01_02_10_00_00/host.xplane.pb"),
+            "{}",
+            r.ranks[0].file
+        );
+        assert_eq!(r.verdict.map(|v| v.as_str()), Some("input-bound"));
+    }
+    // A log folder with no profile at all is still an error naming it.
+    let empty = tempfile::tempdir().unwrap();
+    fs_err::create_dir_all(empty.path().join("train")).unwrap();
+    assert!(analyze_path(empty.path(), Options::default()).is_err());
+}
+
+#[test]
 fn bad_xplane_files_are_named_with_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, bytes: &[u8]| {

@@ -118,8 +118,18 @@ fn ms(us: f64) -> String {
 }
 
 fn render_rank(o: &mut String, r: &RankReport) {
-    let device = r.device.as_deref().unwrap_or("GPU");
-    let _ = write!(o, "\nrank {} ({device}): ", r.rank);
+    // The device's name when the trace gives one; "GPU" only when it has GPU events.
+    match (r.device.as_deref(), r.temporal.is_some()) {
+        (Some(device), _) => {
+            let _ = write!(o, "\nrank {} ({device}): ", r.rank);
+        }
+        (None, true) => {
+            let _ = write!(o, "\nrank {} (GPU): ", r.rank);
+        }
+        (None, false) => {
+            let _ = write!(o, "\nrank {}: ", r.rank);
+        }
+    }
     match r.verdict {
         Some(v) => verdict_head(
             o,
