@@ -7,8 +7,11 @@ takes the current format whole (metadata, categories, `ProfilerStep#N`, the Data
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +22,34 @@ from conftest import run_cli
 jsonschema = pytest.importorskip("jsonschema")
 
 
+# Recorded in a child process: importing torch's compiler stack (which `torch.optim` does)
+# after TensorFlow is loaded aborts the process (their native libraries clash), and the
+# other tests of this session load TensorFlow.
+RECORD = """
+import sys, json, torch
+from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+from torch.utils.data import DataLoader, TensorDataset
+folder, workers, repeat, batches, options = sys.argv[1], *map(int, sys.argv[2:5]), json.loads(sys.argv[5])
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(32 * batches, 64), torch.randint(0, 10, (32 * batches,)))
+loader = DataLoader(data, batch_size=32, num_workers=workers)
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+with profile(
+    activities=[ProfilerActivity.CPU],
+    schedule=schedule(wait=1, warmup=1, active=4, repeat=repeat),
+    on_trace_ready=tensorboard_trace_handler(folder, use_gzip=True),
+    **options,
+) as prof:
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        prof.step()
+"""
+
+
 def record(
     folder: pathlib.Path, *, workers: int, repeat: int, batches: int = 8, **options
 ) -> None:
@@ -26,27 +57,13 @@ def record(
     `tensorboard_trace_handler` (gzip), one cycle of 1 wait, 1 warm-up and 4 active steps
     per `repeat` (0: cycles until the loop ends, as the schedule's default); `options` go
     to `torch.profiler.profile` (`record_shapes`, `with_stack`, `profile_memory`)."""
-    torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch)")
-    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
-    from torch.utils.data import DataLoader, TensorDataset
-
-    torch.manual_seed(0)
-    data = TensorDataset(torch.randn(32 * batches, 64), torch.randint(0, 10, (32 * batches,)))
-    loader = DataLoader(data, batch_size=32, num_workers=workers)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with profile(
-        activities=[ProfilerActivity.CPU],
-        schedule=schedule(wait=1, warmup=1, active=4, repeat=repeat),
-        on_trace_ready=tensorboard_trace_handler(str(folder), use_gzip=True),
-        **options,
-    ) as prof:
-        for x, y in loader:
-            loss = torch.nn.functional.cross_entropy(model(x), y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            prof.step()
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (pip install torch)")
+    args = [str(folder), str(workers), str(repeat), str(batches), json.dumps(options)]
+    p = subprocess.run(
+        [sys.executable, "-c", RECORD, *args], capture_output=True, text=True, timeout=600
+    )
+    assert p.returncode == 0, p.stderr
 
 
 def trace_json(folder: pathlib.Path) -> tuple[dict, str]:
