@@ -11,6 +11,8 @@
 //!   `handoff`). With `workers = 0` the consumer assembles each batch itself (no threads;
 //!   for debugging and for measuring the assembly alone).
 //! - Buffers are reused: a [`Batch`] goes back to the workers when it is dropped.
+//! - Workers write a batch of 1 MiB or more past the cache (non-temporal stores, see
+//!   `stream_store`): it is read later, by another thread, after other batches.
 //! - Shapes: with [`Padding::Fixed`] every batch is `tokens [B, max_text]`,
 //!   `mels [B, max_frames, n_mels]` (static shapes: one graph, no recompilation); a short
 //!   last batch is filled up with empty rows of length 0 unless `drop_last`. With
