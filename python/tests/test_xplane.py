@@ -154,6 +154,39 @@ def test_a_keras_fit_profile_is_found_from_the_callbacks_log_folder(tmp_path):
         assert "a CPU-only profile?" in err
 
 
+def test_a_real_jax_profile_reads_the_same_from_its_xplane_as_from_its_json(tmp_path):
+    # JAX's profiler is TensorFlow's (TSL): `jax.profiler.trace` writes an xplane and the
+    # trace viewer JSON JAX converts from it, side by side; `StepTraceAnnotation` marks the
+    # steps with `step_num`, as TensorFlow's `Trace` does.
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install -r python/requirements-test.txt)")
+    import jax.numpy as jnp
+
+    @jax.jit
+    def step(x):
+        return jnp.sum(x @ x)
+
+    x = jnp.ones((128, 128))
+    step(x).block_until_ready()
+    log = tmp_path / "jaxlog"
+    with jax.profiler.trace(str(log)):
+        for i in range(5):
+            with jax.profiler.StepTraceAnnotation("train", step_num=i):
+                step(x).block_until_ready()
+    (xplane,) = log.glob("plugins/profile/*/*.xplane.pb")
+    (converted,) = log.glob("plugins/profile/*/*.trace.json.gz")
+    from_xplane, err = trace(xplane)
+    from_json, _ = trace(converted)
+    assert_same(from_xplane["ranks"], from_json["ranks"])
+    rank = from_xplane["ranks"][0]
+    assert [s["step"] for s in rank["steps"]] == list(range(5))
+    assert all(s["dur_us"] > 0 for s in rank["steps"])
+    if not jax.devices()[0].platform == "gpu":
+        assert "a CPU-only profile?" in err and "jax.devices()" in err
+    # The log folder reads its run once (both forms of one profile: as JSON).
+    from_log, _ = trace(log)
+    assert len(from_log["ranks"]) == 1 and from_log["ranks"][0]["file"] == str(converted)
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_a_generated_xplane_reads_as_tensorflows_converter_reads_it(case, tmp_path):
     xplane = tmp_path / "host.xplane.pb"

@@ -95,9 +95,10 @@ pub fn analyze(path: &Path, kind: Option<KindArg>) -> Result<(Report, Vec<String
     if report.gpu_events() == 0 {
         let how = match report.format {
             TraceFormat::Pytorch => "with `ProfilerActivity.CUDA` (PyTorch)",
+            // JAX's profiler writes the same format (`jax.profiler.trace`).
             TraceFormat::Tensorflow => {
-                "with a TensorFlow that sees the GPU (`tf.config.list_physical_devices('GPU')` \
-                 lists it)"
+                "with a TensorFlow or JAX that sees the GPU (`tf.config.list_physical_devices('GPU')` \
+                 or `jax.devices()` lists it)"
             }
         };
         warnings.push(format!(
