@@ -300,8 +300,6 @@ pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
     Ok(analyze(path, traces, opts))
 }
 
-/// Analyses traces already read, one per rank.
-#[must_use]
 /// How much of a run a trace holds, to choose among files of one rank: its GPU events
 /// (kernels, copies, sets), its steps (`ProfilerStep#N` events or TensorFlow step marks),
 /// all its events.
@@ -326,6 +324,8 @@ fn fullness(t: &RawTrace) -> (usize, usize, usize) {
     (gpu, steps, t.events.len())
 }
 
+/// Analyses traces already read, one per rank.
+#[must_use]
 pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report {
     let format = opts.format.unwrap_or_else(|| {
         if traces.iter().any(tf::is_tensorflow) {
