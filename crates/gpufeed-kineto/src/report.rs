@@ -360,33 +360,40 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
     // writes a file per cycle, and a last one with what ran after the final full cycle),
     // so the fullest is kept: most GPU events, then most steps, then most events; a tie
     // keeps the later file, as HTA.
-    let mut by_rank: Vec<(u32, RawTrace)> = Vec::new();
+    let mut groups: Vec<(u32, Vec<RawTrace>)> = Vec::new();
     for t in traces {
         let rank = t.rank.unwrap_or(0);
-        if let Some(slot) = by_rank.iter_mut().find(|(r, _)| *r == rank) {
-            let (first, second) = (slot.1.path.clone(), t.path.clone());
-            let (old, new) = (fullness(&slot.1), fullness(&t));
-            let (kept, dropped) = if new >= old {
-                slot.1 = t;
-                (new, old)
-            } else {
-                (old, new)
-            };
-            warnings.push(format!(
-                "`{}` and `{}` are both rank {rank} (profiling cycles of one run?): analysed \
-                 only `{}`, the fuller ({} against {} GPU events, {} against {} steps); pass \
-                 one file, or give one folder per run, to choose",
-                first.display(),
-                second.display(),
-                slot.1.path.display(),
-                kept.0,
-                dropped.0,
-                kept.1,
-                dropped.1,
-            ));
-        } else {
-            by_rank.push((rank, t));
+        match groups.iter_mut().find(|(r, _)| *r == rank) {
+            Some((_, g)) => g.push(t),
+            None => groups.push((rank, vec![t])),
         }
+    }
+    let mut by_rank: Vec<(u32, RawTrace)> = Vec::with_capacity(groups.len());
+    for (rank, mut group) in groups {
+        let full: Vec<(usize, usize, usize)> = group.iter().map(fullness).collect();
+        // The last of the fullest: `max_by_key` keeps the last of equal keys.
+        let Some(best) = (0..group.len()).max_by_key(|&i| full[i]) else {
+            continue;
+        };
+        if group.len() > 1 {
+            let others = full
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != best)
+                .map(|(_, f)| f);
+            warnings.push(format!(
+                "{} files are rank {rank} (profiling cycles of one run?): analysed only `{}`, \
+                 the fullest ({} GPU events and {} steps; the others at most {} and {}); pass \
+                 one file, or give one folder per run, to choose",
+                group.len(),
+                group[best].path.display(),
+                full[best].0,
+                full[best].1,
+                others.clone().map(|f| f.0).max().unwrap_or(0),
+                others.map(|f| f.1).max().unwrap_or(0),
+            ));
+        }
+        by_rank.push((rank, group.swap_remove(best)));
     }
     by_rank.sort_by_key(|(r, _)| *r);
     let refs: Vec<&RawTrace> = by_rank.iter().map(|(_, t)| t).collect();

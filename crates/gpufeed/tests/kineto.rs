@@ -198,7 +198,7 @@ fn of_two_files_of_one_rank_the_fuller_is_analysed_whichever_comes_last() {
             "{stderr}"
         );
         assert!(
-            stderr.contains("both rank 0") && stderr.contains("the fuller"),
+            stderr.contains("2 files are rank 0") && stderr.contains("the fullest"),
             "{stderr}"
         );
         assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
