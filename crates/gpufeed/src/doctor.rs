@@ -166,7 +166,7 @@ fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
     let items = cache.len();
     let lc = profile::loader_config(config, None, None);
     let loader = Loader::new(cache, lc.clone())?;
-    let warmup = (2 * lc.workers).max(4);
+    let warmup = profile::warmup_batches(&lc);
     let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
     // Judged as `profile data` judges a run with no consumer: the workers' time per batch,
     // of whole batches (an epoch's short last batch is no cycle).
