@@ -145,6 +145,16 @@ pub fn profiler_step_names(traces: &[&RawTrace]) -> usize {
     names.len()
 }
 
+/// The symbol ids of the trace's ProfilerStep event names (HTA's rule: a name holding
+/// `ProfilerStep`).
+pub(crate) fn profiler_step_ids(t: &RawTrace) -> FxHashSet<u32> {
+    t.symbols
+        .iter()
+        .filter(|(_, s)| s.contains("ProfilerStep"))
+        .map(|(id, _)| id)
+        .collect()
+}
+
 /// HTA's ns rounding can be turned off with this environment variable, as in HTA.
 pub const DISABLE_ROUNDING_ENV: &str = "HTA_DISABLE_NS_ROUNDING";
 
@@ -194,12 +204,7 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
     }
     let gpu_in_file = gpu.len();
     if window {
-        let steps: FxHashSet<u32> = t
-            .symbols
-            .iter()
-            .filter(|(_, s)| s.contains("ProfilerStep"))
-            .map(|(id, _)| id)
-            .collect();
+        let steps = profiler_step_ids(t);
         // `ts < NaN` is false in pandas: a rank without a step keeps nothing.
         let last = cpu
             .iter()

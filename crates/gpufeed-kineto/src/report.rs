@@ -215,15 +215,19 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_owned()]);
     }
-    let list = |dir: &Path| -> Result<Vec<PathBuf>> {
-        let files: Vec<PathBuf> = fs_err::read_dir(dir)
+    // The entries of `dir` that are files (`want_dirs` false) or folders.
+    let entries = |dir: &Path, want_dirs: bool| -> Result<Vec<PathBuf>> {
+        Ok(fs_err::read_dir(dir)
             .map_err(|source| Error::Io {
                 path: dir.to_owned(),
                 source,
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
+            .filter(|p| if want_dirs { p.is_dir() } else { p.is_file() })
+            .collect())
+    };
+    let list = |dir: &Path| -> Result<Vec<PathBuf>> {
+        let files = entries(dir, false)?;
         let name = |p: &PathBuf| {
             p.file_name()
                 .and_then(|n| n.to_str())
@@ -251,16 +255,7 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     if !files.is_empty() {
         return Ok(files);
     }
-    let subdirs = |dir: &Path| -> Result<Vec<PathBuf>> {
-        Ok(fs_err::read_dir(dir)
-            .map_err(|source| Error::Io {
-                path: dir.to_owned(),
-                source,
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect())
-    };
+    let subdirs = |dir: &Path| entries(dir, true);
     // Where the runs are: `LOGDIR/plugins/profile/`, or that of a subfolder (Keras'
     // TensorBoard callback profiles into `LOGDIR/train/plugins/profile/`), else the folder
     // itself holds the runs.
@@ -308,12 +303,7 @@ fn fullness(t: &RawTrace) -> (usize, usize, usize) {
         .iter()
         .filter_map(|c| t.symbols.get(c))
         .collect();
-    let step_names: FxHashSet<u32> = t
-        .symbols
-        .iter()
-        .filter(|(_, s)| s.starts_with("ProfilerStep#"))
-        .map(|(id, _)| id)
-        .collect();
+    let step_names = hta::profiler_step_ids(t);
     let gpu = t.events.iter().filter(|e| work.contains(&e.cat)).count();
     let steps = t
         .events

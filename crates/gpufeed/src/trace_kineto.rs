@@ -120,17 +120,10 @@ fn ms(us: f64) -> String {
 
 fn render_rank(o: &mut String, r: &RankReport) {
     // The device's name when the trace gives one; "GPU" only when it has GPU events.
-    match (r.device.as_deref(), r.temporal.is_some()) {
-        (Some(device), _) => {
-            let _ = write!(o, "\nrank {} ({device}): ", r.rank);
-        }
-        (None, true) => {
-            let _ = write!(o, "\nrank {} (GPU): ", r.rank);
-        }
-        (None, false) => {
-            let _ = write!(o, "\nrank {}: ", r.rank);
-        }
-    }
+    let _ = match r.device.as_deref().or(r.temporal.map(|_| "GPU")) {
+        Some(device) => write!(o, "\nrank {} ({device}): ", r.rank),
+        None => write!(o, "\nrank {}: ", r.rank),
+    };
     match r.verdict {
         Some(v) => verdict_head(
             o,
