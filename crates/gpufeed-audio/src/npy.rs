@@ -85,16 +85,9 @@ pub fn write_f32(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), Audio
             actual: data.len(),
         });
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".npy-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| AudioError::io("create a temporary file for", path, e))?;
-    let write = |file: &mut std::fs::File| -> std::io::Result<()> {
+    // Unsynced (gpufeed-fs): a `.npy` is cheap to compute again, and `precompute --npy`
+    // writes thousands; the rename alone keeps a reader from seeing half of one.
+    gpufeed_fs::write_atomic_unsynced(path, |file| {
         file.write_all(&header(shape))?;
         if cfg!(target_endian = "little") {
             file.write_all(bytemuck::cast_slice(data))
@@ -102,10 +95,8 @@ pub fn write_f32(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), Audio
             let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
             file.write_all(&bytes)
         }
-    };
-    write(tmp.as_file_mut()).map_err(|e| AudioError::io("write", path, e))?;
-    tmp.persist(path)
-        .map_err(|e| AudioError::io("rename a temporary file into", path, e.error))?;
+    })
+    .map_err(|e| AudioError::io("write", path, e))?;
     Ok(())
 }
 

@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 pub mod data;
 pub mod findings;
 pub mod phases;
+pub mod registry;
 pub mod steps;
 pub mod util;
 

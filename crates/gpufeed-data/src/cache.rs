@@ -16,7 +16,7 @@
 //! A changed setting gives another key, so a new folder: a cache is never reused for
 //! settings it was not built with. A changed, added or removed utterance changes the hash
 //! of its shard, so that shard (only) is rebuilt. Every file is written under a temporary
-//! name (`.NAME.tmp-PID`) and renamed when complete, so a run killed at any moment leaves
+//! name (`.NAME.tmp-PID-XXXXXX`, gpufeed-fs) and renamed when complete, so a run killed at any moment leaves
 //! only complete shards, and the next run resumes from them.
 //!
 //! # One shard

@@ -40,7 +40,8 @@ pub(crate) fn open(path: &Path) -> Result<File, DataError> {
     File::open(path).map_err(|e| DataError::io(path, e))
 }
 
-/// `File::create`.
+/// `File::create` (the tests' sparse files).
+#[cfg(test)]
 pub(crate) fn create(path: &Path) -> Result<File, DataError> {
     File::create(path).map_err(|e| DataError::io(path, e))
 }
@@ -55,13 +56,9 @@ pub(crate) fn create_dir_all(path: &Path) -> Result<(), DataError> {
     fs::create_dir_all(path).map_err(|e| DataError::io(path, e))
 }
 
-/// `fs::rename`, naming the destination.
-pub(crate) fn rename(from: &Path, to: &Path) -> Result<(), DataError> {
-    fs::rename(from, to).map_err(|e| DataError::io(to, e))
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, synced, then renamed
-/// over `path`. A crash leaves either the old file or the new one, never half of one.
+/// Writes `bytes` to `path` atomically (gpufeed-fs): a temporary file beside it, synced,
+/// then renamed over `path`. A crash leaves either the old file or the new one, never half
+/// of one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
     use std::io::Write as _;
     let pending = PendingFile::create(path)?;
@@ -72,73 +69,43 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
     pending.commit()
 }
 
-/// A file being written under its temporary name ([`tmp_name`]): [`PendingFile::commit`]
-/// syncs it and renames it to its real name; dropped without a commit (an error, a
-/// panic), it is removed, so a reader never sees half of it.
+/// A file being written under its temporary name (gpufeed-fs's `.NAME.tmp-PID-XXXXXX`,
+/// hidden and never matching a cache file's pattern): [`PendingFile::commit`] syncs it and
+/// renames it to its real name; dropped without a commit (an error, a panic), it is
+/// removed, so a reader never sees half of it.
 #[derive(Debug)]
-pub(crate) struct PendingFile {
-    path: std::path::PathBuf,
-    tmp: std::path::PathBuf,
-    file: File,
-    committed: bool,
-}
+pub(crate) struct PendingFile(gpufeed_fs::AtomicFile);
 
 impl PendingFile {
-    /// Creates (or truncates) the temporary file for `path`.
+    /// Creates the temporary file for `path`.
     pub(crate) fn create(path: &Path) -> Result<Self, DataError> {
-        let tmp = tmp_name(path);
         #[cfg(test)]
         if faults::disk_full(path) {
             // Some bytes land, then the disk is full: what a real ENOSPC looks like.
+            let tmp = path.with_file_name(format!(".{}.tmp-fault", std::process::id()));
             let _ = fs::write(&tmp, b"partial");
             let _ = fs::remove_file(&tmp);
             return Err(DataError::io(&tmp, std::io::Error::from_raw_os_error(28)));
         }
-        let file = create(&tmp)?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            tmp,
-            file,
-            committed: false,
-        })
+        gpufeed_fs::AtomicFile::create(path)
+            .map(Self)
+            .map_err(|e| DataError::io(path, e))
     }
 
     pub(crate) fn file(&self) -> &File {
-        &self.file
+        self.0.as_file()
     }
 
     /// The temporary path, for error messages.
     pub(crate) fn tmp(&self) -> &Path {
-        &self.tmp
+        self.0.temp_path()
     }
 
     /// Syncs the file and renames it over its real name.
-    pub(crate) fn commit(mut self) -> Result<(), DataError> {
-        self.file
-            .sync_all()
-            .map_err(|e| DataError::io(&self.tmp, e))?;
-        rename(&self.tmp, &self.path)?;
-        self.committed = true;
-        Ok(())
+    pub(crate) fn commit(self) -> Result<(), DataError> {
+        let path = self.0.path().to_path_buf();
+        self.0.commit().map_err(|e| DataError::io(&path, e))
     }
-}
-
-impl Drop for PendingFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-/// The temporary name used while `path` is being written: `.NAME.tmp-PID`, hidden and
-/// never matching a cache file's pattern, so a reader cannot mistake it for a real one.
-pub(crate) fn tmp_name(path: &Path) -> std::path::PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
 /// Fault injection for tests: writes under a registered folder fail with ENOSPC.

@@ -9,6 +9,8 @@
 //!   and its zero-copy reader.
 //! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
 //!   static or bucketed shapes, deterministic order, reused buffers.
+//! - [`settings`]: the effective loader and precompute settings, resolved once from the
+//!   defaults, the config, the environment and the arguments (the CLI and Python both).
 //! - [`aligned`]: 64-byte aligned buffers, so that frameworks take batches without a copy.
 //! - [`demo`]: a generated LJSpeech-format dataset, the default on a fresh machine.
 //!
@@ -34,6 +36,7 @@ pub mod loader;
 pub mod manifest;
 pub mod precompute;
 pub mod rng;
+pub mod settings;
 
 mod stream_store;
 

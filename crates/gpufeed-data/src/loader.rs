@@ -125,23 +125,20 @@ pub struct LoaderConfig {
     pub world_size: usize,
 }
 
+/// The config schema's defaults, resolved as the command line resolves them with no config
+/// file, no argument and no environment ([`crate::settings`]): one table of defaults.
 impl Default for LoaderConfig {
     fn default() -> Self {
-        let workers = std::thread::available_parallelism().map_or(1, usize::from);
-        Self {
-            batch_size: 32,
-            workers,
-            prefetch: 2 * workers,
-            shuffle: true,
-            seed: 42,
-            bucket_window: 8,
-            drop_last: false,
-            padding: Padding::Longest { multiple: 1 },
-            over_length: OverLength::Skip,
-            int64: false,
-            rank: 0,
-            world_size: 1,
-        }
+        let lc = crate::settings::LoaderSettings::resolve(
+            &crate::settings::LoaderArgs::default(),
+            &gpufeed_config::Config::default(),
+            false,
+            &crate::settings::Environment::default(),
+            crate::settings::Frontend::Cli,
+            || (1, 1),
+        );
+        // No argument is given, so nothing can be refused.
+        lc.unwrap_or_else(|e| unreachable!("the defaults resolve: {e}"))
     }
 }
 

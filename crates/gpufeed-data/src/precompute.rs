@@ -1021,16 +1021,14 @@ fn merge(
 /// moment as this run, and their process ids mean nothing here.
 const TMP_GRACE_S: u64 = 60;
 
-/// Whether `.NAME.tmp-PID` was left by a dead run: its process is not alive on this
+/// Whether `.NAME.tmp-PID-XXXXXX` (gpufeed-fs) was left by a dead run: its process is not alive on this
 /// machine and, unless it is a shard's, it is older than [`TMP_GRACE_S`]. A live run's
 /// temporary file (another array task finishing at the same moment) is kept.
 fn dead_tmp(entry: &std::fs::DirEntry, name: &str) -> bool {
-    let Some((file, pid)) = name.strip_prefix('.').and_then(|n| n.rsplit_once(".tmp-")) else {
+    let Some((file, pid)) = gpufeed_fs::temp_owner(name) else {
         return false;
     };
-    let alive = pid.parse::<u32>().is_ok_and(|pid| {
-        pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
-    });
+    let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
     let old = entry
         .metadata()
         .and_then(|m| m.modified())

@@ -232,7 +232,7 @@ fn precompute_run<'py>(
         jobs,
         on_error,
         shard,
-        ..gpufeed::features::precompute_options(&data, cache.as_deref(), &config)
+        ..gpufeed_data::settings::precompute_options(&data, cache.as_deref(), &config)
     };
     let report = py
         .detach(move || precompute::run(&options, &Silent))

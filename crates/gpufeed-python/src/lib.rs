@@ -32,9 +32,9 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
 /// `docs/schemas/`: the `phase-steps` document is what `StepTimer.report().to_dict()` is.
 #[pyfunction]
 fn schema_text(name: &str) -> PyResult<String> {
-    let all = gpufeed::schema::documents();
+    let all = gpufeed_analysis::registry::documents();
     match all.iter().find(|e| e.name == name) {
-        Some(e) => Ok(gpufeed::schema::published(e)),
+        Some(e) => Ok(gpufeed_analysis::registry::published(e)),
         None => Err(pyo3::exceptions::PyValueError::new_err(format!(
             "no document named `{name}`: the documents are {}",
             all.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")

@@ -39,8 +39,9 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use gpufeed_data::aligned::AlignedVec;
 use gpufeed_data::cache::Cache as RustCache;
-use gpufeed_data::loader::{
-    Batch, Epoch, Loader as RustLoader, LoaderConfig, Next, OverLength, Padding,
+use gpufeed_data::loader::{Batch, Epoch, Loader as RustLoader, LoaderConfig, Next, OverLength};
+use gpufeed_data::settings::{
+    Environment, Frontend, LoaderArgs, LoaderSettings, PadChoice, precompute_options,
 };
 
 use crate::cache::Cache;
@@ -135,20 +136,6 @@ pub(crate) struct LoaderIter {
     done: bool,
 }
 
-/// A number from the environment (`RANK`, `WORLD_SIZE`), or `default` when it is unset.
-fn env_number(name: &str, default: usize) -> PyResult<usize> {
-    match std::env::var(name) {
-        Err(_) => Ok(default),
-        Ok(v) => v.trim().parse().map_err(|_| {
-            PyValueError::new_err(format!(
-                "the environment variable {name}={v:?} is not a whole number; \
-                 unset it or pass `{}=` explicitly",
-                name.to_lowercase()
-            ))
-        }),
-    }
-}
-
 /// The cache a `source` names: a `Cache`, a cache folder, or a dataset (precomputed first
 /// when its cache is missing or stale).
 fn open_source(
@@ -175,7 +162,7 @@ fn open_source(
         return Py::new(py, Cache::open(py, &path)?);
     }
     let config = config_of(py, config_path)?;
-    let options = gpufeed::features::precompute_options(&path, cache_root.as_deref(), &config);
+    let options = precompute_options(&path, cache_root.as_deref(), &config);
     let report = py
         .detach(move || gpufeed_data::precompute::run(&options, &gpufeed_data::precompute::Silent))
         .map_err(errors::data)?;
@@ -389,96 +376,25 @@ impl Loader {
         cache: Option<PathBuf>,
         config: Option<PathBuf>,
     ) -> PyResult<Self> {
-        let positive = |name: &str, v: Option<usize>| match v {
-            Some(0) => Err(PyValueError::new_err(format!("{name}=0: pass at least 1"))),
-            _ => Ok(()),
-        };
-        positive("batch_size", batch_size)?;
-        positive("pad_to_multiple", pad_to_multiple)?;
-        positive("bucket_window", bucket_window)?;
-        positive("max_text_length", max_text_length)?;
-        positive("max_mel_frames", max_mel_frames)?;
-        positive("world_size", world_size)?;
-        let world_size = match world_size {
-            Some(w) => w,
-            None => env_number("WORLD_SIZE", 1)?,
-        };
-        if world_size == 0 {
-            return Err(PyValueError::new_err(
-                "WORLD_SIZE=0 in the environment: it must be at least 1",
-            ));
-        }
-        let rank = match rank {
-            Some(r) => r,
-            None => env_number("RANK", 0)?,
-        };
-        if rank >= world_size {
-            return Err(PyValueError::new_err(format!(
-                "rank={rank} with world_size={world_size}: ranks run from 0 to {}",
-                world_size - 1
-            )));
-        }
-        let has_config = config.is_some();
-        let cfg = config_of(py, config.clone())?;
-        let cache_obj = open_source(py, source, cache, config)?;
-        let rust_cache = Arc::clone(&cache_obj.get().inner);
-
-        // Settings: the config's (when given), else gpufeed's defaults; then the arguments.
-        let mut lc = if has_config {
-            gpufeed::profile::loader_config(&cfg, None, None)
-        } else {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            LoaderConfig {
-                batch_size: 32,
-                workers: cores.min(4),
-                prefetch: 2 * cores.min(4),
-                shuffle: true,
-                seed: 0,
-                bucket_window: 1,
-                drop_last: false,
-                padding: Padding::Fixed {
-                    max_text: 0,
-                    max_frames: 0,
-                },
-                over_length: OverLength::Skip,
-                int64: true,
-                rank: 0,
-                world_size: 1,
+        let env = Environment::of_process().map_err(|e| {
+            PyValueError::new_err(format!(
+                "{e}; unset it or pass `rank=` / `world_size=` explicitly"
+            ))
+        })?;
+        let over_length = match over_length.as_deref() {
+            None => None,
+            Some("skip") => Some(OverLength::Skip),
+            Some("truncate") => Some(OverLength::Truncate),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "over_length='{other}': expected 'skip' (leave longer items out) or 'truncate' (cut them to the shape)"
+                )));
             }
         };
-        lc.batch_size = batch_size.unwrap_or(lc.batch_size);
-        if let Some(w) = workers {
-            lc.workers = w;
-            lc.prefetch = 2 * w.max(1);
-        }
-        lc.prefetch = prefetch.unwrap_or(lc.prefetch).max(1);
-        lc.shuffle = shuffle.unwrap_or(lc.shuffle);
-        lc.seed = seed.unwrap_or(lc.seed);
-        lc.bucket_window = bucket_window.unwrap_or(lc.bucket_window);
-        lc.drop_last = drop_last.unwrap_or(lc.drop_last);
-        lc.rank = rank;
-        lc.world_size = world_size;
-        lc.int64 = true;
-        if let Some(o) = over_length {
-            lc.over_length = match o.as_str() {
-                "skip" => OverLength::Skip,
-                "truncate" => OverLength::Truncate,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "over_length='{other}': expected 'skip' (leave longer items out) or 'truncate' (cut them to the shape)"
-                    )));
-                }
-            };
-        }
-        let multiple = pad_to_multiple.unwrap_or(match lc.padding {
-            Padding::Longest { multiple } => multiple,
-            Padding::Fixed { .. } => 1,
-        });
-        let round = |n: usize| n.div_ceil(multiple) * multiple;
-        let static_pad = match pad.as_deref() {
-            None => matches!(lc.padding, Padding::Fixed { .. }),
-            Some("static") => true,
-            Some("longest") => false,
+        let pad = match pad.as_deref() {
+            None => None,
+            Some("static") => Some(PadChoice::Static),
+            Some("longest") => Some(PadChoice::Longest),
             Some(other) => {
                 return Err(PyValueError::new_err(format!(
                     "pad='{other}': expected 'static' (every batch one shape: one graph, no retracing) \
@@ -486,38 +402,41 @@ impl Loader {
                 )));
             }
         };
-        lc.padding = if static_pad {
-            let (cfg_text, cfg_frames) = match lc.padding {
-                Padding::Fixed {
-                    max_text,
-                    max_frames,
-                } if has_config => (Some(max_text), Some(max_frames)),
-                _ => (None, None),
-            };
-            let longest = |f: fn(&gpufeed_data::cache::CachedItem) -> u32| {
-                let items = &rust_cache.manifest().items;
+        let args = LoaderArgs {
+            batch_size,
+            workers,
+            prefetch,
+            shuffle,
+            seed,
+            bucket_window,
+            drop_last,
+            pad,
+            pad_to_multiple,
+            max_text_length,
+            max_mel_frames,
+            over_length,
+            rank,
+            world_size,
+        };
+        let has_config = config.is_some();
+        let cfg = config_of(py, config.clone())?;
+        // Refused settings before a precompute that can take minutes.
+        LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, || (1, 1))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let cache_obj = open_source(py, source, cache, config)?;
+        let rust_cache = Arc::clone(&cache_obj.get().inner);
+        // The one resolution of the command line's and Python's settings
+        // (`gpufeed_data::settings`); the dataset's longest item is the static shape when
+        // nothing sets one.
+        let longest = || {
+            let items = &rust_cache.manifest().items;
+            let max = |f: fn(&gpufeed_data::cache::CachedItem) -> u32| {
                 items.iter().map(|i| f(i) as usize).max().unwrap_or(1)
             };
-            let longest_text = longest(|i| i.text_tokens);
-            let longest_frames = longest(|i| i.mel_frames);
-            Padding::Fixed {
-                max_text: round(max_text_length.or(cfg_text).unwrap_or(longest_text).max(1)),
-                max_frames: round(
-                    max_mel_frames
-                        .or(cfg_frames)
-                        .unwrap_or(longest_frames)
-                        .max(1),
-                ),
-            }
-        } else {
-            if max_text_length.is_some() || max_mel_frames.is_some() {
-                return Err(PyValueError::new_err(
-                    "max_text_length / max_mel_frames set the static shape: pass pad='static' with them, \
-                     or leave them out with pad='longest'",
-                ));
-            }
-            Padding::Longest { multiple }
+            (max(|i| i.text_tokens), max(|i| i.mel_frames))
         };
+        let lc = LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, longest)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let loader = RustLoader::new(rust_cache, lc).map_err(errors::data)?;
         let per_epoch = loader.plan(0).batches.len();
         if per_epoch == 0 {

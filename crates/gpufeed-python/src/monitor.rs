@@ -9,8 +9,8 @@ use std::thread::JoinHandle;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use gpufeed::monitor::report::MonitorReport;
-use gpufeed::monitor::{MonitorSource, sample_until};
+use gpufeed_analysis::monitor::report::MonitorReport;
+use gpufeed_analysis::monitor::{MonitorSource, sample_until};
 
 use crate::errors;
 use crate::features::to_py;
@@ -180,7 +180,9 @@ impl Monitor {
                     MonitorSource::Synthetic(p) => format!("synthetic {p}"),
                     MonitorSource::Replay(p) => p.display().to_string(),
                 };
-                Ok(gpufeed::monitor::report::render(report, &title, None))
+                Ok(gpufeed_analysis::monitor::report::render(
+                    report, &title, None,
+                ))
             }
             None => Err(PyRuntimeError::new_err("no report yet: sample first")),
         }

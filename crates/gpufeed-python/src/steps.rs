@@ -1,5 +1,5 @@
 //! The analysis behind the Python `StepTimer`: the CLI's phase-steps document
-//! (`gpufeed::phase_steps`), so Python computes no statistic and no verdict of its own.
+//! (`gpufeed_analysis::phase_steps`), so Python computes no statistic and no verdict of its own.
 
 use std::path::PathBuf;
 
@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use gpufeed::phase_steps::{self, Meta, StepRecord};
+use gpufeed_analysis::phase_steps::{self, Meta, StepRecord};
 
 use crate::errors;
 use crate::features::to_py;

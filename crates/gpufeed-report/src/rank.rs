@@ -104,46 +104,8 @@ pub fn threshold(name: &str) -> Option<ThresholdRef> {
     })
 }
 
-/// `38 %`, `4.2 %`, `0.31 %`: a share with the digits it needs.
-#[must_use]
-pub fn pct(share: f64) -> String {
-    let p = share * 100.0;
-    if !p.is_finite() {
-        "n/a".to_owned()
-    } else if p.abs() >= 10.0 {
-        format!("{p:.0} %")
-    } else if p.abs() >= 1.0 {
-        format!("{p:.1} %")
-    } else {
-        format!("{p:.2} %")
-    }
-}
-
-/// `850 ms` or `1.50 s`.
-#[must_use]
-pub fn secs(s: f64) -> String {
-    if !s.is_finite() {
-        "n/a".to_owned()
-    } else if s < 1.0 {
-        format!("{:.0} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
-}
-
-/// `12.3 ms`, `0.042 ms`: milliseconds with the digits they need.
-#[must_use]
-pub fn ms(v: f64) -> String {
-    if !v.is_finite() {
-        "n/a".to_owned()
-    } else if v >= 100.0 {
-        format!("{v:.0} ms")
-    } else if v >= 1.0 {
-        format!("{v:.1} ms")
-    } else {
-        format!("{v:.3} ms")
-    }
-}
+// The report's figures, written as everywhere else (gpufeed-stats' one formatting module).
+pub use gpufeed_stats::fmt::{ms, pct, secs};
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()

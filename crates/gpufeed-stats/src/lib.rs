@@ -12,6 +12,7 @@
 //!   seconds) and its verdict: `idle`, `oscillating`, `bursty`, `starved`, `stable`.
 //! - [`steps`]: step-time analysis and its verdict: `stable`, `oscillating`, `unstable`.
 //! - [`thresholds`]: the one table of thresholds, each with its source.
+//! - [`fmt`]: figures written for people (`38 %`, `850 ms`, `1.5 GiB`), one way everywhere.
 //!
 //! ```
 //! use gpufeed_stats::{steps::analyze_steps, util::analyze_util};
@@ -22,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod fmt;
 pub mod outliers;
 pub mod periodicity;
 pub mod steps;

@@ -18,6 +18,8 @@
 //! say what to change, in the words of the common frameworks, without numbers.
 
 use gpufeed_stats::StepAnalysis;
+// One decimal, never `-0.0 %` (an empty sum: no input phase).
+use gpufeed_stats::fmt::pct1 as pct;
 use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE};
 use serde::Serialize;
@@ -89,11 +91,6 @@ impl Shares {
     pub fn input(&self) -> f64 {
         self.data_wait + self.copy
     }
-}
-
-fn pct(x: f64) -> String {
-    // `+ 0.0` turns the -0.0 of an empty sum (no input phase) into 0.0: never "-0.0 %".
-    format!("{:.1} %", 100.0 * x + 0.0)
 }
 
 /// Judges a profile.

@@ -7,7 +7,7 @@
 //! - **reference**: reading the file line by line with `BufRead::read_until` and nothing
 //!   else, the floor any parser sits on;
 //! - **parse**: `gpufeed_telemetry::trace::read_trace`, the reader `trace` uses;
-//! - **parse + analyse**: `gpufeed::trace::analyze_file`, everything `gpufeed trace` does
+//! - **parse + analyse**: `gpufeed_analysis::trace::analyze_file`, everything `gpufeed trace` does
 //!   before printing.
 //!
 //! Each is run three times and the median reported, in rows/s and as a ratio to the
@@ -120,7 +120,7 @@ fn run(dir: &Path, hours: f64) {
         std::hint::black_box(trace);
     });
     let t_all = median_secs(|| {
-        let report = gpufeed::trace::analyze_file(&path, None).unwrap();
+        let report = gpufeed_analysis::trace::analyze_file(&path, None).unwrap();
         std::hint::black_box(report);
     });
     let rate = |secs: f64| rows as f64 / secs / 1e6;

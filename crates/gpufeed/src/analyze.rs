@@ -20,11 +20,11 @@
 //! 5. **profile step**: the `tiny` model for [`STEPS`] steps on the best device this build
 //!    can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU). When `--trace` is
 //!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
-//!    recording is the step evidence instead ([`crate::phase_steps`]), and the demo model
+//!    recording is the step evidence instead ([`gpufeed_analysis::phase_steps`]), and the demo model
 //!    does not run: its verdict, on another model and loop, would only compete with the
 //!    user's own. So is a PyTorch or TensorFlow profiler trace (a `.json` / `.json.gz` file,
 //!    TensorFlow's `*.xplane.pb`, or a folder of per-rank traces, as `gpufeed trace` detects it,
-//!    [`crate::trace_kineto`]): analysed by gpufeed-kineto, its document is the report's
+//!    [`gpufeed_analysis::profiler`]): analysed by gpufeed-kineto, its document is the report's
 //!    `profiler`, its causes the user's run's.
 //! 6. **telemetry**: `--trace FILE` (a utilisation log) analysed as `gpufeed trace FILE`;
 //!    else, with an NVIDIA driver and the step on the GPU, the GPUs sampled every
@@ -64,13 +64,16 @@ use gpufeed_report::{Collected, Report, UtilSamples};
 use gpufeed_telemetry::nvml::NvmlSource;
 use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
 use gpufeed_telemetry::source::{RealClock, Source as _};
-use gpufeed_telemetry::trace::{Trace, TraceFormat, TraceKind, UtilTrace, detect_kind, read_trace};
+use gpufeed_telemetry::trace::{Trace, TraceKind, UtilTrace, read_trace};
 
-use crate::cli::{
-    AnalyzeArgs, DoctorArgs, FindingsFormat, Format, ProfileDataArgs, ProfileStepArgs,
-};
-use crate::phase_steps::{self, PhaseSteps};
-use crate::{doctor, features, printer, profile, trace, trace_kineto};
+use crate::cli::{AnalyzeArgs, DoctorArgs, FindingsFormat, RunInputs};
+use gpufeed_analysis::detect::{TraceSource, detect};
+use gpufeed_analysis::phase_steps::{self, PhaseSteps};
+use gpufeed_analysis::profile::{self, DataSettings, StepSettings};
+use gpufeed_analysis::{profiler, trace};
+
+use crate::ui::Terminal;
+use crate::{doctor, precompute, printer};
 
 /// Clips of the demo dataset: about 14 minutes of audio, a few seconds to generate and
 /// precompute on two cores. Two whole batches of the default `batch_size` (56): an epoch
@@ -117,11 +120,15 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     };
     // `--trace` with the user's own steps, or a profiler trace of the user's run: they are
     // the step evidence.
-    let own_steps = args.trace.as_deref().filter(|p| is_step_recording(p));
+    let source = args.trace.as_deref().map(|p| detect(p, None)).transpose()?;
+    let own_steps = args
+        .trace
+        .as_deref()
+        .filter(|_| source.as_ref().is_some_and(TraceSource::is_step_recording));
     let profiler_trace = args
         .trace
         .as_deref()
-        .filter(|p| own_steps.is_none() && trace_kineto::is_profiler_trace(p, None));
+        .filter(|_| matches!(source, Some(TraceSource::Profiler { .. })));
     let on_gpu = cfg!(feature = "cuda") && matches!(gpu, Some(Ok(n)) if n > 0);
     let device = match (own_steps.or(profiler_trace), on_gpu) {
         (Some(_), _) => "",
@@ -131,10 +138,10 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut c = Collected::new(
         env!("CARGO_PKG_VERSION"),
         Inputs {
-            data: args.data.as_ref().map(|d| d.display().to_string()),
-            demo: args.data.is_none(),
-            config: args.config.as_ref().map(|p| p.display().to_string()),
-            code: args.code.as_ref().map(|p| p.display().to_string()),
+            data: args.inputs.data.as_ref().map(|d| d.display().to_string()),
+            demo: args.inputs.data.is_none(),
+            config: args.inputs.config.as_ref().map(|p| p.display().to_string()),
+            code: args.inputs.code.as_ref().map(|p| p.display().to_string()),
             trace: args.trace.as_ref().map(|p| p.display().to_string()),
             quick: args.quick,
             device: device.to_owned(),
@@ -143,7 +150,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let progress = Progress::new(6);
 
     // 1. The dataset.
-    let data = match &args.data {
+    let data = match &args.inputs.data {
         Some(d) => {
             skip(
                 &mut c.stages,
@@ -158,15 +165,15 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             Ok((dir, Some(note)))
         }),
     };
-    if args.data.is_none() {
+    if args.inputs.data.is_none() {
         c.inputs.data = data.as_ref().map(|d| d.display().to_string());
     }
 
     // 2. Its feature cache.
     let cache = match &data {
         Some(d) => progress.run_quiet(&mut c.stages, "precompute", || {
-            let config = features::load_config(args.config.as_deref())?;
-            let dir = features::ensure_cache(d, None, &config)?;
+            let config = precompute::load_config(args.inputs.config.as_deref())?;
+            let dir = profile::ensure_cache(d, None, &config, &Terminal::new())?;
             let note = format!("cache `{}`", dir.display());
             Ok((dir, Some(note)))
         }),
@@ -178,9 +185,10 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     // 3. The doctor.
     let doctor_args = DoctorArgs {
-        config: args.config.clone(),
-        data: data.clone(),
-        code: args.code.clone(),
+        inputs: RunInputs {
+            data: data.clone(),
+            ..args.inputs.clone()
+        },
         format: FindingsFormat::Text,
     };
     c.doctor = progress.run(&mut c.stages, "doctor", || {
@@ -199,20 +207,19 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     // 4. The loader.
     let batches = if args.quick { QUICK_BATCHES } else { BATCHES };
-    let data_args = ProfileDataArgs {
+    let data_args = DataSettings {
         data: if cache.is_some() { None } else { data.clone() },
         cache: cache.clone(),
-        config: args.config.clone(),
+        config: args.inputs.config.clone(),
         batch_size: None,
         workers: None,
         batches: Some(batches),
         benchmark: !args.quick,
         consumer_ms: 0.0,
-        format: Format::Json,
     };
     if data.is_some() {
         if let Some((doc, waits)) = progress.run(&mut c.stages, "profile data", || {
-            let p = profile::data_profile(&data_args)?;
+            let p = profile::data_profile(&data_args, &Terminal::new())?;
             let note = format!(
                 "{} batches{}",
                 batches,
@@ -237,9 +244,9 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     } else {
         (STEPS, WARMUP)
     };
-    let step_args = ProfileStepArgs {
+    let step_args = StepSettings {
         data: data.clone(),
-        config: args.config.clone(),
+        config: args.inputs.config.clone(),
         model: MODEL.to_owned(),
         device: device.to_owned(),
         data_device: None,
@@ -247,7 +254,6 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         steps: Some(steps),
         warmup: Some(warmup),
         no_sync: false,
-        format: Format::Json,
     };
     let mut sampled: Option<(Result<UtilTrace>, f64)> = None;
     if let Some(path) = profiler_trace {
@@ -272,7 +278,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         }
     } else if data.is_some() {
         let step_stage = || {
-            let run = profile::step_profile(&step_args)?;
+            let run = profile::step_profile(&step_args, &Terminal::new())?;
             let note =
                 format!("{steps} steps of the `{MODEL}` model on {device} after {warmup} warm-up");
             Ok((
@@ -391,9 +397,9 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 /// Paths that do not exist are bad usage (exit code 2), found before any work.
 fn check_usage(args: &AnalyzeArgs) -> Result<()> {
     let named = [
-        ("--data", args.data.as_deref()),
-        ("--config", args.config.as_deref()),
-        ("--code", args.code.as_deref()),
+        ("--data", args.inputs.data.as_deref()),
+        ("--config", args.inputs.config.as_deref()),
+        ("--code", args.inputs.code.as_deref()),
         ("--trace", args.trace.as_deref()),
     ];
     for (flag, path) in named {
@@ -510,24 +516,6 @@ fn util_report(t: &UtilTrace, path: &Path) -> Result<(Util, Vec<UtilSamples>)> {
     Ok((report.document(), samples))
 }
 
-/// Whether `path` is a step recording (its first non-empty line declares
-/// `gpufeed-steps`). A file that cannot be read is not: the telemetry stage says why.
-fn is_step_recording(path: &Path) -> bool {
-    use std::io::{BufRead as _, Read as _};
-    let Ok(file) = fs_err::File::open(path) else {
-        return false;
-    };
-    // A header is a few hundred bytes; a file whose first MiB is blank is no recording.
-    // A read error ends the search: `lines` would repeat it for ever (a folder opens on
-    // Linux, and every read of it fails with EISDIR).
-    let mut lines = std::io::BufReader::new(file.take(1 << 20))
-        .lines()
-        .map_while(Result::ok);
-    let first = lines.find(|l| !l.trim().is_empty());
-    first
-        .is_some_and(|l| detect_kind(l.trim_start_matches('\u{feff}')).1 == TraceFormat::PhaseSteps)
-}
-
 /// `--trace FILE` as the user's own steps: the phase-steps document and the stage's note.
 fn own_step_doc(path: &Path) -> Result<(PhaseSteps, String)> {
     let t = phase_steps::read_recording(path)?;
@@ -552,7 +540,7 @@ fn own_step_doc(path: &Path) -> Result<(PhaseSteps, String)> {
 /// traces): the `profiler` document and the stage's note, with the reader's warnings (a
 /// file cut off mid-write, a CPU-only profile) in it.
 fn profiler_doc(path: &Path) -> Result<(gpufeed_report::model::Profiler, String)> {
-    let (report, warnings) = trace_kineto::analyze(path, None)?;
+    let (report, warnings) = profiler::analyze(path, None)?;
     let steps: usize = report.ranks.iter().map(|r| r.steps.len()).sum();
     let format = match report.format {
         gpufeed_kineto::TraceFormat::Pytorch => "PyTorch",
@@ -657,7 +645,9 @@ fn write_report(dir: &Path, report: &Report) -> Result<()> {
         (HTML, Html.render(report)),
     ];
     for (name, text) in files {
-        crate::fsx::write_atomic(&dir.join(name), |f| f.write_all(text.as_bytes()))?;
+        let path = dir.join(name);
+        gpufeed_fs::write_atomic(&path, |f| f.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
     }
     Ok(())
 }

@@ -38,6 +38,30 @@ pub enum FindingsFormat {
     Markdown,
 }
 
+/// The training run's inputs, shared by `analyze` and `doctor`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunInputs {
+    /// Dataset folder (LJSpeech layout, or a manifest); `analyze` without it uses a
+    /// generated demo dataset kept in the user cache folder (`$XDG_CACHE_HOME/gpufeed`,
+    /// else `~/.cache/gpufeed`)
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Training config (YAML)
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Training code to lint
+    #[arg(long)]
+    pub code: Option<PathBuf>,
+}
+
+/// The output format of a command that prints a text report or one JSON document.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct Output {
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
 /// What a trace file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KindArg {
@@ -155,24 +179,17 @@ pub struct TraceArgs {
     /// What the file holds; detected from the content when absent
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Arguments of `gpufeed analyze`.
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Dataset folder (LJSpeech layout, or a manifest); without it, a generated demo dataset
-    /// kept in the user cache folder (`$XDG_CACHE_HOME/gpufeed`, else `~/.cache/gpufeed`)
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// Training config (YAML)
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Training code to lint
-    #[arg(long)]
-    pub code: Option<PathBuf>,
+    /// The dataset, config and code.
+    #[command(flatten)]
+    pub inputs: RunInputs,
     /// Report folder: summary.md, report.json, report.html
     #[arg(long, default_value = "gpufeed-report")]
     pub out: PathBuf,
@@ -192,15 +209,9 @@ pub struct AnalyzeArgs {
 /// Arguments of `gpufeed doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Training config (YAML)
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Dataset folder
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// Training code to lint
-    #[arg(long)]
-    pub code: Option<PathBuf>,
+    /// The dataset, config and code.
+    #[command(flatten)]
+    pub inputs: RunInputs,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     pub format: FindingsFormat,
@@ -263,9 +274,9 @@ pub struct MonitorArgs {
     /// `synthetic` module)
     #[arg(long)]
     pub synthetic: Option<String>,
-    /// Output format of the end report
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Arguments of `gpufeed watch`.
@@ -277,9 +288,9 @@ pub struct WatchArgs {
     /// Record every sample to this JSONL file
     #[arg(long)]
     pub record: Option<PathBuf>,
-    /// Output format of the end report
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
     /// The command to run, after `--`
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -372,9 +383,9 @@ pub struct ProfileDataArgs {
     /// Simulate a consumer (a GPU step) that computes this many ms per batch
     #[arg(long, default_value_t = 0.0)]
     pub consumer_ms: f64,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Arguments of `gpufeed profile step`.
@@ -408,9 +419,9 @@ pub struct ProfileStepArgs {
     /// launch times on a GPU, and the step time shows the overlap that syncing removes
     #[arg(long)]
     pub no_sync: bool,
-    /// Output format
-    #[arg(long, value_enum, default_value_t)]
-    pub format: Format,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 impl Command {

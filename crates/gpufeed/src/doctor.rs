@@ -25,9 +25,9 @@ use gpufeed_doctor::doctor::{self, Check, Inputs, env, frameworks::Probe};
 use gpufeed_doctor::render::{DoctorText, Json, Markdown, Renderer};
 
 use crate::cli::{DoctorArgs, FindingsFormat};
-use crate::features;
 use crate::printer;
-use crate::profile;
+use gpufeed_analysis::profile;
+use gpufeed_data::settings::cache_root;
 
 /// Environment variable naming the Python interpreter the frameworks are probed with.
 pub const PYTHON_ENV: &str = "GPUFEED_PYTHON";
@@ -77,7 +77,7 @@ pub(crate) fn doctor_report(
     let cache_root = args
         .data
         .as_deref()
-        .map(|d| features::cache_root(None, &config, d))
+        .map(|d| cache_root(None, &config, d))
         .filter(|root| root.is_dir());
     let mut vars = BTreeMap::new();
     for name in env::VARS {
@@ -90,10 +90,10 @@ pub(crate) fn doctor_report(
         probe.python = python;
     }
     let inputs = Inputs {
-        config: args.config.clone(),
-        data: args.data.clone(),
+        config: args.inputs.config.clone(),
+        data: args.inputs.data.clone(),
         cache: cache_root,
-        code: args.code.clone(),
+        code: args.inputs.code.clone(),
         env: vars,
         probe,
         ..Inputs::default()
@@ -101,7 +101,7 @@ pub(crate) fn doctor_report(
     let mut outcome = doctor::run(&inputs, &mut |check| {
         progress(&describe(check, &inputs));
     })?;
-    match &args.data {
+    match &args.inputs.data {
         Some(data) => {
             progress("runtime");
             outcome
@@ -145,7 +145,7 @@ fn describe(check: Check, inputs: &Inputs) -> String {
 /// feature settings is complete; never a precompute.
 fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
     let key = FeatureSettings::new(config.data.audio(), config.data.text()).key();
-    let dir = features::cache_root(None, config, data).join(key);
+    let dir = cache_root(None, config, data).join(key);
     if !dir.join(cache::MANIFEST).is_file() {
         return RuntimeFacts::NoCache {
             data: data.to_path_buf(),
@@ -164,7 +164,7 @@ fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
 fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
     let cache = Arc::new(Cache::open(dir)?);
     let items = cache.len();
-    let lc = profile::loader_config(config, None, None);
+    let lc = profile::loader_config(config, None, None)?;
     let loader = Loader::new(cache, lc.clone())?;
     let warmup = profile::warmup_batches(&lc);
     let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;

@@ -2,7 +2,8 @@
 //!
 //! This crate is the command line: [`cli`] parses, [`main`] runs one command and maps the
 //! outcome to an exit code, [`printer`] owns stdout and stderr. The work is done by the
-//! library crates: `gpufeed-stats` (analysis) and `gpufeed-telemetry` (readers).
+//! library crates: `gpufeed-analysis` (the analyses behind the commands, the trace
+//! detector, the document registry), which calls the readers and statistics below it.
 //!
 //! Exit codes (ruff's convention, docs/contract.md): 0 done and nothing at error
 //! severity; 1 findings at error severity; 2 bad input, bad usage or internal failure.
@@ -16,18 +17,15 @@ pub mod analyze;
 pub mod checks;
 pub mod cli;
 pub mod doctor;
-pub mod features;
-mod fsx;
 pub mod monitor;
-pub mod phase_steps;
+pub mod precompute;
 pub mod printer;
 pub mod profile;
 pub mod schema;
 pub mod trace;
-pub mod trace_kineto;
+mod ui;
 
-use cli::{Cli, Command, Format, KindArg, ProfileCommand, TraceArgs};
-use gpufeed_telemetry::trace::TraceKind;
+use cli::{Cli, Command, ProfileCommand};
 
 /// Exit code for bad input, bad usage or an internal failure.
 const EXIT_BAD_INPUT: u8 = 2;
@@ -79,11 +77,11 @@ where
 
 fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Trace(args) => run_trace(&args),
-        Command::DemoData(args) => features::demo_data(&args),
-        Command::Precompute(args) => features::precompute(&args),
-        Command::Mel(args) => features::mel(&args),
-        Command::SynthTrace(args) => trace_kineto::write_synthetic(&args),
+        Command::Trace(args) => trace::run(&args),
+        Command::DemoData(args) => precompute::demo_data(&args),
+        Command::Precompute(args) => precompute::precompute(&args),
+        Command::Mel(args) => precompute::mel(&args),
+        Command::SynthTrace(args) => trace::write_synthetic(&args),
         Command::Monitor(args) => monitor::monitor(&args),
         Command::Watch(args) => monitor::watch(&args),
         Command::Validate(args) => checks::validate(&args),
@@ -94,32 +92,4 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Analyze(args) => analyze::analyze(&args),
         Command::Schema(args) => schema::schema(&args),
     }
-}
-
-fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
-    if trace_kineto::is_profiler_trace(&args.file, args.kind) {
-        let (report, warnings) = trace_kineto::analyze(&args.file, args.kind)?;
-        for w in &warnings {
-            printer::warn(w);
-        }
-        match args.format {
-            Format::Json => printer::data(&(serde_json::to_string(&report)? + "\n"))?,
-            Format::Text => printer::data(&trace_kineto::render_text(&report))?,
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let kind = args.kind.and_then(|k| match k {
-        KindArg::Util => Some(TraceKind::Util),
-        KindArg::Steps => Some(TraceKind::Steps),
-        KindArg::Pytorch | KindArg::Tensorflow => None,
-    });
-    let (report, warnings) = trace::analyze_file_with_warnings(&args.file, kind)?;
-    for w in &warnings {
-        printer::warn(w);
-    }
-    match args.format {
-        Format::Json => printer::data(&(serde_json::to_string(&report)? + "\n"))?,
-        Format::Text => printer::data(&trace::render_text(&args.file, &report))?,
-    }
-    Ok(ExitCode::SUCCESS)
 }

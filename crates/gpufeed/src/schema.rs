@@ -1,74 +1,30 @@
-//! `gpufeed schema`: the JSON Schema of each `--format json` document of the contract
-//! (gpufeed-contract), as published under `docs/schemas/`.
+//! `gpufeed schema`: the JSON Schema of each `--format json` document of the contract, as
+//! published under `docs/schemas/` (the registry: `gpufeed_analysis::registry`).
 //!
 //! `gpufeed schema` lists the documents, `gpufeed schema NAME` prints one schema, and
 //! `gpufeed schema --out DIR` writes them all as `DIR/NAME.json` (how `docs/schemas/` is
 //! made; a test fails when a schema changes while its version does not).
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
-use gpufeed_contract::{
-    DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps, Util, schema_of,
-};
+use anyhow::{Context as _, Result, bail};
+use gpufeed_analysis::registry::{documents, published};
 
 use crate::cli::SchemaArgs;
-use crate::{fsx, printer};
-
-/// One document of the contract.
-#[derive(Debug, Clone, Copy)]
-pub struct Entry {
-    /// Its name: `gpufeed schema NAME`, `docs/schemas/NAME.json`.
-    pub name: &'static str,
-    /// Its `schema_version`.
-    pub version: u32,
-    /// The command that writes it.
-    pub writer: &'static str,
-    /// Its JSON Schema.
-    pub schema: fn() -> serde_json::Value,
-}
-
-fn entry<D: Document>() -> Entry {
-    Entry {
-        name: D::NAME,
-        version: D::VERSION,
-        writer: D::WRITER,
-        schema: schema_of::<D>,
-    }
-}
-
-/// Every document with a published schema, by name.
-#[must_use]
-pub fn documents() -> Vec<Entry> {
-    let mut all = vec![
-        entry::<DataProfile>(),
-        entry::<Findings>(),
-        entry::<Monitor>(),
-        entry::<gpufeed_kineto::report::Report>(),
-        entry::<PhaseSteps>(),
-        entry::<gpufeed_report::Report>(),
-        entry::<StepProfile>(),
-        entry::<Steps>(),
-        entry::<Util>(),
-    ];
-    all.sort_by_key(|e| e.name);
-    all
-}
-
-/// The schema as published: pretty JSON with a final newline.
-#[must_use]
-pub fn published(e: &Entry) -> String {
-    let mut text = serde_json::to_string_pretty(&(e.schema)()).unwrap_or_default();
-    text.push('\n');
-    text
-}
+use crate::printer;
 
 /// `gpufeed schema [NAME] [--out DIR]`.
 pub fn schema(args: &SchemaArgs) -> Result<ExitCode> {
     let all = documents();
     if let Some(dir) = &args.out {
-        write_all(&all, dir)?;
+        fs_err::create_dir_all(dir)?;
+        for e in &all {
+            let path = dir.join(format!("{}.json", e.name));
+            let text = published(e);
+            gpufeed_fs::write_atomic(&path, |f| std::io::Write::write_all(f, text.as_bytes()))
+                .with_context(|| format!("cannot write `{}`", path.display()))?;
+            printer::note(&format!("wrote {}", path.display()));
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let Some(name) = &args.name else {
@@ -90,15 +46,4 @@ pub fn schema(args: &SchemaArgs) -> Result<ExitCode> {
         ),
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_all(all: &[Entry], dir: &Path) -> Result<()> {
-    fs_err::create_dir_all(dir)?;
-    for e in all {
-        let path = dir.join(format!("{}.json", e.name));
-        let text = published(e);
-        fsx::write_atomic(&path, |f| std::io::Write::write_all(f, text.as_bytes()))?;
-        printer::note(&format!("wrote {}", path.display()));
-    }
-    Ok(())
 }

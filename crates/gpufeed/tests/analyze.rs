@@ -470,7 +470,7 @@ fn report_html_renders_in_headless_chromium() {
 /// loader settings.
 #[test]
 fn own_step_recording_is_the_step_evidence() {
-    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    use gpufeed_analysis::phase_steps::{Meta, StepRecord, write_jsonl};
     let dir = tempfile::tempdir().unwrap();
     let data = small_dataset(dir.path());
     let config = small_config(dir.path(), "");

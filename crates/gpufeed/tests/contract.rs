@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpufeed::schema::{Entry, documents, published};
+use gpufeed_analysis::registry::{Entry, documents, published};
 use serde_json::Value;
 
 mod common;
@@ -169,7 +169,7 @@ fn profiler_trace_reports_validate_against_their_schema() {
 
 #[test]
 fn step_phases_of_profile_step_and_of_a_recording_validate_against_their_schemas() {
-    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    use gpufeed_analysis::phase_steps::{Meta, StepRecord, write_jsonl};
     let tmp = tempfile::tempdir().unwrap();
     // The user's own loop: a recording with no `data_wait` (verdict `undetermined`), and
     // no batch size (`samples_per_s` null).

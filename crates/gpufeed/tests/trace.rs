@@ -309,7 +309,7 @@ fn holes_in_the_log_are_warned_about() {
 /// 2 warm-up steps (slow, as a first step compiling), then 60 steps of about 100 ms that
 /// wait 30 ms for data, copy 1 ms, and compute the rest: highly input-bound.
 fn input_bound_recording(dir: &Path) -> PathBuf {
-    use gpufeed::phase_steps::{Meta, StepRecord, write_jsonl};
+    use gpufeed_analysis::phase_steps::{Meta, StepRecord, write_jsonl};
     let path = dir.join("steps.jsonl");
     let steps: Vec<StepRecord> = (0..62)
         .map(|i| {
@@ -354,9 +354,9 @@ fn step_recording_text_is_the_verdict_then_evidence_fix_and_phases() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     // Exactly the library's rendering of the library's document.
-    let (meta, steps) = gpufeed::phase_steps::read_jsonl(&path).unwrap();
-    let doc = gpufeed::phase_steps::document(&meta, &steps).unwrap();
-    assert_eq!(text, gpufeed::phase_steps::render_text(&doc));
+    let (meta, steps) = gpufeed_analysis::phase_steps::read_jsonl(&path).unwrap();
+    let doc = gpufeed_analysis::phase_steps::document(&meta, &steps).unwrap();
+    assert_eq!(text, gpufeed_analysis::phase_steps::render_text(&doc));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "input-bound (high)");
     assert!(lines[1].starts_with("  data wait 30."), "{text}");

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use gpufeed_stats::UtilVerdict;
 use gpufeed_telemetry::sampler::Collector;
 
-use crate::trace::UtilReport;
+use gpufeed_analysis::trace::UtilReport;
 
 /// The line for time `t`, without a newline.
 #[must_use]

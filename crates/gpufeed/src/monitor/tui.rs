@@ -22,7 +22,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Sparkline};
 use ratatui::{DefaultTerminal, Frame};
 
-use crate::trace::{GpuReport, UtilReport};
+use gpufeed_analysis::trace::{GpuReport, UtilReport};
+use gpufeed_stats::fmt::secs;
 
 /// What one frame shows.
 #[derive(Debug)]
@@ -57,14 +58,6 @@ fn verdict_style(v: UtilVerdict, color: bool) -> Style {
 
 fn opt(v: Option<f64>, decimals: usize, unit: &str) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}{unit}"))
-}
-
-fn secs(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
 }
 
 /// Draws one frame into `frame`'s whole area.
@@ -284,7 +277,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::monitor::report::window_report;
+    use gpufeed_analysis::monitor::report::window_report;
 
     fn collect(pattern: &str, seconds: f64) -> (Vec<GpuInfo>, Collector) {
         let source = SyntheticSource::parse(pattern).unwrap();

@@ -67,6 +67,7 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
+use gpufeed_stats::fmt::pct1 as pct;
 use gpufeed_stats::thresholds::STEPS_MIN_JUDGED;
 use gpufeed_telemetry::phase_steps as format;
 use gpufeed_train::verdict::{self, Bottleneck, Shares};
@@ -80,17 +81,11 @@ pub use gpufeed_telemetry::phase_steps::{Meta, PhaseStepTrace, StepRecord};
 /// The type of the document's `level`, for callers without gpufeed-stats.
 pub use gpufeed_train::verdict::Level;
 
-use crate::printer;
 use crate::trace::StepReport;
 
 mod text;
 
 pub use text::render_text;
-
-fn pct(x: f64) -> String {
-    // `+ 0.0` turns the -0.0 of an empty sum into 0.0: never "-0.0 %".
-    format!("{:.1} %", 100.0 * x + 0.0)
-}
 
 /// Builds the document from a recording (see the [module docs](self)). An error, saying
 /// what to change, for a step with a negative, non-finite or empty time, a nameless phase,
@@ -263,11 +258,12 @@ pub fn write_jsonl(path: &Path, meta: &Meta, steps: &[StepRecord]) -> Result<()>
         s.check()
             .map_err(|p| anyhow!("`{}` not written: step {i}: {p}", path.display()))?;
     }
-    crate::fsx::write_atomic(path, |file| {
+    gpufeed_fs::write_atomic(path, |file| {
         let mut out = BufWriter::new(file);
         format::write(&mut out, meta, steps)?;
         out.flush()
     })
+    .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 /// Reads a recording without printing: the steps, and the line of a last step that was cut
@@ -281,12 +277,9 @@ pub fn read_recording(path: &Path) -> Result<PhaseStepTrace> {
 }
 
 /// Reads a recording written by [`write_jsonl`] or `StepTimer.save`; a last line cut off
-/// mid-line is skipped with a warning on stderr naming the file and the line.
+/// mid-line is skipped ([`read_recording`] says which, for a warning).
 pub fn read_jsonl(path: &Path) -> Result<(Meta, Vec<StepRecord>)> {
     let t = read_recording(path)?;
-    if let Some(line) = t.truncated_line {
-        printer::warn(&truncation_warning(path, line, t.steps.len()));
-    }
     Ok((t.meta, t.steps))
 }
 

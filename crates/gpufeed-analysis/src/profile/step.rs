@@ -24,10 +24,8 @@ use gpufeed_train::train::Trainer;
 use gpufeed_train::verdict::{self, LoaderSettings, Shares};
 use gpufeed_train::{DeviceSpec, parse_dtype};
 
-use super::loader_config;
-use crate::cli::ProfileStepArgs;
-use crate::features;
-use crate::printer;
+use super::{ensure_cache, loader_config};
+use crate::Ui;
 use crate::trace::StepReport;
 
 /// Steps timed when `--steps` is absent.
@@ -40,11 +38,34 @@ const SEED: u64 = 42;
 /// `profile step`'s document ([`StepProfile`], gpufeed-contract) and each timed step's
 /// time, which `analyze` plots.
 #[derive(Debug, Clone)]
-pub(crate) struct StepRun {
+pub struct StepRun {
     /// The document.
-    pub(crate) doc: StepProfile,
+    pub doc: StepProfile,
     /// Each timed step, ms.
-    pub(crate) step_ms: Vec<f64>,
+    pub step_ms: Vec<f64>,
+}
+
+/// What `gpufeed profile step` measures: plain settings, filled by the command line.
+#[derive(Debug, Clone)]
+pub struct StepSettings {
+    /// The dataset folder (precomputed first when needed).
+    pub data: Option<std::path::PathBuf>,
+    /// The training config.
+    pub config: Option<std::path::PathBuf>,
+    /// Model preset: `tiny` or `small`.
+    pub model: String,
+    /// The model's device: `cpu` or `cuda:N`.
+    pub device: String,
+    /// Where batches are prepared (the model's device when absent).
+    pub data_device: Option<String>,
+    /// `f32`, `bf16` or `f16`.
+    pub dtype: String,
+    /// Steps to time (50 when absent).
+    pub steps: Option<usize>,
+    /// Warm-up steps (5 when absent).
+    pub warmup: Option<usize>,
+    /// Do not synchronise the device before each phase timer.
+    pub no_sync: bool,
 }
 
 /// The model's sizes: the preset, then what the config's `model:` section sets.
@@ -97,8 +118,14 @@ fn vocab_of(cache: &Cache) -> usize {
     }
 }
 
-/// Measures training steps as `gpufeed profile step` does, without printing.
-pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
+/// Measures training steps as `gpufeed profile step` does; warnings and the precompute's
+/// progress go to `ui`.
+///
+/// # Errors
+///
+/// A bad setting (named), a dataset that cannot be read, a device that cannot be opened,
+/// or a loader that plans no batch.
+pub fn step_profile(args: &StepSettings, ui: &dyn Ui) -> Result<StepRun> {
     // Usage errors before any work (a precompute can take minutes).
     let preset = Preset::parse(&args.model)?;
     let device_spec = DeviceSpec::parse(&args.device)?;
@@ -114,7 +141,10 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
     let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
     let device = device_spec.open()?;
     let data_device = data_spec.open()?;
-    let source = features::load_config_source(args.config.as_deref())?;
+    let (source, warnings) = crate::config::load_source(args.config.as_deref())?;
+    for w in &warnings {
+        ui.warn(w);
+    }
     let config = source
         .as_ref()
         .map(|l| l.config.clone())
@@ -124,9 +154,9 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
             "pass `--data DIR` (a dataset, precomputed first if needed); `gpufeed demo-data DIR` makes a dataset to try"
         );
     };
-    let dir = features::ensure_cache(data, None, &config)?;
+    let dir = ensure_cache(data, None, &config, ui)?;
     let cache = Arc::new(Cache::open(&dir)?);
-    let lc = loader_config(&config, None, None);
+    let lc = loader_config(&config, None, None)?;
     let model_config = model_config(preset, vocab_of(&cache), cache.n_mels(), source.as_ref());
     let model = Model::new(model_config.clone(), dtype, &device, SEED)?;
     let parameters = model.parameter_count();
@@ -147,7 +177,7 @@ pub(crate) fn step_profile(args: &ProfileStepArgs) -> Result<StepRun> {
     let p = train_profile::profile(&mut trainer, &mut stream, &data_device, options)
         .with_context(|| format!("profiling the `{}` model on {device_spec}", preset.name()))?;
     if !(p.loss_first.is_finite() && p.loss_last.is_finite()) {
-        printer::warn(&format!(
+        ui.warn(&format!(
             "the loss is not finite ({} then {}) with `--dtype {}`: the timings stand, but this training diverged",
             p.loss_first, p.loss_last, args.dtype
         ));

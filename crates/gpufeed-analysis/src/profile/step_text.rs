@@ -8,7 +8,7 @@ use gpufeed_contract::StepProfile;
 
 /// The head of a step report (`profile step`, and a step recording in `trace`): the
 /// verdict with its level, one evidence line each, the fix.
-pub(crate) fn verdict_head(
+pub fn verdict_head(
     o: &mut String,
     verdict: &str,
     level: Option<Level>,
@@ -28,7 +28,8 @@ pub(crate) fn verdict_head(
 }
 
 /// Renders the report.
-pub(crate) fn render(d: &StepProfile) -> String {
+#[must_use]
+pub fn render(d: &StepProfile) -> String {
     let mut o = String::new();
     verdict_head(&mut o, d.verdict.as_str(), d.level, &d.evidence, &d.fix);
     let c = &d.config;

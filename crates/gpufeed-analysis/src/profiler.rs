@@ -1,87 +1,24 @@
-//! `gpufeed trace` on a PyTorch or TensorFlow profiler trace: detection, the text report,
-//! and the JSON document ([`gpufeed_kineto::Report`], kind `profiler`).
-//!
-//! A path is a profiler trace when it is a folder, when it starts with the gzip magic, or
-//! when its name ends in `.json` / `.json.gz` / `.pb` (TensorFlow's `*.xplane.pb`; the other
-//! `trace` kinds are CSV, text and JSONL); `--kind pytorch|tensorflow` forces it. Nothing
-//! here prints; `lib.rs` does. The hidden `synth-trace` writes a generated trace with known
-//! truth, for the Python tests that check the xplane reader against TensorFlow's converter.
+//! `gpufeed trace` on a PyTorch or TensorFlow profiler trace: the analysis
+//! ([`gpufeed_kineto::Report`], the `profiler` document) with its warnings, and the text
+//! report. [`crate::detect`] decides that a path is one. Nothing here prints.
 
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Result;
 use gpufeed_kineto::report::{RankReport, Report, TraceFormat};
 use gpufeed_kineto::{Options, analyze_path};
+use gpufeed_stats::fmt::us as ms;
 
-use crate::cli::{KindArg, SynthFlavor, SynthTraceArgs};
 use crate::profile::step_text::verdict_head;
 
-/// Whether `path` (with `--kind`) is a profiler trace.
-#[must_use]
-pub fn is_profiler_trace(path: &Path, kind: Option<KindArg>) -> bool {
-    match kind {
-        Some(KindArg::Pytorch | KindArg::Tensorflow) => return true,
-        Some(_) => return false,
-        None => {}
-    }
-    if path == Path::new("-") {
-        return false;
-    }
-    if path.is_dir() {
-        return true;
-    }
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    if name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".pb") {
-        return true;
-    }
-    let mut magic = [0u8; 2];
-    fs_err::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| magic == [0x1f, 0x8b])
-}
-
-/// `gpufeed synth-trace CASE OUT`: writes rank `--rank` of a generated case.
-pub fn write_synthetic(args: &SynthTraceArgs) -> Result<ExitCode> {
-    use gpufeed_kineto::synth::{Case, generate};
-    let Some(case) = Case::named(&args.case) else {
-        let names: Vec<&str> = Case::all().iter().map(|c| c.name).collect();
-        anyhow::bail!(
-            "no generated case `{}`\n\nhint: one of {}",
-            args.case,
-            names.join(", ")
-        );
-    };
-    if args.rank >= case.ranks {
-        anyhow::bail!(
-            "case `{}` has {} rank(s): --rank {} is not one",
-            case.name,
-            case.ranks,
-            args.rank
-        );
-    }
-    let case = match args.flavor {
-        SynthFlavor::Pytorch => case,
-        SynthFlavor::Tensorflow => case.tensorflow(),
-        SynthFlavor::Xplane => case.xplane(),
-    };
-    fs_err::write(&args.out, generate(&case, args.rank))?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Reads and analyses the trace; the warnings to print once each.
-pub fn analyze(path: &Path, kind: Option<KindArg>) -> Result<(Report, Vec<String>)> {
-    let format = match kind {
-        Some(KindArg::Pytorch) => Some(TraceFormat::Pytorch),
-        Some(KindArg::Tensorflow) => Some(TraceFormat::Tensorflow),
-        _ => None,
-    };
+/// Reads and analyses the trace (`format` forced, or detected from the content); the
+/// warnings to print once each.
+///
+/// # Errors
+///
+/// A file or folder that cannot be read as a profiler trace, named.
+pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<String>)> {
     let no_rounding =
         std::env::var(gpufeed_kineto::hta::DISABLE_ROUNDING_ENV).as_deref() == Ok("1");
     let report = analyze_path(
@@ -108,14 +45,6 @@ pub fn analyze(path: &Path, kind: Option<KindArg>) -> Result<(Report, Vec<String
         ));
     }
     Ok((report, warnings))
-}
-
-fn ms(us: f64) -> String {
-    if us >= 1e6 {
-        format!("{:.2} s", us / 1e6)
-    } else {
-        format!("{:.1} ms", us / 1e3)
-    }
 }
 
 fn render_rank(o: &mut String, r: &RankReport) {

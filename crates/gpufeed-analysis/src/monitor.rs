@@ -1,0 +1,344 @@
+//! A monitor session: the sources (NVML, a replay, a synthetic pattern, `/proc`), the
+//! settings checked before sampling starts, the JSONL recorder, and the end report
+//! ([`report`]: `trace`'s util report plus `host`).
+//!
+//! `gpufeed monitor` and `gpufeed watch` drive a [`Sampler`] tick by tick and show each one
+//! (the live view is the binary's); [`sample_until`] runs a whole session without output,
+//! for the Python `Monitor`.
+
+pub mod report;
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context as _, Result, bail};
+use gpufeed_telemetry::host::ProcHost;
+use gpufeed_telemetry::jsonl::{Header, JsonlWriter, Record};
+use gpufeed_telemetry::nvml::NvmlSource;
+use gpufeed_telemetry::replay::ReplaySource;
+use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
+use gpufeed_telemetry::source::{RealClock, Source, SourceError};
+use gpufeed_telemetry::synthetic::SyntheticSource;
+
+use report::{MonitorReport, host_report};
+
+/// Seconds of history the live verdict is computed over: 20 cycles of the seeds'
+/// 1.5 s oscillation, and enough for the period detector (lags up to n/2) to see a
+/// 10 s stall cycle three times.
+pub const WINDOW_S: f64 = 30.0;
+
+/// Samples a GPU needs in the window before a live verdict is shown.
+pub const MIN_WINDOW_SAMPLES: usize = 20;
+
+/// Seconds of samples a GPU needs in the window before a live verdict is shown: a third
+/// of the window, so that a cycle of up to 5 s has repeated twice.
+pub const MIN_WINDOW_SPAN_S: f64 = 10.0;
+
+/// Damaged replay lines reported one by one; the rest are counted.
+pub const MAX_LINE_WARNINGS: usize = 10;
+
+/// Seconds between flushes of the recording.
+const FLUSH_S: f64 = 1.0;
+
+/// Seconds (real time) between renders of the Prometheus page: scrapes come every
+/// 5-60 s, so four pages a second are plenty and cost nothing at `--speed max`.
+pub const EXPORT_S: f64 = 0.25;
+
+const NO_DRIVER_HINT: &str = "pass `--replay FILE` (a gpufeed recording or an nvidia-smi log) \
+                              or `--synthetic oscillating` to try gpufeed without a GPU";
+
+/// `--speed`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Speed {
+    /// A factor of real time.
+    Factor(f64),
+    /// No waiting.
+    Max,
+}
+
+pub fn parse_speed(s: &str) -> Result<Speed> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(Speed::Max);
+    }
+    match s.trim().trim_end_matches(['x', 'X']).parse::<f64>() {
+        Ok(f) if f > 0.0 && f.is_finite() => Ok(Speed::Factor(f)),
+        _ => bail!(
+            "`--speed` must be a positive factor such as `1`, `10` or `0.5`, or `max`; got `{s}`"
+        ),
+    }
+}
+
+pub fn interval_s(ms: u64) -> Result<f64> {
+    if ms == 0 {
+        bail!(
+            "`--interval-ms` must be at least 1; NVML's own sample period is 1/6 s to 1 s, so 100 ms already sees every reading"
+        );
+    }
+    if ms > MAX_INTERVAL_MS {
+        bail!("`--interval-ms` must be at most {MAX_INTERVAL_MS} (an hour); got `{ms}`");
+    }
+    Ok(ms as f64 / 1e3)
+}
+
+/// The longest `--interval-ms`: an hour.
+const MAX_INTERVAL_MS: u64 = 3_600_000;
+
+/// A recording path must be creatable: checked before sampling starts.
+pub fn check_record_path(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        bail!(
+            "cannot record to `{}`: the folder `{}` does not exist; create it first",
+            path.display(),
+            parent.display()
+        );
+    }
+    if path.is_dir() {
+        bail!(
+            "cannot record to `{}`: it is a folder; name a file such as `{}`",
+            path.display(),
+            path.join("run.jsonl").display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes the recording: the header when created, then every record; flushed every
+/// [`FLUSH_S`] and at the end, whole lines only, so a reader (or a crash) never sees half
+/// a header.
+#[derive(Debug)]
+pub struct Recorder {
+    path: PathBuf,
+    writer: JsonlWriter<BufWriter<File>>,
+    last_flush: Instant,
+}
+
+impl Recorder {
+    /// Creates the file and writes the header.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be created or written, named.
+    pub fn create(path: &Path, header: &Header) -> Result<Self> {
+        let context = || format!("failed to create the recording `{}`", path.display());
+        #[allow(clippy::disallowed_methods)] // the path is in the context already
+        let file = File::create(path).with_context(context)?;
+        let mut writer = JsonlWriter::new(BufWriter::with_capacity(64 * 1024, file), header)
+            .with_context(context)?;
+        writer.flush().with_context(context)?;
+        Ok(Recorder {
+            path: path.to_owned(),
+            writer,
+            last_flush: Instant::now(),
+        })
+    }
+
+    pub fn write(&mut self, records: &[Record]) -> Result<()> {
+        let context = || format!("failed to write the recording `{}`", self.path.display());
+        for r in records {
+            self.writer.write(r).with_context(context)?;
+        }
+        if self.last_flush.elapsed().as_secs_f64() >= FLUSH_S {
+            self.writer.flush().with_context(context)?;
+            self.last_flush = Instant::now();
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        self.writer
+            .flush()
+            .with_context(|| format!("failed to write the recording `{}`", self.path.display()))
+    }
+}
+
+/// Wall-clock time as RFC 3339 in UTC, to the millisecond (`2026-11-21T10:00:00.000Z`).
+pub fn rfc3339_now() -> String {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// The report of a run from what `sampler` collected, and the notes on the analysis (GPUs
+/// left out of it, ...).
+pub fn end_report(
+    sampler: &Sampler,
+    collector: &Collector,
+    title: &str,
+    exit_code: Option<i32>,
+) -> Result<(MonitorReport, Vec<String>)> {
+    let interval = sampler.interval();
+    let (util, notes) = report::util_report(collector, title, interval)?;
+    let host = host_report(
+        collector.host(),
+        &sampler.cost(),
+        interval,
+        sampler.clock().is_real(),
+    );
+    Ok((
+        MonitorReport {
+            util,
+            host,
+            exit_code,
+        },
+        notes,
+    ))
+}
+
+pub fn no_driver(e: SourceError) -> anyhow::Error {
+    match e {
+        SourceError::NoDriver { .. } | SourceError::NoGpu => {
+            anyhow::anyhow!("{e}; {NO_DRIVER_HINT}")
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// What [`sample_until`] samples.
+#[derive(Debug, Clone)]
+pub enum MonitorSource {
+    /// The GPUs through NVML (`GPUFEED_NVML_LIB` names another library).
+    Nvml,
+    /// A synthetic pattern (`gpufeed monitor --synthetic PATTERN`).
+    Synthetic(String),
+    /// A recording or an nvidia-smi log, replayed (`--replay FILE`).
+    Replay(PathBuf),
+}
+
+/// Samples `source` and, for a live or synthetic source, this host, every `interval_s`
+/// seconds of the source's time (which runs at `speed` times real time for a synthetic or
+/// replayed source) until `stop` is
+/// set or the source ends; then the report `gpufeed monitor --format json` prints, and the
+/// warnings the run gave. No output: the Python `Monitor` runs this on its thread.
+pub fn sample_until(
+    source: &MonitorSource,
+    interval_s: f64,
+    speed: f64,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(MonitorReport, Vec<String>)> {
+    if !(interval_s.is_finite() && interval_s > 0.0) {
+        bail!("interval {interval_s} s: pass a positive number of seconds, e.g. 0.1");
+    }
+    if !(speed.is_finite() && speed > 0.0) {
+        bail!("speed {speed}: pass a positive factor (1 = real time)");
+    }
+    // Host metrics are this machine's now: only for a live or synthetic run in real time.
+    let live = !matches!(source, MonitorSource::Replay(_)) && speed == 1.0;
+    let (source, title): (Box<dyn Source>, String) = match source {
+        MonitorSource::Nvml => (
+            Box::new(NvmlSource::open().map_err(no_driver)?),
+            "nvml".to_owned(),
+        ),
+        MonitorSource::Synthetic(pattern) => {
+            let s = SyntheticSource::parse(pattern)?;
+            let title = format!("synthetic {}", s.spec().name());
+            (Box::new(s), title)
+        }
+        MonitorSource::Replay(path) => (
+            Box::new(ReplaySource::open(path)?),
+            path.display().to_string(),
+        ),
+    };
+    let mut sources = vec![source];
+    if live {
+        sources.push(Box::new(ProcHost::new()));
+    }
+    // `interval_s` is in the source's time: at `speed` times real time, ticks come that
+    // much more often.
+    let mut sampler = Sampler::new(sources, Box::new(RealClock::start()), interval_s / speed);
+    if speed != 1.0 {
+        sampler = sampler.with_speed(speed);
+    }
+    let mut collector = Collector::new();
+    let mut warnings = Vec::new();
+    let mut records = Vec::new();
+    loop {
+        records.clear();
+        let outcome = sampler.tick(&mut records, &|| {
+            stop.load(std::sync::atomic::Ordering::Relaxed)
+        })?;
+        collector.extend(&records);
+        warnings.extend(sampler.take_warnings().iter().map(ToString::to_string));
+        match outcome {
+            TickOutcome::Sampled(tick) if !tick.last => {}
+            _ => break,
+        }
+    }
+    let (report, notes) = end_report(&sampler, &collector, &title, None)?;
+    warnings.extend(notes);
+    Ok((report, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn speeds() {
+        assert_eq!(parse_speed("max").unwrap(), Speed::Max);
+        assert_eq!(parse_speed("MAX").unwrap(), Speed::Max);
+        assert_eq!(parse_speed("10").unwrap(), Speed::Factor(10.0));
+        assert_eq!(parse_speed("2x").unwrap(), Speed::Factor(2.0));
+        for bad in ["0", "-1", "fast", "inf", "NaN", ""] {
+            let e = parse_speed(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("`--speed` must be a positive factor"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn intervals() {
+        assert_eq!(interval_s(100).unwrap(), 0.1);
+        assert!(
+            interval_s(0)
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
+    }
+
+    #[test]
+    fn record_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        check_record_path(&dir.path().join("run.jsonl")).unwrap();
+        let e = check_record_path(&dir.path().join("no/such/run.jsonl")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let e = check_record_path(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("it is a folder"), "{e}");
+        check_record_path(Path::new("run.jsonl")).unwrap();
+    }
+
+    #[test]
+    fn rfc3339_looks_right() {
+        let s = rfc3339_now();
+        assert_eq!(s.len(), "2026-11-21T10:00:00.000Z".len(), "{s}");
+        assert!(s.starts_with("20"), "{s}");
+        assert!(s.ends_with('Z'));
+    }
+}

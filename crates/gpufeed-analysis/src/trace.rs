@@ -1,0 +1,438 @@
+//! `gpufeed trace`: read a utilisation log, a step-time log or a step recording, analyse
+//! it, report.
+//!
+//! Collect ([`gpufeed_telemetry::trace::read_trace`]) → analyse ([`gpufeed_stats`]) → the
+//! plain report structs here, which serialise to exactly the JSON of docs/contract.md →
+//! [`render_text`] for people. A step recording of the Python `StepTimer` becomes the
+//! [`crate::phase_steps`] document (its step times alone with `--kind steps`). Nothing here
+//! prints; the binary does.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context as _, Result, bail};
+use gpufeed_stats::fmt::secs;
+use gpufeed_stats::thresholds::{BUSY_UTIL_PCT, IDLE_UTIL_PCT, OUTLIER_MODIFIED_Z};
+use gpufeed_stats::{StepAnalysis, StepVerdict, UtilAnalysis, UtilVerdict, analyze_steps};
+use gpufeed_stats::{analyze_util, util::sampling_interval};
+use gpufeed_telemetry::trace::{
+    StepTrace, Trace, TraceFormat, TraceKind, UtilTrace, read_trace, read_trace_from,
+};
+use serde::Serialize;
+
+use gpufeed_contract::{GpuUtil, Steps, Util};
+
+use crate::phase_steps::{self, PhaseSteps};
+
+/// Report of one GPU: the per-GPU object of the `util` document ([`GpuUtil`],
+/// gpufeed-contract) with what the text report and the warnings need besides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuReport {
+    /// The GPU's object in the document.
+    pub doc: GpuUtil,
+    /// The full analysis, for the text report.
+    pub analysis: UtilAnalysis,
+    /// Samples of this GPU.
+    pub samples: usize,
+    /// Holes in the log: steps between timestamps longer than [`HOLE_FACTOR`] intervals.
+    /// The analysis treats samples as evenly spaced, so the caller warns about them.
+    pub holes: usize,
+}
+
+impl std::ops::Deref for GpuReport {
+    type Target = GpuUtil;
+    fn deref(&self) -> &GpuUtil {
+        &self.doc
+    }
+}
+
+/// A step between two timestamps longer than this many sampling intervals is a hole in
+/// the log (the logger was paused or the machine was busy), not jitter.
+pub const HOLE_FACTOR: f64 = 5.0;
+
+/// A utilisation log's analysis. It serialises as the `util` document ([`Util`],
+/// gpufeed-contract).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(into = "Util")]
+pub struct UtilReport {
+    /// Samples over all GPUs.
+    pub samples: usize,
+    /// Sampling interval, seconds (median over the GPUs).
+    pub interval_s: f64,
+    /// One report per GPU, by index.
+    pub gpus: Vec<GpuReport>,
+    /// Where the samples came from.
+    pub format: TraceFormat,
+    /// Values the reader skipped (`[N/A]`).
+    pub skipped: usize,
+}
+
+impl UtilReport {
+    /// The `util` document.
+    #[must_use]
+    pub fn document(&self) -> Util {
+        Util::new(
+            self.samples,
+            self.interval_s,
+            self.gpus.iter().map(|g| g.doc.clone()).collect(),
+        )
+    }
+}
+
+impl From<UtilReport> for Util {
+    fn from(r: UtilReport) -> Self {
+        r.document()
+    }
+}
+
+/// The `steps` JSON document ([`Steps`], gpufeed-contract) with the analysis behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct StepReport {
+    /// The document.
+    pub doc: Steps,
+    /// The full analysis, for the text report; not part of the JSON contract.
+    #[serde(skip)]
+    pub analysis: StepAnalysis,
+}
+
+impl std::ops::Deref for StepReport {
+    type Target = Steps;
+    fn deref(&self) -> &Steps {
+        &self.doc
+    }
+}
+
+impl StepReport {
+    /// Builds the report from an analysis.
+    #[must_use]
+    pub fn new(a: StepAnalysis) -> Self {
+        Self {
+            doc: Steps::new(&a, None),
+            analysis: a,
+        }
+    }
+
+    /// The report of batch times judged on whole batches only
+    /// ([`gpufeed_stats::analyze_batches`]); `None` for an empty series.
+    #[must_use]
+    pub fn of_batches(ms: &[f64], items: &[usize]) -> Option<Self> {
+        let (a, partial) = gpufeed_stats::analyze_batches(ms, items)?;
+        Some(Self {
+            doc: Steps::new(&a, partial),
+            analysis: a,
+        })
+    }
+}
+
+/// Any report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+// One report per command run: its size does not matter, and boxing the step report would
+// only add an indirection to every match.
+#[allow(clippy::large_enum_variant)]
+pub enum TraceReport {
+    /// GPU utilisation.
+    Util(UtilReport),
+    /// Step times.
+    Steps(StepReport),
+    /// A step recording with its phases (the Python `StepTimer`).
+    PhaseSteps(Box<PhaseSteps>),
+}
+
+/// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.
+/// The path `-` reads standard input (`nvidia-smi ... | gpufeed trace -`).
+pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport> {
+    analyze_file_with_warnings(path, kind).map(|(report, _)| report)
+}
+
+/// As [`analyze_file`], with the warnings the caller should print: values skipped, holes
+/// in a utilisation log, the cut-off last line of a step recording.
+pub fn analyze_file_with_warnings(
+    path: &Path,
+    kind: Option<TraceKind>,
+) -> Result<(TraceReport, Vec<String>)> {
+    let trace = if path == Path::new("-") {
+        read_trace_from(std::io::stdin().lock(), Path::new("<stdin>"), kind)?
+    } else {
+        read_trace(path, kind)?
+    };
+    let mut warnings = Vec::new();
+    let report = match trace {
+        Trace::Util(t) => {
+            let r = analyze_util_trace(path, &t)?;
+            util_warnings(path, &r, &mut warnings);
+            TraceReport::Util(r)
+        }
+        Trace::Steps(t) => TraceReport::Steps(analyze_step_trace(path, &t)?),
+        Trace::PhaseSteps(t) => {
+            if let Some(line) = t.truncated_line {
+                warnings.push(phase_steps::truncation_warning(path, line, t.steps.len()));
+            }
+            if kind == Some(TraceKind::Steps) {
+                // The step times alone, after the warm-up: the document's `step`.
+                let a = analyze_steps(&t.analysed_totals()).with_context(|| {
+                    format!(
+                        "`{}` holds {} step(s), none after its {} warm-up step(s)",
+                        path.display(),
+                        t.steps.len(),
+                        t.meta.warmup
+                    )
+                })?;
+                TraceReport::Steps(StepReport::new(a))
+            } else {
+                let doc = phase_steps::document(&t.meta, &t.steps)
+                    .with_context(|| format!("`{}`", path.display()))?;
+                TraceReport::PhaseSteps(Box::new(doc))
+            }
+        }
+    };
+    Ok((report, warnings))
+}
+
+/// Values skipped and holes in a utilisation log.
+fn util_warnings(path: &Path, r: &UtilReport, out: &mut Vec<String>) {
+    if r.skipped > 0 {
+        out.push(format!(
+            "`{}`: skipped {} unreadable utilisation value(s) such as `[N/A]`",
+            path.display(),
+            r.skipped
+        ));
+    }
+    for g in r.gpus.iter().filter(|g| g.holes > 0) {
+        out.push(format!(
+            "`{}`: GPU {} has {} hole(s) longer than {} sampling intervals; the analysis \
+             treats samples as evenly spaced, so idle gaps and the period are approximate",
+            path.display(),
+            g.gpu,
+            g.holes,
+            HOLE_FACTOR
+        ));
+    }
+}
+
+/// Analyses every GPU of a utilisation trace.
+pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> {
+    if !trace.has_timestamps {
+        bail!(
+            "`{}` has no timestamp column, so the sampling interval is unknown; record with \
+             `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`",
+            path.display()
+        );
+    }
+    let mut gpus = Vec::with_capacity(trace.gpus.len());
+    let mut intervals = Vec::with_capacity(trace.gpus.len());
+    for series in &trace.gpus {
+        let interval = sampling_interval(&series.t).with_context(|| {
+            format!(
+                "`{}`: GPU {} has {} sample(s) without two distinct timestamps; \
+                 at least two are needed to know the sampling interval",
+                path.display(),
+                series.gpu,
+                series.util.len()
+            )
+        })?;
+        intervals.push(interval);
+        let a = analyze_util(&series.util, interval)
+            .with_context(|| format!("`{}`: GPU {} has no samples", path.display(), series.gpu))?;
+        gpus.push(GpuReport {
+            doc: GpuUtil {
+                gpu: series.gpu,
+                mean: a.summary.mean,
+                std: a.summary.std,
+                cv: a.summary.cv,
+                p5: a.summary.p5,
+                p50: a.summary.median,
+                p95: a.summary.p95,
+                idle_fraction: a.idle_fraction,
+                busy_fraction: a.busy_fraction,
+                period_s: a.period_s,
+                period_strength: a.period.map(|p| p.strength),
+                idle_gaps: a.idle_gaps,
+                verdict: a.verdict,
+            },
+            analysis: a,
+            samples: series.util.len(),
+            holes: series
+                .t
+                .windows(2)
+                .filter(|w| w[1] - w[0] > HOLE_FACTOR * interval)
+                .count(),
+        });
+    }
+    if gpus.is_empty() {
+        bail!("`{}` holds no utilisation samples", path.display());
+    }
+    intervals.sort_unstable_by(f64::total_cmp);
+    Ok(UtilReport {
+        samples: trace.rows,
+        interval_s: gpufeed_stats::summary::percentile_sorted(&intervals, 0.5),
+        gpus,
+        format: trace.format,
+        skipped: trace.skipped,
+    })
+}
+
+/// Analyses a step-time trace.
+pub fn analyze_step_trace(path: &Path, trace: &StepTrace) -> Result<StepReport> {
+    let a = analyze_steps(&trace.ms)
+        .with_context(|| format!("`{}` holds no step times", path.display()))?;
+    Ok(StepReport::new(a))
+}
+
+/// One-line meaning of a utilisation verdict and what to try, for the text report.
+fn util_advice(v: UtilVerdict) -> &'static str {
+    match v {
+        UtilVerdict::Oscillating => {
+            "the GPU waits for data in a regular cycle: typical of a loader with too few \
+             workers or no prefetch, delivering batches in bursts. Next: `gpufeed profile data`"
+        }
+        UtilVerdict::Bursty => {
+            "the GPU stalls at irregular moments: storage hiccups, garbage collection, \
+             checkpoints or uneven batches. Next: `gpufeed doctor` and `gpufeed profile data`"
+        }
+        UtilVerdict::Starved => {
+            "the GPU is steadily under-used: the input pipeline is slow but even, or the \
+             model/batch is too small for this GPU. Next: `gpufeed profile step`"
+        }
+        UtilVerdict::Idle => "the GPU hardly works at all: is the job running on this GPU?",
+        UtilVerdict::Stable => "the GPU is well fed",
+    }
+}
+
+fn step_advice(v: StepVerdict) -> &'static str {
+    match v {
+        StepVerdict::Oscillating => {
+            "a slow step comes back in a cycle: one slow worker in a round-robin, a cache \
+             refill or a periodic checkpoint/log. Match the period against num_workers"
+        }
+        StepVerdict::Unstable => {
+            "step times vary without a cycle: the input pipeline or the host is irregular. \
+             Next: `gpufeed profile data`"
+        }
+        StepVerdict::Stable => "steady step times",
+    }
+}
+
+fn format_name(f: TraceFormat) -> &'static str {
+    match f {
+        TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
+        TraceFormat::GpufeedJsonl => "gpufeed recording",
+        TraceFormat::StepList => "step-time list",
+        TraceFormat::PhaseSteps => "step recording",
+    }
+}
+
+/// The human report: verdict first, then the numbers behind it. For a step recording,
+/// exactly [`phase_steps::render_text`].
+#[must_use]
+pub fn render_text(path: &Path, report: &TraceReport) -> String {
+    let mut o = String::new();
+    // Writing into a String cannot fail; the results are ignored deliberately.
+    match report {
+        TraceReport::Util(r) => {
+            let per_gpu = r.gpus.first().map_or(0, |g| g.samples);
+            let _ = writeln!(
+                o,
+                "{}: {}, {} GPU{}, {} samples every {} ({} per GPU)",
+                path.display(),
+                format_name(r.format),
+                r.gpus.len(),
+                if r.gpus.len() == 1 { "" } else { "s" },
+                r.samples,
+                secs(r.interval_s),
+                secs(per_gpu as f64 * r.interval_s),
+            );
+            for g in &r.gpus {
+                let a = &g.analysis;
+                let _ = writeln!(o);
+                let headline = match (g.verdict, a.period_s, g.period_strength) {
+                    (UtilVerdict::Oscillating, Some(p), Some(r)) => format!(
+                        "swings between {:.0} % and {:.0} % every {} (autocorrelation {r:.2})",
+                        g.p5,
+                        g.p95,
+                        secs(p)
+                    ),
+                    (UtilVerdict::Bursty, ..) => format!(
+                        "{} idle gaps at irregular times, {:.0} % of the time idle",
+                        g.idle_gaps.count,
+                        g.idle_fraction * 100.0
+                    ),
+                    _ => format!("mean {:.1} %", g.mean),
+                };
+                let _ = writeln!(o, "GPU {}  {}: {headline}", g.gpu, g.verdict.as_str());
+                let _ = writeln!(o, "  {}", util_advice(g.verdict));
+                let _ = writeln!(
+                    o,
+                    "  utilisation  mean {:.1} %  std {:.1}  cv {:.2}  p5 {:.1}  p50 {:.1}  p95 {:.1}",
+                    g.mean, g.std, g.cv, g.p5, g.p50, g.p95
+                );
+                let _ = if g.idle_gaps.count == 0 {
+                    writeln!(o, "  idle (< {IDLE_UTIL_PCT:.0} %)  never")
+                } else {
+                    writeln!(
+                        o,
+                        "  idle (< {IDLE_UTIL_PCT:.0} %)  {:.1} % of the time, {} gaps, mean {}, longest {}",
+                        g.idle_fraction * 100.0,
+                        g.idle_gaps.count,
+                        secs(g.idle_gaps.mean_s),
+                        secs(g.idle_gaps.max_s)
+                    )
+                };
+                let _ = writeln!(
+                    o,
+                    "  busy (>= {BUSY_UTIL_PCT:.0} %)  {:.1} % of the time",
+                    g.busy_fraction * 100.0
+                );
+                let _ = match (a.period, a.period_s) {
+                    (Some(p), Some(s)) => writeln!(
+                        o,
+                        "  period  {} ({:.1} samples), autocorrelation {:.2} (bound {:.2})",
+                        secs(s),
+                        p.period,
+                        p.strength,
+                        p.bound
+                    ),
+                    _ => writeln!(o, "  period  none"),
+                };
+            }
+        }
+        TraceReport::PhaseSteps(doc) => o.push_str(&phase_steps::render_text(doc)),
+        TraceReport::Steps(r) => {
+            let _ = writeln!(o, "{}: {} step times", path.display(), r.samples);
+            let _ = writeln!(o);
+            let headline = match (r.verdict, r.period_steps, r.period_strength) {
+                (StepVerdict::Oscillating, Some(p), Some(s)) => {
+                    format!("a cycle every {p} steps (autocorrelation {s:.2})")
+                }
+                _ => format!("cv {:.2}", r.cv),
+            };
+            let _ = writeln!(o, "{}: {headline}", r.verdict.as_str());
+            let _ = writeln!(o, "  {}", step_advice(r.verdict));
+            let _ = writeln!(
+                o,
+                "  step time  mean {:.2} ms  std {:.2}  cv {:.2}",
+                r.mean_ms, r.std_ms, r.cv
+            );
+            let _ = writeln!(
+                o,
+                "  min {:.2}  median {:.2}  p95 {:.2}  p99 {:.2}  max {:.2} ms",
+                r.min_ms, r.median_ms, r.p95_ms, r.p99_ms, r.max_ms
+            );
+            let _ = writeln!(
+                o,
+                "  outliers  {} of {} (modified Z-score > {OUTLIER_MODIFIED_Z})",
+                r.outliers, r.samples
+            );
+            let _ = match r.analysis.period {
+                Some(p) => writeln!(
+                    o,
+                    "  period  {:.1} steps, autocorrelation {:.2} (bound {:.2})",
+                    p.period, p.strength, p.bound
+                ),
+                None => writeln!(o, "  period  none"),
+            };
+        }
+    }
+    o
+}

@@ -1,0 +1,111 @@
+//! docs/ARCHITECTURE.md's crate table is the crate graph: each row's "depends on" column
+//! must be the crate's normal dependencies among the workspace's crates, as `cargo
+//! metadata` gives them. A crate added, or a dependency added or removed, without its
+//! row fails here.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn documented(text: &str) -> Graph {
+    text.lines()
+        .filter(|l| l.starts_with("| `gpufeed"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells[1].trim_matches('`').to_owned();
+            let deps = cells[2]
+                .split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(str::to_owned)
+                .collect();
+            (name, deps)
+        })
+        .collect()
+}
+
+fn actual(root: &Path) -> Graph {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|n| n.starts_with("gpufeed"))
+                .map(str::to_owned)
+                .collect();
+            (p["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn the_crate_table_is_the_crate_graph() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = fs_err::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let documented = documented(&doc);
+    let actual = actual(&root);
+    assert_eq!(
+        documented, actual,
+        "docs/ARCHITECTURE.md's crate table against cargo"
+    );
+    // The binary is depended on only to run the CLI in-process (`main_from`).
+    let users: Vec<&String> = actual
+        .iter()
+        .filter(|(_, deps)| deps.contains("gpufeed"))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(users, ["gpufeed-python"]);
+}
+
+/// gpufeed-python takes nothing from the binary crate but `main_from`.
+#[test]
+fn python_uses_the_binary_only_to_run_the_cli() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpufeed-python/src");
+    for entry in fs_err::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs_err::read_to_string(&path).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let mut rest = code;
+            while let Some(at) = rest.find("gpufeed::") {
+                let before = rest[..at].chars().last();
+                let after = &rest[at + "gpufeed::".len()..];
+                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    assert!(
+                        after.starts_with("main_from"),
+                        "{}:{}: `{}` uses the binary crate",
+                        path.display(),
+                        i + 1,
+                        line.trim()
+                    );
+                }
+                rest = after;
+            }
+        }
+    }
+}
