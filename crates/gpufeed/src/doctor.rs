@@ -69,12 +69,14 @@ pub(crate) fn doctor_report(
     // The config's own findings come from `validate`; here it only gives the cache folder
     // and the loader settings, so a config that does not load falls back to the defaults.
     let config = args
+        .inputs
         .config
         .as_deref()
         .and_then(|p| gpufeed_config::load(p).ok())
         .map(|l| l.config)
         .unwrap_or_default();
     let cache_root = args
+        .inputs
         .data
         .as_deref()
         .map(|d| cache_root(None, &config, d))
