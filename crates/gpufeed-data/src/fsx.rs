@@ -82,7 +82,12 @@ impl PendingFile {
         #[cfg(test)]
         if faults::disk_full(path) {
             // Some bytes land, then the disk is full: what a real ENOSPC looks like.
-            let tmp = path.with_file_name(format!(".{}.tmp-fault", std::process::id()));
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let tmp = path.with_file_name(format!(
+                ".{}.tmp-{}",
+                name.unwrap_or_default(),
+                std::process::id()
+            ));
             let _ = fs::write(&tmp, b"partial");
             let _ = fs::remove_file(&tmp);
             return Err(DataError::io(&tmp, std::io::Error::from_raw_os_error(28)));
