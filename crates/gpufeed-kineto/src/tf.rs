@@ -343,41 +343,53 @@ pub fn overview_verdict(bytes: &[u8], path: &Path) -> Option<TfProfilerVerdict> 
 }
 
 /// The first length-delimited field, at any depth, that is UTF-8 text `want` accepts.
-/// A protobuf's length-delimited field is a string or a message: text is tried first,
-/// then the bytes as a message; a walk that does not parse stops there.
+/// A protobuf's length-delimited field is a string or a message: a field that parses
+/// whole as a message and holds a match inside is a message (the innermost match is the
+/// string); else it is text when it has no control characters.
 fn find_string(bytes: &[u8], depth: usize, want: &dyn Fn(&str) -> bool) -> Option<String> {
     if depth > 12 {
         return None;
     }
-    let mut at = 0;
+    for field in fields(bytes)? {
+        if let Some(s) = find_string(field, depth + 1, want) {
+            return Some(s);
+        }
+        if let Ok(s) = std::str::from_utf8(field)
+            && want(s)
+            && !s.chars().any(char::is_control)
+        {
+            return Some(s.to_owned());
+        }
+    }
+    None
+}
+
+/// The length-delimited fields of a message, when all of `bytes` parses as one (every
+/// field whole, none past the end); `None` otherwise.
+fn fields(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
     while at < bytes.len() {
         let (key, n) = varint(&bytes[at..])?;
         at += n;
+        if key >> 3 == 0 {
+            return None;
+        }
         match key & 7 {
-            0 => at += varint(&bytes[at..])?.1,
-            1 => at += 8,
-            5 => at += 4,
+            0 => at += varint(bytes.get(at..)?)?.1,
+            1 => at = at.checked_add(8)?,
+            5 => at = at.checked_add(4)?,
             2 => {
-                let (len, n) = varint(&bytes[at..])?;
+                let (len, n) = varint(bytes.get(at..)?)?;
                 at += n;
                 let end = at.checked_add(usize::try_from(len).ok()?)?;
-                let field = bytes.get(at..end)?;
-                // A message can be valid UTF-8 too: the innermost match is the string.
-                if let Some(s) = find_string(field, depth + 1, want) {
-                    return Some(s);
-                }
-                if let Ok(s) = std::str::from_utf8(field)
-                    && want(s)
-                    && !s.chars().any(|c| c.is_control() && !c.is_whitespace())
-                {
-                    return Some(s.to_owned());
-                }
+                out.push(bytes.get(at..end)?);
                 at = end;
             }
             _ => return None,
         }
     }
-    None
+    (at == bytes.len()).then_some(out)
 }
 
 /// A protobuf varint: its value and length.
@@ -430,6 +442,16 @@ mod tests {
         let v = overview_verdict(&page, Path::new("p.pb")).unwrap_or_else(|| panic!("none"));
         assert_eq!((v.input_pct, v.level), (Some(1.5), None));
         assert!(overview_verdict(&[0x0a, 0x03, b'a', b'b', b'c'], Path::new("x")).is_none());
+        // A wrapper whose tag and length bytes are printable (field 5, length 'f') is not
+        // taken for the text.
+        let st = b"Your program is HIGHLY input-bound because 81.4% of the total step time sampled is waiting for input. x";
+        let mut wrapper = vec![0x2a, st.len() as u8];
+        wrapper.extend_from_slice(st);
+        let mut page = vec![0x12, wrapper.len() as u8];
+        page.extend(wrapper);
+        let v = overview_verdict(&page, Path::new("p.pb")).unwrap_or_else(|| panic!("none"));
+        assert!(v.statement.starts_with("Your program"), "{}", v.statement);
+        assert_eq!((v.input_pct, v.level), (Some(81.4), Some(Level::High)));
         // Bytes that do not parse end the walk, without a panic.
         assert!(overview_verdict(&[0xff; 12], Path::new("x")).is_none());
     }
