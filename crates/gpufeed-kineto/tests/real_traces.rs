@@ -170,7 +170,7 @@ fn tf_profiler_files_give_its_verdict_or_one_clean_line() {
     assert_eq!(verdict(&r), Some("input-bound"));
     assert_eq!(json(&r)["tf_profiler"]["input_pct"], 81.4);
     let run = dir.join("plugins/profile/GPU-input-bound");
-    for f in std::fs::read_dir(&run).unwrap() {
+    for f in fs_err::read_dir(&run).unwrap() {
         let f = f.unwrap().path();
         match analyze_path(&f, Options::default()) {
             Ok(r) => assert_eq!(verdict(&r), Some("input-bound"), "{}", f.display()),
@@ -524,8 +524,8 @@ fn a_straggler_under_all_reduce_is_found_by_its_compute_share() {
 fn a_tf_run_folder_skips_its_memory_profile_and_tool_files() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("train/plugins/profile/2026_11_26_10_00_00");
-    std::fs::create_dir_all(&run).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(&run).unwrap();
+    fs_err::write(
         run.join("HOST.xplane.pb"),
         generate(&Case::input_bound().xplane(), 0),
     )
@@ -533,13 +533,13 @@ fn a_tf_run_folder_skips_its_memory_profile_and_tool_files() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(br#"{"memoryProfilePerAllocator":{"GPU_0_bfc":{"memoryProfileSnapshots":[]}},"numHosts":1}"#)
         .unwrap();
-    std::fs::write(
+    fs_err::write(
         run.join("HOST.memory_profile.json.gz"),
         gz.finish().unwrap(),
     )
     .unwrap();
-    std::fs::write(run.join("HOST.input_pipeline.pb"), [0x12, 0x02, 0x08, 0x01]).unwrap();
-    std::fs::write(run.join("HOST.kernel_stats.pb"), [0x0a, 0x00]).unwrap();
+    fs_err::write(run.join("HOST.input_pipeline.pb"), [0x12, 0x02, 0x08, 0x01]).unwrap();
+    fs_err::write(run.join("HOST.kernel_stats.pb"), [0x0a, 0x00]).unwrap();
     let r = analyze_path(dir.path(), Options::default()).unwrap();
     assert_eq!(verdict(&r), Some("input-bound"));
     let w = r.warnings.join("\n");
@@ -582,7 +582,7 @@ fn an_overview_page_gives_tf_profiler_s_verdict() {
     page.extend(field(2, &field(7, &inner)));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("host.overview_page.pb");
-    std::fs::write(&path, page).unwrap();
+    fs_err::write(&path, page).unwrap();
     let r = analyze_path(&path, Options::default()).unwrap();
     assert_eq!(verdict(&r), Some("input-bound"));
     let v = json(&r);

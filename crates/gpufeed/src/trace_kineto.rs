@@ -267,11 +267,16 @@ pub fn render_text(r: &Report) -> String {
     if let Some(d) = &r.pace_device {
         let _ = writeln!(
             o,
-            "rank {} holds {} GPUs: {} sets the pace (GPU busy {}), its verdict is the rank's",
+            "rank {} holds {} GPUs: {} sets the pace (GPU busy {}){}",
             d.rank,
             d.of,
             d.device.as_deref().unwrap_or("one"),
-            ms(d.busy_us)
+            ms(d.busy_us),
+            if r.verdict.is_some() {
+                "; its verdict is the rank's"
+            } else {
+                "; no verdict without step markers"
+            }
         );
     }
     for rank in &r.ranks {
