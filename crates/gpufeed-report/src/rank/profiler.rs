@@ -301,7 +301,7 @@ pub(crate) fn compute_bound(p: &Profiler) -> Option<String> {
         )),
         Bottleneck::CommunicationBound => Some(format!(
             "{} is communication-bound: the GPU is busy {} of the step, collectives (NCCL/RCCL) \
-             {} of it: the interconnect, or a rank the collectives wait for, sets the pace{}",
+             {} of the step: the interconnect, or a rank the collectives wait for, sets the pace{}",
             whose(p, r),
             pct(s.gpu_busy),
             pct(s.collective),
