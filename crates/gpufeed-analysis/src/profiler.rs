@@ -29,7 +29,7 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
         },
     )?;
     let mut warnings = report.warnings.clone();
-    if report.gpu_events() == 0 {
+    if report.gpu_events() == 0 && report.tf_profiler.is_none() {
         let how = match report.format {
             TraceFormat::Pytorch => "with `ProfilerActivity.CUDA` (PyTorch)",
             // JAX's profiler writes the same format (`jax.profiler.trace`).
@@ -47,11 +47,15 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
     Ok((report, warnings))
 }
 
-fn render_rank(o: &mut String, r: &RankReport) {
+fn render_rank(o: &mut String, r: &RankReport, format: TraceFormat) {
     // The device's name when the trace gives one; "GPU" only when it has GPU events.
-    let _ = match r.device.as_deref().or(r.temporal.map(|_| "GPU")) {
-        Some(device) => write!(o, "\nrank {} ({device}): ", r.rank),
-        None => write!(o, "\nrank {}: ", r.rank),
+    let _ = match (
+        r.device_id,
+        r.device.as_deref().or(r.temporal.map(|_| "GPU")),
+    ) {
+        (Some(_), Some(device)) => write!(o, "\nrank {}, device {device}: ", r.rank),
+        (None, Some(device)) => write!(o, "\nrank {} ({device}): ", r.rank),
+        (_, None) => write!(o, "\nrank {}: ", r.rank),
     };
     match r.verdict {
         Some(v) => verdict_head(
@@ -68,7 +72,7 @@ fn render_rank(o: &mut String, r: &RankReport) {
                 if r.temporal.is_none() {
                     "no GPU events"
                 } else {
-                    "no step markers: profile with a schedule and `prof.step()`"
+                    gpufeed_kineto::report::no_steps_hint(format)
                 }
             );
         }
@@ -77,7 +81,8 @@ fn render_rank(o: &mut String, r: &RankReport) {
         let _ = writeln!(
             o,
             "  GPU time (HTA): span {}: idle {:.2} %, compute {:.2} %, non-compute {:.2} %",
-            ms(t.span_us),
+            // HTA's ns rounding can make a span of one sub-µs event -1 µs: none.
+            ms(t.span_us.max(0.0)),
             t.idle_pct,
             t.compute_pct,
             t.non_compute_pct
@@ -112,6 +117,9 @@ fn render_rank(o: &mut String, r: &RankReport) {
             p(s.kernel_wait_us),
             p(s.other_us)
         );
+    }
+    if let Some(m) = r.markers {
+        let _ = writeln!(o, "  steps from {}", m.describe());
     }
     if let Some(st) = &r.step_time {
         let period = match (st.period_steps, st.period_strength) {
@@ -164,18 +172,15 @@ pub fn render_text(r: &Report) -> String {
         r.ranks.len(),
         if r.ranks.len() == 1 { "" } else { "s" }
     );
+    if let Some(v) = &r.tf_profiler {
+        let _ = writeln!(
+            o,
+            "TF Profiler's own verdict (`{}`): {}",
+            v.file, v.statement
+        );
+    }
     if let Some(s) = &r.straggler {
-        let what = if s.by == gpufeed_kineto::report::StragglerBy::StepTime {
-            format!(
-                "mean step {:.1} ms against a median of {:.1} ms",
-                s.value, s.median
-            )
-        } else {
-            format!(
-                "GPU idle {:.1} % against a median of {:.1} %",
-                s.value, s.median
-            )
-        };
+        let what = s.describe();
         let _ = writeln!(
             o,
             "straggler: rank {} ({what}, modified Z-score {:.1}); a distributed run goes at \
@@ -188,8 +193,26 @@ pub fn render_text(r: &Report) -> String {
     {
         let _ = writeln!(o, "run: {} (rank {rank})", v.as_str());
     }
+    if let Some(d) = &r.pace_device {
+        let _ = writeln!(
+            o,
+            "rank {} holds {} GPUs: {} sets the pace (GPU busy {}){}",
+            d.rank,
+            d.of,
+            d.device.as_deref().unwrap_or("one"),
+            ms(d.busy_us),
+            if r.verdict.is_some() {
+                "; its verdict is the rank's"
+            } else {
+                "; no verdict without step markers"
+            }
+        );
+    }
     for rank in &r.ranks {
-        render_rank(&mut o, rank);
+        render_rank(&mut o, rank, r.format);
+        for d in &rank.devices {
+            render_rank(&mut o, d, r.format);
+        }
     }
     o
 }

@@ -64,6 +64,17 @@ pub enum Error {
         /// Where the plane the file ends in starts.
         offset: u64,
     },
+    /// A file a profiler wrote beside its trace that is no trace (TF Profiler's analysis
+    /// files, TensorFlow's memory profile): one line, what it is and what gpufeed reads.
+    #[error("`{path}` is {what}, not a profiler trace: gpufeed reads {reads}")]
+    NotTraceFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is.
+        what: String,
+        /// What gpufeed reads instead.
+        reads: String,
+    },
     /// A folder without any trace file.
     #[error(
         "`{path}` holds no `*.json`, `*.json.gz` or `*.xplane.pb` trace file\n\nhint: point at the folder \

@@ -98,6 +98,8 @@ pub struct GpuRow {
     /// Start of the CPU row that launched it (same correlation; the last such row in file
     /// order), when that row is in the window.
     pub launch_ts: Option<i64>,
+    /// Interned process id: the device (Kineto's GPU `pid`, TensorFlow's `/device:GPU:N`).
+    pub pid: u32,
 }
 
 /// A CPU row after rounding.
@@ -126,8 +128,24 @@ pub struct Rows {
     pub cpu: Vec<CpuRow>,
     /// GPU rows in the file (before the window).
     pub gpu_in_file: usize,
+    /// GPU rows the window left out (launched from the last step, or before the trace
+    /// began: no launch row). HTA's figures leave them out; the per-step figures count GPU
+    /// time by when it runs, whoever launched it (see [`crate::steps`]).
+    pub gpu_outside: Vec<GpuRow>,
     /// Whether the window was applied.
     pub windowed: bool,
+    /// Whether HTA's ns rounding was applied (see [`round_span`]).
+    pub rounded: bool,
+}
+
+/// An event's `[ts, end)` in whole µs, rounded as HTA rounds rows when `round` is set.
+#[must_use]
+pub fn round_span(ts: f64, dur: f64, round: bool) -> (i64, i64) {
+    if round {
+        ((ts.ceil()) as i64, (ts + dur).floor() as i64)
+    } else {
+        (ts as i64, (ts + dur) as i64)
+    }
 }
 
 /// Distinct names containing `ProfilerStep` over all ranks of a folder: the window needs
@@ -172,11 +190,7 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
         if e.cat == NO_CAT || Some(e.cat) == trace_cat || e.ts.is_nan() || e.dur.is_nan() {
             continue;
         }
-        let (ts, end) = if round {
-            ((e.ts.ceil()) as i64, (e.ts + e.dur).floor() as i64)
-        } else {
-            (e.ts as i64, (e.ts + e.dur) as i64)
-        };
+        let (ts, end) = round_span(e.ts, e.dur, round);
         let is_gpu = (e.stream >= 0 && e.corr >= 0)
             || Some(e.name) == event_sync
             || Some(e.name) == context_sync;
@@ -190,6 +204,7 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
                 cat: e.cat,
                 kind: KernelType::of(t.symbols.name(e.name)),
                 launch_ts: None,
+                pid: e.pid,
             });
         } else {
             cpu.push(CpuRow {
@@ -218,8 +233,12 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
         // The last CPU row in file order with a correlation wins.
         launch.insert(r.corr, r.ts);
     }
+    let mut gpu_outside = Vec::new();
     if window {
-        gpu.retain(|g| launch.contains_key(&g.corr));
+        let (kept, out): (Vec<GpuRow>, Vec<GpuRow>) =
+            gpu.into_iter().partition(|g| launch.contains_key(&g.corr));
+        gpu = kept;
+        gpu_outside = out;
     }
     for g in &mut gpu {
         if g.corr >= 0 {
@@ -230,7 +249,9 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
         gpu,
         cpu,
         gpu_in_file,
+        gpu_outside,
         windowed: window,
+        rounded: round,
     }
 }
 
@@ -405,7 +426,8 @@ pub struct KernelTypeTime {
     pub label: String,
     /// µs.
     pub us: f64,
-    /// Share of the total, percent, 1 decimal (filled in over all ranks).
+    /// Share of the total (of this rank's, or of all ranks' in the run's table), percent,
+    /// 1 decimal.
     pub pct: f64,
 }
 
@@ -447,14 +469,26 @@ pub fn kernel_types(rows: &Rows) -> Vec<KernelTypeTime> {
             sums[mask as usize] += next - t;
         }
     }
+    // Mask 0 is the time with none of the three running: not in HTA's table.
+    let total: i64 = sums[1..].iter().sum();
     (1..8)
         .filter(|&m| sums[m] > 0)
         .map(|m| KernelTypeTime {
             label: label(m as u8),
             us: sums[m] as f64,
-            pct: 0.0,
+            pct: share_pct(sums[m] as f64, total as f64),
         })
         .collect()
+}
+
+/// `x` over `total`, percent, 1 decimal as HTA rounds its kernel-type shares; 0 when the
+/// total is 0.
+fn share_pct(x: f64, total: f64) -> f64 {
+    if total > 0.0 {
+        round_to(x / total * 100.0, 1)
+    } else {
+        0.0
+    }
 }
 
 fn label(mask: u8) -> String {
@@ -479,11 +513,7 @@ pub fn kernel_type_totals(per_rank: &[Vec<KernelTypeTime>]) -> Vec<KernelTypeTim
     }
     let total: f64 = out.iter().map(|k| k.us).sum();
     for k in &mut out {
-        k.pct = if total > 0.0 {
-            round_to(k.us / total * 100.0, 1)
-        } else {
-            0.0
-        };
+        k.pct = share_pct(k.us, total);
     }
     out
 }
@@ -536,6 +566,7 @@ mod tests {
             cat: 0,
             kind,
             launch_ts: None,
+            pid: 0,
         };
         let rows = Rows {
             gpu: vec![

@@ -227,6 +227,12 @@ pub struct RawTrace {
     pub thread_names: Vec<NameMeta>,
     /// TensorFlow step markers: events with `args.step_num`, as `(N, index in events)`.
     pub step_marks: Vec<(i64, usize)>,
+    /// Events of an xplane's `Steps` lines with a `group_id` stat, as `(group_id, index in
+    /// events)`: Keras' steps on the GPU plane (see [`crate::tf::steps`]).
+    pub group_marks: Vec<(i64, usize)>,
+    /// Events of an xplane with an `iter_num` stat (graph-mode iterations), as `(N, index
+    /// in events)`.
+    pub iter_marks: Vec<(i64, usize)>,
     /// Byte offset (in the decompressed JSON, or in an xplane file) where the file stops
     /// mid-event (mid-plane).
     pub truncated_at: Option<u64>,
@@ -239,6 +245,12 @@ pub struct RawTrace {
 /// Reads a trace file: TensorFlow's `*.xplane.pb` by its name (a protobuf has no magic
 /// bytes; see [`crate::xplane`]), else JSON, `.gz` or not (by its magic bytes, not its name).
 pub fn read_path(path: &Path) -> Result<RawTrace> {
+    // TensorFlow's files that are no trace, by name: refused in one line.
+    if let Some(kind) = crate::tf::classify(path, &[])
+        && let Some(e) = crate::tf::refusal(path, kind)
+    {
+        return Err(e);
+    }
     if crate::xplane::is_xplane_name(path) {
         return crate::xplane::read_path(path);
     }

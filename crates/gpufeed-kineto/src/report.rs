@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use gpufeed_contract::Document;
 use gpufeed_stats::outliers::modified_z_scores;
-use gpufeed_stats::thresholds::OUTLIER_MODIFIED_Z;
+use gpufeed_stats::thresholds::{HOST_STALL_MODERATE, OUTLIER_MODIFIED_Z};
 use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
 use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
 use crate::read::{self, RawTrace};
-use crate::steps::{self, LaunchStats, StepFigures};
+use crate::steps::{self, LaunchStats, Markers, StepFigures};
 use crate::tf;
 use crate::verdict::{self, Bottleneck, CauseShare, Level, Shares};
 
@@ -93,8 +93,22 @@ pub struct RankReport {
     pub rank: u32,
     /// The file.
     pub file: String,
-    /// The GPU's name (`deviceProperties`).
+    /// The GPU's name (`deviceProperties`); in a `devices` entry, the device as the trace
+    /// names it (`/device:GPU:3`, `GPU 1`).
     pub device: Option<String>,
+    /// In a `devices` entry: the device's index in the file.
+    #[serde(default)]
+    pub device_id: Option<u32>,
+    /// One entry per GPU when the file holds several (an xplane with several GPU planes, a
+    /// PyTorch trace with kernels on several devices), each with its own figures and
+    /// verdict, as ranks have; empty for one GPU. The rank's own HTA figures stay HTA's
+    /// (over every device of the rank, as HTA computes them); its steps, shares and verdict
+    /// are then those of the device that sets the pace ([`Report::pace_device`]).
+    #[serde(default)]
+    pub devices: Vec<RankReport>,
+    /// Which markers delimit the steps (`None`: no steps found).
+    #[serde(default)]
+    pub markers: Option<Markers>,
     /// Which rows were analysed.
     pub window: Window,
     /// HTA's temporal breakdown; `None` without GPU events.
@@ -123,6 +137,10 @@ pub struct RankReport {
     /// each with its figure and fix (the verdict is the first high one; see
     /// [`crate::verdict`]).
     pub causes: Vec<CauseShare>,
+    /// For `oscillating`: the cause that cycles (the stall the slow steps hold and the
+    /// median step does not).
+    #[serde(default)]
+    pub cycles: Option<Bottleneck>,
     /// Where the file was cut off mid-write, bytes into its JSON.
     pub truncated_at: Option<u64>,
 }
@@ -136,6 +154,13 @@ pub enum StragglerBy {
     /// Its GPU idle share (percent of the GPU span), when the step times do not single
     /// out a rank.
     IdleShare,
+    /// Its compute share of the step (percent), high: under collectives every rank's step
+    /// lasts as long as the slowest one's, so the step times cannot show it, but the
+    /// straggler computes while the others wait.
+    ComputeShare,
+    /// Its collectives' share of the step (percent), low: the others wait inside their
+    /// collectives for it, the straggler hardly does.
+    CollectiveWait,
 }
 
 /// A rank that holds the others back.
@@ -151,6 +176,34 @@ pub struct Straggler {
     pub median: f64,
     /// Its modified Z-score.
     pub z: f64,
+}
+
+impl Straggler {
+    /// What singles it out, in words: "compute 80.1 % of the step against a median of
+    /// 52.3 %".
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match self.by {
+            StragglerBy::StepTime => format!(
+                "mean step {:.1} ms against a median of {:.1} ms",
+                self.value, self.median
+            ),
+            StragglerBy::IdleShare => format!(
+                "GPU idle {:.1} % against a median of {:.1} %",
+                self.value, self.median
+            ),
+            StragglerBy::ComputeShare => format!(
+                "compute {:.1} % of the step against a median of {:.1} %: the others wait for \
+                 it in their collectives, so every rank's step lasts as long",
+                self.value, self.median
+            ),
+            StragglerBy::CollectiveWait => format!(
+                "collectives {:.1} % of the step against a median of {:.1} %: the others wait \
+                 in theirs for it",
+                self.value, self.median
+            ),
+        }
+    }
 }
 
 /// Always `profiler`.
@@ -184,14 +237,40 @@ pub struct Report {
     pub verdict: Option<Bottleneck>,
     /// The rank the verdict is about.
     pub verdict_rank: Option<u32>,
+    /// TF Profiler's own verdict, read from its overview page (`*.overview_page.pb`) when
+    /// that is what was given (a run folder of TF Profiler's analysis files, no trace):
+    /// `verdict` is then `input-bound` when TF Profiler says so, and `ranks` is empty.
+    #[serde(default)]
+    pub tf_profiler: Option<tf::TfProfilerVerdict>,
+    /// Where that rank holds several GPUs: the one that sets the pace (the most GPU busy
+    /// time in the steps, else over the trace), whose verdict is the rank's.
+    #[serde(default)]
+    pub pace_device: Option<PaceDevice>,
     /// Warnings the caller prints once each (cut-off files, duplicate ranks).
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
+/// The GPU that sets a rank's pace, among several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PaceDevice {
+    /// The rank.
+    pub rank: u32,
+    /// The device's index in the file.
+    pub device_id: Option<u32>,
+    /// The device as the trace names it.
+    pub device: Option<String>,
+    /// Its GPU busy time, µs (in the steps, else over the trace).
+    pub busy_us: f64,
+    /// Devices of the rank.
+    pub of: usize,
+}
+
 impl Document for Report {
     const NAME: &'static str = "profiler";
-    const VERSION: u32 = 1;
+    /// 2: `communication-bound`, `devices`, `markers`, `cycles`, `pace_device`, the
+    /// straggler by compute share or collective wait, steps' busy share by time.
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
 
@@ -212,8 +291,15 @@ impl Report {
 /// TensorFlow log folder, those of its latest `plugins/profile/<run>/`, also one level down
 /// (`LOGDIR/train/plugins/profile/<run>/`, where Keras' TensorBoard callback writes).
 pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
+    trace_files_skipping(path).map(|(files, _)| files)
+}
+
+/// [`trace_files`], and the files of the folder it read that it left out as no trace
+/// (TensorFlow's memory profile, TF Profiler's `*.pb` analysis files, the form of a
+/// profile it did not read): the caller names them in one line.
+pub fn trace_files_skipping(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     if !path.is_dir() {
-        return Ok(vec![path.to_owned()]);
+        return Ok((vec![path.to_owned()], Vec::new()));
     }
     // The entries of `dir` that are files (`want_dirs` false) or folders.
     let entries = |dir: &Path, want_dirs: bool| -> Result<Vec<PathBuf>> {
@@ -226,7 +312,7 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
             .filter(|p| if want_dirs { p.is_dir() } else { p.is_file() })
             .collect())
     };
-    let list = |dir: &Path| -> Result<Vec<PathBuf>> {
+    let list = |dir: &Path| -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         let files = entries(dir, false)?;
         let name = |p: &PathBuf| {
             p.file_name()
@@ -234,6 +320,10 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
                 .unwrap_or("")
                 .to_owned()
         };
+        // TensorFlow's memory profile and TF Profiler's analysis files sit beside the
+        // profile: they are no trace.
+        let (skipped, files): (Vec<PathBuf>, Vec<PathBuf>) =
+            files.into_iter().partition(|p| not_a_trace(p));
         let mut v: Vec<PathBuf> = files
             .iter()
             .filter(|p| {
@@ -242,18 +332,22 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
             })
             .cloned()
             .collect();
+        let xplanes = files
+            .into_iter()
+            .filter(|p| name(p).ends_with(".xplane.pb"));
+        let mut skipped = skipped;
         if v.is_empty() {
-            v = files
-                .into_iter()
-                .filter(|p| name(p).ends_with(".xplane.pb"))
-                .collect();
+            v = xplanes.collect();
+        } else {
+            skipped.extend(xplanes);
         }
         v.sort();
-        Ok(v)
+        skipped.sort();
+        Ok((v, skipped))
     };
-    let files = list(path)?;
+    let (files, skipped) = list(path)?;
     if !files.is_empty() {
-        return Ok(files);
+        return Ok((files, skipped));
     }
     let subdirs = |dir: &Path| entries(dir, true);
     // Where the runs are: `LOGDIR/plugins/profile/`, or that of a subfolder (Keras'
@@ -275,9 +369,9 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     // The latest run: TensorFlow names a run by its start time (`2026_11_24_07_52_12`).
     runs.sort_by(|a, b| a.file_name().cmp(&b.file_name()).then_with(|| a.cmp(b)));
     if let Some(run) = runs.last() {
-        let files = list(run)?;
+        let (files, skipped) = list(run)?;
         if !files.is_empty() {
-            return Ok(files);
+            return Ok((files, skipped));
         }
     }
     Err(Error::EmptyFolder {
@@ -285,14 +379,139 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     })
 }
 
+/// Whether a file in a trace folder is one of TensorFlow's files that hold no trace.
+fn not_a_trace(p: &Path) -> bool {
+    let head = read_head(p);
+    matches!(
+        tf::classify(p, &head),
+        Some(tf::TfFile::MemoryProfile | tf::TfFile::OverviewPage | tf::TfFile::ToolData(_))
+    )
+}
+
+/// The first [`tf::CLASSIFY_HEAD`] bytes of a file (fewer, or none, when it is shorter or
+/// cannot be read: the reader then says why).
+fn read_head(p: &Path) -> Vec<u8> {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    if let Ok(f) = fs_err::File::open(p) {
+        let _ = f.take(tf::CLASSIFY_HEAD as u64).read_to_end(&mut head);
+    }
+    head
+}
+
+/// TF Profiler's verdict from an overview page, as a report without ranks; the refusal
+/// when the page holds none.
+fn overview_report(path: &Path, page: &Path) -> Result<Report> {
+    let bytes = fs_err::read(page).map_err(|source| Error::Io {
+        path: page.to_owned(),
+        source,
+    })?;
+    let Some(v) = tf::overview_verdict(&bytes, page) else {
+        return Err(
+            tf::refusal(page, tf::TfFile::OverviewPage).unwrap_or(Error::EmptyFolder {
+                path: path.to_owned(),
+            }),
+        );
+    };
+    Ok(Report {
+        schema_version: Report::VERSION,
+        kind: ProfilerKind::Profiler,
+        format: TraceFormat::Tensorflow,
+        path: path.display().to_string(),
+        ranks: Vec::new(),
+        kernel_types: Vec::new(),
+        straggler: None,
+        verdict: v.level.map(|_| Bottleneck::InputBound),
+        verdict_rank: None,
+        pace_device: None,
+        warnings: vec![format!(
+            "`{}` is TF Profiler's overview page, not a trace: its own verdict is given; for \
+             gpufeed's figures, give the `*.xplane.pb` it was made from",
+            page.display()
+        )],
+        tf_profiler: Some(v),
+    })
+}
+
+/// The latest `*.overview_page.pb` under `dir`, up to 4 folders down
+/// (`LOGDIR/train/plugins/profile/RUN/`).
+fn find_overview(dir: &Path, depth: usize) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut subdirs = Vec::new();
+    for e in fs_err::read_dir(dir)
+        .ok()?
+        .filter_map(std::result::Result::ok)
+    {
+        let p = e.path();
+        if p.is_dir() {
+            subdirs.push(p);
+        } else if p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(".overview_page.pb"))
+        {
+            found.push(p);
+        }
+    }
+    if depth > 0 {
+        found.extend(subdirs.iter().filter_map(|d| find_overview(d, depth - 1)));
+    }
+    found.into_iter().max()
+}
+
 /// Reads and analyses a file or folder.
+///
+/// A TensorFlow file that holds no trace is refused in one line saying what it is and
+/// what gpufeed reads (TensorFlow's memory profile, TF Profiler's analysis files), except
+/// TF Profiler's overview page, whose own input-bound verdict is given
+/// ([`Report::tf_profiler`]), as it is for a folder that holds only TF Profiler's files.
+/// A folder's files that are no trace are named in one warning.
 pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
-    let files = trace_files(path)?;
+    if !path.is_dir() {
+        match tf::classify(path, &read_head(path)) {
+            Some(tf::TfFile::OverviewPage) => return overview_report(path, path),
+            Some(kind) => {
+                if let Some(e) = tf::refusal(path, kind) {
+                    return Err(e);
+                }
+            }
+            None => {}
+        }
+    }
+    let (files, skipped) = match trace_files_skipping(path) {
+        Ok(found) => found,
+        Err(Error::EmptyFolder { path: p }) => {
+            return match find_overview(&p, 4) {
+                Some(page) => overview_report(path, &page),
+                None => Err(Error::EmptyFolder { path: p }),
+            };
+        }
+        Err(e) => return Err(e),
+    };
     let mut traces = Vec::with_capacity(files.len());
     for f in &files {
         traces.push(read::read_path(f)?);
     }
-    Ok(analyze(path, traces, opts))
+    let mut report = analyze(path, traces, opts);
+    if !skipped.is_empty() {
+        let names: Vec<String> = skipped
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            })
+            .collect();
+        report.warnings.push(format!(
+            "read {}; left out, as no trace or another form of the same profile: {}",
+            files
+                .iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            names.join(", ")
+        ));
+    }
+    Ok(report)
 }
 
 /// How much of a run a trace holds, to choose among files of one rank: its GPU events
@@ -393,73 +612,28 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
     let mut per_rank_types = Vec::new();
     for (rank, t) in &by_rank {
         let rows = hta::rows(t, window, round);
-        let temporal = hta::temporal(&rows);
-        let idle_breakdown = hta::idle_breakdown(&rows, t);
-        let kernel_types = hta::kernel_types(&rows);
-        per_rank_types.push(kernel_types.clone());
-        let step_rows = match format {
-            TraceFormat::Pytorch => steps::profiler_steps(&rows, t),
-            TraceFormat::Tensorflow => tf::steps(t),
-        };
-        let steps_in_file = match format {
-            TraceFormat::Pytorch => t
-                .symbols
-                .iter()
-                .filter(|(_, s)| s.starts_with("ProfilerStep#"))
-                .count(),
-            TraceFormat::Tensorflow => step_rows.len(),
-        };
-        let origin = rows
-            .gpu
-            .iter()
-            .map(|g| g.ts)
-            .chain(rows.cpu.iter().map(|c| c.ts))
-            .min()
-            .unwrap_or(0);
-        let (figs, launch) = steps::step_figures(&rows, t, &step_rows, origin);
-        let series = analyze_steps(&figs.iter().map(|f| f.dur_us / 1e3).collect::<Vec<_>>());
-        let shares = Shares::of(&figs);
-        let n = figs.len().max(1) as f64;
-        let judged = match (temporal, shares) {
-            (Some(_), Some(s)) => Some(verdict::judge(
-                s,
-                series.as_ref(),
-                launch,
-                figs.iter().map(|f| f.syncs).sum::<usize>() as f64 / n,
-                figs.iter().map(|f| f.kernels).sum::<usize>() as f64 / n,
-            )),
-            _ => None,
-        };
-        ranks.push(RankReport {
-            rank: *rank,
-            file: t.path.display().to_string(),
-            device: t.device.clone(),
-            window: Window {
-                applied: rows.windowed,
-                gpu_events_in_file: rows.gpu_in_file,
-                gpu_events_analysed: rows.gpu.len(),
-                steps_in_file,
-            },
-            temporal,
-            idle_breakdown,
-            kernel_types,
-            steps: figs,
-            step_time: series.as_ref().map(StepSeries::of),
-            shares,
-            launch,
-            verdict: judged.as_ref().map(|v| v.verdict),
-            level: judged.as_ref().and_then(|v| v.level),
-            evidence: judged
-                .as_ref()
-                .map(|v| v.evidence.clone())
-                .unwrap_or_default(),
-            causes: judged
-                .as_ref()
-                .map(|v| v.causes.clone())
-                .unwrap_or_default(),
-            fix: judged.map(|v| v.fix),
-            truncated_at: t.truncated_at,
-        });
+        let mut r = rank_report(*rank, t, &rows, format, None);
+        per_rank_types.push(r.kernel_types.clone());
+        let devices = device_pids(&rows);
+        if devices.len() > 1 {
+            for &pid in &devices {
+                let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
+                    v.iter().filter(|g| g.pid == pid).copied().collect()
+                };
+                let dev_rows = hta::Rows {
+                    gpu: of(&rows.gpu),
+                    gpu_outside: of(&rows.gpu_outside),
+                    cpu: rows.cpu.clone(),
+                    gpu_in_file: 0,
+                    windowed: rows.windowed,
+                    rounded: rows.rounded,
+                };
+                r.devices
+                    .push(rank_report(*rank, t, &dev_rows, format, Some(pid)));
+            }
+            take_pace(&mut r);
+        }
+        ranks.push(r);
     }
     let straggler = straggler(&ranks);
     let verdict_rank = straggler.as_ref().map(|s| s.rank).or_else(|| {
@@ -473,6 +647,10 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
             .map(|r| r.rank)
     });
     let verdict = verdict_rank.and_then(|v| ranks.iter().find(|r| r.rank == v)?.verdict);
+    let pace_device = verdict_rank
+        .and_then(|v| ranks.iter().find(|r| r.rank == v))
+        .or_else(|| ranks.iter().find(|r| !r.devices.is_empty()))
+        .and_then(pace_of);
     Report {
         schema_version: Report::VERSION,
         kind: ProfilerKind::Profiler,
@@ -483,13 +661,207 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
         straggler,
         verdict,
         verdict_rank,
+        pace_device,
+        tf_profiler: None,
         warnings,
     }
 }
 
+/// What to do when a rank has GPU events but no step markers, in the words of the
+/// profiler that wrote it.
+#[must_use]
+pub fn no_steps_hint(format: TraceFormat) -> &'static str {
+    match format {
+        TraceFormat::Pytorch => {
+            "no step markers: profile with a schedule and call `prof.step()` each iteration \
+             (or iterate a DataLoader, whose `__next__` calls then mark the iterations)"
+        }
+        TraceFormat::Tensorflow => {
+            "no step markers: wrap each step in `tf.profiler.experimental.Trace(\"train\", \
+             step_num=step, _r=1)` (Keras' `fit` marks its steps; JAX: \
+             `jax.profiler.StepTraceAnnotation(\"train\", step_num=step)`)"
+        }
+    }
+}
+
+/// The GPU pids of a rank's rows, by first appearance.
+fn device_pids(rows: &hta::Rows) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    for g in rows.gpu.iter().chain(&rows.gpu_outside) {
+        if g.stream != -1 && !out.contains(&g.pid) {
+            out.push(g.pid);
+        }
+    }
+    out
+}
+
+/// A device's busy time: in its steps, else over the trace (HTA's span less idle).
+fn busy_of(d: &RankReport) -> f64 {
+    if d.steps.is_empty() {
+        d.temporal.map_or(0.0, |t| t.span_us - t.idle_us)
+    } else {
+        d.steps.iter().map(|s| s.gpu_busy_us).sum()
+    }
+}
+
+/// The device that sets a rank's pace: the most GPU busy time (the others wait for it at
+/// each step's end).
+fn pace_index(r: &RankReport) -> Option<usize> {
+    (0..r.devices.len()).max_by(|&a, &b| busy_of(&r.devices[a]).total_cmp(&busy_of(&r.devices[b])))
+}
+
+fn pace_of(r: &RankReport) -> Option<PaceDevice> {
+    let d = &r.devices[pace_index(r)?];
+    Some(PaceDevice {
+        rank: r.rank,
+        device_id: d.device_id,
+        device: d.device.clone(),
+        busy_us: busy_of(d),
+        of: r.devices.len(),
+    })
+}
+
+/// A rank of several GPUs takes its steps, shares and verdict from the device that sets
+/// its pace; its HTA figures stay HTA's, over all its devices.
+fn take_pace(r: &mut RankReport) {
+    let Some(i) = pace_index(r) else { return };
+    let d = r.devices[i].clone();
+    r.steps = d.steps;
+    r.step_time = d.step_time;
+    r.shares = d.shares;
+    r.launch = d.launch;
+    r.verdict = d.verdict;
+    r.level = d.level;
+    r.evidence = d.evidence;
+    r.fix = d.fix;
+    r.causes = d.causes;
+    r.cycles = d.cycles;
+    r.markers = d.markers;
+}
+
+/// The device name and index of GPU pid `pid`: TensorFlow's plane name
+/// (`/device:GPU:3`), else Kineto's device number (`GPU 1`).
+fn device_name(t: &RawTrace, pid: u32) -> (Option<String>, Option<u32>) {
+    let name = t
+        .process_names
+        .iter()
+        .find(|p| p.pid == pid)
+        .map(|p| p.name.clone())
+        .or_else(|| t.pids.get(pid as usize).map(|p| format!("GPU {p}")));
+    let id = name.as_deref().and_then(|n| {
+        let digits: String = n
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse().ok()
+    });
+    (name, id)
+}
+
+/// One rank's (or, with `device`, one GPU's) figures, steps and verdict.
+fn rank_report(
+    rank: u32,
+    t: &RawTrace,
+    rows: &hta::Rows,
+    format: TraceFormat,
+    device_pid: Option<u32>,
+) -> RankReport {
+    let temporal = hta::temporal(rows);
+    let idle_breakdown = hta::idle_breakdown(rows, t);
+    let kernel_types = hta::kernel_types(rows);
+    let (step_rows, markers) = match format {
+        TraceFormat::Pytorch => steps::profiler_steps(rows, t),
+        TraceFormat::Tensorflow => tf::steps(t, device_pid),
+    };
+    let steps_in_file = match (format, markers) {
+        (TraceFormat::Pytorch, Some(Markers::ProfilerStep | Markers::ProfilerStepGpu)) => {
+            let gpu_cat = t.symbols.get(steps::GPU_ANNOTATION_CAT);
+            let ids = hta::profiler_step_ids(t);
+            t.events
+                .iter()
+                .filter(|e| ids.contains(&e.name) && Some(e.cat) != gpu_cat)
+                .count()
+        }
+        _ => step_rows.len(),
+    };
+    let origin = rows
+        .gpu
+        .iter()
+        .map(|g| g.ts)
+        .chain(rows.cpu.iter().map(|c| c.ts))
+        .min()
+        .unwrap_or(0);
+    let (figs, launch) = steps::step_figures(rows, t, &step_rows, origin);
+    let series = analyze_steps(&figs.iter().map(|f| f.dur_us / 1e3).collect::<Vec<_>>());
+    let shares = Shares::of(&figs);
+    let n = figs.len().max(1) as f64;
+    let judged = match (temporal, shares) {
+        (Some(_), Some(s)) => Some(verdict::judge(
+            s,
+            series.as_ref(),
+            launch,
+            figs.iter().map(|f| f.syncs).sum::<usize>() as f64 / n,
+            figs.iter().map(|f| f.kernels).sum::<usize>() as f64 / n,
+        )),
+        _ => None,
+    };
+    let (device, device_id) = match device_pid {
+        Some(pid) => device_name(t, pid),
+        None => (t.device.clone(), None),
+    };
+    RankReport {
+        rank,
+        file: t.path.display().to_string(),
+        device,
+        device_id,
+        devices: Vec::new(),
+        markers: if figs.is_empty() { None } else { markers },
+        window: Window {
+            applied: rows.windowed,
+            gpu_events_in_file: if device_pid.is_some() {
+                rows.gpu.len() + rows.gpu_outside.len()
+            } else {
+                rows.gpu_in_file
+            },
+            gpu_events_analysed: rows.gpu.len(),
+            steps_in_file,
+        },
+        temporal,
+        idle_breakdown,
+        kernel_types,
+        steps: figs,
+        step_time: series.as_ref().map(StepSeries::of),
+        shares,
+        launch,
+        verdict: judged.as_ref().map(|v| v.verdict),
+        level: judged.as_ref().and_then(|v| v.level),
+        evidence: judged
+            .as_ref()
+            .map(|v| v.evidence.clone())
+            .unwrap_or_default(),
+        causes: judged
+            .as_ref()
+            .map(|v| v.causes.clone())
+            .unwrap_or_default(),
+        cycles: judged.as_ref().and_then(|v| v.cycles),
+        fix: judged.map(|v| v.fix),
+        truncated_at: t.truncated_at,
+    }
+}
+
 /// The straggler: the rank with the largest modified Z-score above
-/// [`OUTLIER_MODIFIED_Z`] on its mean step time, else on its idle share (slow side only).
-/// Needs three ranks: with two, each is as far from the median as the other.
+/// [`OUTLIER_MODIFIED_Z`] on its mean step time, else on its idle share (slow side only),
+/// else, since collectives make every rank's step as long as the slowest one's, on its
+/// compute share of the step (high side) or its collectives' share (low side: the others
+/// wait inside theirs for it). Each also needs a distance from the median of at least
+/// [`HOST_STALL_MODERATE`] (of the median step; in percentage points for the shares), the
+/// smallest share of a step gpufeed judges, so that ranks alike to a few tenths of a
+/// percent (steps made equal by collectives, jitter) do not single one out. Needs three ranks: with
+/// two, each is as far from the median as the other.
 fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
     let judged: Vec<&RankReport> = ranks
         .iter()
@@ -498,11 +870,13 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
     if judged.len() < 3 {
         return None;
     }
-    let pick = |by: StragglerBy, values: Vec<f64>| -> Option<Straggler> {
-        let z = modified_z_scores(&values);
+    // `sign` -1 looks for the low side; `min_gap` is the least distance from the median.
+    let pick = |by: StragglerBy, values: Vec<f64>, sign: f64, min_gap: f64| {
+        let signed: Vec<f64> = values.iter().map(|v| sign * v).collect();
+        let z = modified_z_scores(&signed);
         let med = gpufeed_stats::summary::median(&values);
         let (i, &zi) = z.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
-        (zi > OUTLIER_MODIFIED_Z).then(|| Straggler {
+        (zi > OUTLIER_MODIFIED_Z && sign * (values[i] - med) >= min_gap).then(|| Straggler {
             rank: judged[i].rank,
             by,
             value: values[i],
@@ -510,22 +884,46 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
             z: zi,
         })
     };
-    pick(
-        StragglerBy::StepTime,
+    let share = |f: fn(&Shares) -> f64| -> Vec<f64> {
         judged
             .iter()
-            .map(|r| r.step_time.as_ref().map_or(0.0, |s| s.mean_ms))
-            .collect(),
-    )
-    .or_else(|| {
-        pick(
-            StragglerBy::IdleShare,
-            judged
-                .iter()
-                .map(|r| r.temporal.map_or(0.0, |t| t.idle_pct))
-                .collect(),
-        )
-    })
+            .map(|r| r.shares.as_ref().map_or(0.0, |s| 100.0 * f(s)))
+            .collect()
+    };
+    let min_share = 100.0 * HOST_STALL_MODERATE;
+    let step_ms: Vec<f64> = judged
+        .iter()
+        .map(|r| r.step_time.as_ref().map_or(0.0, |s| s.mean_ms))
+        .collect();
+    let min_step = HOST_STALL_MODERATE * gpufeed_stats::summary::median(&step_ms);
+    pick(StragglerBy::StepTime, step_ms, 1.0, min_step)
+        .or_else(|| {
+            pick(
+                StragglerBy::IdleShare,
+                judged
+                    .iter()
+                    .map(|r| r.temporal.map_or(0.0, |t| t.idle_pct))
+                    .collect(),
+                1.0,
+                min_share,
+            )
+        })
+        .or_else(|| {
+            pick(
+                StragglerBy::ComputeShare,
+                share(|s| s.compute),
+                1.0,
+                min_share,
+            )
+        })
+        .or_else(|| {
+            pick(
+                StragglerBy::CollectiveWait,
+                share(|s| s.collective),
+                -1.0,
+                min_share,
+            )
+        })
 }
 
 #[cfg(test)]

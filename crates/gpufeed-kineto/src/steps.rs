@@ -1,9 +1,14 @@
 //! Per iteration: step time, GPU busy share, and where the host was while the GPU idled.
 //!
-//! A step is a `ProfilerStep#N` row (PyTorch) or a step marker (TensorFlow), `[ts, end)`.
-//! Inside it, the GPU's busy time is the union of its kernels, copies and sets on every
-//! stream (the rows of HTA's idle breakdown), and its idle time the rest of the step. Each
-//! idle interval is then charged to what the host was doing, in this order:
+//! A step is `[ts, end)` of its markers ([`Markers`]): PyTorch's `ProfilerStep#N` (timed on
+//! the GPU by its GPU-track copy when that copy holds the step's GPU work, else the host's
+//! window), DataLoader `__next__` calls without a schedule, TensorFlow's `step_num`, GPU
+//! `Steps` line, Keras `train_function` or `iter_num`. Inside it, the GPU's busy time is
+//! the union of its kernels, copies and sets on every stream that run inside the step,
+//! **whoever launched them**: a kernel launched before the trace began, or by the step
+//! before (a GPU that runs behind the CPU), is busy time, not idle. Its idle time is the
+//! rest of the step. Each idle interval is then charged to what the host was doing, in
+//! this order:
 //!
 //! 1. **data wait**: the part that overlaps the DataLoader's `__next__` (or tf.data's
 //!    `GetNext`): the host was fetching the batch.
@@ -28,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hta::{CUDA_WORK_CATS, GpuRow, KernelType, Rows, merge};
 use crate::read::RawTrace;
-use gpufeed_stats::thresholds::KERNEL_WAIT_US;
+use gpufeed_stats::thresholds::{KERNEL_WAIT_US, PER_OP_GAP_US};
 
 /// One step's figures: an entry of the contract's `steps`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
@@ -39,12 +44,14 @@ pub struct StepFigures {
     pub start_us: f64,
     /// Step time, µs.
     pub dur_us: f64,
-    /// Time with some GPU work running, µs.
+    /// Time with some GPU work running inside the step, whoever launched it, µs.
     pub gpu_busy_us: f64,
-    /// `gpu_busy_us` over the step, percent.
+    /// `gpu_busy_us` over the step, percent: the GPU's busy share by time.
     pub gpu_busy_pct: f64,
     /// Time with a compute kernel running, µs.
     pub compute_us: f64,
+    /// Time with a collective (NCCL/RCCL all-reduce, all-gather, ...) running, µs.
+    pub collective_us: f64,
     /// Host-to-device copy time on the GPU that no compute overlaps, µs.
     pub h2d_us: f64,
     /// Of `h2d_us`, copies from pageable host memory, µs.
@@ -63,7 +70,10 @@ pub struct StepFigures {
     pub launch_wait_us: f64,
     /// Idle with the host busy elsewhere, µs.
     pub other_idle_us: f64,
-    /// GPU rows that started in the step.
+    /// Of `other_idle_us`, the part in gaps shorter than [`PER_OP_GAP_US`] between GPU ops:
+    /// the host's per-op overhead, µs.
+    pub other_idle_short_us: f64,
+    /// GPU rows that started in the step (whoever launched them).
     pub kernels: usize,
     /// Host synchronisations that returned in the step.
     pub syncs: usize,
@@ -161,19 +171,176 @@ fn minus(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
     out
 }
 
-/// The step rows of a rank: `(N, ts, end)`, `ProfilerStep#N` rows in the window.
+/// Which markers delimit a rank's iterations: the report names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Markers {
+    /// PyTorch's `ProfilerStep#N` on the host, each step's GPU extent taken from its copy
+    /// on the GPU track (`gpu_user_annotation`, recent PyTorch): where the step's GPU work
+    /// really runs.
+    ProfilerStepGpu,
+    /// PyTorch's `ProfilerStep#N` on the host: the step's CPU window.
+    ProfilerStep,
+    /// PyTorch without a schedule: one iteration from each DataLoader `__next__` to the
+    /// next; the data wait is the GPU idle inside that `__next__`.
+    DataloaderNext,
+    /// TensorFlow/JAX host events with `step_num` (`tf.profiler.experimental.Trace`,
+    /// `jax.profiler.StepTraceAnnotation`, Keras `fit` on recent versions).
+    StepNum,
+    /// TensorFlow's `Steps` line on the GPU plane (one event per step, `group_id`): the
+    /// step's GPU extent.
+    TfStepsLine,
+    /// Keras' `train_function` calls on the host, one per step.
+    TrainFunction,
+    /// TensorFlow graph-mode iterations (`iter_num`): each step from the first to the last
+    /// event of its iteration.
+    IterNum,
+}
+
+impl Markers {
+    /// What the text report calls them.
+    #[must_use]
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ProfilerStepGpu => {
+                "ProfilerStep#N, each timed on the GPU by its GPU-track copy (gpu_user_annotation)"
+            }
+            Self::ProfilerStep => "ProfilerStep#N (the host's step window)",
+            Self::DataloaderNext => {
+                "DataLoader `__next__` calls (no ProfilerStep: a profile without a schedule)"
+            }
+            Self::StepNum => "step_num markers",
+            Self::TfStepsLine => "the GPU's `Steps` line (group_id)",
+            Self::TrainFunction => "Keras `train_function` calls",
+            Self::IterNum => "iter_num (graph-mode iterations)",
+        }
+    }
+}
+
+/// Kineto's category of the GPU-track copies of user annotations.
+pub const GPU_ANNOTATION_CAT: &str = "gpu_user_annotation";
+
+/// A step name's number: `ProfilerStep#N` → N.
+fn step_number(name: &str) -> Option<i64> {
+    name.strip_prefix("ProfilerStep#")?.parse().ok()
+}
+
+/// The iterations of a PyTorch rank, `(N, ts, end)` by start, and which markers gave
+/// them.
+///
+/// `ProfilerStep#N` rows on the host (in HTA's window) are the steps; their copies on the
+/// GPU track are never steps. When every step has such a copy and each copy holds at least
+/// half of the GPU time of the work its step launched, the copy is the step's extent: the
+/// GPU's own record of when the step ran. Otherwise (older PyTorch, or a runtime that
+/// records the copy as an instant, as ROCm's does) the host's window is the step, and the
+/// GPU work counted in it is whatever runs inside it. Without any ProfilerStep, the
+/// DataLoader's `__next__` calls mark the iterations.
 #[must_use]
-pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
+pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> (Vec<(i64, i64, i64)>, Option<Markers>) {
+    let gpu_cat = t.symbols.get(GPU_ANNOTATION_CAT);
     let mut steps: Vec<(i64, i64, i64)> = rows
         .cpu
         .iter()
-        .filter_map(|r| {
-            let n = t.symbols.name(r.name).strip_prefix("ProfilerStep#")?;
-            Some((n.parse().ok()?, r.ts, r.end))
-        })
+        .filter(|r| Some(r.cat) != gpu_cat)
+        .filter_map(|r| Some((step_number(t.symbols.name(r.name))?, r.ts, r.end)))
         .collect();
     steps.sort_by_key(|s| s.1);
-    steps
+    if steps.is_empty() {
+        let loader = dataloader_iterations(rows, t);
+        let markers = (!loader.is_empty()).then_some(Markers::DataloaderNext);
+        return (loader, markers);
+    }
+    match gpu_extents(rows, t, &steps, gpu_cat) {
+        Some(gpu) => (gpu, Some(Markers::ProfilerStepGpu)),
+        None => (steps, Some(Markers::ProfilerStep)),
+    }
+}
+
+/// The GPU-track extents of `steps`, when every step has one that holds at least half of
+/// the GPU time of the work launched from the step (see [`profiler_steps`]).
+fn gpu_extents(
+    rows: &Rows,
+    t: &RawTrace,
+    steps: &[(i64, i64, i64)],
+    gpu_cat: Option<u32>,
+) -> Option<Vec<(i64, i64, i64)>> {
+    let gpu_cat = gpu_cat?;
+    let mut extents: FxHashMap<i64, (i64, i64)> = FxHashMap::default();
+    for e in t.events.iter().filter(|e| e.cat == gpu_cat) {
+        if let Some(n) = step_number(t.symbols.name(e.name)) {
+            extents.insert(n, crate::hta::round_span(e.ts, e.dur, rows.rounded));
+        }
+    }
+    if extents.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(steps.len());
+    for &(n, s, e) in steps {
+        let &(gs, ge) = extents.get(&n)?;
+        let launched = merge(
+            rows.gpu
+                .iter()
+                .filter(|g| g.stream != -1 && g.launch_ts.is_some_and(|l| l >= s && l < e))
+                .map(|g| (g.ts, g.end))
+                .collect(),
+        );
+        let held = len(&clip(&launched, gs, ge));
+        if 2 * held < len(&launched) || ge <= gs {
+            return None;
+        }
+        out.push((n, gs, ge));
+    }
+    out.sort_by_key(|s| s.1);
+    Some(out)
+}
+
+/// PyTorch without a schedule: one iteration from each DataLoader `__next__` call (the
+/// outermost, on any thread) to the next; the last call starts no whole iteration.
+fn dataloader_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
+    let mut calls: Vec<(i64, i64)> = rows
+        .cpu
+        .iter()
+        .filter(|r| {
+            let n = t.symbols.name(r.name);
+            n.contains("DataLoader") && n.contains("__next__")
+        })
+        .map(|r| (r.ts, r.end))
+        .collect();
+    calls.sort_unstable();
+    // Nested calls of one fetch are one call.
+    let mut outer: Vec<(i64, i64)> = Vec::with_capacity(calls.len());
+    for c in calls {
+        match outer.last() {
+            Some(&(_, end)) if c.0 < end => {}
+            _ => outer.push(c),
+        }
+    }
+    outer
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| (i as i64 + 1, w[0].0, w[1].0))
+        .collect()
+}
+
+/// A collective (NCCL / RCCL all-reduce, all-gather, reduce-scatter, broadcast, ...), by
+/// name: NCCL's and RCCL's kernels (`ncclKernel_AllReduce_...`, `ncclDevKernel_Generic`),
+/// and XLA's collective ops (`all-reduce.1`, `all-gather-start`, `reduce-scatter`,
+/// `collective-permute`, `all-to-all`).
+#[must_use]
+pub fn is_collective(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("nccl")
+        || lower.contains("rccl")
+        || [
+            "all-reduce",
+            "all-gather",
+            "reduce-scatter",
+            "collective-permute",
+            "all-to-all",
+            "collective-broadcast",
+        ]
+        .iter()
+        .any(|op| lower.starts_with(op))
 }
 
 /// Medians the launch-bound evidence quotes.
@@ -205,29 +372,36 @@ pub fn step_figures(
         .iter()
         .filter_map(|c| t.symbols.get(c))
         .collect();
+    // Every GPU row, HTA's window or not: GPU time is placed by when it runs, so a kernel
+    // launched before the trace began, or from the step before, is busy time.
+    let gpu = || rows.gpu.iter().chain(&rows.gpu_outside);
     // TensorFlow rows carry no category: every GPU row there is work.
     let work = |g: &GpuRow| {
         g.stream != -1
             && (idle_cats.contains(&g.cat)
                 || (g.cat == crate::read::NO_CAT && g.kind != KernelType::Other))
     };
-    let busy = merge(
-        rows.gpu
-            .iter()
-            .filter(|g| work(g))
-            .map(|g| (g.ts, g.end))
-            .collect(),
-    );
+    let busy = merge(gpu().filter(|g| work(g)).map(|g| (g.ts, g.end)).collect());
     let compute = merge(
-        rows.gpu
-            .iter()
+        gpu()
             .filter(|g| work(g) && g.kind == KernelType::Computation)
             .map(|g| (g.ts, g.end))
             .collect(),
     );
-    let h2d_rows: Vec<&GpuRow> = rows
-        .gpu
+    // Collectives by name, tested once per distinct name.
+    let collective_names: rustc_hash::FxHashSet<u32> = t
+        .symbols
         .iter()
+        .filter(|(_, n)| is_collective(n))
+        .map(|(id, _)| id)
+        .collect();
+    let collective = merge(
+        gpu()
+            .filter(|g| work(g) && collective_names.contains(&g.name))
+            .map(|g| (g.ts, g.end))
+            .collect(),
+    );
+    let h2d_rows: Vec<&GpuRow> = gpu()
         .filter(|g| work(g) && is_h2d(t.symbols.name(g.name)))
         .collect();
     let h2d_of = |pageable: bool| {
@@ -261,11 +435,9 @@ pub fn step_figures(
     let data = merge(data);
     let copy = merge(copy);
     sync_ends.sort_unstable();
-    let mut kernel_starts: Vec<i64> = rows.gpu.iter().filter(|g| work(g)).map(|g| g.ts).collect();
+    let mut kernel_starts: Vec<i64> = gpu().filter(|g| work(g)).map(|g| g.ts).collect();
     kernel_starts.sort_unstable();
-    let kernel_durs: Vec<f64> = rows
-        .gpu
-        .iter()
+    let kernel_durs: Vec<f64> = gpu()
         .filter(|g| work(g) && g.kind == KernelType::Computation)
         .map(|g| (g.end - g.ts) as f64)
         .collect();
@@ -288,6 +460,7 @@ pub fn step_figures(
                     0.0
                 },
                 compute_us: len(&compute_in) as f64,
+                collective_us: len(&clip(&collective, s, e)) as f64,
                 h2d_pageable_us: len(&minus(&clip(&h2d_pageable, s, e), &compute_in)) as f64,
                 h2d_pinned_us: len(&minus(&clip(&h2d_pinned, s, e), &compute_in)) as f64,
                 idle_us: len(&idle) as f64,
@@ -317,6 +490,9 @@ pub fn step_figures(
                     f.launch_wait_us += left;
                 } else {
                     f.other_idle_us += left;
+                    if ((b - a) as f64) < PER_OP_GAP_US {
+                        f.other_idle_short_us += left;
+                    }
                 }
             }
             f

@@ -65,6 +65,12 @@ pub struct Case {
     pub ranks: usize,
     /// This rank's DataLoader takes this many times longer.
     pub straggler: Option<(usize, f64)>,
+    /// This rank's kernels take this many times longer (a slower or throttling GPU).
+    pub slow_compute: Option<(usize, f64)>,
+    /// An all-reduce (NCCL) after each step's kernels, µs (0: none). Every rank's
+    /// all-reduce ends at the same time after the step's start on the GPU: when the
+    /// slowest rank's compute could end, plus this; so the others wait inside it.
+    pub allreduce_us: f64,
     /// Output format.
     pub flavor: Flavor,
     /// Timestamps with nanosecond digits.
@@ -89,6 +95,8 @@ impl Case {
             slow_every: None,
             ranks: 1,
             straggler: None,
+            slow_compute: None,
+            allreduce_us: 0.0,
             flavor: Flavor::Kineto,
             float_ts: false,
         }
@@ -173,6 +181,41 @@ impl Case {
         }
     }
 
+    /// A rank well fed except every 4th step, whose batch comes 36 ms late (a slow worker
+    /// in a round robin): the median step waits 2 %, every 4th lasts 3 times as long. The
+    /// cycle, not the steady state, is the input stall: oscillating, with the input stall
+    /// named as what cycles.
+    #[must_use]
+    pub fn periodic_input_stall() -> Self {
+        Self {
+            steps: 41,
+            data_us: 360.0,
+            slow_every: Some((4, 36_000.0)),
+            ..Self::base("periodic-input-stall", "oscillating")
+        }
+    }
+
+    /// Four ranks under an all-reduce after each step; rank 2's kernels take 1.5 times as
+    /// long (a throttling GPU). The others wait for it inside their all-reduce, so every
+    /// rank's step is as long: the straggler shows in its compute share, and in the others'
+    /// collective wait, not in the step times.
+    #[must_use]
+    pub fn allreduce_straggler() -> Self {
+        Self {
+            ranks: 4,
+            syncs: 0,
+            slow_compute: Some((2, 1.5)),
+            allreduce_us: 400.0,
+            ..Self::base("allreduce-straggler", "compute-bound")
+        }
+    }
+
+    /// Cases beyond [`Case::all`]'s, which its tests' single-rank assumptions do not fit.
+    #[must_use]
+    pub fn more() -> Vec<Self> {
+        vec![Self::periodic_input_stall(), Self::allreduce_straggler()]
+    }
+
     /// Every case, each with the verdict it must get.
     #[must_use]
     pub fn all() -> Vec<Self> {
@@ -211,7 +254,10 @@ impl Case {
     /// A case by its name (`input-bound`, ...), as [`Case::all`] names them.
     #[must_use]
     pub fn named(name: &str) -> Option<Self> {
-        Self::all().into_iter().find(|c| c.name == name)
+        Self::all()
+            .into_iter()
+            .chain(Self::more())
+            .find(|c| c.name == name)
     }
 }
 
@@ -498,6 +544,14 @@ impl Gpu {
     }
 }
 
+/// The host's kernel-launch call in each format.
+fn launch_name(flavor: Flavor) -> &'static str {
+    match flavor {
+        Flavor::Kineto => "cudaLaunchKernel",
+        Flavor::TensorFlow | Flavor::XPlane => "cuLaunchKernel",
+    }
+}
+
 /// Writes rank `rank` of `case`: the trace's bytes and what the generator did.
 #[must_use]
 pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
@@ -519,6 +573,15 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         Some((r, f)) if r == rank => f,
         _ => 1.0,
     };
+    let compute_factor = match case.slow_compute {
+        Some((r, f)) if r == rank => f,
+        _ => 1.0,
+    };
+    // When the slowest rank's compute could end, from the step's first kernel.
+    let slowest_compute = case.kernels as f64
+        * case.kernel_us
+        * case.slow_compute.map_or(1.0, |(_, f)| f.max(1.0))
+        * 1.06;
     let mut t = 1000.0;
     let mut corr = 1u64;
     let sync_every = case
@@ -566,15 +629,19 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
             corr += 1;
             t = host_end + case.host_gap_us;
         }
+        let mut gpu_step_start = None;
         for k in 0..case.kernels {
-            let dur = rng.jitter(case.kernel_us);
+            let dur = rng.jitter(case.kernel_us * compute_factor);
             let start = gpu.run(t, t + case.launch_us, dur, counted);
+            gpu_step_start.get_or_insert(start);
             w.gpu("volta_sgemm_128x64_nn", "kernel", start, dur, corr, false);
-            let launch = match case.flavor {
-                Flavor::Kineto => "cudaLaunchKernel",
-                Flavor::TensorFlow | Flavor::XPlane => "cuLaunchKernel",
-            };
-            w.host(launch, "cuda_runtime", t, case.launch_us, Some(corr));
+            w.host(
+                launch_name(case.flavor),
+                "cuda_runtime",
+                t,
+                case.launch_us,
+                Some(corr),
+            );
             corr += 1;
             t += case.launch_us + case.host_gap_us;
             if (k + 1) % sync_every == 0 {
@@ -588,6 +655,34 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
                 w.host(sync, "cuda_runtime", t, end - t - 1.0, None);
                 t = end + case.sync_tail_us;
             }
+        }
+        if case.allreduce_us > 0.0 {
+            // Every rank's all-reduce ends together: the others wait inside it.
+            let ends = gpu_step_start.unwrap_or(t) + (slowest_compute + case.allreduce_us).round();
+            let ready = (t + case.launch_us).max(gpu.free);
+            let dur = (ends - ready).max(case.allreduce_us);
+            let at = gpu.run(t, t + case.launch_us, dur, counted);
+            w.gpu(
+                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+                "kernel",
+                at,
+                dur,
+                corr,
+                false,
+            );
+            w.host(
+                launch_name(case.flavor),
+                "cuda_runtime",
+                t,
+                case.launch_us,
+                Some(corr),
+            );
+            corr += 1;
+            t += case.launch_us;
+            // The loss read after the step: the host waits for the all-reduce.
+            let end = t.max(gpu.free) + 3.0;
+            w.host("aten::item", "cpu_op", t, end - t, None);
+            t = end + case.sync_tail_us;
         }
         w.step(step + 1, start, t - start);
     }

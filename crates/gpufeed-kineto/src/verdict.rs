@@ -5,20 +5,30 @@
 //! [`crate::steps`] for how each idle microsecond is charged). The rules, in the order of
 //! `gpufeed profile step`'s verdict (gpufeed-train `verdict::judge`):
 //!
+//! 0. A GPU busy (by time, less the host-to-device copies no compute overlaps, which are
+//!    input time) at least [`GPU_BUSY_BOUND`] of the steps is GPU-bound (unless its step
+//!    times cycle with a stall the slow steps hold: oscillating, rule 3):
+//!    communication-bound when collectives run at least [`COMMUNICATION_BOUND_SHARE`] of its
+//!    busy time, else compute-bound. Never host-, input- or transfer-bound: what idle is
+//!    left cannot be the lever.
 //! 1. input share = (data wait + copy wait + host-to-device copy time) / step: TF
 //!    Profiler's input time, judged against [`INPUT_BOUND_MODERATE`] / [`INPUT_BOUND_HIGH`];
 //!    transfer-bound when the copy part outweighs the data wait, else input-bound.
 //!    sync share, launch share and the share of idle with the host elsewhere (host-bound)
 //!    are judged against [`HOST_STALL_MODERATE`] / [`HOST_STALL_HIGH`].
-//! 2. The largest cause at the high level is the verdict.
-//! 3. Else, when the step times repeat a cycle (gpufeed-stats' step verdict): oscillating.
+//! 2. The largest cause at the high level whose median step also shows it (at least its
+//!    moderate threshold) is the verdict: `input-bound` is for a median step that waits.
+//! 3. Else, when the step times repeat a cycle (gpufeed-stats' step verdict): oscillating,
+//!    naming what cycles (`cycles`): the largest cause that the median step does not show,
+//!    concentrated in the slow steps (a slow worker in a round robin every k-th batch).
 //! 4. Else the largest cause at the moderate level.
 //! 5. Else compute-bound: the GPU's work is the step.
 
 use gpufeed_stats::StepAnalysis;
 use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{
-    HOST_STALL_HIGH, HOST_STALL_MODERATE, INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, KERNEL_WAIT_US,
+    COMMUNICATION_BOUND_SHARE, GPU_BUSY_BOUND, HOST_STALL_HIGH, HOST_STALL_MODERATE,
+    INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, KERNEL_WAIT_US, PER_OP_GAP_US,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -44,6 +54,10 @@ pub enum Bottleneck {
     Oscillating,
     /// The GPU's work is the step.
     ComputeBound,
+    /// The GPU is busy nearly the whole step, most of it in collectives (NCCL/RCCL
+    /// all-reduce, all-gather, ...): the interconnect, or the ranks the collectives wait
+    /// for, set the pace.
+    CommunicationBound,
 }
 
 impl Bottleneck {
@@ -58,6 +72,7 @@ impl Bottleneck {
             Self::HostBound => "host-bound",
             Self::Oscillating => "oscillating",
             Self::ComputeBound => "compute-bound",
+            Self::CommunicationBound => "communication-bound",
         }
     }
 }
@@ -86,6 +101,29 @@ pub struct Shares {
     pub launch_wait: f64,
     /// GPU idle with the host elsewhere.
     pub other_idle: f64,
+    /// Of `other_idle`, the part in gaps shorter than `PER_OP_GAP_US` (per-op overhead).
+    #[serde(default)]
+    pub other_idle_short: f64,
+    /// Collectives (NCCL/RCCL) running.
+    #[serde(default)]
+    pub collective: f64,
+    /// The median step's own shares: a cause the median step does not show is
+    /// concentrated in a few slow steps.
+    #[serde(default)]
+    pub median_step: MedianShares,
+}
+
+/// The median over the steps of each cause's share of its own step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+pub struct MedianShares {
+    /// Data wait plus copies (TF Profiler's input time).
+    pub input: f64,
+    /// Idle after host synchronisations.
+    pub sync_wait: f64,
+    /// Idle in short gaps between kernels.
+    pub launch_wait: f64,
+    /// Idle with the host elsewhere.
+    pub other_idle: f64,
 }
 
 impl Shares {
@@ -107,6 +145,14 @@ impl Shares {
             sync_wait: sum(|s| s.sync_wait_us),
             launch_wait: sum(|s| s.launch_wait_us),
             other_idle: sum(|s| s.other_idle_us),
+            other_idle_short: sum(|s| s.other_idle_short_us),
+            collective: sum(|s| s.collective_us),
+            median_step: MedianShares {
+                input: median_share(steps, |s| s.data_wait_us + s.copy_wait_us + s.h2d_us),
+                sync_wait: median_share(steps, |s| s.sync_wait_us),
+                launch_wait: median_share(steps, |s| s.launch_wait_us),
+                other_idle: median_share(steps, |s| s.other_idle_us),
+            },
         })
     }
 
@@ -129,8 +175,11 @@ pub struct Verdict {
     /// The change to try.
     pub fix: String,
     /// Every cause at or past its moderate threshold, the largest share first (the verdict
-    /// is one of them, unless it is oscillating or compute-bound).
+    /// is one of them, unless it is oscillating, compute- or communication-bound).
     pub causes: Vec<CauseShare>,
+    /// For `oscillating`: the cause that cycles (the stall the slow steps hold and the
+    /// median step does not).
+    pub cycles: Option<Bottleneck>,
 }
 
 /// A cause at or past its moderate threshold: its share of the step time, with the figure
@@ -148,6 +197,19 @@ pub struct CauseShare {
     pub evidence: String,
     /// What to try.
     pub fix: String,
+}
+
+fn median_share(steps: &[StepFigures], f: fn(&StepFigures) -> f64) -> f64 {
+    let v: Vec<f64> = steps
+        .iter()
+        .filter(|s| s.dur_us > 0.0)
+        .map(|s| f(s) / s.dur_us)
+        .collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        gpufeed_stats::summary::median(&v)
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -281,18 +343,27 @@ pub fn judge(
             level: l,
             evidence: format!(
                 "the GPU idles {} of the step while the host does other work: not fetching \
-                 data, copying, synchronising or in short launch gaps ({stall_scale})",
-                pct(s.other_idle)
+                 data, copying, synchronising or in short launch gaps; {} of the step in gaps \
+                 shorter than {PER_OP_GAP_US:.0} µs between GPU ops ({stall_scale})",
+                pct(s.other_idle),
+                pct(s.other_idle_short)
             ),
-            fix: "the host, not the GPU, sets the pace: find the CPU work in the idle gaps (the \
-             profiler's CPU ops between the step's kernels: metrics, logging, Python loops, an \
-             optimizer or loss on the CPU, waits on other ranks) and move it off the step, \
-             batch it every N steps, or overlap it with the GPU's work"
-                .to_owned(),
+            fix: host_fix(s),
         });
     }
     causes.sort_by(|a, b| b.share.total_cmp(&a.share));
     let oscillating = series.is_some_and(|a| a.verdict == StepVerdict::Oscillating);
+    // A cause the median step does not show lives in a few slow steps: with a cycle in the
+    // step times it is what cycles, not the steady state.
+    let periodic = |c: &CauseShare| oscillating && !steady(s, c);
+    let cycles = causes.iter().find(|c| periodic(c)).map(|c| c.bottleneck);
+    // The GPU's own work: busy time less the host-to-device copies no compute overlaps,
+    // which are input time (TF Profiler's definition) and judged as such. A cycle with a
+    // stall the slow steps hold is named first: the steady state is then GPU-bound, but
+    // every k-th step is not.
+    if s.gpu_busy - s.h2d >= GPU_BUSY_BOUND && cycles.is_none() {
+        return gpu_bound(s, busy_line, input_line, period_line);
+    }
     let pick = |c: &CauseShare| {
         let mut evidence = vec![c.evidence.clone(), busy_line.clone()];
         evidence.extend(period_line.clone());
@@ -302,24 +373,52 @@ pub fn judge(
             evidence,
             fix: c.fix.clone(),
             causes: causes.clone(),
+            cycles: None,
         }
     };
-    if let Some(c) = causes.iter().find(|c| c.level == Level::High) {
+    if let Some(c) = causes
+        .iter()
+        .find(|c| c.level == Level::High && !periodic(c))
+    {
         return pick(c);
     }
     if oscillating {
         let mut evidence: Vec<String> = period_line.clone().into_iter().collect();
+        let cycling = causes.iter().find(|c| Some(c.bottleneck) == cycles);
+        if let Some(c) = cycling {
+            evidence.push(format!(
+                "what cycles: {} ({} of the steps' time, {} of the median step's)",
+                c.bottleneck.as_str(),
+                pct(c.share),
+                pct(median_of(s, c.bottleneck))
+            ));
+        }
         evidence.push(input_line);
         evidence.push(busy_line);
+        let mut fix = "a cycle in the step time is a periodic stall: compare its period with the \
+                       number of loader workers (each worker's batch arriving at once), the \
+                       logging and checkpoint intervals, and any host sync every N steps"
+            .to_owned();
+        if let Some(c) = cycling {
+            fix = format!(
+                "{fix}. Here the slow steps wait for {}: {}",
+                match c.bottleneck {
+                    Bottleneck::InputBound | Bottleneck::TransferBound =>
+                        "input (one slow loader worker, or one slow shard, every period)",
+                    Bottleneck::SyncBound => "a host synchronisation",
+                    Bottleneck::LaunchBound => "kernel launches",
+                    _ => "the host",
+                },
+                c.fix
+            );
+        }
         return Verdict {
             verdict: Bottleneck::Oscillating,
             level: None,
             evidence,
-            fix: "a cycle in the step time is a periodic stall: compare its period with the \
-                  number of loader workers (each worker's batch arriving at once), the logging \
-                  and checkpoint intervals, and any host sync every N steps"
-                .to_owned(),
+            fix,
             causes,
+            cycles,
         };
     }
     if let Some(c) = causes.first() {
@@ -341,6 +440,104 @@ pub fn judge(
               `torch.compile` or XLA), or accept it: the input side is not what limits the run"
             .to_owned(),
         causes,
+        cycles: None,
+    }
+}
+
+/// The median step's share of a cause.
+fn median_of(s: Shares, b: Bottleneck) -> f64 {
+    let m = s.median_step;
+    match b {
+        Bottleneck::InputBound | Bottleneck::TransferBound => m.input,
+        Bottleneck::SyncBound => m.sync_wait,
+        Bottleneck::LaunchBound => m.launch_wait,
+        Bottleneck::HostBound => m.other_idle,
+        _ => 0.0,
+    }
+}
+
+/// Whether the median step shows the cause at least at its moderate threshold.
+fn steady(s: Shares, c: &CauseShare) -> bool {
+    let moderate = match c.bottleneck {
+        Bottleneck::InputBound | Bottleneck::TransferBound => INPUT_BOUND_MODERATE,
+        _ => HOST_STALL_MODERATE,
+    };
+    median_of(s, c.bottleneck) >= moderate
+}
+
+/// A GPU busy nearly the whole step: compute-bound, or communication-bound when
+/// collectives take most of its busy time. No cause of idle is listed: what idle is left
+/// cannot be the lever.
+fn gpu_bound(
+    s: Shares,
+    busy_line: String,
+    input_line: String,
+    period_line: Option<String>,
+) -> Verdict {
+    let comm = s.gpu_busy > 0.0 && s.collective >= COMMUNICATION_BOUND_SHARE * s.gpu_busy;
+    let mut evidence = vec![
+        format!(
+            "GPU busy {} of the step by time (>= {:.0} % is GPU-bound); collectives (NCCL/RCCL) \
+             {} of the step, {} of the GPU's busy time (>= {:.0} % is communication-bound)",
+            pct(s.gpu_busy),
+            100.0 * GPU_BUSY_BOUND,
+            pct(s.collective),
+            pct(if s.gpu_busy > 0.0 {
+                s.collective / s.gpu_busy
+            } else {
+                0.0
+            }),
+            100.0 * COMMUNICATION_BOUND_SHARE
+        ),
+        busy_line,
+        input_line,
+    ];
+    evidence.extend(period_line);
+    let (verdict, fix) = if comm {
+        (
+            Bottleneck::CommunicationBound,
+            "the collectives are the step: overlap them with compute (DDP's gradient buckets: \
+             `bucket_cap_mb`, `gradient_as_bucket_view=True`; FSDP's prefetch), send fewer \
+             bytes (gradient compression, bf16 gradients, a larger batch per all-reduce), check \
+             the interconnect (`NCCL_DEBUG=INFO`: NVLink/InfiniBand, not sockets), and look for \
+             a slower rank the collectives wait for",
+        )
+    } else {
+        (
+            Bottleneck::ComputeBound,
+            "the GPU's work is the step: make it cheaper (mixed precision with \
+             `torch.autocast`/`tf.keras.mixed_precision`, channels-last, fused optimizers, \
+             `torch.compile` or XLA), or accept it: the input side is not what limits the run",
+        )
+    };
+    Verdict {
+        verdict,
+        level: None,
+        evidence,
+        fix: fix.to_owned(),
+        causes: Vec::new(),
+        cycles: None,
+    }
+}
+
+/// The fix of a host-bound step: per-op overhead when most of the idle lies in short gaps
+/// between GPU ops, else host work to move off the step.
+fn host_fix(s: Shares) -> String {
+    if 2.0 * s.other_idle_short >= s.other_idle {
+        format!(
+            "most of the idle lies in gaps under {PER_OP_GAP_US:.0} µs between GPU ops: per-op \
+             launch and dispatch overhead (the framework's host time per op) sets the pace: \
+             fewer, larger ops (`torch.compile`, CUDA graphs with \
+             `torch.compile(mode=\"reduce-overhead\")`, XLA with `jit_compile=True`), a larger \
+             batch so each op does more work, mixed precision (AMP) so the GPU's work does not \
+             grow while the host's stays"
+        )
+    } else {
+        "the host, not the GPU, sets the pace: find the CPU work in the idle gaps (the \
+         profiler's CPU ops between the step's kernels: metrics, logging, Python loops, an \
+         optimizer or loss on the CPU, waits on other ranks) and move it off the step, batch \
+         it every N steps, or overlap it with the GPU's work"
+            .to_owned()
     }
 }
 
@@ -350,15 +547,19 @@ mod tests {
 
     fn shares(data: f64, transfer: f64, sync: f64, launch: f64) -> Shares {
         Shares {
-            gpu_busy: 1.0 - data - sync - launch,
+            gpu_busy: 1.0 - data - transfer - sync - launch,
             compute: 0.5,
             data_wait: data,
             transfer,
-            h2d: 0.0,
-            h2d_pageable: 0.0,
             sync_wait: sync,
             launch_wait: launch,
-            other_idle: 0.0,
+            median_step: MedianShares {
+                input: data + transfer,
+                sync_wait: sync,
+                launch_wait: launch,
+                other_idle: 0.0,
+            },
+            ..Shares::default()
         }
     }
 
@@ -385,18 +586,40 @@ mod tests {
             j(shares(0.0, 0.0, 0.04, 0.04)).verdict,
             Bottleneck::ComputeBound
         );
-        let m = j(shares(0.0, 0.0, HOST_STALL_MODERATE, 0.0));
+        // Judged only below GPU_BUSY_BOUND: the rest of the idle elsewhere.
+        let mut m = shares(0.0, 0.0, HOST_STALL_MODERATE, 0.0);
+        m.gpu_busy = 0.8;
+        let m = j(m);
         assert_eq!(
             (m.verdict, m.level),
             (Bottleneck::SyncBound, Some(Level::Moderate))
         );
         let mut host = shares(0.0, 0.0, 0.0, 0.0);
         host.other_idle = 0.3;
+        host.gpu_busy = 0.7;
+        host.median_step.other_idle = 0.3;
         assert_eq!(j(host).verdict, Bottleneck::HostBound);
         // The largest high cause wins.
         assert_eq!(
             j(shares(0.21, 0.0, 0.3, 0.0)).verdict,
             Bottleneck::SyncBound
         );
+    }
+
+    #[test]
+    fn a_busy_gpu_is_gpu_bound_whatever_its_idle_holds() {
+        let j = |s| judge(s, None, LaunchStats::default(), 0.0, 100.0);
+        // 92 % busy, the 8 % idle all data wait: past the moderate input level, yet the
+        // GPU's work is the step.
+        let mut s = shares(0.08, 0.0, 0.0, 0.0);
+        assert_eq!(j(s).verdict, Bottleneck::ComputeBound);
+        assert!(j(s).causes.is_empty());
+        s.collective = 0.6;
+        assert_eq!(j(s).verdict, Bottleneck::CommunicationBound);
+        // Exposed host-to-device copies are input time, not the GPU's own work.
+        let mut t = shares(0.0, 0.25, 0.0, 0.0);
+        t.gpu_busy = 1.0;
+        t.h2d = 0.25;
+        assert_eq!(j(t).verdict, Bottleneck::TransferBound);
     }
 }

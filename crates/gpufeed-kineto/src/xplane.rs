@@ -411,10 +411,19 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
                 offset: at,
             });
         }
-        let errors = if space.errors.is_empty() {
+        // The profiler's own errors, when they read as text: a file of another kind that
+        // happens to parse as an XSpace holds bytes there, which are never printed.
+        let text: Vec<&str> = space
+            .errors
+            .iter()
+            .map(String::as_str)
+            .filter(|e| e.len() <= 500 && !e.chars().any(|c| c.is_control() && c != '\n'))
+            .take(5)
+            .collect();
+        let errors = if text.is_empty() {
             String::new()
         } else {
-            format!("; the profiler's errors: {}", space.errors.join("; "))
+            format!("; the profiler's errors: {}", text.join("; "))
         };
         return Err(not_trace(format!(
             "an XSpace with no planes: the profiler recorded nothing{errors}"
@@ -467,6 +476,7 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
                 });
                 tid
             });
+            let steps_line = line.name == "Steps" || line.display_name == "Steps";
             let base_ps = i128::from(line.timestamp_ns) * 1000;
             for e in &line.events {
                 // An aggregated event (`NumOccurrences`) reads as offset 0, as in the
@@ -485,12 +495,15 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
                     }
                 });
                 let (mut corr, mut step, mut pageable) = (None, None, false);
+                let (mut group, mut iter) = (None, None);
                 let meta_stats = meta.map_or(&[][..], |m| &m.stats[..]);
                 for s in e.stats.iter().chain(meta_stats) {
                     let v = value(s, plane);
                     match stat_names.get(&s.metadata_id).copied() {
                         Some("correlation_id") => corr = corr.or(v.int()),
                         Some("step_num") => step = step.or(v.int()),
+                        Some("group_id") if steps_line => group = group.or(v.int()),
+                        Some("iter_num") => iter = iter.or(v.int()),
                         Some("memcpy_details") => {
                             if let Value::Str(d) = v {
                                 pageable |= d.contains("pageable");
@@ -507,6 +520,12 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
                 let name = t.symbols.intern(name);
                 if let Some(n) = step {
                     t.step_marks.push((n, t.events.len()));
+                }
+                if let Some(n) = group {
+                    t.group_marks.push((n, t.events.len()));
+                }
+                if let Some(n) = iter {
+                    t.iter_marks.push((n, t.events.len()));
                 }
                 let ts_ps = base_ps + i128::from(offset);
                 t.events.push(Event {

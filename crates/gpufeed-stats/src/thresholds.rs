@@ -171,6 +171,18 @@ thresholds! {
     HOST_STALL_HIGH = 0.20, "ratio",
         "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is highly sync- or launch-bound",
         "TF Profiler's highly-input-bound level, applied to the other host stalls (gpufeed judgement, see HOST_STALL_MODERATE)";
+    /// A GPU busy this share of the step (by time) is GPU-bound.
+    GPU_BUSY_BOUND = 0.90, "ratio",
+        "profiler traces: a GPU busy (by time, whoever launched the work) at least this share of the analysed steps is GPU-bound: `compute-bound`, or `communication-bound` when collectives take most of its busy time; never host-, input- or transfer-bound",
+        "gpufeed judgement: removing every stall from a step 90 % busy makes it at most 1/0.9 = 11 % faster, less than a mixed-precision or fused-kernel change on the GPU's own work, so the GPU's work is the lever; below it, the 10 % idle can already hold a moderate stall (HOST_STALL_MODERATE 5 %, TF Profiler's moderately input-bound level), which is judged as such";
+    /// Collectives' share of the GPU's busy time from which a GPU-bound step is communication-bound.
+    COMMUNICATION_BOUND_SHARE = 0.5, "ratio",
+        "profiler traces: a GPU-bound step (GPU_BUSY_BOUND) whose collectives (NCCL/RCCL all-reduce, all-gather, ...) run at least this share of its busy time is `communication-bound`",
+        "the issue's definition: collectives take most of the GPU's time (more than half); HTA's kernel-type breakdown reports the same COMMUNICATION time";
+    /// Idle gaps shorter than this between GPU ops are per-op overhead.
+    PER_OP_GAP_US = 1000.0, "us",
+        "profiler traces: when most of a host-bound step's idle lies in gaps shorter than this between GPU ops, the host's per-op dispatch (Python, the framework's op overhead, launches) sets the pace, and the fix is fewer, larger ops (CUDA graphs, torch.compile, a larger batch), not moving work off the step",
+        "gpufeed judgement: one eager PyTorch op costs the host 10-100 µs of dispatch (PyTorch's performance tuning guide and CUDA graphs post); a gap under 1 ms is a handful of ops, while metrics, logging or a CPU-side loss leave gaps of milliseconds";
 }
 
 /// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels

@@ -107,6 +107,10 @@ fn words(b: Bottleneck) -> (&'static str, &'static str) {
         ),
         Bottleneck::Oscillating => ("periodic step stall", "the step time repeats a cycle"),
         Bottleneck::ComputeBound => ("compute-bound step", "the GPU's work is the step"),
+        Bottleneck::CommunicationBound => (
+            "communication-bound step",
+            "the GPU is busy, most of it in collectives",
+        ),
     }
 }
 
@@ -230,6 +234,12 @@ fn straggler_cause(p: &Profiler) -> Option<Cause> {
             ),
             (s.value - s.median) / 100.0,
         ),
+        // Under collectives the others wait for it: the gap in the share is the step time
+        // they lose.
+        StragglerBy::ComputeShare | StragglerBy::CollectiveWait => (
+            format!("its {} over the {} ranks", s.describe(), p.ranks.len()),
+            (s.value - s.median).abs() / 100.0,
+        ),
     };
     let verdict = p
         .ranks
@@ -275,21 +285,32 @@ pub(crate) fn causes(p: &Profiler) -> Vec<Cause> {
     out
 }
 
-/// The sentence of a compute-bound run, for the report's verdict.
+/// The sentence of a GPU-bound run (compute- or communication-bound), for the report's
+/// verdict: no starvation, the GPU is busy nearly the whole step.
 pub(crate) fn compute_bound(p: &Profiler) -> Option<String> {
     let r = judged_rank(p)?;
-    if r.verdict != Some(Bottleneck::ComputeBound) {
-        return None;
-    }
     let s = r.shares?;
-    Some(format!(
-        "{} is compute-bound: the GPU is busy {} of the step, data wait and copies are {}, \
-         below TF Profiler's {} for moderately input-bound",
-        whose(p, r),
-        pct(s.gpu_busy),
-        pct(s.input()),
-        pct(INPUT_BOUND_MODERATE)
-    ))
+    match r.verdict? {
+        Bottleneck::ComputeBound => Some(format!(
+            "{} is compute-bound: the GPU is busy {} of the step, data wait and copies are {}, \
+             below TF Profiler's {} for moderately input-bound",
+            whose(p, r),
+            pct(s.gpu_busy),
+            pct(s.input()),
+            pct(INPUT_BOUND_MODERATE)
+        )),
+        Bottleneck::CommunicationBound => Some(format!(
+            "{} is communication-bound: the GPU is busy {} of the step, collectives (NCCL/RCCL) \
+             {} of the step: the interconnect, or a rank the collectives wait for, sets the pace{}",
+            whose(p, r),
+            pct(s.gpu_busy),
+            pct(s.collective),
+            r.fix
+                .as_deref()
+                .map_or_else(String::new, |f| format!("; to try: {f}"))
+        )),
+        _ => None,
+    }
 }
 
 /// Why a trace gave no verdict: no GPU events, or no steps.

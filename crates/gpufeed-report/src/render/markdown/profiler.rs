@@ -59,6 +59,7 @@ pub(super) fn section(o: &mut String, r: &Report) {
                 "GPU idle {:.1} % against a median of {:.1} %",
                 s.value, s.median
             ),
+            StragglerBy::ComputeShare | StragglerBy::CollectiveWait => s.describe(),
         };
         let _ = writeln!(
             o,

@@ -244,6 +244,10 @@ mod tests {
             rank: 3,
             file: "<rank3>.json".into(),
             device: None,
+            device_id: None,
+            devices: Vec::new(),
+            markers: None,
+            cycles: None,
             window: gpufeed_kineto::report::Window {
                 applied: false,
                 gpu_events_in_file: 0,
