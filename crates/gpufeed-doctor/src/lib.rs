@@ -127,6 +127,7 @@
 //! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
 //! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
 //! | `decode-per-item` | warning | audio or image decoding or features (`librosa.load`/`stft`/`feature.*`, `soundfile.read`, `torchaudio.load`, `scipy.io.wavfile.read`, `PIL.Image.open`, `cv2.imread`, ...) in `__getitem__` or a mapped function | the same work every epoch on the CPU | precompute; load arrays |
+//! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions | one process does every item's work in turn | `num_workers=8`, or precompute |
 //! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
 //! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
 //! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |

@@ -444,6 +444,13 @@ pub const RULES: &[Rule] = &[
         "precompute once (`gpufeed precompute`) and load arrays (`np.load`, safetensors) per item",
     ),
     rule(
+        "decode-per-item-few-workers",
+        Warning,
+        Lint,
+        "with 0 or 1 loader workers one process decodes and transforms every item in turn, so the GPU waits for it",
+        "`num_workers=8` (up to the cores) with `persistent_workers=True`, or precompute the features (`gpufeed precompute`)",
+    ),
+    rule(
         "syntax-error",
         Error,
         Lint,
