@@ -12,7 +12,7 @@
 //!
 //! let text = "{\n  // loader\n  \"num_loader_workers\": 4,\n  \"audio\": {\"num_mels\": 80}\n}\n";
 //! let o = outline(text, Path::new("config.json")).unwrap();
-//! assert_eq!(o.value("num_loader_workers").map(|v| v.value), Some(OutlineValue::Int(4)));
+//! assert_eq!(o.value("num_loader_workers").map(|v| &v.value), Some(&OutlineValue::Int(4)));
 //! assert!(o.has("audio.num_mels"));
 //! assert_eq!(o.span_of("num_loader_workers").unwrap().line, 3);
 //! ```

@@ -74,10 +74,14 @@
 //!
 //! | id | severity | fires when | why | fix (advice; never applied by `--fix`) |
 //! |---|---|---|---|---|
+//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2) | says which trainer, what was checked under its key names, and that MyXTTS' rules do not apply | - |
+//! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section | nothing was checked (exit 0) | pass the training config |
+//! | `pin-memory-off` | info | another trainer's `pin_memory` key is false | the copy to the GPU cannot overlap compute | `true` |
+//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`) | recomputed every epoch | `true` |
 //! | `tf-native-loading-off` | warning | `data.use_tf_native_loading: false` | MyXTTS decodes with librosa inside `tf.numpy_function`, under the GIL, one item at a time (the seeds' 2-40 % oscillation) | `gpufeed precompute`, or `use_tf_native_loading: true` (its features differ: HTK, [0, 1]) |
 //! | `gpu-prefetch-off` | warning | one GPU and `prefetch_to_gpu` or `enhanced_gpu_prefetch` false | no `prefetch_to_device`: the copy does not overlap the step | both `true` |
 //! | `loader-in-main-thread` | warning | `data.num_workers: 0` | batches are built between steps | `num_workers: N` |
-//! | `num-workers-above-cores` | warning | `num_workers` above this machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
+//! | `num-workers-above-cores` | warning (info when the cores are only this machine's: no `--cores`, not `doctor`) | `num_workers` above the training machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
 //! | `num-workers-low` | info | `num_workers` below 8 and below the cores | may not keep up (seeds' minimum 8; measure with `profile data --benchmark`) | 8, up to the cores |
 //! | `prefetch-disabled` | warning | `prefetch_buffer_size: 0` (gpufeed) or `pipeline_buffer_size: 0` (MyXTTS) | no read-ahead: loading and compute never overlap | delete the key |
 //! | `dynamic-shapes` | warning | `pad_to_fixed_length` false, no `pad_to_multiple_of`, graph mode or XLA on | a new shape almost every step: retrace / recompile while the GPU waits | `pad_to_fixed_length: true` |

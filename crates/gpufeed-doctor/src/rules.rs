@@ -212,6 +212,34 @@ pub const RULES: &[Rule] = &[
     ),
     // ---- validate: data pipeline and GPU ----
     rule(
+        "config-trainer",
+        Info,
+        Validate,
+        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, under that trainer's key names",
+        "nothing to do; `gpufeed lint` checks the training code",
+    ),
+    rule(
+        "config-unrecognised",
+        Info,
+        Validate,
+        "gpufeed recognises a config by the keys of the trainers it knows, and this file has none of them",
+        "pass the trainer's training config",
+    ),
+    rule(
+        "pin-memory-off",
+        Info,
+        Validate,
+        "without pinned host memory the copy of each batch to the GPU cannot overlap compute (PyTorch's DataLoader docs)",
+        "set the trainer's `pin_memory` to true when it trains on CUDA",
+    ),
+    rule(
+        "feature-cache-off",
+        Info,
+        Validate,
+        "the trainer computes again every epoch what it could cache after the first",
+        "turn the trainer's cache on, or precompute the features (`gpufeed precompute`)",
+    ),
+    rule(
         "tf-native-loading-off",
         Warning,
         Validate,

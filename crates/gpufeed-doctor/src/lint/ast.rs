@@ -113,6 +113,11 @@ impl Names {
         self.aliases.insert(bound, target);
     }
 
+    /// What the file's imported names stand for (`lib.trainer.Trainer`, `utils`).
+    pub(crate) fn targets(&self) -> impl Iterator<Item = &str> {
+        self.aliases.values().map(String::as_str)
+    }
+
     /// True when `head` is a name the file imports (or a usual alias: `tf`, `np`).
     pub(crate) fn imports(&self, head: &str) -> bool {
         self.aliases.contains_key(head) || DEFAULT_ALIASES.iter().any(|(a, _)| *a == head)

@@ -36,6 +36,8 @@ struct Project<'a, 't> {
     modules: HashMap<String, Vec<usize>>,
     /// Function name -> its definitions anywhere in the project.
     by_name: HashMap<String, Vec<Func<'t>>>,
+    /// Per file: the project's files it imports from.
+    imported: Vec<HashSet<usize>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
 }
@@ -149,12 +151,27 @@ impl<'a, 't> Project<'a, 't> {
                     .extend(defs.iter().map(|&def| Func { file: i, def }));
             }
         }
-        Self {
+        let mut p = Self {
             files,
             modules,
             by_name,
+            imported: Vec::new(),
             cross,
-        }
+        };
+        p.imported = files
+            .iter()
+            .map(|f| {
+                f.names
+                    .targets()
+                    .filter_map(|t| {
+                        let t = t.trim_start_matches('.');
+                        p.module(t)
+                            .or_else(|| t.rsplit_once('.').and_then(|(m, _)| p.module(m)))
+                    })
+                    .collect()
+            })
+            .collect();
+        p
     }
 
     fn src(&self, fi: usize) -> &'t str {
@@ -263,15 +280,24 @@ impl<'a, 't> Project<'a, 't> {
         own
     }
 
-    /// A function name defined once in the project (dunder methods excepted).
-    fn unique(&self, name: &str) -> Vec<Func<'t>> {
+    /// A function name defined once in the project, or once among the files that file
+    /// `fi` imports from (dunder methods excepted).
+    fn unique(&self, fi: usize, name: &str) -> Vec<Func<'t>> {
         if !self.cross || name.starts_with("__") {
             return Vec::new();
         }
-        match self.by_name.get(name).map(Vec::as_slice) {
-            Some([one]) => vec![*one],
-            _ => Vec::new(),
+        let Some(all) = self.by_name.get(name) else {
+            return Vec::new();
+        };
+        if let [one] = all.as_slice() {
+            return vec![*one];
         }
+        let near: Vec<_> = all
+            .iter()
+            .filter(|f| self.imported[fi].contains(&f.file))
+            .copied()
+            .collect();
+        if near.len() == 1 { near } else { Vec::new() }
     }
 
     /// The project's functions a call may run.
@@ -316,7 +342,7 @@ impl<'a, 't> Project<'a, 't> {
                 return found;
             }
         }
-        self.unique(last)
+        self.unique(fi, last)
     }
 
     /// The body to walk of a function or lambda.

@@ -576,10 +576,14 @@ impl<'t> Tf<'_, 't> {
                 Some(v) => ast::is_falsy_literal(v, src) || text(v, src) == "1",
             };
             if sequential && let Some(at) = method_node(call) {
+                let specific = match parallel {
+                    None => "`Dataset.map` without `num_parallel_calls`".to_owned(),
+                    Some(v) => format!("`Dataset.map` with `num_parallel_calls` {}", text(v, src)),
+                };
                 self.file.hit(
                     "tf-map-sequential",
                     at,
-                    "`Dataset.map` without `num_parallel_calls`",
+                    specific,
                     None,
                     "ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE)",
                 );
