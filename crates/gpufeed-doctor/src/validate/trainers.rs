@@ -2,7 +2,7 @@
 //! configs and the key names under which it sets what gpufeed understands (loader
 //! workers, batch size, fixed or bucketed shapes, pinned memory, prefetch, mixed
 //! precision, feature caching). MyXTTS' own configs (`model`, `data`, `training`) are
-//! recognised here too and keep every rule of [`super::rules`].
+//! recognised here too and keep every rule they had (the crate docs list them).
 //!
 //! Recognition scores each trainer by its markers present in the file (2 points each) and
 //! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
