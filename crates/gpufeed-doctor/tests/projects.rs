@@ -160,3 +160,10 @@ fn decode_through_wrappers_with_one_worker() {
         .unwrap();
     assert!(few.evidence.contains("soundfile.read"), "{}", few.evidence);
 }
+
+/// A torchaudio transform object (module level, and `self.x` set in `__init__`) called
+/// per item.
+#[test]
+fn transform_objects_called_per_item() {
+    check("transform-object");
+}

@@ -47,6 +47,28 @@ pub(super) fn is_decode(name: &str) -> bool {
         || name.starts_with("librosa.feature.")
         || name.starts_with("librosa.effects.")
         || name.starts_with("torchaudio.compliance.kaldi.")
+        || is_transform(name)
+}
+
+/// Constructors of feature transform objects (calling the object computes the feature):
+/// torchaudio's spectrogram, mel, MFCC and resampling modules.
+pub(super) fn is_transform(name: &str) -> bool {
+    name.strip_prefix("torchaudio.transforms.")
+        .is_some_and(|t| {
+            matches!(
+                t,
+                "Spectrogram"
+                    | "MelSpectrogram"
+                    | "MFCC"
+                    | "LFCC"
+                    | "Resample"
+                    | "MelScale"
+                    | "InverseMelScale"
+                    | "GriffinLim"
+                    | "PitchShift"
+                    | "SpeedPerturbation"
+            )
+        })
 }
 
 #[cfg(test)]

@@ -38,6 +38,9 @@ struct Project<'a, 't> {
     by_name: HashMap<String, Vec<Func<'t>>>,
     /// Per file: the project's files it imports from.
     imported: Vec<HashSet<usize>>,
+    /// Per file: names bound to a feature transform object (`to_mel`, `self.mel_fn`) ->
+    /// the constructor (`torchaudio.transforms.MelSpectrogram`).
+    transforms: Vec<HashMap<String, String>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
 }
@@ -156,6 +159,7 @@ impl<'a, 't> Project<'a, 't> {
             modules,
             by_name,
             imported: Vec::new(),
+            transforms: files.iter().map(transform_objects).collect(),
             cross,
         };
         p.imported = files
@@ -739,7 +743,11 @@ impl<'a, 't> Project<'a, 't> {
             n.kind() != "class_definition"
         });
         for call in calls {
-            let name = f.names.callee(call, src).unwrap_or_default();
+            let mut name = f.names.callee(call, src).unwrap_or_default();
+            // `self.to_mel(wav)` where `self.to_mel = torchaudio.transforms.MelSpectrogram(...)`.
+            if let Some(made) = self.transforms[func.file].get(&name) {
+                name.clone_from(made);
+            }
             if decode::is_decode(&name) {
                 out.push(Heavy {
                     file: func.file,
@@ -897,6 +905,28 @@ impl<'a, 't> Project<'a, 't> {
             _ => None,
         }
     }
+}
+
+/// Names assigned a feature transform object anywhere in the file (module level, or
+/// `self.x = ...` in a method): calling one computes the feature.
+fn transform_objects(f: &File<'_>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && right.kind() == "call"
+            && let Some(made) = f.names.callee(right, f.src)
+            && decode::is_transform(&made)
+            && let Some(name) = ast::dotted(left, f.src)
+        {
+            out.insert(name, made);
+        }
+        true
+    });
+    out
 }
 
 /// True when a `for` loop iterates something named like a loader or a dataset
