@@ -101,7 +101,7 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
                 (f, rel)
             }));
         } else {
-            files.push((path.clone(), path.clone()));
+            files.push((path.clone(), named(path)));
         }
     }
     let mut seen = HashSet::new();
@@ -154,7 +154,7 @@ pub fn lint_file(path: &Path) -> Vec<Finding> {
     match read_source(path) {
         Ok(text) => lint_inputs(&[Input {
             path: path.to_path_buf(),
-            rel: path.to_path_buf(),
+            rel: named(path),
             text,
         }]),
         Err(findings) => findings,
@@ -366,9 +366,16 @@ impl<'t> File<'t> {
 pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
     lint_inputs(&[Input {
         path: path.to_path_buf(),
-        rel: path.to_path_buf(),
+        rel: named(path),
         text: text.to_owned(),
     }])
+}
+
+/// How a file named on the command line counts for tests and examples: by its name only
+/// (`test_data.py`), not by the folders above it, which are the user's, not the project's.
+fn named(path: &Path) -> PathBuf {
+    path.file_name()
+        .map_or_else(|| path.to_path_buf(), PathBuf::from)
 }
 
 /// Parses every source, runs the rules of each file, follows calls across them, and turns
