@@ -172,15 +172,22 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
 /// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
 /// N steps (its `elif`/`else` run on the other steps and count).
 pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<Node<'t>> {
+    per_step_calls_within(body, src, 0)
+}
+
+fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<'t>> {
     let mut calls = Vec::new();
     ast::walk(body, &mut |n| {
         if n.id() != body.id() && ast::is_scope(n) {
             return false;
         }
         if n.kind() == "if_statement" && periodic(n, src) {
-            let mut c = n.walk();
-            for alt in n.children_by_field_name("alternative", &mut c) {
-                calls.extend(per_step_calls(alt, src));
+            // Bounded: generated code can nest `if`s thousands deep.
+            if depth < crate::constants::MAX_NESTING {
+                let mut c = n.walk();
+                for alt in n.children_by_field_name("alternative", &mut c) {
+                    calls.extend(per_step_calls_within(alt, src, depth + 1));
+                }
             }
             return false;
         }
