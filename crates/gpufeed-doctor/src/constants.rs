@@ -68,9 +68,9 @@ constants! {
         "lint rules follow calls into the project's own functions (any linted file) this deep: from a training loop to its host syncs, from `__getitem__`, a `collate_fn` or a function passed to `Dataset.map` to its per-item work",
         "gpufeed judgement: the trainers read for issue 27 reach their syncs and decoders in 2-4 calls (`train_step` -> `log_losses` -> `.item()`; `__getitem__` -> `get_audio` -> `load_wav` -> `soundfile.read`); 6 leaves room and keeps cycles and deep generated code bounded";
     /// Functions visited from one root (a training loop, a `__getitem__`, ...).
-    MAX_FUNCTIONS_PER_ROOT = 500, "functions",
+    MAX_FUNCTIONS_PER_ROOT = 100, "functions",
         "following calls from one training loop or per-item function stops after this many functions (the rest is not analysed)",
-        "gpufeed judgement: a training step touches tens of the project's functions; 500 bounds the work on a 400-file repository whose helpers call each other in cycles";
+        "gpufeed judgement: a training step or an item's loading touches tens of the project's functions (the trainers read for issue 27: under 30); 100 bounds the work on a 400-file repository whose helpers call each other in cycles (`cargo bench -p gpufeed-doctor --bench lint_repo`)";
     /// Files that calls are followed across.
     MAX_PROJECT_FILES = 5000, "files",
         "`lint` on more files than this lints each file on its own, without following calls between files",

@@ -167,3 +167,10 @@ fn decode_through_wrappers_with_one_worker() {
 fn transform_objects_called_per_item() {
     check("transform-object");
 }
+
+/// A `Dataset.map` function imported from another file reaches `tf.numpy_function` and
+/// librosa there.
+#[test]
+fn imported_map_function() {
+    check("tf-map-imported");
+}

@@ -224,14 +224,29 @@ pub(crate) fn is_true(node: Node<'_>) -> bool {
     node.kind() == "true"
 }
 
-/// Pre-order walk; `visit` returns whether to descend into the node's children.
+/// Pre-order walk; `visit` returns whether to descend into the node's children. One tree
+/// cursor, no allocation per node (linting a repository is mostly these walks).
 pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut impl FnMut(Node<'t>) -> bool) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if visit(n) {
-            let mut c = n.walk();
-            let children: Vec<_> = n.children(&mut c).collect();
-            stack.extend(children.into_iter().rev());
+    let mut cursor = node.walk();
+    let mut descend = visit(node);
+    loop {
+        if descend && cursor.goto_first_child() {
+            descend = visit(cursor.node());
+            continue;
+        }
+        // Next sibling, else up until a node has one; the start node's siblings are not
+        // part of the walk.
+        loop {
+            if cursor.depth() == 0 {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node());
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
         }
     }
 }

@@ -248,6 +248,9 @@ pub(crate) struct File<'t> {
     pub(crate) classes: HashMap<String, Vec<Node<'t>>>,
     /// Functions passed to `Dataset.map`, with where: they run once per item.
     pub(crate) item_roots: Vec<(Node<'t>, String)>,
+    /// Arguments of `Dataset.map` that name no function of this file (the project pass
+    /// resolves them across files).
+    pub(crate) map_args: Vec<(Node<'t>, String)>,
     /// Byte ranges of the training loops (found by the project pass).
     pub(crate) training_loops: Vec<(usize, usize)>,
     pub(crate) hits: Vec<Hit>,
@@ -414,6 +417,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 functions: ast::functions(root, src),
                 classes: ast::classes(root, src),
                 item_roots: Vec::new(),
+                map_args: Vec::new(),
                 training_loops: Vec::new(),
                 hits: Vec::new(),
             }

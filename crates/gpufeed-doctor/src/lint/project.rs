@@ -13,6 +13,7 @@
 //! Depth and breadth are bounded by `MAX_CALL_DEPTH`, `MAX_FUNCTIONS_PER_ROOT` and
 //! `MAX_PROJECT_FILES` (the constants table), so cycles and 400-file repositories stay fast.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 
@@ -41,6 +42,8 @@ struct Project<'a, 't> {
     /// Per file: names bound to a feature transform object (`to_mel`, `self.mel_fn`) ->
     /// the constructor (`torchaudio.transforms.MelSpectrogram`).
     transforms: Vec<HashMap<String, String>>,
+    /// The heavy calls found from each per-item function, by (file, definition id).
+    heavy_memo: RefCell<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
 }
@@ -79,6 +82,7 @@ struct Found<'t> {
 }
 
 /// Heavy per-item work reached from a per-item function.
+#[derive(Clone)]
 struct Heavy<'t> {
     file: usize,
     node: Node<'t>,
@@ -160,6 +164,7 @@ impl<'a, 't> Project<'a, 't> {
             by_name,
             imported: Vec::new(),
             transforms: files.iter().map(transform_objects).collect(),
+            heavy_memo: RefCell::new(HashMap::new()),
             cross,
         };
         p.imported = files
@@ -645,6 +650,11 @@ impl<'a, 't> Project<'a, 't> {
                     context.clone(),
                 ));
             }
+            for (arg, context) in &f.map_args {
+                for def in self.functions_of(fi, *arg) {
+                    out.push((def, context.clone()));
+                }
+            }
             for loader in self.loaders(fi) {
                 if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     for def in self.functions_of(fi, arg) {
@@ -714,12 +724,19 @@ impl<'a, 't> Project<'a, 't> {
         self.class_named(fi, &d)
     }
 
-    /// Heavy calls reachable from a per-item function, each with its call chain.
-    fn heavy_from(&self, root: Func<'t>, walk: &mut Walk) -> Vec<Heavy<'t>> {
-        let mut out = Vec::new();
-        if walk.enter(root) {
-            self.heavy_in(root, &[], 0, walk, &mut out);
+    /// Heavy calls reachable from a per-item function, each with its call chain; computed
+    /// once per function (`per_item` and `few_workers` share the roots).
+    fn heavy_from(&self, root: Func<'t>) -> Vec<Heavy<'t>> {
+        let key = (root.file, root.def.id());
+        if let Some(done) = self.heavy_memo.borrow().get(&key) {
+            return done.clone();
         }
+        let mut out = Vec::new();
+        let mut walk = Walk::new();
+        if walk.enter(root) {
+            self.heavy_in(root, &[], 0, &mut walk, &mut out);
+        }
+        self.heavy_memo.borrow_mut().insert(key, out.clone());
         out
     }
 
@@ -780,8 +797,7 @@ impl<'a, 't> Project<'a, 't> {
     /// `decode-per-item` for every heavy call reached from a per-item function.
     fn per_item(&self, hits: &mut Vec<(usize, Hit)>) {
         for (root, context) in self.item_roots() {
-            let mut walk = Walk::new();
-            for h in self.heavy_from(root, &mut walk) {
+            for h in self.heavy_from(root) {
                 let via = if h.chain.is_empty() {
                     String::new()
                 } else {
@@ -830,10 +846,9 @@ impl<'a, 't> Project<'a, 't> {
                 if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     roots.extend(self.functions_of(fi, c));
                 }
-                let mut walk = Walk::new();
                 let Some(h) = roots
                     .into_iter()
-                    .find_map(|r| self.heavy_from(r, &mut walk).into_iter().next())
+                    .find_map(|r| self.heavy_from(r).into_iter().next())
                 else {
                     continue;
                 };

@@ -540,9 +540,19 @@ impl<'t> Tf<'_, 't> {
     /// Checks a `.map(fn)` call; returns whether the function draws random numbers.
     fn check_map(&mut self, call: Node<'t>, on_dataset: bool) -> bool {
         let src = self.file.src;
-        let function = sig::arg(call, MAP, "map_func", src).and_then(|a| self.file.function_of(a));
+        let map_func = sig::arg(call, MAP, "map_func", src);
+        let function = map_func.and_then(|a| self.file.function_of(a));
         let tf_kwarg = ast::kwarg(call, "num_parallel_calls", src).is_some();
         let line = call.start_position().row + 1;
+        if function.is_none()
+            && on_dataset
+            && let Some(arg) = map_func
+        {
+            // Not a function of this file (imported?): the project pass resolves it.
+            self.file
+                .map_args
+                .push((arg, format!("passed to `Dataset.map` at line {line}")));
+        }
         let mut random = false;
         if let Some(f) = function {
             let py = self.file.calls_reaching(f, &is_py_function);
