@@ -16,7 +16,7 @@ pub fn run(data: &[u8]) {
     };
     let path = Path::new("fuzz-config.yaml");
     // With the cores known, so that the rules comparing with them run too.
-    let ctx = Context { cores: Some(4) };
+    let ctx = Context::new(Some(4), gpufeed_doctor::validate::CoresOf::TrainingMachine);
     let validation = validate_text(text, path, &ctx);
     for finding in &validation.findings {
         if let Some(p) = &finding.path {

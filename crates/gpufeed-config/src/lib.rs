@@ -322,6 +322,7 @@
 mod check;
 mod diag;
 mod load;
+mod outline;
 mod read;
 mod schema;
 pub mod settings;
@@ -333,6 +334,7 @@ use std::path::Path;
 pub use check::Violation;
 pub use diag::{ConfigError, ConfigWarning, Edit, ErrorKind, Rejected, WarningKind};
 pub use load::{MAX_CONFIG_BYTES, check, check_file, read_capped};
+pub use outline::{Outline, OutlineScalar, OutlineValue, outline};
 pub use schema::{
     Config, DataConfig, KeyInfo, ModelConfig, Myxtts, OverLength, PreprocessingMode, SECTIONS,
     TrainingConfig, Value, key_info, keys,

@@ -62,10 +62,19 @@ constants! {
     MAX_NESTING = 200, "levels",
         "lint rules stop following expressions and statements nested deeper than this (the deeper part is not analysed)",
         "gpufeed judgement: CPython's own parser stops at 200 nested parentheses (\"too many nested parentheses\"); generated code can nest far deeper, and following it would exhaust the stack";
-    /// Depth of the call chain followed from a mapped function.
-    MAX_CALL_DEPTH = 3, "calls",
-        "lint rules that look inside a function passed to `Dataset.map` follow calls to functions of the same file this deep",
-        "gpufeed judgement: enough for `map(load)` -> `load` -> `_decode`, bounded so recursion terminates";
+    /// Depth of the call chain followed from a mapped function, `__getitem__`, a
+    /// `collate_fn` or a training loop.
+    MAX_CALL_DEPTH = 6, "calls",
+        "lint rules follow calls into the project's own functions (any linted file) this deep: from a training loop to its host syncs, from `__getitem__`, a `collate_fn` or a function passed to `Dataset.map` to its per-item work",
+        "gpufeed judgement: the trainers read for issue 27 reach their syncs and decoders in 2-4 calls (`train_step` -> `log_losses` -> `.item()`; `__getitem__` -> `get_audio` -> `load_wav` -> `soundfile.read`); 6 leaves room and keeps cycles and deep generated code bounded";
+    /// Functions visited from one root (a training loop, a `__getitem__`, ...).
+    MAX_FUNCTIONS_PER_ROOT = 100, "functions",
+        "following calls from one training loop or per-item function stops after this many functions (the rest is not analysed)",
+        "gpufeed judgement: a training step or an item's loading touches tens of the project's functions (the trainers read for issue 27: under 30); 100 bounds the work on a 400-file repository whose helpers call each other in cycles (`cargo bench -p gpufeed-doctor --bench lint_repo`)";
+    /// Files that calls are followed across.
+    MAX_PROJECT_FILES = 5000, "files",
+        "`lint` on more files than this lints each file on its own, without following calls between files",
+        "gpufeed judgement: ESPnet, the largest speech trainer read for issue 27, has about 1 500 Python files";
     /// Seconds a framework probe may take before it is a hang.
     PROBE_TIMEOUT_S = 20, "seconds",
         "`framework-probe-hang`: a `python3` probe of TensorFlow, PyTorch or JAX that has not answered after this long is killed and reported",

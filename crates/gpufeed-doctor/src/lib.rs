@@ -43,6 +43,24 @@
 //! compare with are in gpufeed's one table, `gpufeed_stats::thresholds`; the checkers'
 //! input limits and MyXTTS' defaults are in [`constants::TABLE`], each with its source.
 //!
+//! ## `validate`: whose config is it
+//!
+//! [`validate::trainers`] holds one table of trainers, each with the keys that mark its
+//! configs, the key names under which it sets what gpufeed understands, and their source.
+//! A file is read as YAML or JSON (`//` comments blanked, spans kept;
+//! `gpufeed_config::outline`) and scored: 2 points per marker of a trainer (2 markers at
+//! least), 1 per MyXTTS section (`model`, `data`, `training`) and per key of MyXTTS'
+//! schema; the highest wins, MyXTTS on a tie, and an empty file is MyXTTS' defaults. A
+//! MyXTTS config gets every rule below. Another trainer's config gets only the rules on its
+//! own keys (`loader-in-main-thread`, `num-workers-above-cores`, `num-workers-low`,
+//! `batch-size-small`, `dynamic-shapes`, `pin-memory-off`, `prefetch-disabled`,
+//! `mixed-precision-off`, `feature-cache-off`, `config-yaml11-boolean`) and one
+//! `config-trainer` info line; a file with no trainer's keys gets one `config-unrecognised`.
+//!
+//! Findings about cores are judged against [`validate::Context`]'s cores: the training
+//! machine's (`validate --cores N`, and `doctor`, which measures the machine it runs on)
+//! give warnings; this machine's, without `--cores`, give info saying it is an assumption.
+//!
 //! ## `validate`: loading (from `gpufeed-config`)
 //!
 //! | id | severity | why | fix |
@@ -74,10 +92,14 @@
 //!
 //! | id | severity | fires when | why | fix (advice; never applied by `--fix`) |
 //! |---|---|---|---|---|
+//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2) | says which trainer, what was checked under its key names, and that MyXTTS' rules do not apply | - |
+//! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section | nothing was checked (exit 0) | pass the training config |
+//! | `pin-memory-off` | info | another trainer's `pin_memory` key is false | the copy to the GPU cannot overlap compute | `true` |
+//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`) | recomputed every epoch | `true` |
 //! | `tf-native-loading-off` | warning | `data.use_tf_native_loading: false` | MyXTTS decodes with librosa inside `tf.numpy_function`, under the GIL, one item at a time (the seeds' 2-40 % oscillation) | `gpufeed precompute`, or `use_tf_native_loading: true` (its features differ: HTK, [0, 1]) |
 //! | `gpu-prefetch-off` | warning | one GPU and `prefetch_to_gpu` or `enhanced_gpu_prefetch` false | no `prefetch_to_device`: the copy does not overlap the step | both `true` |
 //! | `loader-in-main-thread` | warning | `data.num_workers: 0` | batches are built between steps | `num_workers: N` |
-//! | `num-workers-above-cores` | warning | `num_workers` above this machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
+//! | `num-workers-above-cores` | warning (info when the cores are only this machine's: no `--cores`, not `doctor`) | `num_workers` above the training machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
 //! | `num-workers-low` | info | `num_workers` below 8 and below the cores | may not keep up (seeds' minimum 8; measure with `profile data --benchmark`) | 8, up to the cores |
 //! | `prefetch-disabled` | warning | `prefetch_buffer_size: 0` (gpufeed) or `pipeline_buffer_size: 0` (MyXTTS) | no read-ahead: loading and compute never overlap | delete the key |
 //! | `dynamic-shapes` | warning | `pad_to_fixed_length` false, no `pad_to_multiple_of`, graph mode or XLA on | a new shape almost every step: retrace / recompile while the GPU waits | `pad_to_fixed_length: true` |
@@ -108,25 +130,55 @@
 //! A *training loop* is the innermost `for`/`while` whose body (not a nested loop's or
 //! function's) calls `.backward()`, `opt.step()` (a receiver named like an optimizer or
 //! scaler, not a scheduler), `.apply_gradients()`, `tape.gradient()`, `.minimize()`,
-//! `train_on_batch()` or a `*train_step*` function; code under an `if` whose condition uses
-//! `%` (`if step % 100 == 0:`) runs every N steps and is not reported by the loop rules.
+//! `train_on_batch()` or a `*train_step*` function, or a `for` loop over something named
+//! like a loader or dataset whose calls reach such a call in the project's functions; code
+//! under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every N steps and is
+//! not reported by the loop rules.
+//!
+//! **Arguments** are found by keyword or by position, from one table of the signatures of
+//! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
+//! `tf.numpy_function`, `tf.function`, ...; `lint/signatures.rs`, each with its source):
+//! `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel. **Order rules** follow control
+//! flow: the branches of an `if`/`elif`/`else`, and a `try` body and its `except` handlers,
+//! start from the pipeline before them and are neither before nor after each other.
+//!
+//! **Calls are followed across the linted files** (`lint/project.rs`): a call resolves to
+//! the project's function through the file's definitions, its imports (a module is found by
+//! its path inside the linted folder or a unique suffix of it; relative imports included),
+//! `self.method` in the class and its bases, else a function name defined once in the
+//! project (or once among the files the caller imports). From each training loop, the
+//! per-step host syncs of the functions it calls are found (`MAX_CALL_DEPTH` calls deep,
+//! `MAX_FUNCTIONS_PER_ROOT` functions per loop, cycles visited once), and the first sync of
+//! each step is named as such; a parameter that receives a tensor, and the values of
+//! `for k, v in losses.items()`, are tensors. From every `__getitem__`, the `__call__` of
+//! `*Collate*` classes, every function or object given as `collate_fn`, and functions
+//! passed to `Dataset.map`, per-item decoding and features are found the same way. The
+//! evidence shows the call chain: `train.py:11 trainer.train_step -> lib/trainer.py:16
+//! log_losses -> lib/logs.py:6 scalar -> lib/logs.py:10 .item()`. Over `MAX_PROJECT_FILES`
+//! files, each file is linted on its own.
+//!
+//! **Not the training path**: a finding inside `if __name__ == "__main__":` (unless that
+//! block holds a training loop), in a test (`test_*.py`, `*_test.py`, `conftest.py`, a
+//! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder) is info, and its
+//! message says why; so is one reached through calls from a loop or per-item function there.
 //!
 //! | id | severity | fires on | why | fix |
 //! |---|---|---|---|---|
 //! | `tf-py-function-in-map` | warning | `tf.numpy_function`/`tf.py_function` inside a function passed to `.map` (lambda, function or method of the file, through `functools.partial`, following calls 3 deep) | Python under the GIL: the parallel map runs one item at a time | TensorFlow ops, or precompute |
-//! | `tf-map-sequential` | warning | `.map` on a `tf.data` dataset without `num_parallel_calls` (or `None`/`1`) | one item at a time | `num_parallel_calls=tf.data.AUTOTUNE` |
+//! | `tf-map-sequential` | warning | `.map` on a `tf.data` dataset without `num_parallel_calls` (keyword or second positional argument), or with `None`/`1` | one item at a time | `num_parallel_calls=tf.data.AUTOTUNE` |
 //! | `tf-no-prefetch` | warning | a batched `tf.data` pipeline with no `prefetch`, iterated (`for`, `iter`, `enumerate`, `.fit`, `.evaluate`, `.predict`, `experimental_distribute_dataset`) or returned without a caller in the file adding `prefetch` | input and compute never overlap | `.prefetch(tf.data.AUTOTUNE)` last |
-//! | `tf-after-prefetch-to-device` | warning | any transformation after `prefetch_to_device`/`copy_to_device` | it must be the final one (TF docs) | move it last |
+//! | `tf-after-prefetch-to-device` | warning | any transformation after `prefetch_to_device`/`copy_to_device` on some path (not in an exclusive branch) | it must be the final one (TF docs) | move it last |
 //! | `tf-cache-after-random` | warning | `.cache()` after `.shuffle()` or after a map whose function calls `tf.random.*`, `tf.image.random_*`, `np.random.*` or `random.*` | the first epoch's randomness is frozen | `.cache()` first |
 //! | `tf-function-retracing` | warning | `@tf.function`/`tf.function(f)` on a function named like a train step (`*step*`, `*train*`) without `input_signature` or `reduce_retracing=True` | retraced (recompiled) for each new input shape | `input_signature=[...]` |
 //! | `torch-loader-no-workers` | warning | `DataLoader(...)` without `num_workers` or with `num_workers=0` | loading between steps in the training process | `num_workers=8` |
 //! | `torch-loader-no-pin-memory` | warning | `DataLoader` without `pin_memory=True` in a file that uses CUDA (`.cuda()`, `"cuda"` devices) | the copy cannot overlap compute | `pin_memory=True`, `non_blocking=True` |
 //! | `torch-loader-no-persistent-workers` | info | `DataLoader` with workers but no `persistent_workers=True` | workers restart every epoch | `persistent_workers=True` |
 //! | `torch-data-parallel` | warning | `torch.nn.DataParallel(...)` | single-process scatter/gather every step | `DistributedDataParallel` |
-//! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `print(t)` (an f-string too) in a training loop; `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, or assigned from a call of a model, net, criterion or loss | the GPU queue drains every step | accumulate on the device; read every N steps |
+//! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `print(t)` (an f-string too) in a training loop or in a function of the project it calls every step (the chain in the evidence; the first sync of each step says so); `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, assigned from a call of a model, net, criterion, loss or step, a value of such a dict, or a parameter given one | the GPU queue drains every step | accumulate on the device; read every N steps |
 //! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
 //! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
-//! | `decode-per-item` | warning | audio or image decoding or features (`librosa.load`/`stft`/`feature.*`, `soundfile.read`, `torchaudio.load`, `scipy.io.wavfile.read`, `PIL.Image.open`, `cv2.imread`, ...) in `__getitem__` or a mapped function | the same work every epoch on the CPU | precompute; load arrays |
+//! | `decode-per-item` | warning | audio or image decoding, resampling or features (`librosa.load`/`stft`/`resample`/`feature.*`, `soundfile.read`, `torchaudio.load`, `torch.stft`, `torchaudio.functional.resample`, `scipy.io.wavfile.read`, `pyworld`, `PIL.Image.open`, `cv2.imread`, ...) reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions | the same work every epoch on the CPU | precompute; load arrays |
+//! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions | one process does every item's work in turn | `num_workers=8`, or precompute |
 //! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
 //! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
 //! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |

@@ -212,6 +212,34 @@ pub const RULES: &[Rule] = &[
     ),
     // ---- validate: data pipeline and GPU ----
     rule(
+        "config-trainer",
+        Info,
+        Validate,
+        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, under that trainer's key names",
+        "nothing to do; `gpufeed lint` checks the training code",
+    ),
+    rule(
+        "config-unrecognised",
+        Info,
+        Validate,
+        "gpufeed recognises a config by the keys of the trainers it knows, and this file has none of them",
+        "pass the trainer's training config",
+    ),
+    rule(
+        "pin-memory-off",
+        Info,
+        Validate,
+        "without pinned host memory the copy of each batch to the GPU cannot overlap compute (PyTorch's DataLoader docs)",
+        "set the trainer's `pin_memory` to true when it trains on CUDA",
+    ),
+    rule(
+        "feature-cache-off",
+        Info,
+        Validate,
+        "the trainer computes again every epoch what it could cache after the first",
+        "turn the trainer's cache on, or precompute the features (`gpufeed precompute`)",
+    ),
+    rule(
         "tf-native-loading-off",
         Warning,
         Validate,
@@ -442,6 +470,13 @@ pub const RULES: &[Rule] = &[
         Lint,
         "decoding audio or images and computing features in `__getitem__` or a map function repeats the same work every epoch on the CPU",
         "precompute once (`gpufeed precompute`) and load arrays (`np.load`, safetensors) per item",
+    ),
+    rule(
+        "decode-per-item-few-workers",
+        Warning,
+        Lint,
+        "with 0 or 1 loader workers one process decodes and transforms every item in turn, so the GPU waits for it",
+        "`num_workers=8` (up to the cores) with `persistent_workers=True`, or precompute the features (`gpufeed precompute`)",
     ),
     rule(
         "syntax-error",

@@ -64,7 +64,7 @@ fn typo_key_renamed_to_a_key_its_value_fails_is_left_out() {
     let file = corpus("validate_fix").join("regression-typo-key-rename-reveals-bad-value.yaml");
     let data = fs_err::read(&file).unwrap();
     let text = std::str::from_utf8(&data).unwrap();
-    let ctx = Context { cores: Some(4) };
+    let ctx = Context::new(Some(4), gpufeed_doctor::validate::CoresOf::TrainingMachine);
     let before = validate_text(text, std::path::Path::new("c.yaml"), &ctx);
     let p = plan(&before, &ctx).unwrap();
     // Neither rename applies: the file keeps its two typos and loads as it did.

@@ -85,7 +85,7 @@ proptest! {
 
     #[test]
     fn validate_never_panics(src in "\\PC{0,300}") {
-        let _ = validate_text(&src, Path::new("c.yaml"), &Context { cores: Some(4) });
+        let _ = validate_text(&src, Path::new("c.yaml"), &Context::new(Some(4), gpufeed_doctor::validate::CoresOf::TrainingMachine));
     }
 
     #[test]

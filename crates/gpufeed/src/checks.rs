@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use gpufeed_doctor::fix::{self, FixError};
 use gpufeed_doctor::render::{Json, Renderer, Text};
-use gpufeed_doctor::validate::{self, Context};
+use gpufeed_doctor::validate::{self, Context, CoresOf};
 use gpufeed_doctor::{Finding, Report, lint as doctor_lint};
 
 use crate::cli::{Format, LintArgs, ValidateArgs};
@@ -28,8 +28,12 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
              that remain"
         );
     }
-    let ctx = Context {
-        cores: std::thread::available_parallelism().ok().map(usize::from),
+    let ctx = match args.cores {
+        Some(n) => Context::new(usize::try_from(n).ok(), CoresOf::TrainingMachine),
+        None => Context::new(
+            std::thread::available_parallelism().ok().map(usize::from),
+            CoresOf::ThisMachine,
+        ),
     };
     let validation = validate::validate_file(&args.file, &ctx)?;
     if !(args.fix || dry_run) {

@@ -228,6 +228,10 @@ pub struct ValidateArgs {
     /// With --fix: print the diff instead of writing
     #[arg(long)]
     pub dry_run: bool,
+    /// Cores of the machine that trains (judges `num_workers`); without it, this machine's
+    /// count is an assumption and those findings are info
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cores: Option<u32>,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

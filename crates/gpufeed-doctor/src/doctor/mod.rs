@@ -228,7 +228,10 @@ pub fn run(inputs: &Inputs, progress: &mut dyn FnMut(Check)) -> Result<Outcome, 
     // Read the config first: a file that cannot be read is bad input, before any slow check.
     let cores = std::thread::available_parallelism().ok().map(usize::from);
     let validation = match &inputs.config {
-        Some(path) => Some(validate::validate_file(path, &validate::Context { cores })?),
+        Some(path) => Some(validate::validate_file(
+            path,
+            &validate::Context::new(cores, validate::CoresOf::TrainingMachine),
+        )?),
         None => None,
     };
     let num_workers = validation

@@ -113,6 +113,16 @@ impl Names {
         self.aliases.insert(bound, target);
     }
 
+    /// What the file's imported names stand for (`lib.trainer.Trainer`, `utils`).
+    pub(crate) fn targets(&self) -> impl Iterator<Item = &str> {
+        self.aliases.values().map(String::as_str)
+    }
+
+    /// True when `head` is a name the file imports (or a usual alias: `tf`, `np`).
+    pub(crate) fn imports(&self, head: &str) -> bool {
+        self.aliases.contains_key(head) || DEFAULT_ALIASES.iter().any(|(a, _)| *a == head)
+    }
+
     /// The canonical dotted name: the first segment replaced by what it was imported as.
     pub(crate) fn resolve(&self, dotted: &str) -> String {
         let (head, rest) = dotted.split_once('.').map_or((dotted, ""), |(h, r)| (h, r));
@@ -180,16 +190,6 @@ pub(crate) fn positional(call: Node<'_>, i: usize) -> Option<Node<'_>> {
         .nth(i)
 }
 
-/// A call argument given by keyword or position.
-pub(crate) fn argument<'t>(
-    call: Node<'t>,
-    name: &str,
-    index: usize,
-    src: &str,
-) -> Option<Node<'t>> {
-    kwarg(call, name, src).or_else(|| positional(call, index))
-}
-
 /// True when the call passes `*args` or `**kwargs` (its arguments cannot be known).
 pub(crate) fn has_splat(call: Node<'_>) -> bool {
     let Some(args) = call.child_by_field_name("arguments") else {
@@ -224,14 +224,29 @@ pub(crate) fn is_true(node: Node<'_>) -> bool {
     node.kind() == "true"
 }
 
-/// Pre-order walk; `visit` returns whether to descend into the node's children.
+/// Pre-order walk; `visit` returns whether to descend into the node's children. One tree
+/// cursor, no allocation per node (linting a repository is mostly these walks).
 pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut impl FnMut(Node<'t>) -> bool) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if visit(n) {
-            let mut c = n.walk();
-            let children: Vec<_> = n.children(&mut c).collect();
-            stack.extend(children.into_iter().rev());
+    let mut cursor = node.walk();
+    let mut descend = visit(node);
+    loop {
+        if descend && cursor.goto_first_child() {
+            descend = visit(cursor.node());
+            continue;
+        }
+        // Next sibling, else up until a node has one; the start node's siblings are not
+        // part of the walk.
+        loop {
+            if cursor.depth() == 0 {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node());
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
         }
     }
 }
@@ -271,6 +286,51 @@ pub(crate) fn functions<'t>(root: Node<'t>, src: &str) -> HashMap<String, Vec<No
         true
     });
     out
+}
+
+/// Every class definition of the file by name.
+pub(crate) fn classes<'t>(root: Node<'t>, src: &str) -> HashMap<String, Vec<Node<'t>>> {
+    let mut out: HashMap<String, Vec<Node<'t>>> = HashMap::new();
+    walk(root, &mut |n| {
+        if n.kind() == "class_definition"
+            && let Some(name) = n.child_by_field_name("name")
+        {
+            out.entry(text(name, src).to_owned()).or_default().push(n);
+        }
+        true
+    });
+    out
+}
+
+/// The methods named `name` defined directly in class `class`.
+pub(crate) fn methods<'t>(class: Node<'t>, name: &str, src: &str) -> Vec<Node<'t>> {
+    let Some(body) = class.child_by_field_name("body") else {
+        return Vec::new();
+    };
+    let mut c = body.walk();
+    body.named_children(&mut c)
+        .filter_map(|n| match n.kind() {
+            "function_definition" => Some(n),
+            "decorated_definition" => n.child_by_field_name("definition"),
+            _ => None,
+        })
+        .filter(|d| {
+            d.child_by_field_name("name")
+                .is_some_and(|x| text(x, src) == name)
+        })
+        .collect()
+}
+
+/// The class a node is inside, if any (the innermost).
+pub(crate) fn enclosing<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut n = node.parent();
+    while let Some(p) = n {
+        if p.kind() == kind {
+            return Some(p);
+        }
+        n = p.parent();
+    }
+    None
 }
 
 #[cfg(test)]
@@ -316,7 +376,8 @@ mod tests {
         });
         let call = call.unwrap_or_else(|| panic!("no call"));
         assert_eq!(
-            argument(call, "num_workers", 5, src).map(|n| text(n, src)),
+            crate::lint::signatures::arg(call, "torch.utils.data.DataLoader", "num_workers", src)
+                .map(|n| text(n, src)),
             Some("4")
         );
         assert!(kwarg(call, "pin_memory", src).is_some_and(|n| is_falsy_literal(n, src)));

@@ -1,12 +1,11 @@
-//! `decode-per-item`: audio or image decoding and feature extraction in `__getitem__` or in
-//! a function passed to `Dataset.map` (the tf.data rules call [`check_function`]).
+//! What counts as per-item heavy work for `decode-per-item` and
+//! `decode-per-item-few-workers`: audio or image decoding, resampling, and features (STFT,
+//! mel, pitch) computed from a waveform. The project pass (`project.rs`) follows calls from
+//! `__getitem__`, `collate_fn`s and functions passed to `Dataset.map` to these calls.
 
-use tree_sitter::Node;
-
-use super::File;
-
-/// Calls that decode a file or compute features from a waveform (canonical names).
-fn is_decode(name: &str) -> bool {
+/// Calls that decode a file, resample, or compute features from a waveform (canonical
+/// names).
+pub(super) fn is_decode(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "librosa.load",
         "librosa.core.load",
@@ -15,13 +14,26 @@ fn is_decode(name: &str) -> bool {
         "librosa.resample",
         "librosa.core.resample",
         "librosa.pyin",
+        "librosa.yin",
         "soundfile.read",
         "torchaudio.load",
+        "torchaudio.functional.resample",
+        "torchaudio.functional.spectrogram",
+        "torchaudio.functional.melspectrogram",
+        "torch.stft",
         "scipy.io.wavfile.read",
+        "scipy.signal.stft",
+        "scipy.signal.resample",
+        "scipy.signal.resample_poly",
+        "resampy.resample",
+        "soxr.resample",
         "audioread.audio_open",
         "pydub.AudioSegment.from_file",
         "pydub.AudioSegment.from_wav",
         "pydub.AudioSegment.from_mp3",
+        "pyworld.dio",
+        "pyworld.harvest",
+        "pyworld.stonemask",
         "PIL.Image.open",
         "cv2.imread",
         "imageio.imread",
@@ -34,34 +46,29 @@ fn is_decode(name: &str) -> bool {
     EXACT.contains(&name)
         || name.starts_with("librosa.feature.")
         || name.starts_with("librosa.effects.")
+        || name.starts_with("torchaudio.compliance.kaldi.")
+        || is_transform(name)
 }
 
-/// Reports decoding reachable from `function` (a definition or lambda).
-pub(super) fn check_function<'t>(file: &mut File<'t>, function: Node<'t>, context: &str) {
-    let hits = file.calls_reaching(function, &is_decode);
-    for (call, name) in hits {
-        file.hits.push(super::Hit {
-            id: "decode-per-item",
-            byte: call.start_byte(),
-            specific: format!("`{name}` runs for every item, every epoch"),
-            context: Some(format!("in a function {context}")),
-            fix: "precompute once (`gpufeed precompute --data DIR`) and load arrays per item \
-                  (np.load, safetensors); keep only cheap work (crop, pad) per item"
-                .to_owned(),
-        });
-    }
-}
-
-/// Every `__getitem__` of the file.
-pub(super) fn check_getitem(file: &mut File<'_>) {
-    let defs = file
-        .functions
-        .get("__getitem__")
-        .cloned()
-        .unwrap_or_default();
-    for def in defs {
-        check_function(file, def, "called for every item (`__getitem__`)");
-    }
+/// Constructors of feature transform objects (calling the object computes the feature):
+/// torchaudio's spectrogram, mel, MFCC and resampling modules.
+pub(super) fn is_transform(name: &str) -> bool {
+    name.strip_prefix("torchaudio.transforms.")
+        .is_some_and(|t| {
+            matches!(
+                t,
+                "Spectrogram"
+                    | "MelSpectrogram"
+                    | "MFCC"
+                    | "LFCC"
+                    | "Resample"
+                    | "MelScale"
+                    | "InverseMelScale"
+                    | "GriffinLim"
+                    | "PitchShift"
+                    | "SpeedPerturbation"
+            )
+        })
 }
 
 #[cfg(test)]

@@ -12,11 +12,10 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::File;
 use super::ast::{self, text};
 
 /// The call that makes a loop a training loop, if this is one.
-fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
+pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
     let method = ast::method(call, src);
     let receiver = ast::receiver(call).map(|r| text(r, src).to_ascii_lowercase());
     let recv = receiver.as_deref().unwrap_or("");
@@ -35,7 +34,7 @@ fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
 }
 
 /// Calls in a loop's own body: not in nested loops, functions, classes or lambdas.
-fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
+pub(super) fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
     let mut out = Vec::new();
     ast::walk(body, &mut |n| {
         if ast::is_scope(n) || matches!(n.kind(), "for_statement" | "while_statement") {
@@ -49,9 +48,47 @@ fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
     out
 }
 
+/// Adds the targets of `for k, v in x.items()` (also `.values()`, and comprehensions)
+/// when `x` holds tensors: the step's loss dict, iterated.
+fn iterated_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) && n.id() != body.id() {
+            return false;
+        }
+        if matches!(n.kind(), "for_statement" | "for_in_clause")
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+        {
+            let source = if right.kind() == "call"
+                && matches!(ast::method(right, src), Some("items" | "values"))
+            {
+                ast::receiver(right)
+            } else {
+                Some(right)
+            };
+            if source.is_some_and(|x| tensor_like(x, src, names)) {
+                let mut targets = Vec::new();
+                ast::walk(left, &mut |t| {
+                    if t.kind() == "identifier" {
+                        targets.push(text(t, src).to_owned());
+                    }
+                    true
+                });
+                // `for k, v in d.items()`: the value, not the key.
+                let skip =
+                    usize::from(right.kind() == "call" && ast::method(right, src) == Some("items"));
+                names.extend(targets.into_iter().skip(skip));
+            }
+        }
+        true
+    });
+}
+
 /// Names that hold tensors in this loop: receivers of `.backward()`, names like a loss or
 /// an output, and targets assigned from a call of a model, net, criterion or loss.
-fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
+pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
     let mut names = HashSet::new();
     ast::walk(body, &mut |n| {
         if ast::is_scope(n) {
@@ -69,7 +106,7 @@ fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                         && r.child_by_field_name("function").is_some_and(|f| {
                             let f = text(f, src).to_ascii_lowercase();
                             let last = f.rsplit('.').next().unwrap_or(&f);
-                            ["model", "net", "criterion", "loss", "forward"]
+                            ["model", "net", "criterion", "loss", "forward", "step"]
                                 .iter()
                                 .any(|k| last.contains(k))
                         })
@@ -87,10 +124,11 @@ fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
         }
         true
     });
+    iterated_tensors(body, src, &mut names);
     names
 }
 
-fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
     let mut root = node;
     while matches!(root.kind(), "attribute" | "subscript") {
         match root
@@ -130,136 +168,95 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
     })
 }
 
-pub(super) fn check(file: &mut File<'_>) {
-    let src = file.src;
-    let mut loops = Vec::new();
-    ast::walk(file.root, &mut |n| {
-        if matches!(n.kind(), "for_statement" | "while_statement") {
-            loops.push(n);
+/// Calls of a loop body (or a function body reached from it) in source order: not inside
+/// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
+/// N steps (its `elif`/`else` run on the other steps and count).
+pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<Node<'t>> {
+    per_step_calls_within(body, src, 0)
+}
+
+fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<'t>> {
+    let mut calls = Vec::new();
+    ast::walk(body, &mut |n| {
+        if n.id() != body.id() && ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "if_statement" && periodic(n, src) {
+            // Bounded: generated code can nest `if`s thousands deep.
+            if depth < crate::constants::MAX_NESTING {
+                let mut c = n.walk();
+                for alt in n.children_by_field_name("alternative", &mut c) {
+                    calls.extend(per_step_calls_within(alt, src, depth + 1));
+                }
+            }
+            return false;
+        }
+        if n.kind() == "call" {
+            calls.push(n);
         }
         true
     });
-    let mut seen = HashSet::new();
-    for lp in loops {
-        let Some(body) = lp.child_by_field_name("body") else {
-            continue;
-        };
-        let Some(step) = own_calls(body)
-            .into_iter()
-            .find(|c| step_call(*c, src, &file.names))
-        else {
-            continue;
-        };
-        let context = format!(
-            "in the training loop at line {} (it calls `{}`)",
-            lp.start_position().row + 1,
-            text(step, src)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(60)
-                .collect::<String>()
-        );
-        let tensors = tensor_names(body, src);
-        let mut calls = Vec::new();
-        ast::walk(body, &mut |n| {
-            if ast::is_scope(n) {
-                return false;
-            }
-            if n.kind() == "if_statement" && periodic(n, src) {
-                // Skip the periodic branch; its elif/else run on the other steps.
-                let mut c = n.walk();
-                for alt in n.children_by_field_name("alternative", &mut c) {
-                    ast::walk(alt, &mut |m| {
-                        if ast::is_scope(m) {
-                            return false;
-                        }
-                        if m.kind() == "call" {
-                            calls.push(m);
-                        }
-                        true
-                    });
-                }
-                return false;
-            }
-            if n.kind() == "call" {
-                calls.push(n);
-            }
-            true
-        });
-        for call in calls {
-            if !seen.insert(call.id()) {
-                continue;
-            }
-            sync(file, call, &tensors, &context);
-        }
-    }
+    calls
 }
 
-fn sync(file: &mut File<'_>, call: Node<'_>, tensors: &HashSet<String>, context: &str) {
-    let src = file.src;
-    let name = file.names.callee(call, src).unwrap_or_default();
+/// A per-step sync a call makes.
+pub(super) struct Sync {
+    pub(super) id: &'static str,
+    /// The call, short (`.item()`, `float(...)`).
+    pub(super) what: String,
+    /// What it does, after "`what` ... ".
+    pub(super) does: &'static str,
+    pub(super) fix: &'static str,
+}
+
+const HOST_FIX: &str = "keep the value on the device (`total += loss.detach()`) and read it every \
+                        N steps (`if step % 100 == 0: print(total.item() / 100)`)";
+
+/// The sync `call` makes every step, if any; `tensors` are the names that hold tensors.
+pub(super) fn sync(
+    names: &ast::Names,
+    call: Node<'_>,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> Option<Sync> {
+    let name = names.callee(call, src).unwrap_or_default();
     let method = ast::method(call, src);
     let nargs = ast::arg_count(call);
-    let host = "keep the value on the device (`total += loss.detach()`) and read it every N steps \
-                (`if step % 100 == 0: print(total.item() / 100)`)";
-    let flagged = match method {
-        Some(m @ ("item" | "numpy" | "cpu")) if nargs == 0 => Some(format!("`.{m}()`")),
+    let host = |what: String| Sync {
+        id: "host-sync-in-loop",
+        what,
+        does: "copies a tensor to the host",
+        fix: HOST_FIX,
+    };
+    match method {
+        Some(m @ ("item" | "numpy" | "cpu")) if nargs == 0 => return Some(host(format!(".{m}()"))),
         Some("tolist")
             if nargs == 0 && ast::receiver(call).is_some_and(|r| tensor_like(r, src, tensors)) =>
         {
-            Some("`.tolist()`".to_owned())
+            return Some(host(".tolist()".to_owned()));
         }
-        _ => None,
-    };
-    if let Some(what) = flagged {
-        file.hit(
-            "host-sync-in-loop",
-            call,
-            format!("{what} in the training loop copies a tensor to the host every step"),
-            Some(context.to_owned()),
-            host,
-        );
-        return;
+        _ => {}
     }
     match name.as_str() {
         "float" | "int"
             if ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors)) =>
         {
-            file.hit(
-                "host-sync-in-loop",
-                call,
-                format!("`{name}(...)` of a tensor in the training loop copies it to the host every step"),
-                Some(context.to_owned()),
-                host,
-            );
+            Some(host(format!("{name}(...)")))
         }
-        "print" if prints_tensor(call, src, tensors) => file.hit(
-            "host-sync-in-loop",
-            call,
-            "`print` of a tensor in the training loop copies it to the host every step",
-            Some(context.to_owned()),
-            host,
-        ),
-        "torch.cuda.synchronize" | "torch.cuda.empty_cache" => {
-            let short = name.trim_start_matches("torch.cuda.");
-            file.hit(
-                "cuda-sync-in-loop",
-                call,
-                format!("`torch.cuda.{short}()` runs every step of the training loop"),
-                Some(context.to_owned()),
-                "delete it; synchronize only around timing code, every N steps",
-            );
-        }
-        "time.sleep" => file.hit(
-            "sleep-in-loop",
-            call,
-            "`time.sleep` in the training loop",
-            Some(context.to_owned()),
-            "delete the sleep",
-        ),
-        _ => {}
+        "print" if prints_tensor(call, src, tensors) => Some(host("print(...)".to_owned())),
+        "torch.cuda.synchronize" | "torch.cuda.empty_cache" => Some(Sync {
+            id: "cuda-sync-in-loop",
+            what: format!("{}()", name.trim_start_matches("torch.")),
+            does: "drains the GPU queue or re-allocates memory",
+            fix: "delete it; synchronize only around timing code, every N steps",
+        }),
+        "time.sleep" => Some(Sync {
+            id: "sleep-in-loop",
+            what: "time.sleep(...)".to_owned(),
+            does: "idles the GPU for the sleep",
+            fix: "delete the sleep",
+        }),
+        _ => None,
     }
 }
 

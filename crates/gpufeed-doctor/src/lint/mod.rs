@@ -27,6 +27,8 @@
 mod ast;
 mod decode;
 mod loops;
+mod project;
+mod signatures;
 mod tfdata;
 mod torch;
 
@@ -75,30 +77,47 @@ const SKIPPED_DIRS: &[&str] = &[
     "buck-out",
 ];
 
-/// Lints files and folders (folders are walked for `*.py`).
+/// Lints files and folders (folders are walked for `*.py`). The files are linted together:
+/// calls are followed from one file into the functions of another (a training loop in
+/// `train.py` into `utils.py`), and findings in a folder's files name them relative to it
+/// for tests and examples.
 ///
 /// # Errors
 /// [`LintError::NotFound`] for a path that does not exist; nothing is linted then.
 pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
-    let mut files = Vec::new();
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|e| LintError::NotFound {
             path: path.clone(),
             reason: innermost(&e),
         })?;
         if meta.is_dir() {
-            walk_dir(path, &mut files);
+            let mut found = Vec::new();
+            walk_dir(path, &mut found);
+            files.extend(found.into_iter().map(|f| {
+                let rel = f
+                    .strip_prefix(path)
+                    .map_or_else(|_| f.clone(), Path::to_path_buf);
+                (f, rel)
+            }));
         } else {
-            files.push(path.clone());
+            files.push((path.clone(), named(path)));
         }
     }
     let mut seen = HashSet::new();
-    files.retain(|f| seen.insert(f.clone()));
-    let mut outcome = LintOutcome::default();
-    for file in &files {
-        outcome.findings.extend(lint_file(file));
-        outcome.files += 1;
+    files.retain(|(f, _)| seen.insert(f.clone()));
+    let mut outcome = LintOutcome {
+        files: files.len(),
+        ..LintOutcome::default()
+    };
+    let mut inputs = Vec::new();
+    for (path, rel) in files {
+        match read_source(&path) {
+            Ok(text) => inputs.push(Input { path, rel, text }),
+            Err(f) => outcome.findings.extend(f),
+        }
     }
+    outcome.findings.extend(lint_inputs(&inputs));
     Ok(outcome)
 }
 
@@ -132,6 +151,18 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
 /// `file-not-linted` finding, and lints the text.
 #[must_use]
 pub fn lint_file(path: &Path) -> Vec<Finding> {
+    match read_source(path) {
+        Ok(text) => lint_inputs(&[Input {
+            path: path.to_path_buf(),
+            rel: named(path),
+            text,
+        }]),
+        Err(findings) => findings,
+    }
+}
+
+/// The text of a Python file, or the `file-not-linted` finding that says why not.
+fn read_source(path: &Path) -> Result<String, Vec<Finding>> {
     let not_linted = |why: &str, evidence: String| {
         vec![
             finding(
@@ -145,41 +176,47 @@ pub fn lint_file(path: &Path) -> Vec<Finding> {
     };
     match std::fs::metadata(path) {
         Ok(meta) if meta.len() > MAX_SOURCE_BYTES => {
-            return not_linted(
+            return Err(not_linted(
                 &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
                 format!("file size {} bytes", meta.len()),
-            );
+            ));
         }
         Ok(_) => {}
-        Err(e) => return not_linted("it cannot be read", innermost(&e)),
+        Err(e) => return Err(not_linted("it cannot be read", innermost(&e))),
     }
     // At most one byte past the cap: a device (`gpufeed lint /dev/zero`) has no size.
     let bytes = match gpufeed_config::read_capped(path, MAX_SOURCE_BYTES) {
         Ok(Ok(b)) => b,
         Ok(Err(_)) => {
-            return not_linted(
+            return Err(not_linted(
                 &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
                 format!("more than {MAX_SOURCE_BYTES} bytes read (a pipe or a device)"),
-            );
+            ));
         }
-        Err(e) => return not_linted("it cannot be read", innermost(&e)),
+        Err(e) => return Err(not_linted("it cannot be read", innermost(&e))),
     };
     if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        return not_linted(
+        return Err(not_linted(
             "it is a binary file, not Python source",
             format!("a NUL byte at offset {at}"),
-        );
+        ));
     }
-    match String::from_utf8(bytes) {
-        Ok(text) => lint_source(&text, path),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            not_linted(
-                "it is not UTF-8 text (Python 3 source is UTF-8)",
-                format!("byte {at} is not valid UTF-8"),
-            )
-        }
-    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        not_linted(
+            "it is not UTF-8 text (Python 3 source is UTF-8)",
+            format!("byte {at} is not valid UTF-8"),
+        )
+    })
+}
+
+/// One source to lint.
+struct Input {
+    /// Where it was read from (findings name it).
+    path: PathBuf,
+    /// Its path inside the folder given to `lint` (module names, tests and examples).
+    rel: PathBuf,
+    text: String,
 }
 
 /// What a rule found, before placing and filtering.
@@ -195,14 +232,27 @@ pub(crate) struct Hit {
     pub(crate) context: Option<String>,
     /// The fix, as code.
     pub(crate) fix: String,
+    /// Where a finding reached through calls starts (file index, byte): a training loop or
+    /// a per-item function. It is not on the training path when its start is not.
+    pub(crate) root: Option<(usize, usize)>,
 }
 
 /// One parsed file, shared by the rules.
 pub(crate) struct File<'t> {
     pub(crate) src: &'t str,
     pub(crate) root: Node<'t>,
+    /// The file's path inside the linted folder.
+    pub(crate) rel: &'t Path,
     pub(crate) names: ast::Names,
     pub(crate) functions: HashMap<String, Vec<Node<'t>>>,
+    pub(crate) classes: HashMap<String, Vec<Node<'t>>>,
+    /// Functions passed to `Dataset.map`, with where: they run once per item.
+    pub(crate) item_roots: Vec<(Node<'t>, String)>,
+    /// Arguments of `Dataset.map` that name no function of this file (the project pass
+    /// resolves them across files).
+    pub(crate) map_args: Vec<(Node<'t>, String)>,
+    /// Byte ranges of the training loops (found by the project pass).
+    pub(crate) training_loops: Vec<(usize, usize)>,
     pub(crate) hits: Vec<Hit>,
 }
 
@@ -221,6 +271,7 @@ impl<'t> File<'t> {
             specific: specific.into(),
             context,
             fix: fix.into(),
+            root: None,
         });
     }
 
@@ -239,7 +290,7 @@ impl<'t> File<'t> {
             "call" => {
                 let callee = self.names.callee(arg, self.src)?;
                 if callee == "functools.partial" || callee == "partial" {
-                    self.function_of(ast::positional(arg, 0)?)
+                    self.function_of(signatures::arg(arg, "functools.partial", "func", self.src)?)
                 } else {
                     None
                 }
@@ -291,7 +342,7 @@ impl<'t> File<'t> {
             // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
             if tfdata::is_py_function(&name)
                 && depth < crate::constants::MAX_CALL_DEPTH
-                && let Some(f) = ast::argument(call, "func", 0, self.src)
+                && let Some(f) = signatures::arg(call, "tf.numpy_function", "func", self.src)
                     .and_then(|a| self.function_of(a))
                     .filter(|f| f.kind() != "lambda")
             {
@@ -316,39 +367,90 @@ impl<'t> File<'t> {
 /// Lints Python source; `path` names the file in findings.
 #[must_use]
 pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
-    let src = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-    let tree = match parser.set_language(&language) {
-        Ok(()) => parser.parse(src, None),
-        Err(_) => None,
-    };
-    let Some(tree) = tree else {
-        return vec![
-            finding("file-not-linted", "the Python parser gave up on this file")
-                .in_file(path)
-                .fix("report this file to gpufeed"),
-        ];
-    };
-    let root = tree.root_node();
-    let lines = LineIndex::new(src);
-    let mut file = File {
-        src,
-        root,
-        names: ast::Names::collect(root, src),
-        functions: ast::functions(root, src),
-        hits: Vec::new(),
-    };
-    tfdata::check(&mut file);
-    torch::check(&mut file);
-    loops::check(&mut file);
-    decode::check_getitem(&mut file);
+    lint_inputs(&[Input {
+        path: path.to_path_buf(),
+        rel: named(path),
+        text: text.to_owned(),
+    }])
+}
 
+/// How a file named on the command line counts for tests and examples: by its name only
+/// (`test_data.py`), not by the folders above it, which are the user's, not the project's.
+fn named(path: &Path) -> PathBuf {
+    path.file_name()
+        .map_or_else(|| path.to_path_buf(), PathBuf::from)
+}
+
+/// Parses every source, runs the rules of each file, follows calls across them, and turns
+/// the hits into findings.
+fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    let mut parser = Parser::new();
+    let language_set = parser.set_language(&language).is_ok();
+    let mut findings = Vec::new();
+    let mut parsed = Vec::new();
+    for input in inputs {
+        let src = input.text.strip_prefix('\u{feff}').unwrap_or(&input.text);
+        let tree = if language_set {
+            parser.parse(src, None)
+        } else {
+            None
+        };
+        match tree {
+            Some(tree) => parsed.push((input, src, tree)),
+            None => findings.push(
+                finding("file-not-linted", "the Python parser gave up on this file")
+                    .in_file(&input.path)
+                    .fix("report this file to gpufeed"),
+            ),
+        }
+    }
+    let mut files: Vec<File<'_>> = parsed
+        .iter()
+        .map(|(input, src, tree)| {
+            let root = tree.root_node();
+            File {
+                src,
+                root,
+                rel: &input.rel,
+                names: ast::Names::collect(root, src),
+                functions: ast::functions(root, src),
+                classes: ast::classes(root, src),
+                item_roots: Vec::new(),
+                map_args: Vec::new(),
+                training_loops: Vec::new(),
+                hits: Vec::new(),
+            }
+        })
+        .collect();
+    for file in &mut files {
+        tfdata::check(file);
+        torch::check(file);
+    }
+    project::check(&mut files);
+    let paths = project::off_path(&files);
+    for (i, file) in files.iter_mut().enumerate() {
+        let hits = std::mem::take(&mut file.hits);
+        findings.extend(place(file, i, &parsed[i].0.path, hits, &paths));
+    }
+    findings
+}
+
+/// Findings from the hits of one file: dead code, broken regions, suppressions and
+/// duplicates dropped; findings off the training path lowered to info.
+fn place(
+    file: &File<'_>,
+    me: usize,
+    path: &Path,
+    hits: Vec<Hit>,
+    paths: &project::OffPath,
+) -> Vec<Finding> {
+    let (src, root) = (file.src, file.root);
+    let lines = LineIndex::new(src);
     let dead = dead_ranges(root, src);
     let broken = broken_ranges(root);
     let (ignores, mut findings) = suppressions(root, src, path, &lines);
     let mut placed = HashSet::new();
-    let hits = std::mem::take(&mut file.hits);
     for hit in hits {
         let inside =
             |ranges: &[(usize, usize)]| ranges.iter().any(|&(s, e)| s <= hit.byte && hit.byte < e);
@@ -367,12 +469,21 @@ pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
             evidence.push_str("; ");
             evidence.push_str(&context);
         }
-        findings.push(
-            finding(hit.id, &hit.specific)
-                .at(path, line, column)
-                .evidence(evidence)
-                .fix(hit.fix),
-        );
+        let mut f = finding(hit.id, &hit.specific)
+            .at(path, line, column)
+            .evidence(evidence)
+            .fix(hit.fix);
+        let why_not = paths
+            .why(me, hit.byte)
+            .or_else(|| hit.root.and_then(|(i, b)| paths.why(i, b)));
+        if let Some(why) = why_not
+            && f.severity > crate::Severity::Info
+        {
+            f.severity = crate::Severity::Info;
+            f.message
+                .push_str(&format!("; reported as info: {why}, not the training path"));
+        }
+        findings.push(f);
     }
     for f in syntax_errors(root, src, path, &lines) {
         let silenced = f.line.is_some_and(|l| {

@@ -12,6 +12,10 @@ use tree_sitter::Node;
 
 use super::File;
 use super::ast::{self, text};
+use super::signatures as sig;
+
+/// The signature of `Dataset.map` in [`sig::SIGNATURES`].
+const MAP: &str = "tf.data.Dataset.map";
 use crate::constants::MAX_NESTING;
 
 /// Constructors of a `tf.data` dataset (canonical names).
@@ -287,8 +291,10 @@ impl<'t> Tf<'_, 't> {
                 }
                 self.children_blocks(stmt, env, function);
             }
+            "if_statement" => self.if_branches(stmt, env, function),
+            "try_statement" => self.try_branches(stmt, env, function),
             _ => {
-                // if / while / with / try: check the expressions, then the blocks in order.
+                // while / with / match: check the expressions, then the blocks in order.
                 let mut c = stmt.walk();
                 let parts: Vec<_> = stmt.named_children(&mut c).collect();
                 for part in parts {
@@ -304,6 +310,97 @@ impl<'t> Tf<'_, 't> {
                 }
             }
         }
+    }
+
+    /// `if`/`elif`/`else`: each branch starts from the pipelines before the `if`, so a
+    /// branch is neither before nor after another; afterwards, any branch may have run.
+    fn if_branches(
+        &mut self,
+        stmt: Node<'t>,
+        env: &mut HashMap<String, Pipeline>,
+        function: Option<&str>,
+    ) {
+        let mut branches = Vec::new();
+        let mut has_else = false;
+        let mut c = stmt.walk();
+        let parts: Vec<_> = stmt.named_children(&mut c).collect();
+        for part in parts {
+            match part.kind() {
+                "block" => branches.push(self.branch(&[part], env, function)),
+                "elif_clause" => {
+                    if let Some(cond) = part.child_by_field_name("condition") {
+                        self.eval(cond, env);
+                        self.consumers(Some(cond), env);
+                    }
+                    let body: Vec<_> = part
+                        .child_by_field_name("consequence")
+                        .into_iter()
+                        .collect();
+                    branches.push(self.branch(&body, env, function));
+                }
+                "else_clause" => {
+                    has_else = true;
+                    let body: Vec<_> = part.child_by_field_name("body").into_iter().collect();
+                    branches.push(self.branch(&body, env, function));
+                }
+                "comment" => {}
+                _ => {
+                    self.eval(part, env);
+                    self.consumers(Some(part), env);
+                }
+            }
+        }
+        if !has_else {
+            branches.push(env.clone());
+        }
+        *env = merge(branches);
+    }
+
+    /// `try`/`except`: the `try` body (then its `else`) is one path, each handler another
+    /// that starts from the pipelines before the `try`; `finally` runs after any of them.
+    fn try_branches(
+        &mut self,
+        stmt: Node<'t>,
+        env: &mut HashMap<String, Pipeline>,
+        function: Option<&str>,
+    ) {
+        let mut c = stmt.walk();
+        let parts: Vec<_> = stmt.named_children(&mut c).collect();
+        let body_and_else: Vec<_> = parts
+            .iter()
+            .filter_map(|p| match p.kind() {
+                "block" => Some(*p),
+                "else_clause" => p.child_by_field_name("body"),
+                _ => None,
+            })
+            .collect();
+        let mut branches = vec![self.branch(&body_and_else, env, function)];
+        for handler in parts.iter().filter(|p| p.kind() == "except_clause") {
+            let mut hc = handler.walk();
+            let blocks: Vec<_> = handler
+                .named_children(&mut hc)
+                .filter(|b| b.kind() == "block")
+                .collect();
+            branches.push(self.branch(&blocks, env, function));
+        }
+        *env = merge(branches);
+        for fin in parts.iter().filter(|p| p.kind() == "finally_clause") {
+            self.children_blocks(*fin, env, function);
+        }
+    }
+
+    /// Runs `blocks` in order on a copy of `env`; returns the copy.
+    fn branch(
+        &mut self,
+        blocks: &[Node<'t>],
+        env: &HashMap<String, Pipeline>,
+        function: Option<&str>,
+    ) -> HashMap<String, Pipeline> {
+        let mut own = env.clone();
+        for b in blocks {
+            self.block(*b, &mut own, function);
+        }
+        own
     }
 
     fn children_blocks(
@@ -406,7 +503,7 @@ impl<'t> Tf<'_, 't> {
         let base = self.eval(object, env);
         let mut op_name = method.to_owned();
         if method == "apply"
-            && let Some(arg) = ast::positional(call, 0)
+            && let Some(arg) = sig::arg(call, "tf.data.Dataset.apply", "transformation_func", src)
             && arg.kind() == "call"
             && let Some(inner) = self.file.names.callee(arg, src)
         {
@@ -443,10 +540,19 @@ impl<'t> Tf<'_, 't> {
     /// Checks a `.map(fn)` call; returns whether the function draws random numbers.
     fn check_map(&mut self, call: Node<'t>, on_dataset: bool) -> bool {
         let src = self.file.src;
-        let function =
-            ast::argument(call, "map_func", 0, src).and_then(|a| self.file.function_of(a));
+        let map_func = sig::arg(call, MAP, "map_func", src);
+        let function = map_func.and_then(|a| self.file.function_of(a));
         let tf_kwarg = ast::kwarg(call, "num_parallel_calls", src).is_some();
         let line = call.start_position().row + 1;
+        if function.is_none()
+            && on_dataset
+            && let Some(arg) = map_func
+        {
+            // Not a function of this file (imported?): the project pass resolves it.
+            self.file
+                .map_args
+                .push((arg, format!("passed to `Dataset.map` at line {line}")));
+        }
         let mut random = false;
         if let Some(f) = function {
             let py = self.file.calls_reaching(f, &is_py_function);
@@ -468,24 +574,26 @@ impl<'t> Tf<'_, 't> {
             }
             random = !self.file.calls_reaching(f, &is_random).is_empty();
             if is_tf {
-                super::decode::check_function(
-                    self.file,
-                    f,
-                    &format!("passed to `Dataset.map` at line {line}"),
-                );
+                self.file
+                    .item_roots
+                    .push((f, format!("passed to `Dataset.map` at line {line}")));
             }
         }
         if on_dataset {
-            let parallel = ast::kwarg(call, "num_parallel_calls", src);
+            let parallel = sig::arg(call, MAP, "num_parallel_calls", src);
             let sequential = match parallel {
                 None => true,
                 Some(v) => ast::is_falsy_literal(v, src) || text(v, src) == "1",
             };
             if sequential && let Some(at) = method_node(call) {
+                let specific = match parallel {
+                    None => "`Dataset.map` without `num_parallel_calls`".to_owned(),
+                    Some(v) => format!("`Dataset.map` with `num_parallel_calls` {}", text(v, src)),
+                };
                 self.file.hit(
                     "tf-map-sequential",
                     at,
-                    "`Dataset.map` without `num_parallel_calls`",
+                    specific,
                     None,
                     "ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE)",
                 );
@@ -563,7 +671,7 @@ impl<'t> Tf<'_, 't> {
             let arg = if name == "iter" || name == "enumerate" {
                 ast::positional(call, 0)
             } else if matches!(method, "fit" | "evaluate" | "predict") {
-                ast::argument(call, "x", 0, src)
+                sig::arg(call, "tf.keras.Model.fit", "x", src)
             } else if matches!(
                 method,
                 "experimental_distribute_dataset" | "distribute_dataset"
@@ -585,6 +693,33 @@ impl<'t> Tf<'_, 't> {
             }
         }
     }
+}
+
+/// The pipelines after exclusive branches. A name any branch binds keeps one of its
+/// pipelines: the one with `prefetch_to_device` (a later transformation follows it on that
+/// path), else one with a `prefetch` (the pipeline may be prefetched), else the first.
+fn merge(branches: Vec<HashMap<String, Pipeline>>) -> HashMap<String, Pipeline> {
+    let mut out: HashMap<String, Pipeline> = HashMap::new();
+    let rank = |p: &Pipeline| {
+        if p.has(|o| matches!(o.name.as_str(), "prefetch_to_device" | "copy_to_device")) {
+            2
+        } else if p.has(|o| is_prefetch(&o.name)) {
+            1
+        } else {
+            0
+        }
+    };
+    for branch in branches {
+        for (key, p) in branch {
+            match out.get(&key) {
+                Some(have) if rank(have) >= rank(&p) => {}
+                _ => {
+                    out.insert(key, p);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `enumerate(x)` -> `x`.
@@ -650,7 +785,7 @@ fn retracing(file: &mut File<'_>) {
                     .callee(n, src)
                     .is_some_and(|c| c == "tensorflow.function");
                 if is_tf_function
-                    && let Some(arg) = ast::argument(n, "func", 0, src)
+                    && let Some(arg) = sig::arg(n, "tf.function", "func", src)
                     && let Some(d) = ast::dotted(arg, src)
                 {
                     let last = d.rsplit('.').next().unwrap_or(&d).to_owned();

@@ -6,14 +6,12 @@ use tree_sitter::Node;
 
 use super::File;
 use super::ast::{self, text};
+use super::signatures as sig;
 
-/// Positions of `DataLoader`'s parameters (torch.utils.data.DataLoader signature:
-/// dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn,
-/// pin_memory, ...; `persistent_workers` is keyword-only in practice).
-const NUM_WORKERS_AT: usize = 5;
-const PIN_MEMORY_AT: usize = 7;
+/// `DataLoader`'s signature in [`sig::SIGNATURES`].
+pub(super) const LOADER: &str = "torch.utils.data.DataLoader";
 
-fn is_data_loader(name: &str, imports_torch: bool) -> bool {
+pub(super) fn is_data_loader(name: &str, imports_torch: bool) -> bool {
     matches!(
         name,
         "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
@@ -79,7 +77,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
     if ast::has_splat(call) {
         return;
     }
-    let workers = ast::argument(call, "num_workers", NUM_WORKERS_AT, src);
+    let workers = sig::arg(call, LOADER, "num_workers", src);
     let no_workers = workers.is_none_or(|w| ast::is_falsy_literal(w, src));
     if no_workers {
         let how = if workers.is_some() {
@@ -96,7 +94,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
         );
     }
     if uses_cuda {
-        let pin = ast::argument(call, "pin_memory", PIN_MEMORY_AT, src);
+        let pin = sig::arg(call, LOADER, "pin_memory", src);
         if pin.is_none_or(|p| ast::is_falsy_literal(p, src)) {
             file.hit(
                 "torch-loader-no-pin-memory",
@@ -108,7 +106,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
         }
     }
     if !no_workers {
-        let persistent = ast::kwarg(call, "persistent_workers", src);
+        let persistent = sig::arg(call, LOADER, "persistent_workers", src);
         if persistent.is_none_or(|p| ast::is_falsy_literal(p, src)) {
             file.hit(
                 "torch-loader-no-persistent-workers",

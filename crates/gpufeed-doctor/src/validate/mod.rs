@@ -3,10 +3,10 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use gpufeed_doctor::validate::{Context, validate_text};
+//! use gpufeed_doctor::validate::{Context, CoresOf, validate_text};
 //!
 //! let text = "data:\n  num_workers: 0\ntraining:\n  learning_rate: 1e-4\n";
-//! let v = validate_text(text, Path::new("c.yaml"), &Context { cores: Some(8) });
+//! let v = validate_text(text, Path::new("c.yaml"), &Context::new(Some(8), CoresOf::TrainingMachine));
 //! let ids: Vec<&str> = v.findings.iter().map(|f| f.id).collect();
 //! assert!(ids.contains(&"loader-in-main-thread"));
 //! assert!(ids.contains(&"config-float-is-string-for-pyyaml"));
@@ -19,6 +19,7 @@
 
 mod config;
 mod rules;
+pub mod trainers;
 
 use std::path::{Path, PathBuf};
 
@@ -26,12 +27,55 @@ use crate::constants::MAX_CONFIG_BYTES;
 use crate::finding::Finding;
 use crate::rules::finding;
 
-/// What the rules may know about the machine `validate` runs on.
+/// What the rules may know about the machine the trainer runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Context {
-    /// Cores available to this process (`std::thread::available_parallelism`); `None`
-    /// skips the rules that compare with it.
+    /// Cores of the machine the findings about cores are judged against; `None` skips
+    /// those rules.
     pub cores: Option<usize>,
+    /// Whose cores these are.
+    pub cores_of: CoresOf,
+}
+
+/// Whose cores [`Context::cores`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CoresOf {
+    /// The machine running `validate` (`std::thread::available_parallelism`): an assumption
+    /// about the training machine, so findings about cores are info and say so.
+    #[default]
+    ThisMachine,
+    /// The training machine: `validate --cores N`, or `doctor`, which runs on it.
+    TrainingMachine,
+}
+
+impl Context {
+    /// A context with `cores` of the machine `of`.
+    #[must_use]
+    pub fn new(cores: Option<usize>, of: CoresOf) -> Self {
+        Self {
+            cores,
+            cores_of: of,
+        }
+    }
+
+    /// True when the cores are the training machine's.
+    #[must_use]
+    pub fn cores_of_training_machine(&self) -> bool {
+        self.cores_of == CoresOf::TrainingMachine
+    }
+
+    /// `the training machine has 16 cores (--cores)`, for evidence.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        match (self.cores, self.cores_of) {
+            (None, _) => "cores unknown".to_owned(),
+            (Some(c), CoresOf::TrainingMachine) => format!("the training machine has {c} cores"),
+            (Some(c), CoresOf::ThisMachine) => format!(
+                "this machine has {c} cores (an assumption about the training machine; \
+                 `--cores N` gives its count)"
+            ),
+        }
+    }
 }
 
 /// The outcome of validating one config.
@@ -80,6 +124,23 @@ pub enum ValidateError {
 /// Validates config text; `path` names the file in findings.
 #[must_use]
 pub fn validate_text(text: &str, path: &Path, ctx: &Context) -> Validation {
+    // Whose config is it? MyXTTS' keeps every rule below; another trainer's is checked
+    // under its own key names; a file that is neither says so once.
+    if let Ok(outline) = gpufeed_config::outline(text, path) {
+        let findings = match trainers::whose(&outline) {
+            trainers::Whose::Myxtts => None,
+            trainers::Whose::Other(t) => Some(trainers::check(&outline, t, ctx, path)),
+            trainers::Whose::Unknown => Some(vec![trainers::unrecognised(&outline, path)]),
+        };
+        if let Some(findings) = findings {
+            return Validation {
+                path: path.to_path_buf(),
+                text: Some(text.to_owned()),
+                parsed: true,
+                findings,
+            };
+        }
+    }
     let (mut findings, parsed) = match gpufeed_config::check(text, path) {
         Ok(loaded) => {
             let mut findings = config::warnings(&loaded.warnings, Some(&loaded.source), text, path);

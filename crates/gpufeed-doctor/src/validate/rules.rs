@@ -140,29 +140,16 @@ fn workers(r: &mut Rules<'_>, ctx: &Context) {
             ),
         ),
         Some(n) => {
-            if let Some(c) = cores {
-                if n > c {
-                    r.push(
-                        "num-workers-above-cores",
-                        &format!(
-                            "`data.num_workers` is {n}, more than the {c} cores of this machine"
-                        ),
-                        &["data.num_workers"],
-                        r.show("data.num_workers", "one per core") + &cores_text,
-                        format!("data:\n  num_workers: {c}"),
-                    );
-                } else if n < c.min(NUM_WORKERS_LOW as usize) {
-                    r.push(
-                        "num-workers-low",
-                        &format!("`data.num_workers` is {n} on a machine with {c} cores"),
-                        &["data.num_workers"],
-                        r.show("data.num_workers", "one per core") + &cores_text,
-                        format!(
-                            "data:\n  num_workers: {}  # then measure: gpufeed profile data --benchmark",
-                            c.min(NUM_WORKERS_LOW as usize)
-                        ),
-                    );
-                }
+            if let Some(f) = cores_finding("data.num_workers", n, ctx) {
+                let evidence = r.show("data.num_workers", "one per core") + "; " + &ctx.describe();
+                let mut f = match r.loaded.span_of("data.num_workers") {
+                    Some(span) => f.at(r.path, span.line, span.column),
+                    None => f.in_file(r.path),
+                };
+                f.fix = f
+                    .fix
+                    .replacen("data.num_workers:", "data:\n  num_workers:", 1);
+                r.out.push(f.evidence(evidence));
             }
         }
         None => {}
@@ -186,6 +173,40 @@ fn workers(r: &mut Rules<'_>, ctx: &Context) {
             "# delete the key (MyXTTS: 50), or:\ndata:\n  pipeline_buffer_size: 8".to_owned(),
         );
     }
+}
+
+/// `num-workers-above-cores` or `num-workers-low` for `n` workers set at `key`, judged
+/// against the cores of the context: a warning against the training machine's cores
+/// (`--cores N`, or `doctor` on that machine), info when they are only this machine's.
+pub(super) fn cores_finding(key: &str, n: usize, ctx: &Context) -> Option<Finding> {
+    let c = ctx.cores?;
+    let whose = if ctx.cores_of_training_machine() {
+        format!("the {c} cores of the training machine")
+    } else {
+        format!(
+            "the {c} cores of this machine, assumed to be the training machine's (pass `--cores \
+             N` with the training machine's cores)"
+        )
+    };
+    let f = if n > c {
+        finding(
+            "num-workers-above-cores",
+            &format!("`{key}` is {n}, more than {whose}"),
+        )
+        .fix(format!("{key}: {c}"))
+    } else if n < c.min(NUM_WORKERS_LOW as usize) {
+        finding(
+            "num-workers-low",
+            &format!("`{key}` is {n}, fewer than {whose}"),
+        )
+        .fix(format!(
+            "{key}: {}  # then measure: gpufeed profile data --benchmark",
+            c.min(NUM_WORKERS_LOW as usize)
+        ))
+    } else {
+        return None;
+    };
+    Some(super::trainers::assumed(f, ctx))
 }
 
 fn shapes(r: &mut Rules<'_>) {
@@ -447,16 +468,21 @@ fn myxtts_keys(r: &mut Rules<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::validate::CoresOf;
 
     fn ids_with(text: &str, cores: Option<usize>) -> Vec<&'static str> {
         let loaded = match gpufeed_config::check(text, Path::new("c.yaml")) {
             Ok(l) => l,
             Err(e) => panic!("{e}"),
         };
-        let mut ids: Vec<_> = check(&loaded, &Context { cores }, Path::new("c.yaml"))
-            .into_iter()
-            .map(|f| f.id)
-            .collect();
+        let mut ids: Vec<_> = check(
+            &loaded,
+            &Context::new(cores, CoresOf::TrainingMachine),
+            Path::new("c.yaml"),
+        )
+        .into_iter()
+        .map(|f| f.id)
+        .collect();
         ids.sort_unstable();
         ids
     }
@@ -699,7 +725,11 @@ training:
         let text = with("num_workers: 8", "num_workers: 0");
         let loaded =
             gpufeed_config::check(&text, Path::new("c.yaml")).unwrap_or_else(|e| panic!("{e}"));
-        let f = check(&loaded, &Context { cores: Some(4) }, Path::new("c.yaml"));
+        let f = check(
+            &loaded,
+            &Context::new(Some(4), CoresOf::TrainingMachine),
+            Path::new("c.yaml"),
+        );
         let w = f.iter().find(|f| f.id == "loader-in-main-thread").cloned();
         let w = w.unwrap_or_else(|| panic!("{f:?}"));
         assert_eq!((w.line, w.column), (Some(3), Some(16)));
