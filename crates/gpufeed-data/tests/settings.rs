@@ -2,6 +2,7 @@
 //! function (`gpufeed_data::settings`): with a config and without one they agree on every
 //! setting but the documented differences (Python's static shape without a config, its
 //! 64-bit ids), and so give the same epoch order.
+#![allow(clippy::unwrap_used)]
 
 use std::path::Path;
 use std::sync::Arc;

@@ -426,32 +426,17 @@ pub fn write(plan: &Plan) -> Result<Option<PathBuf>, FixError> {
     Ok(Some(backup))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename,
-/// with the permissions of `like`.
+/// Writes `bytes` to `path` atomically (gpufeed-fs: a temporary file in the same folder,
+/// synced, renamed), with the permissions of `like`.
 fn atomic_write(path: &Path, bytes: &[u8], like: &Path) -> Result<(), FixError> {
     let err = |e: &dyn std::fmt::Display| FixError::Write {
         path: path.to_path_buf(),
         reason: e.to_string(),
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| err(&e))?;
-    tmp.write_all(bytes).map_err(|e| err(&e))?;
-    tmp.as_file().sync_all().map_err(|e| err(&e))?;
-    if let Ok(meta) = fs_err::metadata(like) {
-        tmp.as_file()
-            .set_permissions(meta.permissions())
-            .map_err(|e| err(&e))?;
-    }
-    tmp.persist(path).map_err(|e| err(&e.error))?;
-    Ok(())
+    let mut tmp = gpufeed_fs::AtomicFile::create(path).map_err(|e| err(&e))?;
+    tmp.file().write_all(bytes).map_err(|e| err(&e))?;
+    tmp.set_permissions_like(like).map_err(|e| err(&e))?;
+    tmp.commit().map_err(|e| err(&e))
 }
 
 #[cfg(test)]

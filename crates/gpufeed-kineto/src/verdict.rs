@@ -25,6 +25,7 @@
 //! 5. Else compute-bound: the GPU's work is the step.
 
 use gpufeed_stats::StepAnalysis;
+use gpufeed_stats::fmt::pct1 as pct;
 use gpufeed_stats::steps::StepVerdict;
 use gpufeed_stats::thresholds::{
     COMMUNICATION_BOUND_SHARE, GPU_BUSY_BOUND, HOST_STALL_HIGH, HOST_STALL_MODERATE,
@@ -210,10 +211,6 @@ fn median_share(steps: &[StepFigures], f: fn(&StepFigures) -> f64) -> f64 {
     } else {
         gpufeed_stats::summary::median(&v)
     }
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1} %", 100.0 * x + 0.0)
 }
 
 /// Judges one rank from its shares, its step series, its launch medians and the number

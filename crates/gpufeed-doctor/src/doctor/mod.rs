@@ -329,20 +329,7 @@ pub(crate) fn fact(id: &'static str, message: impl Into<String>) -> Finding {
     Finding::new(id, info.map_or(Severity::Info, |r| r.severity), message)
 }
 
-/// `1.5 GiB`, `12.0 MiB`, `800 KiB`, `12 B`.
-pub(crate) fn human_bytes(n: u64) -> String {
-    const K: f64 = 1024.0;
-    let x = n as f64;
-    if x >= K * K * K {
-        format!("{:.1} GiB", x / (K * K * K))
-    } else if x >= K * K {
-        format!("{:.1} MiB", x / (K * K))
-    } else if x >= K {
-        format!("{:.0} KiB", x / K)
-    } else {
-        format!("{n} B")
-    }
-}
+pub(crate) use gpufeed_stats::fmt::bytes as human_bytes;
 
 #[cfg(test)]
 mod tests {
@@ -358,14 +345,6 @@ mod tests {
         assert_eq!(Check::of("sleep-in-loop"), Some(Check::Code));
         assert_eq!(Check::of("storage-rotational"), Some(Check::Storage));
         assert_eq!(Check::of("no-such-rule"), None);
-    }
-
-    #[test]
-    fn bytes_read_well() {
-        assert_eq!(human_bytes(12), "12 B");
-        assert_eq!(human_bytes(800 * 1024), "800 KiB");
-        assert_eq!(human_bytes(3 * 1024 * 1024 / 2), "1.5 MiB");
-        assert_eq!(human_bytes(5 * 1024 * 1024 * 1024), "5.0 GiB");
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub mod trainers;
 
 use std::path::{Path, PathBuf};
 
+use gpufeed_stats::fmt::bytes;
+
 use crate::constants::MAX_CONFIG_BYTES;
 use crate::finding::Finding;
 use crate::rules::finding;
@@ -193,9 +195,9 @@ pub fn validate_file(path: &Path, ctx: &Context) -> Result<Validation, ValidateE
         Ok(Ok(bytes)) => bytes,
         Ok(Err(size)) => {
             let (size, evidence) = match size {
-                Some(n) => (human_bytes(n), format!("file size {n} bytes")),
+                Some(n) => (bytes(n), format!("file size {n} bytes")),
                 None => (
-                    format!("more than {}", human_bytes(MAX_CONFIG_BYTES)),
+                    format!("more than {}", bytes(MAX_CONFIG_BYTES)),
                     format!("more than {MAX_CONFIG_BYTES} bytes read (a pipe or a device)"),
                 ),
             };
@@ -205,7 +207,7 @@ pub fn validate_file(path: &Path, ctx: &Context) -> Result<Validation, ValidateE
                     &format!(
                         "`{}` is {size}, more than the {} a config may have; it was not parsed",
                         path.display(),
-                        human_bytes(MAX_CONFIG_BYTES)
+                        bytes(MAX_CONFIG_BYTES)
                     ),
                 )
                 .in_file(path)
@@ -245,18 +247,6 @@ fn innermost(error: &std::io::Error) -> String {
     error.to_string()
 }
 
-/// `52.4 MB`, `10 MiB`-style sizes for messages.
-#[allow(clippy::cast_precision_loss)] // sizes far below 2^52 bytes
-fn human_bytes(n: u64) -> String {
-    const MIB: f64 = 1024.0 * 1024.0;
-    let mib = n as f64 / MIB;
-    if mib >= 1.0 {
-        format!("{mib:.1} MiB")
-    } else {
-        format!("{n} bytes")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,12 +282,6 @@ mod tests {
             );
             assert_eq!(f.evidence, evidence);
         }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(human_bytes(52 * 1024 * 1024), "52.0 MiB");
-        assert_eq!(human_bytes(10), "10 bytes");
     }
 
     #[test]
