@@ -17,8 +17,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `report.json` layout ([`Document::VERSION`] of [`Report`]): 2 since the
-/// stage documents are the contract's own and `schema` became `schema_version`.
-pub const SCHEMA: u32 = 2;
+/// stage documents are the contract's own and `schema` became `schema_version`; 3 since
+/// its `util` document is `util` 2 (`gpus[].training`, issue 26).
+pub const SCHEMA: u32 = 3;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.

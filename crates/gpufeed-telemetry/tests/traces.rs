@@ -101,6 +101,7 @@ fn a_directory_is_an_io_error_with_one_reason() {
 
 /// A file of `shared/data/real-world` (its README says what each shows), or `None`, saying
 /// so, when the shared data is not checked out beside the repository.
+#[allow(clippy::print_stderr)] // the test's own output: why it skipped
 fn real_world(case: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/real-world")

@@ -368,6 +368,33 @@ fn without_a_driver_monitor_says_so() {
     assert!(out.stdout.is_empty());
 }
 
+/// Issue 26: `--interval DURATION` as `trace` takes it, `--interval-ms` kept as its alias.
+#[test]
+fn interval_as_a_duration_or_in_milliseconds() {
+    for args in [
+        ["--interval", "50ms"],
+        ["--interval", "0.05"],
+        ["--interval-ms", "50"],
+    ] {
+        let mut all = vec![
+            "monitor",
+            "--synthetic",
+            "stable",
+            "--speed",
+            "max",
+            "--duration",
+            "5",
+        ];
+        all.extend(args);
+        let (r, _) = json(&all);
+        assert!(
+            (r.interval_s - 0.05).abs() < 1e-9,
+            "{args:?}: {}",
+            r.interval_s
+        );
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,6 +406,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (
             vec!["monitor", "--synthetic", "idle", "--interval-ms", "0"],
             "`--interval-ms` must be at least 1",
+        ),
+        (
+            vec!["monitor", "--synthetic", "idle", "--interval", "0s"],
+            "`0s` is not a positive duration",
         ),
         (
             vec![
