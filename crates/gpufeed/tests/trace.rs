@@ -588,8 +588,14 @@ fn real_log_without_timestamps_takes_interval() {
         assert!((r.gpus[0].mean - 94.8).abs() < 0.05, "{}", r.gpus[0].mean);
         assert_eq!(r.gpus[0].verdict, gpufeed_stats::UtilVerdict::Stable);
     }
-    let line = fails_with_one_line(&["trace", f.to_str().unwrap(), "--interval", "soon"]);
-    assert!(line.contains("`soon` is not a duration"), "{line}");
+    // A usage error, as clap reports them (exit 2).
+    let out = gpufeed()
+        .args(["trace", f.to_str().unwrap(), "--interval", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("`soon` is not a duration"), "{stderr}");
 }
 
 /// Issue 26: a hand-written header over real `noheader,nounits` rows, and a single column
