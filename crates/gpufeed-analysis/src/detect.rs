@@ -7,7 +7,7 @@
 //! | a folder | per-rank profiler traces, a TensorFlow run or log folder | gpufeed-kineto |
 //! | a step recording (its first line declares `gpufeed-steps`), whatever its name | the user's own steps | gpufeed-telemetry |
 //! | `*.json`, `*.json.gz`, `*.pb`, gzip bytes | a profiler trace | gpufeed-kineto |
-//! | anything else | its first non-empty line: an nvidia-smi log, a gpufeed JSONL recording, a step recording (`gpufeed-steps`), a step-time list | gpufeed-telemetry |
+//! | anything else | its first non-empty line: an nvidia-smi log (any header naming utilisation), a gpufeed JSONL recording, a step recording (`gpufeed-steps`), a step-time list; or `nvidia-smi` tables in its first 256 KiB: job output (LSF, Slurm) | gpufeed-telemetry |
 //!
 //! `--kind` overrides the guess ([`Kind`]). Adding a format means one arm in [`detect`]
 //! plus its reader.

@@ -82,6 +82,30 @@ pub fn interval_s(ms: u64) -> Result<f64> {
     Ok(ms as f64 / 1e3)
 }
 
+/// The sampling interval in milliseconds, from `--interval DURATION` (seconds, parsed by
+/// [`gpufeed_stats::duration::parse_duration`]) or its alias `--interval-ms N`; 100 ms
+/// when neither is given. At least 1 ms and at most an hour.
+pub fn interval_ms(interval: Option<f64>, interval_ms: Option<u64>) -> Result<u64> {
+    match (interval, interval_ms) {
+        (Some(s), _) => {
+            let ms = (s * 1e3).round();
+            if ms < 1.0 {
+                bail!("`--interval` must be at least 1ms; got {s} s");
+            }
+            if ms > MAX_INTERVAL_MS as f64 {
+                bail!("`--interval` must be at most 1h; got {s} s");
+            }
+            // Between 1 and MAX_INTERVAL_MS: a whole number that fits.
+            Ok(ms as u64)
+        }
+        (None, Some(ms)) => interval_s(ms).map(|_| ms),
+        (None, None) => Ok(DEFAULT_INTERVAL_MS),
+    }
+}
+
+/// The sampling interval without `--interval`: 100 ms, which sees every NVML reading.
+pub const DEFAULT_INTERVAL_MS: u64 = 100;
+
 /// The longest `--interval-ms`: an hour.
 const MAX_INTERVAL_MS: u64 = 3_600_000;
 
@@ -310,6 +334,21 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn interval_and_its_alias() {
+        use gpufeed_stats::duration::parse_duration;
+        let d = |t: &str| Some(parse_duration(t).unwrap());
+        assert_eq!(interval_ms(d("100ms"), None).unwrap(), 100);
+        assert_eq!(interval_ms(d("1s"), None).unwrap(), 1000);
+        assert_eq!(interval_ms(d("60"), None).unwrap(), 60_000);
+        assert_eq!(interval_ms(None, Some(250)).unwrap(), 250);
+        assert_eq!(interval_ms(None, None).unwrap(), DEFAULT_INTERVAL_MS);
+        let e = interval_ms(d("100us"), None).unwrap_err().to_string();
+        assert!(e.contains("at least 1ms"), "{e}");
+        assert!(interval_ms(d("2h"), None).is_err());
+        assert!(interval_ms(None, Some(0)).is_err());
     }
 
     #[test]

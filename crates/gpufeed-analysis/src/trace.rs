@@ -20,7 +20,7 @@ use gpufeed_telemetry::trace::{
 };
 use serde::Serialize;
 
-use gpufeed_contract::{GpuUtil, Steps, Util};
+use gpufeed_contract::{GpuUtil, Steps, TrainingPhase, Util};
 
 use crate::phase_steps::{self, PhaseSteps};
 
@@ -152,6 +152,17 @@ pub fn analyze_file_with_warnings(
     path: &Path,
     kind: Option<TraceKind>,
 ) -> Result<(TraceReport, Vec<String>)> {
+    analyze_file_with(path, kind, None)
+}
+
+/// As [`analyze_file_with_warnings`], with the sampling interval of a utilisation log
+/// without timestamps (`--interval`, in seconds). A log with timestamps is timed by them,
+/// and a warning says that `interval` was not used.
+pub fn analyze_file_with(
+    path: &Path,
+    kind: Option<TraceKind>,
+    interval: Option<f64>,
+) -> Result<(TraceReport, Vec<String>)> {
     let trace = if path == Path::new("-") {
         read_trace_from(std::io::stdin().lock(), Path::new("<stdin>"), kind)?
     } else {
@@ -160,7 +171,13 @@ pub fn analyze_file_with_warnings(
     let mut warnings = Vec::new();
     let report = match trace {
         Trace::Util(t) => {
-            let r = analyze_util_trace(path, &t)?;
+            if t.has_timestamps && interval.is_some() {
+                warnings.push(format!(
+                    "`{}` has timestamps, which time it; `--interval` is not used",
+                    path.display()
+                ));
+            }
+            let r = analyze_util_trace_with(path, &t, interval)?;
             util_warnings(path, &r, &mut warnings);
             TraceReport::Util(r)
         }
@@ -213,25 +230,41 @@ fn util_warnings(path: &Path, r: &UtilReport, out: &mut Vec<String>) {
 
 /// Analyses every GPU of a utilisation trace.
 pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> {
-    if !trace.has_timestamps {
-        bail!(
-            "`{}` has no timestamp column, so the sampling interval is unknown; record with \
-             `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`",
+    analyze_util_trace_with(path, trace, None)
+}
+
+/// [`analyze_util_trace`]; `interval` (seconds) times a trace without timestamps, which is
+/// an error naming `--interval` without it.
+pub fn analyze_util_trace_with(
+    path: &Path,
+    trace: &UtilTrace,
+    interval: Option<f64>,
+) -> Result<UtilReport> {
+    let given = match (trace.has_timestamps, interval) {
+        (true, _) => None,
+        (false, Some(i)) => Some(i),
+        (false, None) => bail!(
+            "`{}` has no timestamps, so the sampling interval is unknown; give it with \
+             `--interval DURATION`, e.g. `--interval 1s` for a log of `nvidia-smi -l 1` \
+             (`100ms` for `-lms 100`)",
             path.display()
-        );
-    }
+        ),
+    };
     let mut gpus = Vec::with_capacity(trace.gpus.len());
     let mut intervals = Vec::with_capacity(trace.gpus.len());
     for series in &trace.gpus {
-        let interval = sampling_interval(&series.t).with_context(|| {
-            format!(
-                "`{}`: GPU {} has {} sample(s) without two distinct timestamps; \
+        let interval = match given {
+            Some(i) => i,
+            None => sampling_interval(&series.t).with_context(|| {
+                format!(
+                    "`{}`: GPU {} has {} sample(s) without two distinct timestamps; \
                  at least two are needed to know the sampling interval",
-                path.display(),
-                series.gpu,
-                series.util.len()
-            )
-        })?;
+                    path.display(),
+                    series.gpu,
+                    series.util.len()
+                )
+            })?,
+        };
         intervals.push(interval);
         let a = analyze_util(&series.util, interval)
             .with_context(|| format!("`{}`: GPU {} has no samples", path.display(), series.gpu))?;
@@ -249,15 +282,30 @@ pub fn analyze_util_trace(path: &Path, trace: &UtilTrace) -> Result<UtilReport> 
                 period_s: a.period_s,
                 period_strength: a.period.map(|p| p.strength),
                 idle_gaps: a.idle_gaps,
+                training: TrainingPhase {
+                    idle_start_s: a.phase.idle_start as f64 * interval,
+                    idle_end_s: a.phase.idle_end as f64 * interval,
+                    samples: a.phase.summary.n,
+                    mean: a.phase.summary.mean,
+                    p5: a.phase.summary.p5,
+                    p95: a.phase.summary.p95,
+                    idle_fraction: a.phase.idle_fraction,
+                    idle_gaps: a.phase.idle_gaps,
+                },
                 verdict: a.verdict,
             },
             analysis: a,
             samples: series.util.len(),
-            holes: series
-                .t
-                .windows(2)
-                .filter(|w| w[1] - w[0] > HOLE_FACTOR * interval)
-                .count(),
+            // Without timestamps the samples are evenly spaced by definition.
+            holes: if given.is_some() {
+                0
+            } else {
+                series
+                    .t
+                    .windows(2)
+                    .filter(|w| w[1] - w[0] > HOLE_FACTOR * interval)
+                    .count()
+            },
         });
     }
     if gpus.is_empty() {
@@ -355,13 +403,26 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
                     ),
                     (UtilVerdict::Bursty, ..) => format!(
                         "{} idle gaps at irregular times, {:.0} % of the time idle",
-                        g.idle_gaps.count,
-                        g.idle_fraction * 100.0
+                        g.training.idle_gaps.count,
+                        g.training.idle_fraction * 100.0
                     ),
-                    _ => format!("mean {:.1} %", g.mean),
+                    _ => format!("mean {:.1} %", g.training.mean),
                 };
                 let _ = writeln!(o, "GPU {}  {}: {headline}", g.gpu, g.verdict.as_str());
                 let _ = writeln!(o, "  {}", util_advice(g.verdict));
+                let t = &g.training;
+                if t.idle_start_s > 0.0 || t.idle_end_s > 0.0 {
+                    let _ = writeln!(
+                        o,
+                        "  job start and end  idle {} while the job started, {} after it \
+                         ended: left out of the verdict, which judges the {} samples of \
+                         training (mean {:.1} %)",
+                        secs(t.idle_start_s),
+                        secs(t.idle_end_s),
+                        t.samples,
+                        t.mean
+                    );
+                }
                 let _ = writeln!(
                     o,
                     "  utilisation  mean {:.1} %  std {:.1}  cv {:.2}  p5 {:.1}  p50 {:.1}  p95 {:.1}",
@@ -435,4 +496,50 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpufeed_telemetry::trace::GpuSeries;
+
+    fn untimed(util: Vec<f64>) -> UtilTrace {
+        UtilTrace {
+            format: TraceFormat::NvidiaSmiCsv,
+            rows: util.len(),
+            gpus: vec![GpuSeries {
+                gpu: 0,
+                t: (0..util.len()).map(|i| i as f64).collect(),
+                util,
+            }],
+            skipped: 0,
+            has_timestamps: false,
+        }
+    }
+
+    /// Issue 26: a log without timestamps needs `--interval`, named in the error, and is
+    /// timed by it, with no "holes" (its row numbers are not times).
+    #[test]
+    fn a_log_without_timestamps_takes_the_interval() {
+        let mut util = vec![0.0; 3];
+        util.extend((0..40).map(|i| 30.0 + f64::from(i % 3)));
+        util.extend([0.0; 20]);
+        let t = untimed(util);
+        let e = analyze_util_trace(Path::new("gpu.csv"), &t)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`--interval DURATION`"), "{e}");
+        let r = analyze_util_trace_with(Path::new("gpu.csv"), &t, Some(0.5)).unwrap();
+        assert_eq!(r.interval_s, 0.5);
+        let g = &r.gpus[0];
+        assert_eq!(g.holes, 0);
+        assert_eq!(
+            (g.training.idle_start_s, g.training.idle_end_s),
+            (1.5, 10.0)
+        );
+        assert_eq!(g.training.samples, 40);
+        assert_eq!(g.verdict, UtilVerdict::Starved);
+        let text = render_text(Path::new("gpu.csv"), &TraceReport::Util(r));
+        assert!(text.contains("job start and end"), "{text}");
+    }
 }

@@ -42,7 +42,7 @@ pub use phases::{
     PhaseVerdict, StepConfig, StepPhases, StepProfile,
 };
 pub use steps::{Steps, StepsKind};
-pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, Util, UtilKind};
+pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, TrainingPhase, Util, UtilKind};
 
 /// A `--format json` document.
 pub trait Document: Serialize + DeserializeOwned + schemars::JsonSchema {

@@ -46,8 +46,34 @@ pub struct GpuUtil {
     pub period_strength: Option<f64>,
     /// Runs of samples below the idle level.
     pub idle_gaps: IdleGaps,
-    /// `stable`, `starved`, `oscillating`, `bursty` or `idle` (gpufeed-stats' rules).
+    /// The training phase the verdict judges: the log without the job's idle start and
+    /// end (gpufeed-stats' `TRAINING_MIN_SAMPLES`). The figures above are the whole log's.
+    pub training: TrainingPhase,
+    /// `stable`, `starved`, `oscillating`, `bursty` or `idle` (gpufeed-stats' rules), of
+    /// the training phase; `period_s` is that phase's too.
     pub verdict: UtilVerdict,
+}
+
+/// The samples between a job's idle start and idle end, which the verdict judges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingPhase {
+    /// Idle at the start, left out (the job starting up), s: samples × interval.
+    pub idle_start_s: f64,
+    /// Idle at the end, left out (after training stopped), s.
+    pub idle_end_s: f64,
+    /// Samples in the training phase.
+    pub samples: usize,
+    /// Mean utilisation of the training phase, %.
+    pub mean: f64,
+    /// 5th percentile of the training phase, %.
+    pub p5: f64,
+    /// 95th percentile of the training phase, %.
+    pub p95: f64,
+    /// Share of the training phase's samples below the idle level.
+    pub idle_fraction: f64,
+    /// Runs of samples below the idle level inside the training phase.
+    pub idle_gaps: IdleGaps,
 }
 
 impl Default for GpuUtil {
@@ -66,6 +92,7 @@ impl Default for GpuUtil {
             period_s: None,
             period_strength: None,
             idle_gaps: IdleGaps::default(),
+            training: TrainingPhase::default(),
             verdict: UtilVerdict::Stable,
         }
     }
@@ -110,7 +137,8 @@ impl Default for Util {
 
 impl Document for Util {
     const NAME: &'static str = "util";
-    const VERSION: u32 = 1;
+    /// 2: `gpus[].training`, the phase the verdict judges (issue 26).
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed trace --kind util";
 }
 
@@ -216,6 +244,7 @@ impl Monitor {
 
 impl Document for Monitor {
     const NAME: &'static str = "monitor";
-    const VERSION: u32 = 1;
+    /// 2: `gpus[].training`, as in `util` 2.
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed monitor | watch --format json";
 }

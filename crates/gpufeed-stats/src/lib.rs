@@ -13,6 +13,7 @@
 //! - [`steps`]: step-time analysis and its verdict: `stable`, `oscillating`, `unstable`.
 //! - [`thresholds`]: the one table of thresholds, each with its source.
 //! - [`fmt`]: figures written for people (`38 %`, `850 ms`, `1.5 GiB`), one way everywhere.
+//! - [`duration`]: durations as people type them (`100ms`, `1s`, `60`), for `--interval`.
 //!
 //! ```
 //! use gpufeed_stats::{steps::analyze_steps, util::analyze_util};
@@ -23,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod duration;
 pub mod fmt;
 pub mod outliers;
 pub mod periodicity;

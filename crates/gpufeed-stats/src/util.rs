@@ -11,10 +11,21 @@
 //!   `k × interval` seconds (a run cut by the start or end of the log counts with the part
 //!   that was seen);
 //! - `swing`: p95 - p5 in percentage points;
-//! - the dominant period from [`detect_period`], in seconds.
+//! - the dominant period of the training phase from [`detect_period`], in seconds; none
+//!   when that phase is idle (an idle GPU's 0/1 % readings are noise, not a cycle).
 //!
-//! # Verdict (first rule that holds)
+//! # Job start and end
+//! A log usually begins with the job starting up (0 % while the CUDA context, the data
+//! and the model load) and often ends with the minutes after training stopped. The
+//! leading and the trailing run of idle samples (below [`IDLE_UTIL_PCT`]) are these edges:
+//! they are counted in [`UtilAnalysis::phase`] and left out of the verdict and the period,
+//! which judge the training phase between them. With fewer than [`TRAINING_MIN_SAMPLES`]
+//! samples between the edges (or none: a GPU idle throughout), nothing is left out. The
+//! other figures (`summary`, fractions, `idle_gaps`) describe the whole log.
+//!
+//! # Verdict of the training phase (first rule that holds)
 //! 1. `idle`: p95 < [`IDLE_P95_UTIL_PCT`]: the GPU is idle at least 95 % of the time.
+//!    (Every figure in these rules is the training phase's.)
 //! 2. `oscillating`: a significant period (see [`crate::periodicity`]) **and**
 //!    swing >= [`SWING_LARGE_PP`]: the GPU alternates between work and waiting in a cycle,
 //!    the signature of a data pipeline that delivers in bursts (e.g. too few workers).
@@ -40,7 +51,7 @@ use crate::periodicity::{Periodicity, detect_period};
 use crate::summary::{Summary, percentile_sorted, summarize};
 use crate::thresholds::{
     BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, IDLE_P95_UTIL_PCT, IDLE_UTIL_PCT,
-    STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP,
+    STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
 };
 
 /// What the utilisation pattern says about the GPU.
@@ -102,16 +113,53 @@ pub struct UtilAnalysis {
     pub idle_fraction: f64,
     /// Share of samples at or above [`BUSY_UTIL_PCT`].
     pub busy_fraction: f64,
-    /// p95 - p5, percentage points.
+    /// p95 - p5 of the training phase, percentage points.
     pub swing: f64,
     /// Idle gaps.
     pub idle_gaps: IdleGaps,
-    /// The dominant cycle, in samples.
+    /// The training phase the verdict judges, and the job's idle edges left out.
+    pub phase: Phase,
+    /// The dominant cycle of the training phase, in samples.
     pub period: Option<Periodicity>,
     /// The dominant cycle in seconds (`period × interval_s`).
     pub period_s: Option<f64>,
     /// The verdict (see the module docs for the rules).
     pub verdict: UtilVerdict,
+}
+
+/// The training phase of a log: the samples between the job's idle start and end (see
+/// the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Phase {
+    /// Idle samples at the start left out (the job starting up).
+    pub idle_start: usize,
+    /// Idle samples at the end left out (after training stopped).
+    pub idle_end: usize,
+    /// Summary of the training phase's samples.
+    pub summary: Summary,
+    /// Share of the training phase's samples below [`IDLE_UTIL_PCT`].
+    pub idle_fraction: f64,
+    /// Idle gaps inside the training phase.
+    pub idle_gaps: IdleGaps,
+}
+
+/// The first and one-past-last sample of the training phase of `values`: the leading and
+/// trailing runs below [`IDLE_UTIL_PCT`] left out, when at least [`TRAINING_MIN_SAMPLES`]
+/// samples remain between them; otherwise the whole series.
+///
+/// ```
+/// let v = [0.0, 0.0, 50.0, 60.0, 55.0, 52.0, 58.0, 61.0, 49.0, 57.0, 60.0, 53.0, 0.0];
+/// assert_eq!(gpufeed_stats::util::training_phase(&v), 2..12);
+/// assert_eq!(gpufeed_stats::util::training_phase(&[0.0, 50.0, 0.0]), 0..3);
+/// ```
+#[must_use]
+pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
+    let start = values.iter().position(|v| *v >= IDLE_UTIL_PCT);
+    let end = values.iter().rposition(|v| *v >= IDLE_UTIL_PCT);
+    match (start, end) {
+        (Some(s), Some(e)) if (e + 1 - s) as f64 >= TRAINING_MIN_SAMPLES => s..e + 1,
+        _ => 0..values.len(),
+    }
 }
 
 /// Median of the positive differences between consecutive timestamps: the sampling
@@ -196,19 +244,27 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
     let idle_fraction = values.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / n;
     let busy_fraction = values.iter().filter(|v| **v >= BUSY_UTIL_PCT).count() as f64 / n;
     let gaps = idle_gaps(values, IDLE_UTIL_PCT, interval_s);
-    let period = detect_period(values);
-    let swing = summary.swing();
+    let range = training_phase(values);
+    let training = &values[range.clone()];
+    let phase_summary = summarize(training)?;
+    let phase_idle =
+        training.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / training.len() as f64;
+    let phase_gaps = idle_gaps(training, IDLE_UTIL_PCT, interval_s);
+    let idle = phase_summary.p95 < IDLE_P95_UTIL_PCT;
+    // An idle GPU's readings are 0/1 % noise: any "cycle" in them means nothing.
+    let period = if idle { None } else { detect_period(training) };
+    let swing = phase_summary.swing();
     let large_swing = swing >= SWING_LARGE_PP;
-    let verdict = if summary.p95 < IDLE_P95_UTIL_PCT {
+    let verdict = if idle {
         UtilVerdict::Idle
     } else if period.is_some() && large_swing {
         UtilVerdict::Oscillating
     } else if large_swing
-        && gaps.count as f64 >= BURSTY_MIN_GAPS
-        && idle_fraction >= BURSTY_IDLE_FRACTION
+        && phase_gaps.count as f64 >= BURSTY_MIN_GAPS
+        && phase_idle >= BURSTY_IDLE_FRACTION
     {
         UtilVerdict::Bursty
-    } else if summary.mean < STARVED_MEAN_UTIL_PCT {
+    } else if phase_summary.mean < STARVED_MEAN_UTIL_PCT {
         UtilVerdict::Starved
     } else {
         UtilVerdict::Stable
@@ -220,6 +276,13 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
         busy_fraction,
         swing,
         idle_gaps: gaps,
+        phase: Phase {
+            idle_start: range.start,
+            idle_end: values.len() - range.end,
+            summary: phase_summary,
+            idle_fraction: phase_idle,
+            idle_gaps: phase_gaps,
+        },
         period,
         period_s: period.map(|p| p.period * interval_s),
         verdict,
@@ -288,6 +351,79 @@ mod tests {
         let a = analyze_util(&v, 0.1).unwrap();
         assert!(a.period.is_none(), "{:?}", a.period);
         assert_eq!(a.verdict, UtilVerdict::Bursty, "{a:?}");
+    }
+
+    /// Issue 26: a flat 30 % training phase between a job's start-up zeros and the idle
+    /// minutes after it ended is `starved`; the edges are not bursts.
+    #[test]
+    fn flat_low_between_idle_edges_is_starved() {
+        for (head, tail) in [(5, 0), (0, 40), (3, 60), (12, 12)] {
+            let mut v = vec![0.0; head];
+            v.extend(noisy(|_| 30.0, 200, 3.0, 7));
+            v.extend(std::iter::repeat_n(0.0, tail));
+            let a = analyze_util(&v, 1.0).unwrap();
+            assert_eq!(
+                a.verdict,
+                UtilVerdict::Starved,
+                "head {head} tail {tail}: {a:?}"
+            );
+        }
+    }
+
+    /// Issue 26: a well-fed GPU whose log starts with the job's start-up and ends with
+    /// minutes of 0 % is `stable`, not `bursty`.
+    #[test]
+    fn busy_between_idle_edges_is_stable() {
+        let mut v = vec![0.0, 0.0, 1.0];
+        v.extend(noisy(|_| 94.0, 120, 4.0, 8));
+        v.extend(std::iter::repeat_n(0.0, 30));
+        let a = analyze_util(&v, 1.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Stable, "{a:?}");
+    }
+
+    /// Issue 26: an idle GPU's 0/1 % jitter has no period, whatever its pattern.
+    #[test]
+    fn idle_noise_has_no_period() {
+        // A 0/1 % reading that repeats every 12 samples: a perfect, meaningless cycle.
+        let v: Vec<f64> = (0..600)
+            .map(|i| if i % 12 < 2 { 1.0 } else { 0.0 })
+            .collect();
+        let a = analyze_util(&v, 1.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Idle);
+        assert_eq!((a.period, a.period_s), (None, None), "{a:?}");
+        let mut g = Rng::new(9);
+        let v: Vec<f64> = (0..600)
+            .map(|_| if g.uniform() < 0.3 { 1.0 } else { 0.0 })
+            .collect();
+        assert_eq!(analyze_util(&v, 1.0).unwrap().period_s, None);
+    }
+
+    proptest::proptest! {
+        /// A steady level below the starved mean, with any start-up and end of idle
+        /// samples, is `starved`: the edges never make it `bursty`.
+        #[test]
+        fn steady_low_with_any_idle_edges_is_starved(
+            level in 20.0f64..45.0,
+            head in 0usize..120,
+            tail in 0usize..300,
+            seed in 0u64..1000,
+        ) {
+            let mut v = vec![0.0; head];
+            v.extend(noisy(|_| level, 200, 2.0, seed));
+            v.extend(std::iter::repeat_n(1.0, tail));
+            let a = analyze_util(&v, 1.0).unwrap();
+            proptest::prop_assert_eq!(a.verdict, UtilVerdict::Starved);
+            proptest::prop_assert_eq!((a.phase.idle_start, a.phase.idle_end), (head, tail));
+        }
+
+        /// An idle GPU's readings, any pattern of 0 and 1 %, have no period.
+        #[test]
+        fn idle_readings_have_no_period(bits in proptest::collection::vec(0u8..2, 20..600)) {
+            let v: Vec<f64> = bits.iter().map(|b| f64::from(*b)).collect();
+            let a = analyze_util(&v, 1.0).unwrap();
+            proptest::prop_assert_eq!(a.verdict, UtilVerdict::Idle);
+            proptest::prop_assert!(a.period_s.is_none());
+        }
     }
 
     #[test]

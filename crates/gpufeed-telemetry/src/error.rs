@@ -102,10 +102,11 @@ pub enum TraceError {
         column: Option<String>,
     },
 
-    /// A timestamp that is not `YYYY/MM/DD HH:MM:SS[.fff]`.
+    /// A timestamp that is none of the forms [`crate::nvsmi`] reads.
     #[error(
         "`{}` line {line}: `{value}` is not a timestamp (column `{column}`); expected \
-         `YYYY/MM/DD HH:MM:SS.mmm` as nvidia-smi writes it",
+         `YYYY/MM/DD HH:MM:SS.mmm` as nvidia-smi writes it, `YYYY-MM-DD HH:MM:SS`, or seconds \
+         or milliseconds since 1970",
         path.display()
     )]
     InvalidTimestamp {

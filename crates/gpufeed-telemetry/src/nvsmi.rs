@@ -18,16 +18,24 @@
 //!
 //! - Fields are separated by `,`; whitespace around a field is ignored. Blank lines, `\r\n`
 //!   line endings and a UTF-8 byte-order mark are fine.
-//! - **Header** (the first non-empty line, when every field is an nvidia-smi property name
-//!   such as `utilization.gpu [%]`): names are matched without case and without the
-//!   bracketed unit, in any column order. Utilisation is `utilization.gpu` (or, for logs
-//!   from other tools, `gpu_util` or `utilization`); times are `timestamp`; GPUs are told
-//!   apart by `index`, else by `uuid` or `pci.bus_id` (numbered 0, 1, ... in order of first
-//!   appearance), else everything is GPU 0. Other columns are ignored. A header without a
-//!   utilisation column is an error; a copy of the header later in the file (two logs
-//!   joined) is skipped.
+//! - **Header** (the first non-empty line whose fields all start with a letter and none of
+//!   which is a value, such as `utilization.gpu [%]` or `gpu_utilization[%]`): names are
+//!   matched without case and without the bracketed unit, in any column order.
+//!   Utilisation is `utilization.gpu`, else any name of one word starting with `util` and
+//!   otherwise only `gpu`, `pct` or `percent` ([`is_util_name`]: `gpu_utilization`,
+//!   `gpu_util`, `GPU-Util`, `util (%)`; not `utilization.memory` or `mem_util`). Times are
+//!   `timestamp`, else a column named `time`, `ts`, `date`, `datetime`, `epoch` or `unix`
+//!   (alone or in a longer name such as `unix_time`). GPUs are told apart by `index` (or a
+//!   column named `gpu`, `gpu_id`, `gpu_index`, `device`, `device_id`), else by `uuid` or
+//!   `pci.bus_id` (numbered 0, 1, ... in order of first appearance), else everything is GPU
+//!   0. Other columns (`memory.used`, ...) are ignored. A header that names a time, a GPU
+//!   or an nvidia-smi property (a name with a `.`) but no utilisation is an error; a header
+//!   that names nothing gpufeed knows is passed over and the file is read as if it had
+//!   none. Copies of the header later in the file (two logs joined, or a logger that
+//!   writes it before every sample) are skipped.
 //! - **No header** (`--format=csv,noheader`): the columns are guessed from the first row.
-//!   The timestamp is the field that looks like one; utilisation is the first field ending
+//!   The timestamp is the field that looks like one (a calendar time, or a number of at
+//!   least 1e9, a time since 1970); utilisation is the first field ending
 //!   in `%`. Without units (`nounits`) nothing ends in `%`, so the usual order
 //!   `timestamp, index, utilization.gpu, ...` is assumed: leaving out the timestamp, the
 //!   first field that is a whole number is the GPU index and the next numeric field is
@@ -35,16 +43,25 @@
 //!   Record with the header when the query has another order: a wrong guess usually shows
 //!   as a utilisation outside 0..=100 %.
 //! - `nounits` values (`45`) and values with units (`45 %`) are both read.
-//! - Timestamps are `YYYY/MM/DD HH:MM:SS` with optional fractional seconds, read as naive
-//!   local time; only differences matter, so `t` counts seconds from the whole second of the
-//!   file's first timestamp (which keeps millisecond steps exact in an f64, where seconds
-//!   since 1970 would blur them at 1e-7 s). Without a timestamp column the time
-//!   axis is the row number of each GPU and [`UtilTrace::has_timestamps`] is false.
+//! - Timestamps are `YYYY/MM/DD HH:MM:SS` (nvidia-smi) or `YYYY-MM-DD HH:MM:SS` /
+//!   `YYYY-MM-DDTHH:MM:SS` (ISO 8601, as Python's `datetime` writes it; a `Z` or `+hh:mm`
+//!   after it is ignored), with optional fractional seconds, read as naive local time; or a
+//!   bare number, a time since 1970 whose unit is the column name's (`time_ms`,
+//!   `timestamp [s]`) or else its magnitude's ([`epoch_unit`]): below 1e11 seconds (1e11 s
+//!   is the year 5138), below 1e14 milliseconds (1e11 ms was 3 March 1973), below 1e17
+//!   microseconds, else nanoseconds. Only differences matter, so `t` counts seconds from
+//!   the whole second of the file's first timestamp (which keeps millisecond steps exact
+//!   in an f64, where seconds since 1970 would blur them at 1e-7 s). Without a timestamp
+//!   column the time axis is the row number of each GPU and
+//!   [`UtilTrace::has_timestamps`] is false (`gpufeed trace --interval` gives the
+//!   interval).
 //! - Utilisation values in square brackets (nvidia-smi's `[N/A]`, `[Not Supported]`,
 //!   `[Unknown Error]`, ...) and `N/A` are skipped and counted in [`UtilTrace::skipped`];
 //!   any other value that is not a number, or outside 0..=100, is an error naming the line.
 //!   So is a row with a different number of fields than the header. [`read_skipping`]
 //!   (for `monitor --replay`) skips such a line instead, reports it and reads on.
+//!
+//! Job output (LSF, Slurm) that holds `nvidia-smi` tables is read by [`job`].
 //!
 //! The reader streams: one reused line buffer, no allocation per row, hand-written
 //! timestamp parsing. Memory is the samples themselves, 16 bytes each.
@@ -69,6 +86,8 @@ use crate::TraceError;
 use crate::error::shown;
 use crate::lines::LineReader;
 use crate::trace::{Limits, SeriesBuilder, TraceFormat, UtilTrace};
+
+pub mod job;
 
 /// Reads an nvidia-smi CSV log; `path` is only used in messages. The first line that
 /// cannot be read is the error.
@@ -107,6 +126,7 @@ pub(crate) fn read_with(
 ) -> Result<UtilTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let mut state;
+    let mut unknown_header: Option<String> = None;
     loop {
         let Some((n, line)) = lines.next_str(path)? else {
             return Err(TraceError::Empty {
@@ -117,9 +137,21 @@ pub(crate) fn read_with(
             continue;
         }
         if is_header(line) {
-            state = State::new(Layout::from_header(line, n, path)?, limits);
+            match Layout::from_header(line, n, path)? {
+                Some(layout) => state = State::new(layout, limits),
+                None => {
+                    // A header gpufeed does not know: read the rows as if it were not
+                    // there, and skip its copies.
+                    unknown_header = Some(line.trim_ascii().to_owned());
+                    continue;
+                }
+            }
         } else {
-            state = State::new(Layout::guess(line, n, path)?, limits);
+            let mut layout = Layout::guess(line, n, path)?;
+            if layout.header.is_none() {
+                layout.header = unknown_header.take();
+            }
+            state = State::new(layout, limits);
             state.row(n, line, path)?;
         }
         break;
@@ -169,6 +201,9 @@ struct Layout {
     fields: usize,
     util: usize,
     time: Option<usize>,
+    /// Seconds per unit of a numeric time column, when its name says (`time_ms`); `None`:
+    /// decided by magnitude (see the module docs).
+    time_unit: Option<f64>,
     key: Key,
     /// Column names for messages: as written in the header, or the guessed role.
     names: Vec<String>,
@@ -179,7 +214,9 @@ struct Layout {
 }
 
 impl Layout {
-    fn from_header(line: &str, n: usize, path: &Path) -> Result<Layout, TraceError> {
+    /// The layout a header names. `Ok(None)`: the header names none of the columns gpufeed
+    /// knows (no utilisation, time or GPU column), so the file is read as if it had none.
+    fn from_header(line: &str, n: usize, path: &Path) -> Result<Option<Layout>, TraceError> {
         let names: Vec<String> = line.split(',').map(|f| f.trim_ascii().to_owned()).collect();
         let norm: Vec<String> = names
             .iter()
@@ -190,16 +227,9 @@ impl Layout {
                 .iter()
                 .find_map(|w| norm.iter().position(|name| name == w))
         };
-        let Some(util) = find(&["utilization.gpu"]).or_else(|| find(&["gpu_util", "utilization"]))
-        else {
-            return Err(TraceError::NoUtilColumn {
-                path: path.to_owned(),
-                line: n,
-                found: names.into_iter().filter(|s| !s.is_empty()).collect(),
-            });
-        };
+        let time = find(&["timestamp"]).or_else(|| names.iter().position(|f| is_time_name(f)));
         let key = match (
-            find(&["index"]),
+            find(&["index"]).or_else(|| names.iter().position(|f| is_index_name(f))),
             find(&["uuid", "gpu_uuid"]),
             find(&["pci.bus_id"]),
         ) {
@@ -207,23 +237,50 @@ impl Layout {
             (None, Some(i), _) | (None, None, Some(i)) => Key::Name(i),
             (None, None, None) => Key::None,
         };
-        Ok(Layout {
+        let util = find(&["utilization.gpu"]).or_else(|| {
+            // A name with `gpu` in it first: `gpu_util` beside a plain `util` of something else.
+            let like: Vec<usize> = (0..names.len())
+                .filter(|&i| is_util_name(&names[i]))
+                .collect();
+            like.iter()
+                .copied()
+                .find(|&i| words(&names[i]).any(|w| w.starts_with("gpu")))
+                .or_else(|| like.first().copied())
+        });
+        let Some(util) = util else {
+            // An nvidia-smi property (`memory.used`), a time or a GPU column: the header is
+            // understood, and it has no utilisation. Otherwise it is not one gpufeed knows.
+            let known = time.is_some() || key != Key::None || norm.iter().any(|f| f.contains('.'));
+            if !known {
+                return Ok(None);
+            }
+            return Err(TraceError::NoUtilColumn {
+                path: path.to_owned(),
+                line: n,
+                found: names.into_iter().filter(|s| !s.is_empty()).collect(),
+            });
+        };
+        Ok(Some(Layout {
             fields: names.len(),
             util,
-            time: find(&["timestamp"]),
+            time,
+            time_unit: time.and_then(|i| name_unit(&names[i])),
             key,
             names,
             header: Some(line.trim_ascii().to_owned()),
             guessed: false,
-        })
+        }))
     }
 
     /// The layout of a file without a header, from its first row (see the module docs).
     fn guess(line: &str, n: usize, path: &Path) -> Result<Layout, TraceError> {
         let fields: Vec<&str> = line.split(',').map(str::trim_ascii).collect();
-        let time = fields
-            .iter()
-            .position(|f| parse_timestamp(f.as_bytes()).is_some());
+        // Without a header, a bare number is a time only if it is large enough to be one
+        // since 1970 (after 2001 in seconds): a GPU index or a utilisation never is.
+        let time = fields.iter().position(|f| {
+            parse_timestamp(f.as_bytes()).is_some()
+                || parse_number(f).is_some_and(|v| v >= GUESSED_EPOCH_MIN)
+        });
         let others = || (0..fields.len()).filter(move |&i| Some(i) != time);
         let is_index = |i: usize| parse_index(fields[i]).is_some();
         let percent = others().find(|&i| fields[i].ends_with('%'));
@@ -278,6 +335,7 @@ impl Layout {
             fields: fields.len(),
             util,
             time,
+            time_unit: None,
             key,
             names,
             header: None,
@@ -297,12 +355,13 @@ struct State {
 
 impl State {
     fn new(layout: Layout, limits: Limits) -> State {
+        let layout_unit = layout.time_unit;
         State {
             layout,
             series: SeriesBuilder::with_limits(limits),
             skipped: 0,
             named: HashMap::new(),
-            timestamps: Timestamps::relative(),
+            timestamps: Timestamps::relative(layout_unit),
         }
     }
 
@@ -477,8 +536,9 @@ fn is_bus_id(field: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether every field of `line` is an nvidia-smi property name such as `index` or
-/// `utilization.gpu [%]` (empty fields aside), so that the line is a header.
+/// Whether `line` is a header: every field (empty ones aside) starts with a letter and
+/// none is a value (`N/A`, `45 %`) or a timestamp. So `utilization.gpu [%]`,
+/// `gpu_utilization[%]` and `GPU Util (%)` are headers, and `Tesla T4, 45 %` is a row.
 fn is_header(line: &str) -> bool {
     let mut names = 0;
     for field in line.split(',') {
@@ -486,19 +546,125 @@ fn is_header(line: &str) -> bool {
         if field.is_empty() {
             continue;
         }
-        let name = property(field);
-        if name.len() == field.len() && field.contains(['[', ']']) {
-            return false;
-        }
-        let mut bytes = name.bytes();
-        let ok = bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
-            && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
-        if !ok {
+        let starts_with_letter = field
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic());
+        if !starts_with_letter
+            || parse_util(field).is_some()
+            || (is_uuid(field) && !is_util_name(field))
+        {
             return false;
         }
         names += 1;
     }
     names > 0
+}
+
+/// The lower-case words of a column name, split at anything that is not a letter or a
+/// digit: `GPU-Util [%]` -> `gpu`, `util`.
+pub(crate) fn words(name: &str) -> impl Iterator<Item = String> + '_ {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+}
+
+/// Whether a column name means GPU utilisation: one word starting with `util`
+/// (`utilization`, `utilisation`, `util`) and otherwise only `gpu`, `gpu0`, ..., `pct` or
+/// `percent`, in any case, order and punctuation, with or without a unit: so
+/// `utilization.gpu [%]`, `gpu_utilization[%]`, `gpu_util`, `GPU-Util`, `util (%)`, but not
+/// `utilization.memory`, `mem_util` or `cpu_util`.
+pub(crate) fn is_util_name(name: &str) -> bool {
+    let mut util = 0;
+    for w in words(name) {
+        if w.starts_with("util") {
+            util += 1;
+        } else if !(w == "pct" || w == "percent" || is_gpu_word(&w)) {
+            return false;
+        }
+    }
+    util == 1
+}
+
+/// `gpu`, `gpu0`, `gpu12`.
+fn is_gpu_word(w: &str) -> bool {
+    w.strip_prefix("gpu")
+        .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether a column name is a time: a word `timestamp`, `time`, `ts`, `date`, `datetime`,
+/// `epoch` or `unix`, other than a duration (`time_delta`, `elapsed`).
+fn is_time_name(name: &str) -> bool {
+    let w: Vec<String> = words(name).collect();
+    w.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "timestamp" | "time" | "ts" | "date" | "datetime" | "epoch" | "unix"
+        )
+    }) && !w
+        .iter()
+        .any(|w| matches!(w.as_str(), "delta" | "elapsed" | "duration"))
+}
+
+/// Whether a column name is a GPU index: `gpu`, `gpu_id`, `gpu_index`, `device`,
+/// `device_id` (any case and punctuation).
+fn is_index_name(name: &str) -> bool {
+    let w: Vec<String> = words(name).collect();
+    let w: Vec<&str> = w.iter().map(String::as_str).collect();
+    matches!(
+        w.as_slice(),
+        ["gpu"] | ["gpu", "id" | "index" | "idx"] | ["device"] | ["device", "id" | "index"]
+    )
+}
+
+/// Seconds per unit that a time column's name states (`time_ms`, `timestamp [s]`).
+fn name_unit(name: &str) -> Option<f64> {
+    words(name).find_map(|w| match w.as_str() {
+        "s" | "sec" | "secs" | "seconds" => Some(1.0),
+        "ms" | "millis" | "milliseconds" => Some(1e-3),
+        "us" | "micros" | "microseconds" => Some(1e-6),
+        "ns" | "nanos" | "nanoseconds" => Some(1e-9),
+        _ => None,
+    })
+}
+
+/// A finite, non-negative decimal number (`1764189075`, `1764189075.25`).
+fn parse_number(field: &str) -> Option<f64> {
+    let f = field.trim_ascii();
+    let plain = !f.is_empty()
+        && f.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && f.bytes().next().is_some_and(|b| b.is_ascii_digit());
+    f.parse::<f64>().ok().filter(|v| plain && v.is_finite())
+}
+
+/// Whether `line`'s first field is a bare number that reads as a time since 1970 without
+/// a header (at least [`GUESSED_EPOCH_MIN`]).
+pub(crate) fn starts_with_epoch(line: &str) -> bool {
+    line.split(',')
+        .next()
+        .and_then(parse_number)
+        .is_some_and(|v| v >= GUESSED_EPOCH_MIN)
+}
+
+/// Without a header, a number at least this large is read as a time since 1970 (in
+/// seconds, 2001-09-09 on; in milliseconds, any date since 1970-01-12).
+const GUESSED_EPOCH_MIN: f64 = 1e9;
+
+/// Seconds per unit of a bare-number time since 1970, by its magnitude: below 1e11 it is
+/// seconds (1e11 s is the year 5138), below 1e14 milliseconds (1e11 ms is 1973-03-03,
+/// 1e14 ms the year 5138), below 1e17 microseconds, else nanoseconds. The ranges touch but
+/// never overlap for any date from 1973 to 5138.
+#[must_use]
+pub fn epoch_unit(value: f64) -> f64 {
+    if value < 1e11 {
+        1.0
+    } else if value < 1e14 {
+        1e-3
+    } else if value < 1e17 {
+        1e-6
+    } else {
+        1e-9
+    }
 }
 
 /// A header field without its bracketed unit: `utilization.gpu [%]` -> `utilization.gpu`.
@@ -522,7 +688,7 @@ pub(crate) fn starts_with_date(b: &[u8]) -> bool {
 /// Seconds since 1970-01-01 00:00:00 of a naive `YYYY/MM/DD HH:MM:SS[.fff]` timestamp
 /// (surrounding whitespace allowed), or `None` if it is not one or not a real date.
 pub(crate) fn parse_timestamp(b: &[u8]) -> Option<f64> {
-    Timestamps::default().parse(b)
+    Timestamps::default().parse_calendar(b.trim_ascii())
 }
 
 /// Timestamp parser that remembers the last date: in a log the date changes once a day,
@@ -535,25 +701,65 @@ pub(crate) struct Timestamps {
     /// With [`Timestamps::relative`]: subtract the first timestamp's whole seconds.
     relative: bool,
     origin: Option<i64>,
+    /// Seconds per unit of a numeric time, when the column's name says.
+    unit: Option<f64>,
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
 
 impl Timestamps {
-    /// A parser whose results count from the whole second of the first timestamp parsed.
-    pub(crate) fn relative() -> Self {
+    /// A parser whose results count from the whole second of the first timestamp parsed;
+    /// `unit`: seconds per unit of a numeric time, `None` to judge by magnitude.
+    pub(crate) fn relative(unit: Option<f64>) -> Self {
         Self {
             relative: true,
+            unit,
             ..Self::default()
         }
     }
 
+    /// Seconds of a timestamp in any form the module docs list.
     #[inline]
     pub(crate) fn parse(&mut self, b: &[u8]) -> Option<f64> {
         let b = b.trim_ascii();
-        if b.len() < 19 || b[10] != b' ' || b[13] != b':' || b[16] != b':' {
+        if let Some(t) = self.parse_calendar(b) {
+            return Some(t);
+        }
+        let v = parse_number(std::str::from_utf8(b).ok()?)?;
+        let unit = self.unit.unwrap_or_else(|| epoch_unit(v));
+        // Whole seconds and the rest apart, in the file's unit, so that milliseconds since
+        // 1970 (1.7e12, exact in an f64) keep their last digit.
+        let per_second = (1.0 / unit).round().max(1.0);
+        let whole = (v / per_second).floor();
+        // Whole seconds since 1970 fit an i64 for any f64 below 9.2e18.
+        if !(0.0..9.2e18).contains(&whole) {
             return None;
         }
+        let rest = (v - whole * per_second) * unit;
+        Some(self.since_origin(whole as i64) as f64 + rest)
+    }
+
+    fn since_origin(&mut self, secs: i64) -> i64 {
+        if self.relative {
+            secs - *self.origin.get_or_insert(secs)
+        } else {
+            secs
+        }
+    }
+
+    /// `YYYY/MM/DD HH:MM:SS[.f]` (nvidia-smi) or `YYYY-MM-DD[T ]HH:MM:SS[.f]` (ISO 8601, as
+    /// Python's `datetime` writes it), with an optional `Z` or offset after an ISO time,
+    /// which is ignored like the naive local time of nvidia-smi.
+    #[inline]
+    fn parse_calendar(&mut self, b: &[u8]) -> Option<f64> {
+        if b.len() < 19 || b[13] != b':' || b[16] != b':' {
+            return None;
+        }
+        let iso = b[4] == b'-' && b[7] == b'-';
+        if !(b[10] == b' ' || (iso && b[10] == b'T')) {
+            return None;
+        }
+        let b = if iso { strip_zone(b) } else { b };
         let days = if self.known && b[..10] == self.date {
             self.days
         } else {
@@ -577,17 +783,26 @@ impl Timestamps {
             }
             _ => return None,
         };
-        let mut secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
-        if self.relative {
-            secs -= *self.origin.get_or_insert(secs);
-        }
-        Some(secs as f64 + fraction)
+        let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
+        Some(self.since_origin(secs) as f64 + fraction)
     }
 }
 
-/// Days since 1970-01-01 of `YYYY/MM/DD`, if it is a real date.
+/// An ISO time without its `Z` or `+hh:mm` / `-hh:mm` suffix.
+fn strip_zone(b: &[u8]) -> &[u8] {
+    if let Some(rest) = b.strip_suffix(b"Z") {
+        return rest;
+    }
+    match b.len().checked_sub(6) {
+        Some(i) if i >= 19 && matches!(b[i], b'+' | b'-') && b[i + 3] == b':' => &b[..i],
+        _ => b,
+    }
+}
+
+/// Days since 1970-01-01 of `YYYY/MM/DD` or `YYYY-MM-DD`, if it is a real date.
 fn parse_date(b: &[u8]) -> Option<i64> {
-    if !starts_with_date(b) {
+    let dashed = b.len() >= 10 && b[4] == b'-' && b[7] == b'-';
+    if !starts_with_date(b) && !dashed {
         return None;
     }
     let year = two(b, 0)? * 100 + two(b, 2)?;

@@ -127,7 +127,9 @@ impl ReplaySource {
                     warnings,
                 }
             }
-            TraceFormat::StepList | TraceFormat::PhaseSteps => {
+            // Job output is told by more than its first line, which `detect_kind` never
+            // sees as such; replaying it is not supported.
+            TraceFormat::StepList | TraceFormat::PhaseSteps | TraceFormat::NvidiaSmiJob => {
                 return Err(SourceError::NotReplayable {
                     path: path.to_owned(),
                 });

@@ -278,8 +278,11 @@ fn pick_column(names: &[&str]) -> Result<usize, Vec<usize>> {
     if names.len() == 1 {
         return Ok(0);
     }
+    // A column named like utilisation (`gpu_util [%]`) is never a step time.
     let matching = |pred: fn(&str) -> bool| -> Vec<usize> {
-        (0..names.len()).filter(|&i| pred(names[i])).collect()
+        (0..names.len())
+            .filter(|&i| pred(names[i]) && !crate::nvsmi::is_util_name(names[i]))
+            .collect()
     };
     let mut candidates = matching(is_time_name);
     if candidates.is_empty() {

@@ -8,13 +8,15 @@
 //! |---|---|
 //! | starts with `{` and declares `"format":"gpufeed-steps"` | a [step recording](crate::phase_steps) (step times with their phases) |
 //! | starts with `{` otherwise | a [gpufeed JSONL recording](crate::jsonl) (utilisation) |
-//! | contains `utilization.gpu` (any case), starts with a `YYYY/MM/DD` date, contains both `timestamp` and `index`, or has a field ending in `%` | an [nvidia-smi log](crate::nvsmi) (utilisation) |
+//! | contains `utilization.gpu` (any case), has a column named like utilisation (`gpu_utilization`, `gpu_util [%]`, `util`: see [`nvsmi::is_util_name`]), or starts with a `YYYY/MM/DD` date | an [nvidia-smi log](crate::nvsmi) (utilisation) |
+//! | contains both `timestamp` and `index`, has a field ending in `%`, or is a row of several fields starting with a time since 1970 (`1764189075, 45`) | an [nvidia-smi log](crate::nvsmi) (utilisation), giving way to `--kind steps` |
 //! | anything else | a [list of step times](crate::steps) |
 //!
 //! With `--kind`, the content is checked against it and a clear contradiction is an error
 //! ([`TraceError::WrongKind`]): `--kind util` on a step recording; `--kind steps` on a
 //! JSONL utilisation recording, on a line containing
-//! `utilization.gpu` or on one starting with an nvidia-smi timestamp; `--kind util` on a
+//! `utilization.gpu` or a column named like utilisation (never read as step times), or on
+//! one starting with an nvidia-smi timestamp; `--kind util` on a
 //! file whose first line is a single number, a `#` comment or a step-list header (a
 //! header naming one step-time column, such as `step_time_ms`). Weaker hints give way to
 //! the kind asked for: `--kind steps` reads a CSV whose header merely has `timestamp` and
@@ -88,6 +90,8 @@ impl fmt::Display for TraceKind {
 pub enum TraceFormat {
     /// `nvidia-smi --query-gpu=... --format=csv` output, see [`crate::nvsmi`].
     NvidiaSmiCsv,
+    /// Job output (LSF, Slurm) holding `nvidia-smi` tables, see [`crate::nvsmi::job`].
+    NvidiaSmiJob,
     /// gpufeed's own recording, see [`crate::jsonl`].
     GpufeedJsonl,
     /// Step times, one per line or a CSV column, see [`crate::steps`].
@@ -100,7 +104,9 @@ impl TraceFormat {
     /// The kind of trace this format holds.
     pub fn kind(self) -> TraceKind {
         match self {
-            TraceFormat::NvidiaSmiCsv | TraceFormat::GpufeedJsonl => TraceKind::Util,
+            TraceFormat::NvidiaSmiCsv | TraceFormat::NvidiaSmiJob | TraceFormat::GpufeedJsonl => {
+                TraceKind::Util
+            }
             TraceFormat::StepList | TraceFormat::PhaseSteps => TraceKind::Steps,
         }
     }
@@ -110,6 +116,7 @@ impl TraceFormat {
     pub fn describe(self) -> &'static str {
         match self {
             TraceFormat::NvidiaSmiCsv => "an nvidia-smi log",
+            TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
             TraceFormat::GpufeedJsonl => "a gpufeed JSONL recording",
             TraceFormat::StepList => "a list of step times",
             TraceFormat::PhaseSteps => "a gpufeed step recording",
@@ -233,6 +240,28 @@ pub fn read_trace(path: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceEr
 /// A reader with the bytes already read put back in front of it.
 pub(crate) type Rewound<R> = std::io::Chain<Cursor<Vec<u8>>, R>;
 
+/// [`peek_first_line`], and the first [`HEAD_BYTES`] of the input (a cheap look further
+/// than the first line, for job output whose `nvidia-smi` tables come after the job's own
+/// lines), with a reader that yields the whole input again.
+fn peek_head<R: BufRead>(
+    reader: R,
+    path: &Path,
+) -> Result<(String, Vec<u8>, Rewound<R>), TraceError> {
+    let (first, reader) = peek_first_line(reader, path)?;
+    // Up to HEAD_BYTES more, for a format the first line cannot tell (job output).
+    let (cursor, mut inner) = reader.into_inner();
+    let mut head = cursor.into_inner();
+    (&mut inner)
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|e| TraceError::io(path, e))?;
+    Ok((first, head.clone(), Cursor::new(head).chain(inner)))
+}
+
+/// How much of a file [`peek_head`] reads to detect job output: its first `nvidia-smi`
+/// table, after the job's own start-up lines.
+const HEAD_BYTES: u64 = 256 * 1024;
+
 /// Reads up to the first non-empty line (after a UTF-8 BOM) and returns it with a reader
 /// that yields the whole input again from the start, so the format reader that follows
 /// sees every line and its line numbers stay right. An empty input, an over-long line or
@@ -281,8 +310,17 @@ pub fn read_trace_from(
     path: &Path,
     kind: Option<TraceKind>,
 ) -> Result<Trace, TraceError> {
-    let (first, reader) = peek_first_line(reader, path)?;
-    let sniff = sniff(&first);
+    let (first, head, reader) = peek_head(reader, path)?;
+    let mut sniff = sniff(&first);
+    // Job output (LSF, Slurm) starts with anything: its `nvidia-smi` tables decide.
+    if (!sniff.strong || nvsmi::job::parse_date_line(&first).is_some())
+        && nvsmi::job::holds_table(&head)
+    {
+        sniff = Sniff {
+            format: TraceFormat::NvidiaSmiJob,
+            strong: true,
+        };
+    }
     let format = match kind {
         None => sniff.format,
         Some(k) if k == sniff.format.kind() => sniff.format,
@@ -298,6 +336,9 @@ pub fn read_trace_from(
     };
     Ok(match format {
         TraceFormat::NvidiaSmiCsv => Trace::Util(nvsmi::read(reader, path)?),
+        TraceFormat::NvidiaSmiJob => {
+            Trace::Util(nvsmi::job::read(reader, path, Limits::default())?)
+        }
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
         TraceFormat::StepList => Trace::Steps(steps::read(reader, path)?),
         TraceFormat::PhaseSteps => Trace::PhaseSteps(phase_steps::read(reader, path)?),
@@ -330,7 +371,12 @@ fn sniff(line: &str) -> Sniff {
         };
     }
     let lower = line.to_ascii_lowercase();
-    if lower.contains("utilization.gpu") || nvsmi::starts_with_date(line.as_bytes()) {
+    // A column named like utilisation (`gpu_utilization`, `util [%]`) is never a step time.
+    // (A step list whose header also has one, beside a step-time column, stays a step list,
+    // and its reader never picks the utilisation column.)
+    let util_column = line.split(',').any(nvsmi::is_util_name) && !steps::looks_like_steps(line);
+    if lower.contains("utilization.gpu") || util_column || nvsmi::starts_with_date(line.as_bytes())
+    {
         return Sniff {
             format: TraceFormat::NvidiaSmiCsv,
             strong: true,
@@ -338,7 +384,9 @@ fn sniff(line: &str) -> Sniff {
     }
     // A field ending in `%` is nvidia-smi's unit (`45 %`); step lists have none.
     let percent = line.split(',').any(|f| f.trim_ascii().ends_with('%'));
-    if percent || (lower.contains("timestamp") && lower.contains("index")) {
+    // A row that starts with a time since 1970 (`1764189075, 45`): a headerless log.
+    let epoch_row = line.contains(',') && nvsmi::starts_with_epoch(line);
+    if percent || epoch_row || (lower.contains("timestamp") && lower.contains("index")) {
         return Sniff {
             format: TraceFormat::NvidiaSmiCsv,
             strong: false,
@@ -420,6 +468,8 @@ pub(crate) struct SeriesBuilder {
     large: HashMap<u32, usize>,
     rows: usize,
     limits: Limits,
+    /// The slot of the last sample pushed.
+    last: usize,
 }
 
 const SMALL_INDEX: u32 = 4096;
@@ -500,6 +550,26 @@ impl SeriesBuilder {
         s.t.push(t);
         s.util.push(util);
         self.rows += 1;
+        self.last = slot;
+    }
+
+    /// Samples kept so far.
+    pub(crate) fn kept(&self) -> usize {
+        self.rows
+    }
+
+    /// Sets the time of the last sample pushed and returns its GPU.
+    pub(crate) fn retime_last(&mut self, t: f64) -> u32 {
+        let s = &mut self.gpus[self.last];
+        if let Some(last) = s.t.last_mut() {
+            *last = t;
+        }
+        s.gpu
+    }
+
+    /// The series as collected, in order of first appearance.
+    pub(crate) fn into_series(self) -> Vec<GpuSeries> {
+        self.gpus
     }
 
     /// The trace, or [`TraceError::NoSamples`] when no sample was kept.
@@ -680,6 +750,42 @@ mod tests {
         let Trace::Util(u) = t else { unreachable!() };
         assert_eq!(u.gpus.len(), 2);
         assert!(!u.has_timestamps);
+    }
+
+    /// Issue 26: a column named like utilisation is never read as step times, alone (once
+    /// read as step times in ms) or beside others; a step list with one beside its
+    /// step-time column still reads its step times.
+    #[test]
+    fn utilisation_columns_are_never_step_times() {
+        for header in [
+            "gpu_utilization",
+            "gpu_util",
+            "util",
+            "GPU-Util [%]",
+            "gpu_utilization[%]",
+        ] {
+            assert_eq!(detect_kind(header).1, TraceFormat::NvidiaSmiCsv, "{header}");
+            let e = read(&format!("{header}\n45\n"), Some(TraceKind::Steps)).unwrap_err();
+            assert!(matches!(e, TraceError::WrongKind { .. }), "{header}: {e}");
+        }
+        let Trace::Util(u) = read("gpu_utilization\n45\n47\n", None).unwrap() else {
+            panic!("not read as utilisation")
+        };
+        assert_eq!(u.gpus[0].util, vec![45.0, 47.0]);
+        let Trace::Steps(s) =
+            read("step,step_time_ms,gpu_util\n1,120,45\n2,130,47\n", None).unwrap()
+        else {
+            panic!("not read as steps")
+        };
+        assert_eq!(
+            (s.column.as_deref(), s.ms.clone()),
+            (Some("step_time_ms"), vec![120.0, 130.0])
+        );
+        // A headerless row starting with a time since 1970 is a utilisation log.
+        assert_eq!(
+            detect_kind("1764189075, 0, 45").1,
+            TraceFormat::NvidiaSmiCsv
+        );
     }
 
     #[test]

@@ -98,3 +98,48 @@ fn a_directory_is_an_io_error_with_one_reason() {
     assert_eq!(e.to_string(), format!("failed to read `{}`", dir.display()));
     assert!(!source.to_string().contains("fixtures"), "{source}");
 }
+
+/// A file of `shared/data/real-world` (its README says what each shows), or `None`, saying
+/// so, when the shared data is not checked out beside the repository.
+#[allow(clippy::print_stderr)] // the test's own output: why it skipped
+fn real_world(case: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/real-world")
+        .join(case);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: `{}` is missing (check out shared/ beside the repository)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// Issue 26: the two real utilisation logs that gpufeed 0.1.0 refused are read.
+#[test]
+fn real_utilisation_logs() {
+    if let Some(f) = real_world("smi_rpf_epoch_ts/gpu_usage.csv") {
+        let Ok(Trace::Util(t)) = read_trace(&f, None) else {
+            panic!("`{}` not read as utilisation", f.display())
+        };
+        // Epoch seconds, 60 s apart (61 now and then), 90 samples, mean 57.7 % by hand.
+        assert!(t.has_timestamps);
+        let g = &t.gpus[0];
+        assert_eq!((g.util.len(), g.t[1] - g.t[0]), (90, 60.0));
+        let mean = g.util.iter().sum::<f64>() / g.util.len() as f64;
+        assert!((mean - 57.7).abs() < 0.05, "{mean}");
+    }
+    if let Some(f) = real_world("smi_slowfast_no_ts/gpu_utilization.csv") {
+        let Ok(Trace::Util(t)) = read_trace(&f, None) else {
+            panic!("`{}` not read as utilisation", f.display())
+        };
+        // The header before every sample, no timestamps: 40 samples, mean 94.8 % by hand.
+        assert!(!t.has_timestamps);
+        let g = &t.gpus[0];
+        let mean = g.util.iter().sum::<f64>() / g.util.len() as f64;
+        assert_eq!(g.util.len(), 40);
+        assert!((mean - 94.8).abs() < 0.05, "{mean}");
+    }
+}

@@ -127,12 +127,17 @@ pub enum Command {
     ///
     /// Reads an `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`
     /// log (with or without header and units, any column order, several GPUs interleaved),
+    /// a utilisation log as people write it (a header such as `gpu_utilization[%]`,
+    /// `gpu_util` or `util`, repeated or not; timestamps in epoch seconds or milliseconds;
+    /// none, with `--interval`), job output (LSF, Slurm) with `date; nvidia-smi` tables,
     /// a gpufeed JSONL recording, a step recording of your own loop (the Python
     /// `gpufeed.StepTimer`'s `timer.save(PATH)`, format in docs/step-phases.md), or a list of
     /// step times (one number per line, or one column of a CSV; milliseconds unless the
     /// header says `s` or `us`). Reports the verdict first, then the figures behind it:
     /// utilisation mean and percentiles, idle gaps, the period of any oscillation; or
-    /// step-time statistics, outliers and the period of any cyclic stall.
+    /// step-time statistics, outliers and the period of any cyclic stall. A utilisation
+    /// verdict judges the training phase: the idle start-up and the idle minutes after the
+    /// job ended are named and left out.
     ///
     /// A step recording gets the verdict of `gpufeed profile step` (input-bound,
     /// transfer-bound, compute-bound or oscillating; undetermined when no `data_wait` was
@@ -179,9 +184,19 @@ pub struct TraceArgs {
     /// What the file holds; detected from the content when absent
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
+    /// Sampling interval of a utilisation log without timestamps, such as `100ms`, `1s`,
+    /// `60s` or plain seconds (`nvidia-smi -l 1` samples every `1s`); a log with
+    /// timestamps is timed by them
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub interval: Option<f64>,
     /// The output format.
     #[command(flatten)]
     pub output: Output,
+}
+
+/// `--interval DURATION`, in seconds.
+fn duration(text: &str) -> Result<f64, gpufeed_stats::duration::DurationError> {
+    gpufeed_stats::duration::parse_duration(text)
 }
 
 /// Arguments of `gpufeed analyze`.
@@ -251,9 +266,12 @@ pub struct LintArgs {
 /// Arguments of `gpufeed monitor`.
 #[derive(Debug, Args)]
 pub struct MonitorArgs {
-    /// Sampling interval in milliseconds
-    #[arg(long, default_value_t = 100)]
-    pub interval_ms: u64,
+    /// Sampling interval, such as `100ms`, `1s` or plain seconds [default: 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub interval: Option<f64>,
+    /// The sampling interval in milliseconds: an alias of `--interval`, kept for scripts
+    #[arg(long, value_name = "MS", conflicts_with = "interval")]
+    pub interval_ms: Option<u64>,
     /// Stop after this many seconds and print the end report
     #[arg(long)]
     pub duration: Option<f64>,
@@ -286,9 +304,12 @@ pub struct MonitorArgs {
 /// Arguments of `gpufeed watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Sampling interval in milliseconds
-    #[arg(long, default_value_t = 100)]
-    pub interval_ms: u64,
+    /// Sampling interval, such as `100ms`, `1s` or plain seconds [default: 100ms]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub interval: Option<f64>,
+    /// The sampling interval in milliseconds: an alias of `--interval`, kept for scripts
+    #[arg(long, value_name = "MS", conflicts_with = "interval")]
+    pub interval_ms: Option<u64>,
     /// Record every sample to this JSONL file
     #[arg(long)]
     pub record: Option<PathBuf>,

@@ -34,7 +34,7 @@ use gpufeed_telemetry::synthetic::SyntheticSource;
 use gpufeed_analysis::monitor::report::{self, MonitorReport};
 use gpufeed_analysis::monitor::{
     EXPORT_S, MAX_LINE_WARNINGS, MIN_WINDOW_SAMPLES, MIN_WINDOW_SPAN_S, Recorder, Speed, WINDOW_S,
-    check_record_path, end_report, interval_s, no_driver, parse_speed, rfc3339_now,
+    check_record_path, end_report, interval_ms, interval_s, no_driver, parse_speed, rfc3339_now,
 };
 
 use crate::cli::{Format, MonitorArgs, WatchArgs};
@@ -220,7 +220,8 @@ fn print_report(
 
 /// `gpufeed monitor`.
 pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
-    let interval = interval_s(args.interval_ms)?;
+    let interval_ms = interval_ms(args.interval, args.interval_ms)?;
+    let interval = interval_s(interval_ms)?;
     if let Some(d) = args.duration
         && !(d > 0.0 && d.is_finite())
     {
@@ -245,7 +246,7 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
         .map(prometheus::parse_addr)
         .transpose()?;
 
-    let mut header = Header::new(rfc3339_now(), args.interval_ms, "nvml");
+    let mut header = Header::new(rfc3339_now(), interval_ms, "nvml");
     let (source, title): (Box<dyn Source>, String) = if let Some(path) = &args.replay {
         let r = ReplaySource::open(path)?;
         if let Some(h) = r.header() {
@@ -360,7 +361,8 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
 
 /// `gpufeed watch -- CMD`.
 pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
-    let interval = interval_s(args.interval_ms)?;
+    let interval_ms = interval_ms(args.interval, args.interval_ms)?;
+    let interval = interval_s(interval_ms)?;
     if let Some(path) = &args.record {
         check_record_path(path)?;
     }
@@ -380,7 +382,7 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     }
     sources.push(Box::new(ProcHost::new().watch(pid)));
     let sampler = Sampler::new(sources, Box::new(RealClock::start()), interval);
-    let mut header = Header::new(rfc3339_now(), args.interval_ms, sampler.source_name());
+    let mut header = Header::new(rfc3339_now(), interval_ms, sampler.source_name());
     header.gpus = sampler.gpus();
     header.host = hostname();
     let recorder = match args

@@ -37,7 +37,7 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
             }
         }
         TraceSource::Stdin { kind } | TraceSource::Log { kind, .. } => {
-            let (report, warnings) = trace::analyze_file_with_warnings(&args.file, kind)?;
+            let (report, warnings) = trace::analyze_file_with(&args.file, kind, args.interval)?;
             for w in &warnings {
                 printer::warn(w);
             }

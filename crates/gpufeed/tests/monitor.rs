@@ -368,6 +368,51 @@ fn without_a_driver_monitor_says_so() {
     assert!(out.stdout.is_empty());
 }
 
+/// Issue 26: `--interval DURATION` as `trace` takes it, `--interval-ms` kept as its alias.
+#[test]
+fn interval_as_a_duration_or_in_milliseconds() {
+    for args in [
+        ["--interval", "50ms"],
+        ["--interval", "0.05"],
+        ["--interval-ms", "50"],
+    ] {
+        let mut all = vec![
+            "monitor",
+            "--synthetic",
+            "stable",
+            "--speed",
+            "max",
+            "--duration",
+            "5",
+        ];
+        all.extend(args);
+        let (r, _) = json(&all);
+        assert!(
+            (r.interval_s - 0.05).abs() < 1e-9,
+            "{args:?}: {}",
+            r.interval_s
+        );
+    }
+    // Usage errors, as clap reports them (exit 2).
+    for (args, says) in [
+        (vec!["--interval", "0s"], "`0s` is not a positive duration"),
+        (
+            vec!["--interval", "1s", "--interval-ms", "100"],
+            "cannot be used with",
+        ),
+    ] {
+        let mut all = vec!["monitor", "--synthetic", "idle"];
+        all.extend(args);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+            .args(&all)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{all:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(says), "{all:?}: {stderr}");
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();

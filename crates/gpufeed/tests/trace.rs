@@ -50,7 +50,10 @@ fn trace_json(file: &Path, extra: &[&str]) -> String {
 
 /// Checks the 2-GPU fixture: GPU 0 oscillates 2/40 % every 1.5 s, GPU 1 is well fed.
 fn check_two_gpus(r: &Util) {
-    assert_eq!(r.schema_version, 1);
+    assert_eq!(
+        r.schema_version,
+        <Util as gpufeed_contract::Document>::VERSION
+    );
     assert_eq!(r.samples, 1200);
     assert!(
         (r.interval_s - 0.1).abs() < 0.005,
@@ -533,4 +536,97 @@ fn step_recording_bad_line_or_too_few_steps_is_one_error() {
             few.display()
         )
     );
+}
+
+/// A case of `shared/data/real-world` (README there), or `None`, saying so, when the
+/// shared data is not checked out beside the repository.
+#[allow(clippy::print_stderr)] // the test's own output: why it skipped
+fn real_world(case: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/real-world")
+        .join(case);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "skipped: `{}` is missing (check out shared/ beside the repository)",
+            p.display()
+        );
+        None
+    }
+}
+
+/// Issue 26, `smi_rpf_epoch_ts`: epoch-second timestamps, 60 s apart, mean 57.7 % by hand.
+/// The three samples of 0 % while the job starts are named and left out of the verdict.
+#[test]
+fn real_log_with_epoch_seconds() {
+    let Some(f) = real_world("smi_rpf_epoch_ts/gpu_usage.csv") else {
+        return;
+    };
+    let r: Util = serde_json::from_str(&trace_json(&f, &[])).unwrap();
+    assert!((r.interval_s - 60.0).abs() < 1.0, "{}", r.interval_s);
+    let g = &r.gpus[0];
+    assert!((g.mean - 57.7).abs() < 0.05, "mean {}", g.mean);
+    assert_eq!(g.training.idle_start_s, 180.0);
+    assert_eq!(g.training.idle_end_s, 0.0);
+    assert_ne!(g.verdict, gpufeed_stats::UtilVerdict::Bursty);
+}
+
+/// Issue 26, `smi_slowfast_no_ts`: the header before every sample, no timestamps: refused
+/// naming `--interval` without it, read with it (40 samples, mean 94.8 % by hand, stable).
+#[test]
+fn real_log_without_timestamps_takes_interval() {
+    let Some(f) = real_world("smi_slowfast_no_ts/gpu_utilization.csv") else {
+        return;
+    };
+    let line = fails_with_one_line(&["trace", f.to_str().unwrap()]);
+    assert!(line.contains("--interval"), "{line}");
+    for interval in ["1s", "1000ms", "1"] {
+        let r: Util = serde_json::from_str(&trace_json(&f, &["--interval", interval])).unwrap();
+        assert_eq!(r.interval_s, 1.0);
+        assert_eq!(r.samples, 40);
+        assert!((r.gpus[0].mean - 94.8).abs() < 0.05, "{}", r.gpus[0].mean);
+        assert_eq!(r.gpus[0].verdict, gpufeed_stats::UtilVerdict::Stable);
+    }
+    // A usage error, as clap reports them (exit 2).
+    let out = gpufeed()
+        .args(["trace", f.to_str().unwrap(), "--interval", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("`soon` is not a duration"), "{stderr}");
+}
+
+/// Issue 26: a hand-written header over real `noheader,nounits` rows, and a single column
+/// named `gpu_utilization` (once read as step times in ms), are utilisation logs.
+#[test]
+fn hand_written_utilisation_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    for header in ["gpu_utilization[%]", "gpu_utilization", "gpu_util", "util"] {
+        let f = dir.path().join("gpu.csv");
+        let rows: String = (0..30).map(|i| format!("{}\n", 90 + i % 7)).collect();
+        fs_err::write(&f, format!("{header}\n{rows}")).unwrap();
+        let r: Util = serde_json::from_str(&trace_json(&f, &["--interval", "100ms"])).unwrap();
+        assert_eq!(r.samples, 30, "{header}");
+        assert_eq!(r.interval_s, 0.1);
+    }
+}
+
+/// Issue 26: LSF job output with `date; nvidia-smi` every minute (gpufeed-telemetry's
+/// fixture): two GPUs, the start-up and the end named, GPU 0 stable, GPU 1 starved.
+#[test]
+fn lsf_job_output_with_tables() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpufeed-telemetry/tests/fixtures/lsf_job_tables.out");
+    let r: Util = serde_json::from_str(&trace_json(&f, &[])).unwrap();
+    assert_eq!(r.interval_s, 60.0);
+    let verdicts: Vec<_> = r.gpus.iter().map(|g| g.verdict).collect();
+    use gpufeed_stats::UtilVerdict::{Stable, Starved};
+    assert_eq!(verdicts, vec![Stable, Starved]);
+    assert_eq!(r.gpus[0].training.idle_start_s, 120.0);
+    assert_eq!(r.gpus[0].training.idle_end_s, 180.0);
+    let text = gpufeed().arg("trace").arg(&f).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("job start and end"), "{text}");
 }

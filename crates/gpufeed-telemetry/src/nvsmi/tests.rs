@@ -289,7 +289,8 @@ fn bad_index_and_bad_timestamp() {
     assert_eq!(
         e,
         "`gpu.csv` line 2: `2026/02/30 10:00:00` is not a timestamp (column `timestamp`); \
-         expected `YYYY/MM/DD HH:MM:SS.mmm` as nvidia-smi writes it"
+         expected `YYYY/MM/DD HH:MM:SS.mmm` as nvidia-smi writes it, `YYYY-MM-DD HH:MM:SS`, \
+         or seconds or milliseconds since 1970"
     );
 }
 
@@ -439,6 +440,9 @@ fn timestamps() {
     // The Unix epoch is 0, so the arithmetic matches the usual calendar.
     assert_eq!(ts("1970/01/01 00:00:00"), 0.0);
     assert_eq!(ts("2026/11/21 10:00:00"), 1_795_255_200.0);
+    // ISO 8601, as Python writes it (issue 26); a zone is ignored like nvidia-smi's.
+    assert_eq!(ts("2026-11-21 10:00:00"), 1_795_255_200.0);
+    assert_eq!(ts("2026-11-21T10:00:00.250+01:00"), 1_795_255_200.25);
     for bad in [
         "2026/13/01 00:00:00",
         "2026/00/01 00:00:00",
@@ -448,12 +452,100 @@ fn timestamps() {
         "2026/11/21 10:00:00.",
         "2026/11/21 10:00:00.1234567890",
         "2026/11/21 10:00:00x",
-        "2026-11-21 10:00:00",
         "2026/11/21T10:00:00",
+        "2026-11-21 10:00:00+0100",
         "2026/11/21",
     ] {
         assert!(parse_timestamp(bad.as_bytes()).is_none(), "{bad}");
     }
+}
+
+/// Issue 26: headers people write over nvidia-smi rows name the utilisation column in
+/// many ways; each is read, in any column order, beside other columns.
+#[test]
+fn utilisation_headers_as_people_write_them() {
+    for header in [
+        "gpu_utilization[%]",
+        "gpu_utilization",
+        "gpu_util",
+        "util",
+        "GPU-Util",
+        "util (%)",
+        "GPU Utilization (%)",
+        "utilization.gpu [%]",
+        "gpu_util_pct",
+    ] {
+        let t = ok(&format!("{header}\n45\n47\n"));
+        assert_eq!(t.gpus[0].util, vec![45.0, 47.0], "{header}");
+        let t = ok(&format!(
+            "memory.used [MiB], {header}, index\n1200 MiB, 45 %, 1\n"
+        ));
+        assert_eq!((t.gpus[0].gpu, t.gpus[0].util[0]), (1, 45.0), "{header}");
+    }
+    for other in [
+        "mem_util",
+        "utilization.memory",
+        "cpu_util",
+        "memory_utilization",
+    ] {
+        assert!(!is_util_name(other), "{other}");
+    }
+}
+
+/// Issue 26: the README's pynvml-style log and a header with a time column of another name.
+#[test]
+fn pynvml_style_log_with_epoch_seconds() {
+    let t = ok("timestamp,gpu_utilization,memory_used\n\
+                1764189075,0,1\n1764189135,93,10544\n1764189195,46,10546\n");
+    assert!(t.has_timestamps);
+    assert_eq!(t.gpus[0].t, vec![0.0, 60.0, 120.0]);
+    assert_eq!(t.gpus[0].util, vec![0.0, 93.0, 46.0]);
+    let t = ok("time, gpu, util\n2024-11-26 10:00:00.5, 0, 10\n2024-11-26T10:00:01.5Z, 0, 20\n");
+    assert_eq!(t.gpus[0].t, vec![0.5, 1.5]);
+}
+
+/// Issue 26: epoch timestamps in seconds or milliseconds, told apart by magnitude (or by
+/// the column's unit); without a header too.
+#[test]
+fn epoch_seconds_and_milliseconds() {
+    let s = ok("timestamp, utilization.gpu\n1764189075, 5\n1764189075.5, 6\n");
+    assert_eq!(s.gpus[0].t, vec![0.0, 0.5]);
+    let ms = ok("timestamp, utilization.gpu\n1764189075000, 5\n1764189075100, 6\n");
+    assert!((ms.gpus[0].t[1] - 0.1).abs() < 1e-9, "{:?}", ms.gpus[0].t);
+    let named = ok("time_ms, util\n1000, 5\n1250, 6\n");
+    assert!((named.gpus[0].t[1] - 0.25).abs() < 1e-9);
+    let bare = ok("1764189075, 0, 45\n1764189135, 0, 47\n");
+    assert!(bare.has_timestamps);
+    assert_eq!(
+        (bare.gpus[0].t.clone(), bare.gpus[0].util.clone()),
+        (vec![0.0, 60.0], vec![45.0, 47.0])
+    );
+    assert_eq!(epoch_unit(1.764e9), 1.0);
+    assert_eq!(epoch_unit(1.764e12), 1e-3);
+    assert_eq!(epoch_unit(1.764e15), 1e-6);
+    assert_eq!(epoch_unit(1.764e18), 1e-9);
+}
+
+/// Issue 26: a header gpufeed does not know is passed over, and the rows read as if it
+/// were not there (its copies too); one it knows without utilisation is still an error.
+#[test]
+fn unknown_header_falls_back_to_headerless() {
+    let t = ok("foo, bar\n0, 45\n1, 50\nfoo, bar\n0, 46\n");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(t.gpus[0].util, vec![45.0, 46.0]);
+    assert!(
+        err("timestamp, temperature.gpu\n2026/11/21 10:00:00, 40\n")
+            .contains("no utilisation column")
+    );
+}
+
+/// Issue 26 (`smi_slowfast_no_ts`): the header before every sample, no timestamps.
+#[test]
+fn header_before_every_sample() {
+    let t =
+        ok("utilization.gpu [%]\n85 %\nutilization.gpu [%]\n100 %\nutilization.gpu [%]\n94 %\n");
+    assert_eq!(t.gpus[0].util, vec![85.0, 100.0, 94.0]);
+    assert!(!t.has_timestamps);
 }
 
 #[test]
