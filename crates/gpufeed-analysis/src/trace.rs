@@ -365,6 +365,7 @@ fn step_advice(v: StepVerdict) -> &'static str {
 fn format_name(f: TraceFormat) -> &'static str {
     match f {
         TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
+        TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
         TraceFormat::GpufeedJsonl => "gpufeed recording",
         TraceFormat::StepList => "step-time list",
         TraceFormat::PhaseSteps => "step recording",

@@ -174,6 +174,7 @@ fn starving() -> Collected {
                     max_s: 0.8,
                 },
                 verdict: UtilVerdict::Oscillating,
+                ..GpuUtil::default()
             }],
             ..Util::default()
         },
