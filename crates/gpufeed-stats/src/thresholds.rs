@@ -61,7 +61,7 @@ thresholds! {
         "same idle level as IDLE_UTIL_PCT (SageMaker p5 < 10 %), applied to the p95";
     /// Samples the training phase needs for the job's idle edges to be left out.
     TRAINING_MIN_SAMPLES = 10.0, "samples",
-        "job start and end: the leading and trailing runs of idle samples (below IDLE_UTIL_PCT) are the job starting up and the minutes after it ended; they are named and left out of the verdict (and the period), which judges the samples between them, when at least this many remain; with fewer, the whole log is judged",
+        "job start and end: the leading and trailing runs of idle samples (below IDLE_UTIL_PCT) are the job starting up and the minutes after it ended; they are named and left out of the verdict (and the period), which judges the samples between them, when at least this many remain and each edge is longer than every idle gap between them (else it is part of the cycle); with fewer, the whole log is judged",
         "gpufeed judgement: real logs begin with seconds of 0 % while the job loads (CUDA context, data, model) and often end with minutes of 0 % after training stopped (issue 26); judged with the rest, these edges are two idle gaps and a large swing, the signature of `bursty`. Below 10 samples p5 and p95 are the minimum and maximum, and no cycle can be found (STEPS_MIN_JUDGED), so such a short phase is no basis for a verdict of its own";
     /// Swing (p95 - p5) at or above this is large.
     SWING_LARGE_PP = 20.0, "pp",

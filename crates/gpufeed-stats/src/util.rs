@@ -17,8 +17,9 @@
 //! # Job start and end
 //! A log usually begins with the job starting up (0 % while the CUDA context, the data
 //! and the model load) and often ends with the minutes after training stopped. The
-//! leading and the trailing run of idle samples (below [`IDLE_UTIL_PCT`]) are these edges:
-//! they are counted in [`UtilAnalysis::phase`] and left out of the verdict and the period,
+//! leading and the trailing run of idle samples (below [`IDLE_UTIL_PCT`]) are these edges
+//! when each is longer than every idle gap between them (a GPU sampled from the idle half
+//! of its own cycle has no start-up edge): they are counted in [`UtilAnalysis::phase`] and left out of the verdict and the period,
 //! which judge the training phase between them. With fewer than [`TRAINING_MIN_SAMPLES`]
 //! samples between the edges (or none: a GPU idle throughout), nothing is left out. The
 //! other figures (`summary`, fractions, `idle_gaps`) describe the whole log.
@@ -145,7 +146,8 @@ pub struct Phase {
 
 /// The first and one-past-last sample of the training phase of `values`: the leading and
 /// trailing runs below [`IDLE_UTIL_PCT`] left out, when at least [`TRAINING_MIN_SAMPLES`]
-/// samples remain between them; otherwise the whole series.
+/// samples remain between them and each run is longer than every idle gap between them;
+/// otherwise the whole series (or the side whose run is no longer than a gap inside).
 ///
 /// ```
 /// let v = [0.0, 0.0, 50.0, 60.0, 55.0, 52.0, 58.0, 61.0, 49.0, 57.0, 60.0, 53.0, 0.0];
@@ -156,10 +158,28 @@ pub struct Phase {
 pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
     let start = values.iter().position(|v| *v >= IDLE_UTIL_PCT);
     let end = values.iter().rposition(|v| *v >= IDLE_UTIL_PCT);
-    match (start, end) {
-        (Some(s), Some(e)) if (e + 1 - s) as f64 >= TRAINING_MIN_SAMPLES => s..e + 1,
-        _ => 0..values.len(),
+    let (Some(s), Some(e)) = (start, end) else {
+        return 0..values.len();
+    };
+    if ((e + 1 - s) as f64) < TRAINING_MIN_SAMPLES {
+        return 0..values.len();
     }
+    // An edge is the job's start or end only when it is longer than every idle gap inside:
+    // a GPU that idles a second in every cycle of its training and happens to be sampled
+    // from (or to) one of those idle seconds has no start-up edge, only a cycle.
+    let mut longest_inside = 0;
+    let mut run = 0;
+    for v in &values[s..=e] {
+        run = if *v < IDLE_UTIL_PCT { run + 1 } else { 0 };
+        longest_inside = longest_inside.max(run);
+    }
+    let first = if s > longest_inside { s } else { 0 };
+    let last = if values.len() - 1 - e > longest_inside {
+        e + 1
+    } else {
+        values.len()
+    };
+    first..last
 }
 
 /// Median of the positive differences between consecutive timestamps: the sampling
@@ -292,6 +312,20 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_idle_edge_no_longer_than_the_gaps_inside_is_part_of_the_cycle() {
+        // Sampled from the idle half of a 95/5 % cycle: the short idle edges are the
+        // cycle's, not a job starting or ending.
+        let cycle: Vec<f64> = (0..48)
+            .map(|i| if (i + 2) % 12 < 6 { 5.0 } else { 95.0 })
+            .collect();
+        assert_eq!(training_phase(&cycle), 0..48);
+        // A start-up far longer than the cycle's gaps is still left out.
+        let mut job = vec![0.0; 30];
+        job.extend(&cycle[4..40]);
+        assert_eq!(training_phase(&job), 30..job.len());
+    }
     use crate::testutil::Rng;
 
     fn noisy(base: impl Fn(usize) -> f64, n: usize, sd: f64, seed: u64) -> Vec<f64> {

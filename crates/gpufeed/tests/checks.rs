@@ -395,6 +395,8 @@ fn lint_walks_a_project() {
         ("data/pipeline.py", "decode-per-item", 9),
         ("data/pipeline.py", "decode-per-item", 10),
         ("train.py", "torch-loader-no-workers", 10),
+        // The loader's dataset decodes per item (data/pipeline.py) with no workers.
+        ("train.py", "decode-per-item-few-workers", 10),
         ("train.py", "torch-loader-no-pin-memory", 10),
         ("train.py", "torch-data-parallel", 11),
         ("train.py", "host-sync-in-loop", 18),

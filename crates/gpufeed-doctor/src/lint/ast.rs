@@ -229,15 +229,20 @@ pub(crate) fn is_true(node: Node<'_>) -> bool {
 pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut impl FnMut(Node<'t>) -> bool) {
     let mut cursor = node.walk();
     let mut descend = visit(node);
+    // The depth below the start node, kept here: tree-sitter's `TreeCursor::depth` walks
+    // the cursor's whole stack, which made this walk quadratic in the nesting (50,000
+    // nested parentheses took minutes).
+    let mut depth = 0usize;
     loop {
         if descend && cursor.goto_first_child() {
+            depth += 1;
             descend = visit(cursor.node());
             continue;
         }
         // Next sibling, else up until a node has one; the start node's siblings are not
         // part of the walk.
         loop {
-            if cursor.depth() == 0 {
+            if depth == 0 {
                 return;
             }
             if cursor.goto_next_sibling() {
@@ -247,6 +252,7 @@ pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut impl FnMut(Node<'t>) -> bool)
             if !cursor.goto_parent() {
                 return;
             }
+            depth -= 1;
         }
     }
 }

@@ -132,6 +132,9 @@ pub fn validate_text(text: &str, path: &Path, ctx: &Context) -> Validation {
         let findings = match trainers::whose(&outline) {
             trainers::Whose::Myxtts => None,
             trainers::Whose::Other(t) => Some(trainers::check(&outline, t, ctx, path)),
+            // A file with no top-level keys (a list, a scalar, nothing) is no trainer's
+            // config: the checks below say what is wrong with it.
+            trainers::Whose::Unknown if outline.top_keys().is_empty() => None,
             trainers::Whose::Unknown => Some(vec![trainers::unrecognised(&outline, path)]),
         };
         if let Some(findings) = findings {
