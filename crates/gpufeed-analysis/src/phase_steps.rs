@@ -40,7 +40,7 @@
 //! on a GPU the phases are the times work was queued, not run.
 //!
 //! ```
-//! use gpufeed::phase_steps::{document, Meta, StepRecord};
+//! use gpufeed_analysis::phase_steps::{document, Meta, StepRecord};
 //! let meta = Meta { source: "example".into(), sync: true, warmup: 0, batch_size: Some(32) };
 //! let steps: Vec<StepRecord> = (0..40)
 //!     .map(|i| StepRecord {
