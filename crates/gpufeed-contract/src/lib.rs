@@ -25,12 +25,17 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub mod attach;
 pub mod data;
 pub mod findings;
 pub mod phases;
 pub mod steps;
 pub mod util;
 
+pub use attach::{
+    Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines, GpuUse,
+    TopFrame,
+};
 pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
     Recommendation,

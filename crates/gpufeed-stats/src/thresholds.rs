@@ -171,6 +171,14 @@ thresholds! {
     HOST_STALL_HIGH = 0.20, "ratio",
         "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is highly sync- or launch-bound",
         "TF Profiler's highly-input-bound level, applied to the other host stalls (gpufeed judgement, see HOST_STALL_MODERATE)";
+    /// `gpufeed attach` without GPU readings: a sync wait shorter than this is short.
+    ATTACH_SYNC_SHORT_MS = 10.0, "ms",
+        "`gpufeed attach` without NVML: host-device syncs whose waits average below this (and come at least ATTACH_SYNC_FREQUENT_PER_S times a second) are `sync-bound`; longer waits mean the GPU had work queued, so the host waited for a busy GPU (`compute-bound`)",
+        "gpufeed judgement: a sync that returns within 10 ms found at most one short step's kernels queued, so the GPU runs dry while the host prepares the next step (PyTorch CUDA semantics, 'Asynchronous execution'); 10 ms is one sample period at the default 100 Hz, the shortest wait a sample can resolve";
+    /// `gpufeed attach` without GPU readings: syncs at least this often are frequent.
+    ATTACH_SYNC_FREQUENT_PER_S = 5.0, "per s",
+        "`gpufeed attach` without NVML: separate sync waits seen at least this many times a second are frequent",
+        "gpufeed judgement: a sync every step of a loop of 5 steps/s or more (one `.item()` per step, the common case); rarer syncs (logging every N steps) cannot starve the GPU for long";
 }
 
 /// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels

@@ -42,6 +42,7 @@ fn entry<D: Document>() -> Entry {
 #[must_use]
 pub fn documents() -> Vec<Entry> {
     let mut all = vec![
+        entry::<gpufeed_contract::Attach>(),
         entry::<DataProfile>(),
         entry::<Findings>(),
         entry::<Monitor>(),
