@@ -178,3 +178,23 @@ def test_bad_targets_exit_2_with_one_line():
         sleeper.kill()
         sleeper.wait()
     assert r.returncode == 2 and "not Python" in r.stderr, r.stderr
+
+
+def test_python_attach_refuses_its_own_process_and_returns_the_document(tmp_path):
+    import gpufeed
+
+    with pytest.raises(ValueError, match="StepTimer"):
+        gpufeed.attach(os.getpid())
+    with pytest.raises(RuntimeError, match="no process"):
+        gpufeed.attach(999999999, duration=1)
+    p = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True:\n    sum(range(100000)); time.sleep(0.005)"]
+    )
+    try:
+        time.sleep(0.5)
+        doc = gpufeed.attach(p.pid, duration=1)
+    finally:
+        p.kill()
+        p.wait()
+    assert doc["schema_version"] == 1 and doc["samples"] > 20
+    assert doc["verdict"] in {"input-bound", "sync-bound", "compute-bound", "undetermined"}

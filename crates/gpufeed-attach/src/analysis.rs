@@ -310,14 +310,31 @@ fn syncs_starve(rec: &Recording, tally: &Tally) -> (bool, String) {
             ),
         );
     }
+    // Runs of consecutive sync samples. Samples falling at random at a share s would
+    // give runs of 1 / (1 - s) on average even if each wait were shorter than a sample
+    // period; only the excess over that measures how long one wait lasts.
     let runs = tally.sync_runs.max(1) as f64;
-    let mean_ms = tally.sync_samples as f64 / runs * rec.period_s * 1000.0;
+    let mean_run = tally.sync_samples as f64 / runs;
+    let total = tally.total().max(1) as f64;
+    let s = (tally.sync_samples as f64 / total).min(0.99);
+    let excess = mean_run - 1.0 / (1.0 - s);
+    let period_ms = rec.period_s * 1000.0;
+    let wait_ms = period_ms * (1.0 + excess.max(0.0));
     let per_s = tally.sync_runs as f64 / rec.window_s.max(1e-9);
-    let starved = mean_ms < th::ATTACH_SYNC_SHORT_MS && per_s >= th::ATTACH_SYNC_FREQUENT_PER_S;
+    let short = excess <= 0.0 || wait_ms < th::ATTACH_SYNC_SHORT_MS;
+    let starved = short && per_s >= th::ATTACH_SYNC_FREQUENT_PER_S;
+    let wait_text = if excess <= 0.0 {
+        format!(
+            "shorter than one sample period ({period_ms:.0} ms: runs of sync samples average {mean_run:.2}, as random samples at a {:.0} % share would)",
+            s * 100.0
+        )
+    } else {
+        format!("about {wait_ms:.0} ms each (runs of sync samples average {mean_run:.2})")
+    };
     (
         starved,
         format!(
-            "no GPU reading: sync waits average {mean_ms:.1} ms, {per_s:.1} per second ({}: short below {} ms and frequent from {} per second)",
+            "no GPU reading: sync waits are {wait_text}, seen {per_s:.1} times per second ({}: short below {} ms and frequent from {} per second)",
             if starved {
                 "short and frequent, so the GPU runs dry between steps"
             } else {
@@ -423,9 +440,7 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
             "only {samples} samples of the training thread (at least {MIN_SAMPLES} needed for a verdict)"
         ));
         (AttachVerdict::Undetermined, None)
-    } else if input.is_some()
-        && (sync_starves != Some(true) || shares.data_wait >= shares.sync)
-    {
+    } else if input.is_some() && (sync_starves != Some(true) || shares.data_wait >= shares.sync) {
         (AttachVerdict::InputBound, input)
     } else if sync_starves == Some(true) {
         (AttachVerdict::SyncBound, sync)
@@ -447,7 +462,11 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
             rec.window_s
         ));
     }
-    let fix = fix(verdict, &tally, worker_text.as_ref().and_then(|w| w.1.as_ref()));
+    let fix = fix(
+        verdict,
+        &tally,
+        worker_text.as_ref().and_then(|w| w.1.as_ref()),
+    );
     let reads = rec.reads;
     Attach {
         schema_version: Attach::VERSION,

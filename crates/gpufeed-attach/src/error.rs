@@ -72,7 +72,9 @@ impl AttachError {
             Some(n) => format!(
                 "kernel.yama.ptrace_scope is {n}: `sudo sysctl kernel.yama.ptrace_scope=0` lets a user read its own non-child processes"
             ),
-            None => "kernel.yama.ptrace_scope (if the kernel has Yama) may also forbid it".to_owned(),
+            None => {
+                "kernel.yama.ptrace_scope (if the kernel has Yama) may also forbid it".to_owned()
+            }
         };
         Self::PermissionDenied { pid, yama }
     }

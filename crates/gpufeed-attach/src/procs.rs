@@ -380,7 +380,10 @@ mod tests {
     fn python_and_its_version_from_the_maps() {
         let maps = "7f0-7f1 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0\n\
                     7f2-7f3 r-xp 0 08:01 2 /usr/lib/libc.so.6\n";
-        assert_eq!(kind_of(maps, "/usr/bin/python3"), Kind::Python(Some((3, 12))));
+        assert_eq!(
+            kind_of(maps, "/usr/bin/python3"),
+            Kind::Python(Some((3, 12)))
+        );
         assert_eq!(
             kind_of("", "/root/.pyenv/versions/3.11.7/bin/python3.11"),
             Kind::Python(Some((3, 11)))

@@ -64,9 +64,12 @@ pub enum Matcher {
     /// The innermost frame is the user's own code and the source line it runs contains
     /// one of these (the call below it is native, so it has no frame).
     LeafLine(&'static [&'static str]),
-    /// The innermost frame is the user's own code and its source line starts with one of
-    /// these.
-    LeafLineStart(&'static [&'static str]),
+    /// The innermost frame is the user's own code, its source line starts with one of
+    /// these, and the thread is off the CPU (blocked in a native call: a `for` line on
+    /// the CPU is a plain loop such as `for i in range(n)`).
+    IdleLeafLineStart(&'static [&'static str]),
+    /// As `LeafLine`, with the thread off the CPU.
+    IdleLeafLine(&'static [&'static str]),
     /// A frame of the user's own code that is not the innermost runs a line starting with
     /// one of `starts` or containing one of `contains`: everything below it is that call.
     CallerLine {
@@ -101,7 +104,13 @@ pub const RULES: &[Rule] = &[
         class: Class::DataWait,
         matcher: Matcher::Frame {
             file: "/torch/utils/data/dataloader.py",
-            functions: &["__next__", "_next_data", "_get_data", "_try_get_data", "_next_index"],
+            functions: &[
+                "__next__",
+                "_next_data",
+                "_get_data",
+                "_try_get_data",
+                "_next_index",
+            ],
         },
         what: "torch DataLoader iterator",
         source: "PyTorch torch/utils/data/dataloader.py: _BaseDataLoaderIter.__next__ calls _next_data; the multi-process iterator waits in _get_data/_try_get_data",
@@ -153,14 +162,14 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         class: Class::DataWait,
-        matcher: Matcher::LeafLineStart(FOR_LINE),
-        what: "the loop's `for` line inside a native iterator (gpufeed.Loader, a C extension)",
-        source: "CPython FOR_ITER: a native __next__ (gpufeed.Loader, tf.data GetNext) runs with no Python frame, so the loop's own `for` line is the innermost frame",
+        matcher: Matcher::IdleLeafLineStart(FOR_LINE),
+        what: "the loop's `for` line blocked in a native iterator (gpufeed.Loader, a C extension)",
+        source: "CPython FOR_ITER: a native __next__ (gpufeed.Loader, tf.data GetNext) runs with no Python frame, so the loop's own `for` line is the innermost frame; blocked (off the CPU) it waits for the next item",
     },
     Rule {
         class: Class::DataWait,
-        matcher: Matcher::LeafLine(NEXT_CALL),
-        what: "`next(...)` on a native iterator",
+        matcher: Matcher::IdleLeafLine(NEXT_CALL),
+        what: "`next(...)` blocked in a native iterator",
         source: "Python builtins next(): calls the iterator's native __next__ with no Python frame",
     },
     Rule {
@@ -248,7 +257,14 @@ pub const RULES: &[Rule] = &[
         class: Class::Sync,
         matcher: Matcher::Frame {
             file: "/jax/",
-            functions: &["block_until_ready", "device_get", "__array__", "_value", "tolist", "item"],
+            functions: &[
+                "block_until_ready",
+                "device_get",
+                "__array__",
+                "_value",
+                "tolist",
+                "item",
+            ],
         },
         what: "JAX block_until_ready / device_get / conversion to NumPy",
         source: "JAX jax/_src/array.py ArrayImpl.block_until_ready, _value, __array__; jax/_src/api.py device_get",
@@ -366,11 +382,17 @@ pub fn classify(
                 f.filename.contains(file)
                     && (functions.is_empty() || functions.contains(&f.name.as_str()))
             }),
-            Matcher::LeafLine(parts) | Matcher::LeafLineStart(parts) => {
+            Matcher::LeafLine(parts)
+            | Matcher::IdleLeafLine(parts)
+            | Matcher::IdleLeafLineStart(parts) => {
                 let Some(leaf) = leaf_user else { continue };
+                let idle_only = !matches!(rule.matcher, Matcher::LeafLine(_));
+                if idle_only && active {
+                    continue;
+                }
                 let text = leaf_text.get_or_insert_with(|| line(leaf));
                 text.as_deref().is_some_and(|t| match rule.matcher {
-                    Matcher::LeafLineStart(_) => parts.iter().any(|p| t.starts_with(p)),
+                    Matcher::IdleLeafLineStart(_) => parts.iter().any(|p| t.starts_with(p)),
                     _ => parts.iter().any(|p| t.contains(p)),
                 })
             }
@@ -437,8 +459,16 @@ mod tests {
         let frames = vec![
             frame("info", "/usr/lib/python3.11/logging/__init__.py", 10),
             frame("__getitem__", "/home/a/data.py", 40),
-            frame("_next_data", &format!("{SITE}/torch/utils/data/dataloader.py"), 1),
-            frame("__next__", &format!("{SITE}/torch/utils/data/dataloader.py"), 2),
+            frame(
+                "_next_data",
+                &format!("{SITE}/torch/utils/data/dataloader.py"),
+                1,
+            ),
+            frame(
+                "__next__",
+                &format!("{SITE}/torch/utils/data/dataloader.py"),
+                2,
+            ),
             frame("train", "/home/a/train.py", 12),
         ];
         let d = classify(&frames, true, lines(&[(12, "for x in loader:")]));
@@ -454,7 +484,10 @@ mod tests {
         let d = classify(
             &frames,
             false,
-            lines(&[(8, "time.sleep(0.01)"), (20, "for batch in sleep_source():")]),
+            lines(&[
+                (8, "time.sleep(0.01)"),
+                (20, "for batch in sleep_source():"),
+            ]),
         );
         assert_eq!(d.class, Class::DataWait);
     }
@@ -464,6 +497,9 @@ mod tests {
         let frames = vec![frame("main", "/home/a/loop.py", 20)];
         let d = classify(&frames, false, lines(&[(20, "for batch in loader:")]));
         assert_eq!(d.class, Class::DataWait);
+        // On the CPU, a `for` line is a plain loop (`for i in range(n)`), not a wait.
+        let d = classify(&frames, true, lines(&[(20, "for i in range(200):")]));
+        assert_eq!(d.class, Class::Compute);
     }
 
     #[test]

@@ -139,8 +139,7 @@ fn open_error(pid: u32, e: &anyhow::Error) -> AttachError {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
     });
     let text = chain(e);
-    if denied || text.contains("Operation not permitted") || text.contains("Permission denied")
-    {
+    if denied || text.contains("Operation not permitted") || text.contains("Permission denied") {
         return AttachError::permission(pid);
     }
     if let Some(v) = text.split("Unsupported version of Python: ").nth(1) {
@@ -270,7 +269,10 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
             tick = (elapsed.as_secs_f64() / period.as_secs_f64()).ceil() as u32;
         }
     }
-    let window_s = start.elapsed().as_secs_f64().min(opts.duration.as_secs_f64());
+    let window_s = start
+        .elapsed()
+        .as_secs_f64()
+        .min(opts.duration.as_secs_f64());
     for s in ranks.iter_mut().chain(workers.iter_mut()) {
         if !s.rec.gone {
             s.rec.update(window_s);

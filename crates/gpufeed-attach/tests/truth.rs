@@ -3,6 +3,7 @@
 //! own figure over the same window, with the right verdict. Skipped (with a message) where
 //! `python3` is absent.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,6 +34,10 @@ struct Loop {
 
 impl Drop for Loop {
     fn drop(&mut self) {
+        // The loop and its worker processes: its own process group.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -59,6 +64,7 @@ fn start(script: &str, args: &[&str]) -> Option<Loop> {
         .args(args)
         .current_dir(loops())
         .stdout(Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
     let l = Loop {
@@ -69,7 +75,10 @@ fn start(script: &str, args: &[&str]) -> Option<Loop> {
     // Warm up: a few steps done.
     let t = Instant::now();
     while truth_line(&l.truth).is_none_or(|(steps, _, _)| steps < 5.0) {
-        assert!(t.elapsed() < Duration::from_secs(30), "{script} did not start");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{script} did not start"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     Some(l)
@@ -138,7 +147,8 @@ fn heavy_compute_is_compute_bound_within_5_points() {
     sums_to_one(&doc);
     assert_eq!(doc.verdict, AttachVerdict::ComputeBound);
     assert!((doc.shares.data_wait - own).abs() <= 0.05);
-    assert!(doc.fix.contains("heavy_compute.py:"), "{}", doc.fix);
+    // The hottest line of the user's own code: the arithmetic of `burn` (truth.py).
+    assert!(doc.fix.contains("`burn` (truth.py:"), "{}", doc.fix);
 }
 
 #[test]
@@ -176,7 +186,11 @@ fn a_sync_line_is_a_sync() {
     let (doc, own) = sample(&l, 4.0);
     sums_to_one(&doc);
     // The loop's wait column holds its sync time here.
-    assert!((doc.shares.sync - own).abs() <= 0.05, "{} vs {own}", doc.shares.sync);
+    assert!(
+        (doc.shares.sync - own).abs() <= 0.05,
+        "{} vs {own}",
+        doc.shares.sync
+    );
     // Without a GPU reading: 2 ms waits, hundreds a second: short and frequent.
     assert_eq!(doc.verdict, AttachVerdict::SyncBound);
     assert!(doc.fix.contains("item_sync.py:"), "{}", doc.fix);

@@ -1,6 +1,5 @@
-"""A loop fed by 2 worker processes (multiprocessing.Pool, as DataLoader workers) whose
-item function is slow: input-bound, with the workers' hot function named.
-argv: TRUTH_FILE"""
+"""A loop fed by 2 worker processes (as DataLoader workers) whose item function is slow:
+input-bound, with the workers' hot function named. argv: TRUTH_FILE"""
 
 import multiprocessing as mp
 
@@ -12,17 +11,28 @@ def load_item(i: int) -> list:
     return [float(i)] * 64
 
 
+def worker(q, first: int) -> None:
+    i = first
+    while True:
+        q.put(load_item(i))
+        i += 2
+
+
 def train_step(batch) -> float:
     return burn(0.003) + batch[0]
 
 
 def main() -> None:
     truth = Truth()
-    with mp.get_context("fork").Pool(2) as pool:
-        for batch in pool.imap(load_item, range(10**9), chunksize=1):
-            truth.got_batch()
-            train_step(batch)
-            truth.step_done()
+    ctx = mp.get_context("fork")
+    q = ctx.Queue(maxsize=4)
+    workers = [ctx.Process(target=worker, args=(q, k), daemon=True) for k in range(2)]
+    for w in workers:
+        w.start()
+    for batch in iter(q.get, None):
+        truth.got_batch()
+        train_step(batch)
+        truth.step_done()
 
 
 if __name__ == "__main__":
