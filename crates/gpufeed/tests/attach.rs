@@ -70,7 +70,13 @@ fn a_process_that_is_not_python() {
 
 #[test]
 fn bad_durations_and_rates() {
-    one_line_error(&["attach", "1", "--duration", "10parsecs"], &["unit"]);
+    // clap's own usage error: exit 2, the unit named (clap adds its `--help` hint).
+    let out = gpufeed()
+        .args(["attach", "1", "--duration", "10parsecs"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown unit"));
     one_line_error(&["attach", "1", "--rate", "0"], &["--rate"]);
 }
 
