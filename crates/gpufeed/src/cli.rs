@@ -451,6 +451,7 @@ impl Command {
             Self::Lint(_) => "lint",
             Self::Monitor(_) => "monitor",
             Self::Watch(_) => "watch",
+            Self::Attach(_) => "attach",
             Self::Trace(_) => "trace",
             Self::DemoData(_) => "demo-data",
             Self::Precompute(_) => "precompute",
