@@ -31,7 +31,7 @@ pub enum AttachError {
     },
     /// The process may not be read.
     #[error(
-        "permission denied reading the memory of process {pid}: run gpufeed as the user running the job, or with sudo; in a container, start it with --cap-add SYS_PTRACE; {yama}"
+        "permission denied reading the memory of process {pid}: run gpufeed as the same user as the job, or with sudo; in a container, start it with --cap-add SYS_PTRACE; {yama}"
     )]
     PermissionDenied {
         /// The process.

@@ -46,14 +46,6 @@ pub fn attach(args: &AttachArgs) -> Result<ExitCode> {
         rate_hz: args.rate,
         nvml: true,
     };
-    if args.format == Format::Text {
-        printer::note(&format!(
-            "sampling process {} for {:.0} s at {} Hz (the target keeps running)...",
-            args.pid,
-            args.duration.as_secs_f64(),
-            args.rate
-        ));
-    }
     let doc = gpufeed_attach::attach(&opts)?;
     let text = match args.format {
         Format::Json => {
