@@ -34,11 +34,40 @@ __all__ = [
     "StepReport",
     "StepTimer",
     "__version__",
+    "attach",
     "load_config",
     "mel",
     "precompute",
     "schema",
 ]
+
+
+def attach(pid: int, duration: float = 10.0, rate: float = 100.0) -> dict[str, Any]:
+    """``gpufeed attach PID --format json``: samples the Python stacks of a running training
+    process (and its workers) for ``duration`` seconds at ``rate`` Hz without stopping it,
+    and returns the ``attach`` document (verdict, shares, evidence, fix;
+    ``gpufeed.schema("attach")``). The sampling runs in a separate gpufeed process, as
+    sampling must. Your own process is refused: time your own loop with ``StepTimer``.
+    A target that cannot be sampled raises ``RuntimeError`` with gpufeed's one-line reason.
+    """
+    import json
+    import subprocess
+    import sys
+
+    if int(pid) == os.getpid():
+        raise ValueError(
+            "gpufeed.attach samples another process; to time this process's own loop, "
+            "use gpufeed.StepTimer"
+        )
+    r = subprocess.run(
+        [sys.executable, "-m", "gpufeed", "attach", str(int(pid)),
+         "--duration", f"{float(duration)}s", "--rate", str(float(rate)), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip().removeprefix("error: "))
+    return json.loads(r.stdout)
 
 
 def schema(name: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub mod attach;
 pub mod data;
 pub mod findings;
 pub mod phases;
@@ -32,6 +33,10 @@ pub mod registry;
 pub mod steps;
 pub mod util;
 
+pub use attach::{
+    Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines, GpuUse,
+    TopFrame,
+};
 pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
     Recommendation,

@@ -7,7 +7,8 @@
 //! [`Entry`].
 
 use crate::{
-    DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps, Util, schema_of,
+    Attach, DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps, Util,
+    schema_of,
 };
 
 /// One document of the contract.
@@ -38,6 +39,7 @@ pub fn entry<D: Document>() -> Entry {
 #[must_use]
 pub fn own() -> Vec<Entry> {
     vec![
+        entry::<Attach>(),
         entry::<DataProfile>(),
         entry::<Findings>(),
         entry::<Monitor>(),

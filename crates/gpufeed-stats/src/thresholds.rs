@@ -187,6 +187,14 @@ thresholds! {
     PER_OP_GAP_US = 1000.0, "us",
         "profiler traces: when most of a host-bound step's idle lies in gaps shorter than this between GPU ops, the host's per-op dispatch (Python, the framework's op overhead, launches) sets the pace, and the fix is fewer, larger ops (CUDA graphs, torch.compile, a larger batch), not moving work off the step",
         "gpufeed judgement: one eager PyTorch op costs the host 10-100 µs of dispatch (PyTorch's performance tuning guide and CUDA graphs post); a gap under 1 ms is a handful of ops, while metrics, logging or a CPU-side loss leave gaps of milliseconds";
+    /// `gpufeed attach` without GPU readings: a sync wait shorter than this is short.
+    ATTACH_SYNC_SHORT_MS = 10.0, "ms",
+        "`gpufeed attach` without NVML: host-device syncs whose waits average below this (and come at least ATTACH_SYNC_FREQUENT_PER_S times a second) are `sync-bound`; longer waits mean the GPU had work queued, so the host waited for a busy GPU (`compute-bound`)",
+        "gpufeed judgement: a sync that returns within 10 ms found at most one short step's kernels queued, so the GPU runs dry while the host prepares the next step (PyTorch CUDA semantics, 'Asynchronous execution'); 10 ms is one sample period at the default 100 Hz, the shortest wait a sample can resolve";
+    /// `gpufeed attach` without GPU readings: syncs at least this often are frequent.
+    ATTACH_SYNC_FREQUENT_PER_S = 5.0, "per s",
+        "`gpufeed attach` without NVML: separate sync waits seen at least this many times a second are frequent",
+        "gpufeed judgement: a sync every step of a loop of 5 steps/s or more (one `.item()` per step, the common case); rarer syncs (logging every N steps) cannot starve the GPU for long";
 }
 
 /// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels

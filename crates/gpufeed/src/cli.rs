@@ -123,6 +123,17 @@ pub enum Command {
     Monitor(MonitorArgs),
     /// Run a command and watch the GPUs and the host while it runs
     Watch(WatchArgs),
+    /// Explain a running training job without restarting it: sample its Python stacks
+    ///
+    /// Reads the Python stacks of process PID and of its child processes (DataLoader
+    /// workers, pools) with py-spy, never stopping them, for the window (default 10 s at
+    /// 100 Hz); a launcher's PID (torchrun, accelerate, mpirun) is followed to its training
+    /// processes. Each sample of the training thread is classified (data wait, sync,
+    /// compute, checkpoint/logging, other) and judged like `trace` judges a StepTimer
+    /// recording: input-bound at 5 % / 20 % of the samples waiting for data (TF Profiler).
+    /// Needs the right to read the process: the same user, sudo, or in a container
+    /// `--cap-add SYS_PTRACE`.
+    Attach(AttachArgs),
     /// Analyse a GPU utilisation log, a step-time log or a step recording you already have
     ///
     /// Reads an `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`
@@ -176,6 +187,22 @@ pub enum ProfileCommand {
     Step(ProfileStepArgs),
 }
 
+/// Arguments of `gpufeed attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The training process (or its launcher: torchrun, accelerate, mpirun)
+    pub pid: u32,
+    /// How long to sample: seconds (`10`) or a duration (`10s`, `2m`)
+    #[arg(long, default_value = "10", value_parser = window)]
+    pub duration: std::time::Duration,
+    /// Stack samples per second (1-1000)
+    #[arg(long, default_value_t = 100.0)]
+    pub rate: f64,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+}
+
 /// Arguments of `gpufeed trace`.
 #[derive(Debug, Args)]
 pub struct TraceArgs {
@@ -197,6 +224,11 @@ pub struct TraceArgs {
 /// `--interval DURATION`, in seconds.
 fn duration(text: &str) -> Result<f64, gpufeed_stats::duration::DurationError> {
     gpufeed_stats::duration::parse_duration(text)
+}
+
+/// `--duration DURATION` as a `Duration`.
+fn window(text: &str) -> Result<std::time::Duration, gpufeed_stats::duration::DurationError> {
+    duration(text).map(std::time::Duration::from_secs_f64)
 }
 
 /// Arguments of `gpufeed analyze`.
@@ -460,6 +492,7 @@ impl Command {
             Self::Lint(_) => "lint",
             Self::Monitor(_) => "monitor",
             Self::Watch(_) => "watch",
+            Self::Attach(_) => "attach",
             Self::Trace(_) => "trace",
             Self::DemoData(_) => "demo-data",
             Self::Precompute(_) => "precompute",

@@ -14,6 +14,7 @@ use anyhow::Result;
 use clap::Parser;
 
 pub mod analyze;
+pub mod attach;
 pub mod checks;
 pub mod cli;
 pub mod doctor;
@@ -84,6 +85,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::SynthTrace(args) => trace::write_synthetic(&args),
         Command::Monitor(args) => monitor::monitor(&args),
         Command::Watch(args) => monitor::watch(&args),
+        Command::Attach(args) => attach::attach(&args),
         Command::Validate(args) => checks::validate(&args),
         Command::Lint(args) => checks::lint(&args),
         Command::Profile(ProfileCommand::Data(args)) => profile::data(&args),

@@ -1,0 +1,73 @@
+//! `gpufeed attach PID`: explain a running training job without restarting it.
+//!
+//! The Python stacks of the process (or, under a launcher such as `torchrun` or `mpirun`,
+//! of each training process it started) and of its child processes (DataLoader workers,
+//! `multiprocessing` pools) are read with [py-spy](https://github.com/benfred/py-spy) as a
+//! library, in its non-blocking mode: the target is never stopped, so ending gpufeed at any
+//! moment leaves it running as before. A stack read while it changed (torn) is counted and
+//! reported, never used.
+//!
+//! Each sample of the training thread is classified by one table ([`rules::RULES`]) into
+//! data wait, sync, compute, checkpoint/logging or other, and the shares are judged with
+//! the thresholds of `StepTimer` and `trace` (`gpufeed_stats::thresholds`): the result is
+//! the `attach` document of `gpufeed-contract`.
+//!
+//! ```no_run
+//! let doc = gpufeed_attach::attach(&gpufeed_attach::Options::new(1234)).unwrap();
+//! assert!(doc.shares.data_wait <= 1.0);
+//! ```
+
+mod analysis;
+mod error;
+pub mod procs;
+pub mod rules;
+mod sample;
+
+use std::time::Duration;
+
+pub use analysis::{judge, rules_table};
+pub use error::AttachError;
+pub use gpufeed_contract::Attach;
+pub use sample::{Recording, record};
+
+/// What to sample and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The process given.
+    pub pid: u32,
+    /// How long to sample.
+    pub duration: Duration,
+    /// Samples per second.
+    pub rate_hz: f64,
+    /// Whether to read the GPUs through NVML (when it loads).
+    pub nvml: bool,
+}
+
+impl Options {
+    /// 10 s at 100 Hz, with NVML.
+    #[must_use]
+    pub fn new(pid: u32) -> Self {
+        Self {
+            pid,
+            duration: Duration::from_secs(10),
+            rate_hz: 100.0,
+            nvml: true,
+        }
+    }
+}
+
+/// Samples the target for the window and judges it.
+pub fn attach(opts: &Options) -> Result<Attach, AttachError> {
+    if !(opts.rate_hz.is_finite() && (1.0..=1000.0).contains(&opts.rate_hz)) {
+        return Err(AttachError::Usage(format!(
+            "--rate must be between 1 and 1000 samples per second, not {}",
+            opts.rate_hz
+        )));
+    }
+    if opts.pid == std::process::id() {
+        return Err(AttachError::OwnProcess { pid: opts.pid });
+    }
+    let target = procs::resolve(opts.pid)?;
+    let rec = record(&target, opts)?;
+    Ok(judge(&target, &rec, opts))
+}

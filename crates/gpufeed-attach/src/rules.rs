@@ -1,0 +1,543 @@
+//! The one table that classifies a stack sample of the training thread.
+//!
+//! py-spy without native unwinding sees Python frames only: `.item()`, `.cpu()`, `.numpy()`,
+//! `float(tensor)` are C methods, tf.data's `GetNext` and gpufeed's `Loader` are native,
+//! so none of them appears as a frame. The rules therefore read (a) the Python frames of
+//! the libraries that wait for data, compute or save, and (b) for the innermost frame of
+//! the user's own code, the text of the source line being run.
+//!
+//! [`RULES`] is read in order and the first rule that matches decides: a data wait is a
+//! data wait whatever the producer does inside it (a `Dataset.__getitem__` that logs is
+//! still the loop waiting for data), a checkpoint's `.cpu()` copies are the checkpoint.
+
+use py_spy::Frame;
+
+/// What a sample of the training thread was doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// Waiting for the next batch.
+    DataWait,
+    /// Saving a checkpoint or logging.
+    CheckpointLogging,
+    /// A host-device synchronisation.
+    Sync,
+    /// Forward, backward, optimizer, or the user's own code on the CPU.
+    Compute,
+    /// None of the rules.
+    Other,
+}
+
+impl Class {
+    /// Every class, in the order of the document's `shares`.
+    pub const ALL: [Class; 5] = [
+        Class::DataWait,
+        Class::Sync,
+        Class::Compute,
+        Class::CheckpointLogging,
+        Class::Other,
+    ];
+
+    /// Its key in the document (`data_wait`, `sync`, ...).
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Class::DataWait => "data_wait",
+            Class::CheckpointLogging => "checkpoint_logging",
+            Class::Sync => "sync",
+            Class::Compute => "compute",
+            Class::Other => "other",
+        }
+    }
+}
+
+/// How a rule matches a stack.
+#[derive(Debug, Clone, Copy)]
+pub enum Matcher {
+    /// Some frame's file path contains `file` and its function is one of `functions`
+    /// (any function when empty).
+    Frame {
+        /// A part of the file path (`/torch/utils/data/dataloader.py`).
+        file: &'static str,
+        /// Function names.
+        functions: &'static [&'static str],
+    },
+    /// The innermost frame is the user's own code and the source line it runs contains
+    /// one of these (the call below it is native, so it has no frame).
+    LeafLine(&'static [&'static str]),
+    /// The innermost frame is the user's own code, its source line starts with one of
+    /// these, and the thread is off the CPU (blocked in a native call: a `for` line on
+    /// the CPU is a plain loop such as `for i in range(n)`).
+    IdleLeafLineStart(&'static [&'static str]),
+    /// As `LeafLine`, with the thread off the CPU.
+    IdleLeafLine(&'static [&'static str]),
+    /// A frame of the user's own code that is not the innermost runs a line starting with
+    /// one of `starts` or containing one of `contains`: everything below it is that call.
+    CallerLine {
+        /// Line prefixes (`for `).
+        starts: &'static [&'static str],
+        /// Line parts (`next(`).
+        contains: &'static [&'static str],
+    },
+    /// The innermost frame is the user's own code and the thread is on the CPU.
+    ActiveUserLeaf,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// What a match means.
+    pub class: Class,
+    /// How it matches.
+    pub matcher: Matcher,
+    /// The rule in words, for the evidence.
+    pub what: &'static str,
+    /// Where the names come from.
+    pub source: &'static str,
+}
+
+const FOR_LINE: &[&str] = &["for ", "async for "];
+const NEXT_CALL: &[&str] = &["next(", "__next__("];
+
+/// The rules, in precedence order.
+pub const RULES: &[Rule] = &[
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::Frame {
+            file: "/torch/utils/data/dataloader.py",
+            functions: &[
+                "__next__",
+                "_next_data",
+                "_get_data",
+                "_try_get_data",
+                "_next_index",
+            ],
+        },
+        what: "torch DataLoader iterator",
+        source: "PyTorch torch/utils/data/dataloader.py: _BaseDataLoaderIter.__next__ calls _next_data; the multi-process iterator waits in _get_data/_try_get_data",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::Frame {
+            file: "/tensorflow/python/data/ops/",
+            functions: &["__next__", "_next_internal", "get_next", "next"],
+        },
+        what: "tf.data iterator",
+        source: "TensorFlow tensorflow/python/data/ops/iterator_ops.py OwnedIterator.__next__ -> _next_internal -> gen_dataset_ops.iterator_get_next (GetNext, C++); dataset_ops.py _NumpyIterator.__next__ (as_numpy_iterator, the JAX route)",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::Frame {
+            file: "/grain/",
+            functions: &["__next__", "_next", "get_next"],
+        },
+        what: "Grain iterator",
+        source: "Grain (JAX data loading) grain/_src/python/data_loader.py DataLoaderIterator.__next__ and the dataset iterators' __next__",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::Frame {
+            file: "/flax/jax_utils.py",
+            functions: &["prefetch_to_device", "_prefetch"],
+        },
+        what: "Flax prefetch_to_device",
+        source: "Flax flax/jax_utils.py prefetch_to_device, the JAX examples' input iterator",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::Frame {
+            file: "/gpufeed/",
+            functions: &["__iter__", "__next__", "loader", "dataset"],
+        },
+        what: "gpufeed loader adapter",
+        source: "gpufeed python/gpufeed/{torch,tf,jax}.py: the framework adapters iterate gpufeed.Loader",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::CallerLine {
+            starts: FOR_LINE,
+            contains: NEXT_CALL,
+        },
+        what: "the loop's `for`/`next()` running the iterator (a generator or Python __next__)",
+        source: "Python language reference, 'The for statement': each iteration calls the iterator's __next__; a generator's body runs as a frame below the loop's",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::IdleLeafLineStart(FOR_LINE),
+        what: "the loop's `for` line blocked in a native iterator (gpufeed.Loader, a C extension)",
+        source: "CPython FOR_ITER: a native __next__ (gpufeed.Loader, tf.data GetNext) runs with no Python frame, so the loop's own `for` line is the innermost frame; blocked (off the CPU) it waits for the next item",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::IdleLeafLine(NEXT_CALL),
+        what: "`next(...)` blocked in a native iterator",
+        source: "Python builtins next(): calls the iterator's native __next__ with no Python frame",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/torch/serialization.py",
+            functions: &[],
+        },
+        what: "torch.save / torch.load",
+        source: "PyTorch torch/serialization.py",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/tensorflow/python/checkpoint/",
+            functions: &[],
+        },
+        what: "tf.train.Checkpoint",
+        source: "TensorFlow tensorflow/python/checkpoint/",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/orbax/",
+            functions: &[],
+        },
+        what: "Orbax checkpointing (JAX)",
+        source: "orbax-checkpoint",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/safetensors/",
+            functions: &[],
+        },
+        what: "safetensors save/load",
+        source: "safetensors Python package",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/logging/__init__.py",
+            functions: &[],
+        },
+        what: "the logging module",
+        source: "CPython Lib/logging/__init__.py",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/tensorboard",
+            functions: &[],
+        },
+        what: "TensorBoard summary writers",
+        source: "torch.utils.tensorboard, tensorboardX, tensorboard",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/wandb/",
+            functions: &[],
+        },
+        what: "Weights & Biases logging",
+        source: "wandb Python package",
+    },
+    Rule {
+        class: Class::CheckpointLogging,
+        matcher: Matcher::Frame {
+            file: "/mlflow/",
+            functions: &[],
+        },
+        what: "MLflow logging",
+        source: "mlflow Python package",
+    },
+    Rule {
+        class: Class::Sync,
+        matcher: Matcher::Frame {
+            file: "/torch/cuda/",
+            functions: &["synchronize"],
+        },
+        what: "torch.cuda.synchronize",
+        source: "PyTorch torch/cuda/__init__.py synchronize",
+    },
+    Rule {
+        class: Class::Sync,
+        matcher: Matcher::Frame {
+            file: "/jax/",
+            functions: &[
+                "block_until_ready",
+                "device_get",
+                "__array__",
+                "_value",
+                "tolist",
+                "item",
+            ],
+        },
+        what: "JAX block_until_ready / device_get / conversion to NumPy",
+        source: "JAX jax/_src/array.py ArrayImpl.block_until_ready, _value, __array__; jax/_src/api.py device_get",
+    },
+    Rule {
+        class: Class::Sync,
+        matcher: Matcher::LeafLine(&[
+            ".item()",
+            ".cpu()",
+            ".numpy()",
+            ".tolist()",
+            "float(",
+            ".to(\"cpu\")",
+            ".to('cpu')",
+            "torch.cuda.synchronize",
+            "block_until_ready",
+            "jax.device_get",
+        ]),
+        what: "a line of the user's own code that copies a device value to the host",
+        source: "PyTorch CUDA semantics ('Asynchronous execution': .item(), .cpu(), printing a tensor and torch.cuda.synchronize wait for the GPU); JAX 'Asynchronous dispatch' (block_until_ready, conversion to NumPy)",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::Frame {
+            file: "/torch/",
+            functions: &[],
+        },
+        what: "PyTorch (forward, backward, optimizer)",
+        source: "PyTorch: torch/nn/modules (forward), torch/autograd and torch/_tensor.py backward, torch/optim",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::Frame {
+            file: "/tensorflow/",
+            functions: &[],
+        },
+        what: "TensorFlow ops and tf.function",
+        source: "TensorFlow tensorflow/python/eager (execute, polymorphic_function)",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::Frame {
+            file: "/keras/",
+            functions: &[],
+        },
+        what: "Keras train_step / layers",
+        source: "Keras keras/src/trainers, keras/src/layers",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::Frame {
+            file: "/jax/",
+            functions: &[],
+        },
+        what: "JAX dispatch (jit, pjit)",
+        source: "JAX jax/_src/pjit.py, dispatch.py",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::Frame {
+            file: "/numpy/",
+            functions: &[],
+        },
+        what: "NumPy",
+        source: "NumPy Python layer",
+    },
+    Rule {
+        class: Class::Compute,
+        matcher: Matcher::ActiveUserLeaf,
+        what: "the user's own code on the CPU",
+        source: "py-spy reports whether the thread is on the CPU (/proc/PID/task/TID/stat state R)",
+    },
+];
+
+/// Whether `file` is the user's own code: not the standard library, not an installed
+/// package, not a synthetic file (`<frozen ...>`, `<string>`).
+#[must_use]
+pub fn is_user_file(file: &str) -> bool {
+    if file.starts_with('<') || file.is_empty() {
+        return false;
+    }
+    if file.contains("/site-packages/") || file.contains("/dist-packages/") {
+        return false;
+    }
+    // The standard library: .../lib/python3.11/x.py (and lib64).
+    let std = file.split('/').collect::<Vec<_>>();
+    !std.windows(2).any(|w| {
+        (w[0] == "lib" || w[0] == "lib64")
+            && w[1].starts_with("python")
+            && w[1][6..].chars().next().is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// What decided a sample's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// The class.
+    pub class: Class,
+    /// The index in [`RULES`] that matched; `None` for `Other`.
+    pub rule: Option<usize>,
+}
+
+/// Classifies one stack (`frames[0]` innermost, as py-spy gives them). `line` returns the
+/// text of a frame's source line, trimmed, if it can be read.
+pub fn classify(
+    frames: &[Frame],
+    active: bool,
+    mut line: impl FnMut(&Frame) -> Option<String>,
+) -> Decision {
+    let leaf_user = frames.first().filter(|f| is_user_file(&f.filename));
+    let mut leaf_text: Option<Option<String>> = None;
+    for (i, rule) in RULES.iter().enumerate() {
+        let hit = match rule.matcher {
+            Matcher::Frame { file, functions } => frames.iter().any(|f| {
+                f.filename.contains(file)
+                    && (functions.is_empty() || functions.contains(&f.name.as_str()))
+            }),
+            Matcher::LeafLine(parts)
+            | Matcher::IdleLeafLine(parts)
+            | Matcher::IdleLeafLineStart(parts) => {
+                let Some(leaf) = leaf_user else { continue };
+                let idle_only = !matches!(rule.matcher, Matcher::LeafLine(_));
+                if idle_only && active {
+                    continue;
+                }
+                let text = leaf_text.get_or_insert_with(|| line(leaf));
+                text.as_deref().is_some_and(|t| match rule.matcher {
+                    Matcher::IdleLeafLineStart(_) => parts.iter().any(|p| t.starts_with(p)),
+                    _ => parts.iter().any(|p| t.contains(p)),
+                })
+            }
+            Matcher::CallerLine { starts, contains } => frames.iter().skip(1).any(|f| {
+                is_user_file(&f.filename)
+                    && line(f).is_some_and(|t| {
+                        starts.iter().any(|p| t.starts_with(p))
+                            || contains.iter().any(|p| t.contains(p))
+                    })
+            }),
+            Matcher::ActiveUserLeaf => active && leaf_user.is_some(),
+        };
+        if hit {
+            return Decision {
+                class: rule.class,
+                rule: Some(i),
+            };
+        }
+    }
+    Decision {
+        class: Class::Other,
+        rule: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(name: &str, file: &str, line: i32) -> Frame {
+        Frame {
+            name: name.to_owned(),
+            filename: file.to_owned(),
+            module: None,
+            short_filename: None,
+            line,
+            locals: None,
+            is_entry: true,
+            is_shim_entry: false,
+        }
+    }
+
+    const SITE: &str = "/venv/lib/python3.11/site-packages";
+
+    fn lines(text: &'static [(i32, &'static str)]) -> impl FnMut(&Frame) -> Option<String> {
+        move |f: &Frame| {
+            text.iter()
+                .find(|(n, _)| *n == f.line)
+                .map(|(_, t)| (*t).to_owned())
+        }
+    }
+
+    #[test]
+    fn user_files() {
+        assert!(is_user_file("/home/a/train.py"));
+        assert!(!is_user_file("/usr/lib/python3.11/queue.py"));
+        assert!(!is_user_file(&format!("{SITE}/torch/nn/modules/linear.py")));
+        assert!(!is_user_file("<frozen importlib._bootstrap>"));
+        assert!(is_user_file("/home/a/lib/pythonic/x.py"));
+    }
+
+    #[test]
+    fn dataloader_wait_wins_over_what_the_dataset_does() {
+        let frames = vec![
+            frame("info", "/usr/lib/python3.11/logging/__init__.py", 10),
+            frame("__getitem__", "/home/a/data.py", 40),
+            frame(
+                "_next_data",
+                &format!("{SITE}/torch/utils/data/dataloader.py"),
+                1,
+            ),
+            frame(
+                "__next__",
+                &format!("{SITE}/torch/utils/data/dataloader.py"),
+                2,
+            ),
+            frame("train", "/home/a/train.py", 12),
+        ];
+        let d = classify(&frames, true, lines(&[(12, "for x in loader:")]));
+        assert_eq!(d.class, Class::DataWait);
+    }
+
+    #[test]
+    fn generator_driving_the_loop_is_a_data_wait() {
+        let frames = vec![
+            frame("sleep_source", "/home/a/loop.py", 8),
+            frame("main", "/home/a/loop.py", 20),
+        ];
+        let d = classify(
+            &frames,
+            false,
+            lines(&[
+                (8, "time.sleep(0.01)"),
+                (20, "for batch in sleep_source():"),
+            ]),
+        );
+        assert_eq!(d.class, Class::DataWait);
+    }
+
+    #[test]
+    fn native_iterator_shows_as_the_for_line() {
+        let frames = vec![frame("main", "/home/a/loop.py", 20)];
+        let d = classify(&frames, false, lines(&[(20, "for batch in loader:")]));
+        assert_eq!(d.class, Class::DataWait);
+        // On the CPU, a `for` line is a plain loop (`for i in range(n)`), not a wait.
+        let d = classify(&frames, true, lines(&[(20, "for i in range(200):")]));
+        assert_eq!(d.class, Class::Compute);
+    }
+
+    #[test]
+    fn item_on_the_users_line_is_a_sync_and_forward_is_compute() {
+        let leaf = vec![frame("train", "/home/a/train.py", 30)];
+        let d = classify(&leaf, false, lines(&[(30, "total += loss.item()")]));
+        assert_eq!(d.class, Class::Sync);
+        let fwd = vec![
+            frame("forward", &format!("{SITE}/torch/nn/modules/linear.py"), 5),
+            frame("train", "/home/a/train.py", 28),
+        ];
+        let d = classify(&fwd, true, lines(&[(28, "out = model(x)")]));
+        assert_eq!(d.class, Class::Compute);
+    }
+
+    #[test]
+    fn idle_user_code_outside_every_rule_is_other() {
+        let leaf = vec![frame("train", "/home/a/train.py", 30)];
+        let d = classify(&leaf, false, lines(&[(30, "time.sleep(1)")]));
+        assert_eq!(d.class, Class::Other);
+        let d = classify(&leaf, true, lines(&[(30, "x = heavy(x)")]));
+        assert_eq!(d.class, Class::Compute);
+    }
+
+    #[test]
+    fn checkpoint_outranks_the_syncs_inside_it() {
+        let frames = vec![
+            frame("_save", &format!("{SITE}/torch/serialization.py"), 5),
+            frame("train", "/home/a/train.py", 50),
+        ];
+        let d = classify(&frames, true, lines(&[(50, "torch.save(model.cpu(), p)")]));
+        assert_eq!(d.class, Class::CheckpointLogging);
+    }
+
+    #[test]
+    fn every_rule_has_a_source() {
+        for r in RULES {
+            assert!(!r.source.is_empty() && !r.what.is_empty());
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The sampling loop: py-spy reads of every training process and worker at the rate
+//! asked, `/proc` CPU and I/O, and NVML over the same window.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use gpufeed_contract::GpuUse;
+use gpufeed_telemetry::jsonl::Record;
+use gpufeed_telemetry::nvml::NvmlSource;
+use gpufeed_telemetry::source::Source as _;
+use py_spy::config::LockingStrategy;
+use py_spy::{Config, Frame, PythonSpy};
+
+use crate::procs::{self, Target};
+use crate::{AttachError, Options};
+
+/// How often the workers of each training process are listed again (DataLoader workers
+/// start and end with each epoch unless `persistent_workers`).
+const RESCAN: Duration = Duration::from_millis(500);
+/// How often NVML is read (its per-process samples cover about a second each).
+const NVML_EVERY: Duration = Duration::from_secs(1);
+
+/// One thread's stack at one tick.
+#[derive(Debug, Clone)]
+pub struct ThreadSample {
+    /// The tick (0, 1, ...) at which it was read.
+    pub tick: u32,
+    /// Python's thread id.
+    pub thread_id: u64,
+    /// The OS thread id, when py-spy knows it.
+    pub os_thread_id: Option<u64>,
+    /// The thread's name (`threading`), when known.
+    pub name: Option<String>,
+    /// Whether it was on the CPU.
+    pub active: bool,
+    /// Innermost first.
+    pub frames: Vec<Frame>,
+}
+
+/// What was read from one process.
+#[derive(Debug)]
+pub struct ProcRecord {
+    /// Its PID.
+    pub pid: u32,
+    /// The training process it belongs to (workers only).
+    pub parent: Option<u32>,
+    /// Every thread's stack at every tick read whole.
+    pub samples: Vec<ThreadSample>,
+    /// Ticks at which the stacks could not be read whole.
+    pub torn: usize,
+    /// CPU ticks and time (s) when first and last seen.
+    pub cpu: Option<((f64, u64), (f64, u64))>,
+    /// `read_bytes` when first and last seen.
+    pub io: Option<(u64, u64)>,
+    /// Each thread's runnable nanoseconds (on the CPU or queued for it), with the time
+    /// (s) read, when first and last seen: the truth that [`ProcRecord::runnable_share`]
+    /// gives the samples' `active` flags to match.
+    pub runnable: Option<RunnableSpan>,
+    /// Whether it exited during the window.
+    pub gone: bool,
+}
+
+/// Per-thread runnable nanoseconds at two times (s): first and last seen.
+pub type RunnableSpan = ((f64, HashMap<u64, u64>), (f64, HashMap<u64, u64>));
+
+impl ProcRecord {
+    fn new(pid: u32, parent: Option<u32>, t: f64) -> Self {
+        Self {
+            pid,
+            parent,
+            samples: Vec::new(),
+            torn: 0,
+            cpu: procs::cpu_ticks(pid).map(|c| ((t, c), (t, c))),
+            io: procs::read_bytes(pid).map(|b| (b, b)),
+            runnable: procs::thread_runnable_ns(pid).map(|m| ((t, m.clone()), (t, m))),
+            gone: false,
+        }
+    }
+
+    fn update(&mut self, t: f64) {
+        if let (Some((_, last)), Some(c)) = (self.cpu.as_mut(), procs::cpu_ticks(self.pid)) {
+            *last = (t, c);
+        }
+        if let (Some((_, last)), Some(b)) = (self.io.as_mut(), procs::read_bytes(self.pid)) {
+            *last = b;
+        }
+        if let (Some((_, last)), Some(m)) =
+            (self.runnable.as_mut(), procs::thread_runnable_ns(self.pid))
+        {
+            *last = (t, m);
+        }
+    }
+
+    /// The share of `[first seen, last seen]` during which OS thread `tid` was runnable,
+    /// with the seconds it covers; `None` where the kernel keeps no schedstat or the
+    /// thread was not seen twice.
+    #[must_use]
+    pub fn runnable_share(&self, tid: u64) -> Option<(f64, f64)> {
+        let ((t0, m0), (t1, m1)) = self.runnable.as_ref()?;
+        let span = t1 - t0;
+        let (a, b) = (m0.get(&tid)?, m1.get(&tid)?);
+        (span > 0.0).then(|| {
+            (
+                (b.saturating_sub(*a) as f64 * 1e-9 / span).clamp(0.0, 1.0),
+                span,
+            )
+        })
+    }
+
+    /// Mean CPU use in cores while seen.
+    #[must_use]
+    pub fn cpu_cores(&self) -> f64 {
+        match self.cpu {
+            Some(((t0, c0), (t1, c1))) if t1 > t0 => {
+                c1.saturating_sub(c0) as f64 / procs::ticks_per_s() / (t1 - t0)
+            }
+            _ => 0.0,
+        }
+    }
+}
+
+/// Everything sampled over the window.
+#[derive(Debug)]
+pub struct Recording {
+    /// One per training process, in the target's order.
+    pub ranks: Vec<ProcRecord>,
+    /// Every worker seen.
+    pub workers: Vec<ProcRecord>,
+    /// Seconds sampled.
+    pub window_s: f64,
+    /// Whether every training process exited before the end.
+    pub exited: bool,
+    /// The Python version read (`3.11.7`).
+    pub python: String,
+    /// Stack reads made.
+    pub reads: usize,
+    /// gpufeed's CPU time over the window, s (the sampling thread).
+    pub cpu_s: f64,
+    /// Seconds between ticks.
+    pub period_s: f64,
+    /// NVML readings, when NVML loaded.
+    pub gpus: Option<Vec<GpuUse>>,
+}
+
+fn config() -> Config {
+    Config {
+        blocking: LockingStrategy::NonBlocking,
+        native: false,
+        ..Config::default()
+    }
+}
+
+/// py-spy's error, with every cause, on one line.
+fn chain(e: &anyhow::Error) -> String {
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// The error of opening a training process, in gpufeed's terms.
+fn open_error(pid: u32, e: &anyhow::Error) -> AttachError {
+    if !procs::exists(pid) {
+        return AttachError::NoSuchProcess { pid };
+    }
+    let denied = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::PermissionDenied)
+    });
+    let text = chain(e);
+    if denied || text.contains("Operation not permitted") || text.contains("Permission denied") {
+        return AttachError::permission(pid);
+    }
+    if let Some(v) = text.split("Unsupported version of Python: ").nth(1) {
+        return AttachError::UnsupportedPython {
+            pid,
+            version: v.split_whitespace().next().unwrap_or(v).to_owned(),
+        };
+    }
+    AttachError::Unreadable { pid, reason: text }
+}
+
+fn thread_cpu_s() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+struct Spied {
+    spy: PythonSpy,
+    rec: ProcRecord,
+}
+
+impl Spied {
+    fn read(&mut self, tick: u32) {
+        match self.spy.get_stack_traces() {
+            Ok(traces) => {
+                for t in traces {
+                    self.rec.samples.push(ThreadSample {
+                        tick,
+                        thread_id: t.thread_id,
+                        os_thread_id: t.os_thread_id,
+                        name: t.thread_name,
+                        active: t.active,
+                        frames: t.frames,
+                    });
+                }
+            }
+            Err(_) if !procs::exists(self.rec.pid) => self.rec.gone = true,
+            // The target ran on while its frames were copied: a torn stack, counted.
+            Err(_) => self.rec.torn += 1,
+        }
+    }
+}
+
+/// Samples `target` for the window of `opts`.
+pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError> {
+    let cfg = config();
+    let start = Instant::now();
+    let mut ranks = Vec::new();
+    let mut python = String::new();
+    for r in &target.ranks {
+        let spy = PythonSpy::new(r.pid as py_spy::Pid, &cfg).map_err(|e| open_error(r.pid, &e))?;
+        if python.is_empty() {
+            python = spy.version.to_string();
+        }
+        ranks.push(Spied {
+            spy,
+            rec: ProcRecord::new(r.pid, None, 0.0),
+        });
+    }
+    let mut nvml = if opts.nvml {
+        NvmlSource::open().ok().map(|s| s.watch(target.pid))
+    } else {
+        None
+    };
+    let mut nvml_out: Vec<Record> = Vec::new();
+    let mut workers: Vec<Spied> = Vec::new();
+    let mut tried: HashSet<u32> = HashSet::new();
+    let period = Duration::from_secs_f64(1.0 / opts.rate_hz);
+    let cpu0 = thread_cpu_s();
+    let mut reads = 0usize;
+    let mut tick: u32 = 0;
+    let mut last_scan: Option<Instant> = None;
+    let mut last_nvml: Option<Instant> = None;
+    let mut exited = false;
+    loop {
+        let now = start.elapsed();
+        if now >= opts.duration {
+            break;
+        }
+        let t = now.as_secs_f64();
+        if last_scan.is_none_or(|s| s.elapsed() >= RESCAN) {
+            last_scan = Some(Instant::now());
+            for r in ranks.iter_mut().filter(|r| !r.rec.gone) {
+                r.rec.update(t);
+                for w in procs::workers(r.rec.pid) {
+                    if tried.insert(w) {
+                        // A worker that cannot be read (exited, or not yet an interpreter)
+                        // is left out; the training processes are what the verdict needs.
+                        if let Ok(spy) = PythonSpy::new(w as py_spy::Pid, &cfg) {
+                            workers.push(Spied {
+                                spy,
+                                rec: ProcRecord::new(w, Some(r.rec.pid), t),
+                            });
+                        }
+                    }
+                }
+            }
+            for w in workers.iter_mut().filter(|w| !w.rec.gone) {
+                w.rec.update(t);
+            }
+        }
+        if let Some(src) = nvml.as_mut()
+            && last_nvml.is_none_or(|s| s.elapsed() >= NVML_EVERY)
+        {
+            last_nvml = Some(Instant::now());
+            if src.poll(t, &mut nvml_out).is_err() {
+                nvml = None;
+            }
+        }
+        for s in ranks.iter_mut().chain(workers.iter_mut()) {
+            if !s.rec.gone {
+                s.read(tick);
+                reads += 1;
+            }
+        }
+        if ranks.iter().all(|r| r.rec.gone) {
+            exited = true;
+            break;
+        }
+        tick += 1;
+        let next = period * tick;
+        let elapsed = start.elapsed();
+        if next > elapsed {
+            std::thread::sleep(next - elapsed);
+        } else {
+            // Behind (a slow read): skip the ticks missed rather than read in a burst.
+            tick = (elapsed.as_secs_f64() / period.as_secs_f64()).ceil() as u32;
+        }
+    }
+    let window_s = start
+        .elapsed()
+        .as_secs_f64()
+        .min(opts.duration.as_secs_f64());
+    for s in ranks.iter_mut().chain(workers.iter_mut()) {
+        if !s.rec.gone {
+            s.rec.update(window_s);
+        }
+    }
+    let cpu_s = thread_cpu_s() - cpu0;
+    let gpus = nvml.map(|_| gpu_use(&nvml_out));
+    Ok(Recording {
+        ranks: ranks.into_iter().map(|s| s.rec).collect(),
+        workers: workers.into_iter().map(|s| s.rec).collect(),
+        window_s,
+        exited,
+        python,
+        reads,
+        cpu_s,
+        period_s: period.as_secs_f64(),
+        gpus,
+    })
+}
+
+/// Mean utilisation per GPU, and of the watched processes on it, over NVML's samples.
+fn gpu_use(records: &[Record]) -> Vec<GpuUse> {
+    let mut per: BTreeMap<u32, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    for r in records {
+        if let Record::Gpu(g) = r {
+            let e = per.entry(g.gpu).or_default();
+            e.0.extend(g.util);
+            e.1.extend(g.proc_util);
+        }
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    per.into_iter()
+        // The GPUs the job used: a per-process reading above 0 on it.
+        .filter(|(_, (_, p))| p.iter().any(|&x| x > 0.0))
+        .map(|(index, (u, p))| GpuUse {
+            index,
+            util_pct: mean(&u),
+            process_util_pct: mean(&p),
+        })
+        .collect()
+}

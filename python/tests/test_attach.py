@@ -1,0 +1,200 @@
+"""`gpufeed attach PID` on real loops that time their own data wait (the way StepTimer
+does): gpufeed's `data_wait` share must be within 5 points of the loop's own figure over
+the same window, with the right verdict. The tf.data loop runs wherever TensorFlow is
+installed (CI installs tensorflow-cpu); the torch loops skip without torch.
+
+The plain-Python loops are tested from Rust (crates/gpufeed-attach/tests/truth.rs).
+GPUFEED_BIN runs another gpufeed binary than the installed package's (`python -m gpufeed`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+TRUTH = textwrap.dedent(
+    """
+    import sys, time
+    class Truth:
+        def __init__(self):
+            self.out = open(sys.argv[1], "w", buffering=1)
+            self.t0 = time.perf_counter(); self.wait = 0.0; self.steps = 0; self.mark = self.t0
+        def got_batch(self):
+            self.wait += time.perf_counter() - self.mark
+        def step_done(self):
+            self.steps += 1
+            self.out.write(f"{self.steps} {self.wait:.6f} {time.perf_counter() - self.t0:.6f}\\n")
+            self.mark = time.perf_counter()
+    """
+)
+
+TF_LOOP = TRUTH + textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    def slow_item(i):
+        time.sleep(0.004)  # the seeds' route: Python per item inside tf.data
+        return np.float32(i)
+
+    ds = (
+        tf.data.Dataset.range(10**9)
+        .map(lambda i: tf.numpy_function(slow_item, [i], tf.float32))
+        .batch(2)
+    )
+    w = tf.random.normal((256, 256))
+
+    @tf.function
+    def train_step(x):
+        y = w
+        for _ in range(8):
+            y = tf.matmul(y, w) / 256.0
+        return tf.reduce_sum(y) + tf.reduce_sum(x)
+
+    truth = Truth()
+    for batch in ds:
+        truth.got_batch()
+        train_step(batch).numpy()
+        truth.step_done()
+    """
+)
+
+TORCH_LOOP = TRUTH + textwrap.dedent(
+    """
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Slow(Dataset):
+        def __len__(self):
+            return 10**9
+        def __getitem__(self, i):
+            t = time.perf_counter()
+            while time.perf_counter() - t < SLOW_S:
+                pass
+            return torch.zeros(64)
+
+    model = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(LAYERS)])
+    x0 = torch.randn(64, 512)
+    truth = Truth()
+    for batch in DataLoader(Slow(), batch_size=4, num_workers=WORKERS):
+        truth.got_batch()
+        model(x0).sum().backward()
+        truth.step_done()
+    """
+)
+
+
+def gpufeed_cmd() -> list[str]:
+    bin_ = os.environ.get("GPUFEED_BIN")
+    return [bin_] if bin_ else [sys.executable, "-m", "gpufeed"]
+
+
+def last(path: pathlib.Path) -> tuple[float, float, float] | None:
+    try:
+        lines = [l for l in path.read_text().splitlines() if len(l.split()) == 3]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    a, b, c = lines[-1].split()
+    return float(a), float(b), float(c)
+
+
+def run_loop(tmp_path: pathlib.Path, source: str, seconds: float = 5.0):
+    """Starts the loop, waits for its warm-up, attaches; (document, the loop's own wait
+    share over the window)."""
+    script = tmp_path / "loop.py"
+    script.write_text(source)
+    truth = tmp_path / "truth.txt"
+    p = subprocess.Popen([sys.executable, str(script), str(truth)], stdout=subprocess.DEVNULL)
+    try:
+        t = time.monotonic()
+        while (last(truth) or (0, 0, 0))[0] < 10:
+            assert p.poll() is None, "the loop exited"
+            assert time.monotonic() - t < 120, "the loop did not start"
+            time.sleep(0.1)
+        before = last(truth)
+        r = subprocess.run(
+            [*gpufeed_cmd(), "attach", str(p.pid), "--duration", f"{seconds}s", "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        after = last(truth)
+    finally:
+        p.kill()
+        p.wait()
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    own = (after[1] - before[1]) / (after[2] - before[2])
+    print(f"truth {own:.3f} gpufeed {doc['shares']} verdict {doc['verdict']}")
+    print("\n".join(doc["evidence"]), "\nfix:", doc["fix"])
+    assert abs(sum(doc["shares"].values()) - 1.0) < 1e-9
+    return doc, own
+
+
+def test_tf_data_numpy_function_is_input_bound(tmp_path):
+    pytest.importorskip("tensorflow")
+    doc, own = run_loop(tmp_path, TF_LOOP)
+    assert doc["verdict"] == "input-bound"
+    assert abs(doc["shares"]["data_wait"] - own) <= 0.05
+    assert doc["ranks"][0]["training_thread"].startswith("main thread")
+    assert "loop.py:" in doc["fix"]
+
+
+@pytest.mark.parametrize(
+    "workers,slow_s,layers,verdict",
+    [
+        (0, 0.01, 1, "input-bound"),
+        (0, 0.0, 24, "compute-bound"),
+        (2, 0.02, 1, "input-bound"),
+    ],
+)
+def test_torch_dataloader(tmp_path, workers, slow_s, layers, verdict):
+    pytest.importorskip("torch")
+    src = TORCH_LOOP.replace("SLOW_S", str(slow_s)).replace("LAYERS", str(layers))
+    doc, own = run_loop(tmp_path, src.replace("WORKERS", str(workers)))
+    assert doc["verdict"] == verdict
+    assert abs(doc["shares"]["data_wait"] - own) <= 0.05
+    if workers:
+        assert len(doc["workers"]) == workers
+        assert any(f["function"] == "__getitem__" for w in doc["workers"] for f in w["top_frames"])
+
+
+def test_bad_targets_exit_2_with_one_line():
+    r = subprocess.run([*gpufeed_cmd(), "attach", "999999999"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no process" in r.stderr
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        r = subprocess.run([*gpufeed_cmd(), "attach", str(sleeper.pid)], capture_output=True, text=True)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.returncode == 2 and "not Python" in r.stderr, r.stderr
+
+
+def test_python_attach_refuses_its_own_process_and_returns_the_document(tmp_path):
+    import gpufeed
+
+    with pytest.raises(ValueError, match="StepTimer"):
+        gpufeed.attach(os.getpid())
+    with pytest.raises(RuntimeError, match="no process"):
+        gpufeed.attach(999999999, duration=1)
+    p = subprocess.Popen(
+        [sys.executable, "-c", "import time\nwhile True:\n    sum(range(100000)); time.sleep(0.005)"]
+    )
+    try:
+        time.sleep(0.5)
+        doc = gpufeed.attach(p.pid, duration=1)
+    finally:
+        p.kill()
+        p.wait()
+    assert doc["schema_version"] == 1 and doc["samples"] > 20
+    assert doc["verdict"] in {"input-bound", "sync-bound", "compute-bound", "undetermined"}
