@@ -228,6 +228,7 @@ pub fn end_report(
             util,
             host,
             exit_code,
+            attach: None,
         },
         notes,
     ))

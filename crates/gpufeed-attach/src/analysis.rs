@@ -103,7 +103,7 @@ fn top(counts: &HashMap<Site, usize>, total: usize) -> Vec<TopFrame> {
 /// busy too, which is why the main thread is asked first.
 fn training_thread(rec: &ProcRecord) -> Option<(u64, Option<u64>, String)> {
     // Per thread: samples with user code, all samples, OS id, name.
-    type Score = (usize, usize, Option<u64>, Option<String>);
+    type Score = (usize, usize, Option<u64>, Option<std::sync::Arc<str>>);
     let mut score: HashMap<u64, Score> = HashMap::new();
     for s in &rec.samples {
         let e = score

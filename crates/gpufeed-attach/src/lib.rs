@@ -20,14 +20,18 @@
 mod analysis;
 mod error;
 pub mod procs;
+mod render;
 pub mod rules;
 mod sample;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub use analysis::{judge, rules_table};
 pub use error::AttachError;
 pub use gpufeed_contract::Attach;
+pub use render::render;
 pub use sample::{Recording, record};
 
 /// What to sample and how.
@@ -41,6 +45,8 @@ pub struct Options {
     pub rate_hz: f64,
     /// Whether to read the GPUs through NVML (when it loads).
     pub nvml: bool,
+    /// Ends the window early when set (`gpufeed watch`: the command exited).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Options {
@@ -52,12 +58,20 @@ impl Options {
             duration: Duration::from_secs(10),
             rate_hz: 100.0,
             nvml: true,
+            stop: None,
         }
     }
 }
 
 /// Samples the target for the window and judges it.
 pub fn attach(opts: &Options) -> Result<Attach, AttachError> {
+    check(opts)?;
+    let target = procs::resolve(opts.pid)?;
+    let rec = record(&target, opts)?;
+    Ok(judge(&target, &rec, opts))
+}
+
+fn check(opts: &Options) -> Result<(), AttachError> {
     if !(opts.rate_hz.is_finite() && (1.0..=1000.0).contains(&opts.rate_hz)) {
         return Err(AttachError::Usage(format!(
             "--rate must be between 1 and 1000 samples per second, not {}",
@@ -67,7 +81,49 @@ pub fn attach(opts: &Options) -> Result<Attach, AttachError> {
     if opts.pid == std::process::id() {
         return Err(AttachError::OwnProcess { pid: opts.pid });
     }
-    let target = procs::resolve(opts.pid)?;
-    let rec = record(&target, opts)?;
-    Ok(judge(&target, &rec, opts))
+    Ok(())
+}
+
+/// How often [`follow`] looks again for a Python interpreter to read.
+const RETRY: Duration = Duration::from_millis(250);
+
+/// [`attach`] for a process this one started (`gpufeed watch -- CMD`): waits until it, or
+/// a process below it (`sh -c`, a launcher), runs a Python interpreter py-spy can read,
+/// then samples until `opts.stop` is set or the window ends. A command that never runs
+/// Python gives the last error ([`AttachError::NotPython`]); one that exits first, too.
+pub fn follow(opts: &Options) -> Result<Attach, AttachError> {
+    check(opts)?;
+    let stopped = || {
+        opts.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+    let start = std::time::Instant::now();
+    let mut last: Option<AttachError> = None;
+    loop {
+        let tried = procs::resolve(opts.pid).and_then(|target| {
+            let rest = Options {
+                duration: opts.duration.saturating_sub(start.elapsed()),
+                ..opts.clone()
+            };
+            let rec = record(&target, &rest)?;
+            Ok(judge(&target, &rec, &rest))
+        });
+        match tried {
+            Ok(doc) => return Ok(doc),
+            // Not Python yet (a shell before its exec), or an interpreter not yet set up.
+            Err(e @ (AttachError::NotPython { .. } | AttachError::Unreadable { .. })) => {
+                if stopped() || start.elapsed() >= opts.duration || !procs::exists(opts.pid) {
+                    return Err(e);
+                }
+                last = Some(e);
+                std::thread::sleep(RETRY);
+            }
+            // Gone after it was seen: what it was when last seen (a command without Python).
+            Err(AttachError::NoSuchProcess { .. }) if last.is_some() => {
+                return Err(last.unwrap_or(AttachError::NoSuchProcess { pid: opts.pid }));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }

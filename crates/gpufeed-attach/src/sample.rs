@@ -2,6 +2,8 @@
 //! asked, `/proc` CPU and I/O, and NVML over the same window.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use gpufeed_contract::GpuUse;
@@ -30,11 +32,12 @@ pub struct ThreadSample {
     /// The OS thread id, when py-spy knows it.
     pub os_thread_id: Option<u64>,
     /// The thread's name (`threading`), when known.
-    pub name: Option<String>,
+    pub name: Option<Arc<str>>,
     /// Whether it was on the CPU.
     pub active: bool,
-    /// Innermost first.
-    pub frames: Vec<Frame>,
+    /// Innermost first; shared between the samples of one process that saw the same stack
+    /// (a loop's stacks repeat, so hours of samples hold each stack once).
+    pub frames: Arc<[Frame]>,
 }
 
 /// What was read from one process.
@@ -188,20 +191,34 @@ fn thread_cpu_s() -> f64 {
 struct Spied {
     spy: PythonSpy,
     rec: ProcRecord,
+    /// Each distinct stack and thread name seen, held once.
+    stacks: HashSet<Arc<[Frame]>>,
+    names: HashSet<Arc<str>>,
 }
 
 impl Spied {
+    fn new(spy: PythonSpy, rec: ProcRecord) -> Self {
+        Self {
+            spy,
+            rec,
+            stacks: HashSet::new(),
+            names: HashSet::new(),
+        }
+    }
+
     fn read(&mut self, tick: u32) {
         match self.spy.get_stack_traces() {
             Ok(traces) => {
                 for t in traces {
+                    let frames = intern(&mut self.stacks, t.frames.as_slice());
+                    let name = t.thread_name.as_deref().map(|n| intern(&mut self.names, n));
                     self.rec.samples.push(ThreadSample {
                         tick,
                         thread_id: t.thread_id,
                         os_thread_id: t.os_thread_id,
-                        name: t.thread_name,
+                        name,
                         active: t.active,
-                        frames: t.frames,
+                        frames,
                     });
                 }
             }
@@ -212,7 +229,20 @@ impl Spied {
     }
 }
 
-/// Samples `target` for the window of `opts`.
+/// The shared copy of `value` in `set`, added on first sight.
+fn intern<T: ?Sized + Eq + std::hash::Hash>(set: &mut HashSet<Arc<T>>, value: &T) -> Arc<T>
+where
+    for<'a> Arc<T>: From<&'a T>,
+{
+    if let Some(held) = set.get(value) {
+        return Arc::clone(held);
+    }
+    let held = Arc::from(value);
+    set.insert(Arc::clone(&held));
+    held
+}
+
+/// Samples `target` for the window of `opts`, or until `opts.stop` is set.
 pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError> {
     let cfg = config();
     let start = Instant::now();
@@ -223,10 +253,7 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
         if python.is_empty() {
             python = spy.version.to_string();
         }
-        ranks.push(Spied {
-            spy,
-            rec: ProcRecord::new(r.pid, None, 0.0),
-        });
+        ranks.push(Spied::new(spy, ProcRecord::new(r.pid, None, 0.0)));
     }
     let mut nvml = if opts.nvml {
         NvmlSource::open().ok().map(|s| s.watch(target.pid))
@@ -245,7 +272,12 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
     let mut exited = false;
     loop {
         let now = start.elapsed();
-        if now >= opts.duration {
+        if now >= opts.duration
+            || opts
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
             break;
         }
         let t = now.as_secs_f64();
@@ -258,10 +290,7 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
                         // A worker that cannot be read (exited, or not yet an interpreter)
                         // is left out; the training processes are what the verdict needs.
                         if let Ok(spy) = PythonSpy::new(w as py_spy::Pid, &cfg) {
-                            workers.push(Spied {
-                                spy,
-                                rec: ProcRecord::new(w, Some(r.rec.pid), t),
-                            });
+                            workers.push(Spied::new(spy, ProcRecord::new(w, Some(r.rec.pid), t)));
                         }
                     }
                 }

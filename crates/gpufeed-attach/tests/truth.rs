@@ -95,6 +95,7 @@ fn sample(l: &Loop, secs: f64) -> (Attach, f64) {
         duration: Duration::from_secs_f64(secs),
         rate_hz: 100.0,
         nvml: false,
+        stop: None,
     };
     let doc = attach(&opts).unwrap();
     let after = truth_line(&l.truth).unwrap();
@@ -211,6 +212,7 @@ fn a_target_exiting_mid_window_still_gets_a_report() {
         duration: Duration::from_secs(8),
         rate_hz: 100.0,
         nvml: false,
+        stop: None,
     };
     let doc = attach(&opts).unwrap();
     assert!(doc.exited);

@@ -224,6 +224,10 @@ pub struct Monitor {
     /// `watch`: the command's exit code (128 + N when signal N killed it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// `watch`: the command's Python stacks sampled over its run (`gpufeed attach`'s
+    /// document), when it ran Python.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<Box<crate::Attach>>,
 }
 
 impl Monitor {
@@ -238,13 +242,14 @@ impl Monitor {
             gpus: util.gpus,
             host,
             exit_code,
+            attach: None,
         }
     }
 }
 
 impl Document for Monitor {
     const NAME: &'static str = "monitor";
-    /// 2: `gpus[].training`, as in `util` 2.
-    const VERSION: u32 = 2;
+    /// 2: `gpus[].training`, as in `util` 2. 3: `attach` (`watch`).
+    const VERSION: u32 = 3;
     const WRITER: &'static str = "gpufeed monitor | watch --format json";
 }

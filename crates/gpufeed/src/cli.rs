@@ -345,6 +345,13 @@ pub struct WatchArgs {
     /// Record every sample to this JSONL file
     #[arg(long)]
     pub record: Option<PathBuf>,
+    /// Stack samples per second of the command's Python processes (as `gpufeed attach`,
+    /// over the whole run; about 1.3 MB of memory per hour at each sample per second)
+    #[arg(long, value_name = "HZ", default_value_t = 10.0)]
+    pub attach_rate: f64,
+    /// Do not sample the command's Python stacks
+    #[arg(long)]
+    pub no_attach: bool,
     /// The output format.
     #[command(flatten)]
     pub output: Output,

@@ -19,7 +19,9 @@ pub mod tui;
 
 use std::io::{self, IsTerminal as _, Write as _};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 use gpufeed_telemetry::host::{ProcHost, hostname};
@@ -366,6 +368,12 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     if let Some(path) = &args.record {
         check_record_path(path)?;
     }
+    if !(args.attach_rate.is_finite() && (1.0..=1000.0).contains(&args.attach_rate)) {
+        bail!(
+            "--attach-rate must be between 1 and 1000 samples per second, not {} (--no-attach turns the sampling off)",
+            args.attach_rate
+        );
+    }
     let nvml = match NvmlSource::open() {
         Ok(s) => Some(s),
         Err(e) => {
@@ -376,6 +384,7 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     let signals = child::Signals::catch()?;
     let mut child = child::spawn(&args.command, args.output.format == Format::Json)?;
     let pid = child.id();
+    let stacks = (!args.no_attach).then(|| Stacks::start(pid, args.attach_rate));
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     if let Some(n) = nvml {
         sources.push(Box::new(n.watch(pid)));
@@ -434,13 +443,62 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
         }
     };
     let code = child::exit_code(status);
-    let (report, title) = run.finish(Some(code))?;
+    let (mut report, title) = run.finish(Some(code))?;
+    report.attach = stacks.and_then(Stacks::finish).map(Box::new);
     let command = shell_words(&args.command);
     print_report(&report, &title, args.output.format, Some(&command))?;
     // Exit codes are 0..=255; a shell shows the same number.
     Ok(ExitCode::from(
         u8::try_from(code.rem_euclid(256)).unwrap_or(u8::MAX),
     ))
+}
+
+/// `watch`'s stack sampling of its command (`gpufeed attach`'s, over the whole run) on a
+/// thread of its own.
+struct Stacks {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Result<gpufeed_contract::Attach, gpufeed_attach::AttachError>>,
+}
+
+impl Stacks {
+    fn start(pid: u32, rate_hz: f64) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let opts = gpufeed_attach::Options {
+            pid,
+            // The run's length: until the command exits.
+            duration: Duration::MAX,
+            rate_hz,
+            // The GPUs are read by the sampler of `watch` itself.
+            nvml: false,
+            stop: Some(Arc::clone(&stop)),
+        };
+        let thread = std::thread::spawn(move || gpufeed_attach::follow(&opts));
+        Self { stop, thread }
+    }
+
+    /// Stops the sampling; its document, or `None` with a note saying why there is none.
+    fn finish(self) -> Option<gpufeed_contract::Attach> {
+        self.stop.store(true, Ordering::Relaxed);
+        match self.thread.join() {
+            Ok(Ok(doc)) => Some(doc),
+            Ok(Err(gpufeed_attach::AttachError::NotPython { .. })) => {
+                printer::note("the command ran no Python: no stacks were sampled");
+                None
+            }
+            Ok(Err(gpufeed_attach::AttachError::NoSuchProcess { .. })) => {
+                printer::note("the command exited before its stacks could be read");
+                None
+            }
+            Ok(Err(e)) => {
+                printer::warn(&format!("no Python stacks sampled: {e}"));
+                None
+            }
+            Err(_) => {
+                printer::warn("no Python stacks sampled: the sampling thread failed");
+                None
+            }
+        }
+    }
 }
 
 /// The command as a shell would show it, quoting words that need it.

@@ -6,7 +6,8 @@
 //! which rejects unknown fields, and `trace`'s into its `util` document.
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::print_stderr)] // why a test skipped
 
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
@@ -32,7 +33,9 @@ fn run(args: &[&str], code: i32) -> (String, String) {
 /// Runs `gpufeed ARGS --format json`, expects success and one JSON document.
 fn json(args: &[&str]) -> (Monitor, String) {
     let mut all = args.to_vec();
-    all.extend(["--format", "json"]);
+    // Before a `--` (watch's command), else last.
+    let at = all.iter().position(|a| *a == "--").unwrap_or(all.len());
+    all.splice(at..at, ["--format", "json"]);
     let (stdout, stderr) = run(&all, 0);
     assert_eq!(
         stdout.trim_end().lines().count(),
@@ -509,6 +512,49 @@ fn watch_returns_the_commands_exit_code() {
         assert_eq!(report.exit_code, Some(code), "{script}");
         assert_eq!(report.schema_version, Monitor::VERSION);
     }
+}
+
+/// A Python loop fed by a sleeping generator: `watch` samples its stacks over the run, as
+/// `gpufeed attach` does, and the end report carries the `attach` document.
+#[test]
+fn watch_samples_a_python_commands_stacks() {
+    if !StdCommand::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: python3 not found");
+        return;
+    }
+    let script = "import time\n\
+def source():\n    while True:\n        time.sleep(0.01)\n        yield 1\n\
+n = 0\n\
+for item in source():\n    sum(range(2000))\n    n += 1\n    if n >= 150:\n        break\n";
+    // A file, as training scripts are: the rules read the loop's own lines.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("train.py");
+    fs_err::write(&file, script).unwrap();
+    let (report, _) = json(&[
+        "watch",
+        "--attach-rate",
+        "100",
+        "--",
+        "sh",
+        "-c",
+        &format!("python3 {}", file.display()),
+    ]);
+    let a = report.attach.expect("an attach document");
+    assert_eq!(a.verdict.to_string(), "input-bound", "{:?}", a.evidence);
+    assert!(a.shares.data_wait > 0.5, "{:?}", a.shares);
+    assert!(a.exited);
+    assert_eq!(a.launcher.as_deref(), Some("sh"));
+    // Off: no document, and a command without Python gets a note, not an error.
+    let (report, _) = json(&["watch", "--no-attach", "--", "python3", "-c", "pass"]);
+    assert!(report.attach.is_none());
+    let (report, stderr) = json(&["watch", "--", "sh", "-c", "sleep 0.3"]);
+    assert!(report.attach.is_none());
+    assert!(stderr.contains("ran no Python"), "{stderr}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
-use gpufeed_contract::{Host, Monitor, Sampler, Stat};
+use gpufeed_contract::{Attach, Host, Monitor, Sampler, Stat};
 use gpufeed_stats::summarize;
 use gpufeed_telemetry::jsonl::HostSample;
 use gpufeed_telemetry::sampler::{Collector, SamplerCost};
@@ -28,11 +28,16 @@ pub struct MonitorReport {
     pub host: Host,
     /// `watch`: the command's exit code (128 + N when signal N killed it).
     pub exit_code: Option<i32>,
+    /// `watch`: the command's stacks sampled over its run.
+    pub attach: Option<Box<Attach>>,
 }
 
 impl From<MonitorReport> for Monitor {
     fn from(r: MonitorReport) -> Self {
-        Monitor::new(r.util.document(), r.host, r.exit_code)
+        Monitor {
+            attach: r.attach,
+            ..Monitor::new(r.util.document(), r.host, r.exit_code)
+        }
     }
 }
 
@@ -255,6 +260,10 @@ pub fn render(report: &MonitorReport, title: &str, command: Option<&str>) -> Str
             .map(|p| format!(", gpufeed used {p:.2} % of one core"))
             .unwrap_or_default()
     );
+    if let Some(a) = &report.attach {
+        let _ = writeln!(o, "\nthe command's Python stacks (as `gpufeed attach`):");
+        o.push_str(&gpufeed_attach::render(a));
+    }
     o
 }
 
@@ -329,6 +338,7 @@ mod tests {
             util,
             host: host_report(&[], &cost(), 0.1, false),
             exit_code: Some(1),
+            attach: None,
         };
         let v: serde_json::Value = serde_json::to_value(&report).unwrap();
         assert_eq!(v["kind"], "util");
