@@ -96,6 +96,8 @@ pub struct Collected {
     pub util: Vec<UtilSamples>,
     /// The user's profiler trace analysed (`analyze --trace` with one).
     pub profiler: Option<Profiler>,
+    /// The user's running job sampled (`analyze --attach PID`).
+    pub attach: Option<gpufeed_contract::Attach>,
 }
 
 impl Collected {
@@ -144,6 +146,7 @@ impl Report {
             step: c.step.as_ref(),
             telemetry: c.telemetry.as_ref(),
             profiler: c.profiler.as_ref(),
+            attach: c.attach.as_ref(),
             precomputed,
             demo: c.inputs.demo,
             own_config: c.inputs.config.is_some(),
@@ -184,6 +187,7 @@ impl Report {
             profile_step: c.step,
             telemetry: c.telemetry,
             profiler: c.profiler,
+            attach: c.attach,
             series,
             thresholds,
         }

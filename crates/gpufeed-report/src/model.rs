@@ -19,8 +19,9 @@ use serde::{Deserialize, Serialize};
 /// Version of the `report.json` layout ([`Document::VERSION`] of [`Report`]): 2 since the
 /// stage documents are the contract's own and `schema` became `schema_version`; 3 since its
 /// `profiler` document is version 2 (`communication-bound`, `devices`, `markers`, ...) and
-/// its `util` document is version 2 (`gpus[].training`, issue 26).
-pub const SCHEMA: u32 = 3;
+/// its `util` document is version 2 (`gpus[].training`, issue 26); 4 since `attach` (the
+/// running job's samples, `analyze --attach PID`) and `inputs.attach`.
+pub const SCHEMA: u32 = 4;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.
@@ -52,6 +53,10 @@ pub struct Report {
     /// (`analyze --trace` with one): HTA's breakdowns, the steps and the verdict per rank.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiler: Option<Profiler>,
+    /// The running job's stack samples (`analyze --attach PID`): `gpufeed attach`'s
+    /// document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<gpufeed_contract::Attach>,
     /// The series behind the plots.
     pub series: Series,
     /// Every threshold a cause cites, once.
@@ -79,6 +84,9 @@ pub struct Inputs {
     /// `--trace`: the utilisation log analysed instead of live telemetry, the step
     /// recording or the profiler trace of the user's own run.
     pub trace: Option<String>,
+    /// `--attach PID`: the running job sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<u32>,
     /// `--quick`: fewer steps, no benchmark grid.
     pub quick: bool,
     /// The device the step profile ran on (`cpu`, `cuda:0`); empty when the steps are the

@@ -10,6 +10,7 @@
 //! | `input-bound`, `transfer-bound` | profile step, with the loader's throughput (profile data) and storage speed (doctor) as evidence | data wait + copies >= [`INPUT_BOUND_MODERATE`] of the step (TF Profiler) | that share of the step |
 //! | `step-stall` | profile step | the step times repeat a cycle (step verdict `oscillating`) or vary (`unstable`), and the step is at least moderately input-bound (in gpufeed's own loop a cycle in a compute-bound step comes from batches of uneven size, not from starvation); in the user's own loop a cycle counts whatever the input share (a checkpoint or a log every k steps stalls the device too) | `(mean - median) / mean` of the step times ([`stall_share`]): the time above the median step |
 //! | `loader-irregular` | profile data, when no step profile ran | the loader's judged batch times (a worker's time per batch, or with a consumer its waits) are `oscillating` or `unstable` | not measured on a step |
+//! | `running-input-bound`, `running-sync-bound` | `--attach PID` (the running job's stack samples, see `attach`'s module) | the attach verdict | that share of the samples |
 //! | `doctor-<check>` | doctor | findings at warning or error severity, one cause per check | not measured |
 //!
 //! # Order
@@ -49,6 +50,7 @@ use crate::model::{
     Source, StepPhases, Telemetry, ThresholdRef,
 };
 
+mod attach;
 pub(crate) mod profiler;
 
 /// Everything the ranking reads.
@@ -64,6 +66,8 @@ pub struct Evidence<'a> {
     pub telemetry: Option<&'a Telemetry>,
     /// The user's profiler trace (`analyze --trace` with one).
     pub profiler: Option<&'a Profiler>,
+    /// The user's running job sampled (`analyze --attach PID`).
+    pub attach: Option<&'a gpufeed_contract::Attach>,
     /// The features were precomputed (the loader reads the cache).
     pub precomputed: bool,
     /// The dataset is gpufeed's generated demo, not the user's.
@@ -120,6 +124,9 @@ pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
     }
     if let Some(p) = e.profiler {
         causes.extend(profiler::causes(p));
+    }
+    if let Some(a) = e.attach {
+        causes.extend(attach::causes(a));
     }
     if let Some(step) = e.step {
         causes.extend(input_cause(e, step));

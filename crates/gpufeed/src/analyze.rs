@@ -143,11 +143,30 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             config: args.inputs.config.as_ref().map(|p| p.display().to_string()),
             code: args.inputs.code.as_ref().map(|p| p.display().to_string()),
             trace: args.trace.as_ref().map(|p| p.display().to_string()),
+            attach: args.attach,
             quick: args.quick,
             device: device.to_owned(),
         },
     );
-    let progress = Progress::new(6);
+    let progress = Progress::new(6 + u64::from(args.attach.is_some()));
+
+    // 0. The running job, first: gpufeed's own stages below load the machine it runs on.
+    if let Some(pid) = args.attach {
+        c.attach = progress.run(&mut c.stages, "attach", || {
+            let opts = gpufeed_attach::Options {
+                duration: args.attach_duration,
+                ..gpufeed_attach::Options::new(pid)
+            };
+            let doc = gpufeed_attach::attach(&opts)?;
+            let note = format!(
+                "process {pid}: {}, {} samples over {}",
+                doc.verdict,
+                doc.samples,
+                gpufeed_stats::fmt::secs(doc.window_s)
+            );
+            Ok((doc, Some(note)))
+        });
+    }
 
     // 1. The dataset.
     let data = match &args.inputs.data {
@@ -394,8 +413,12 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// Paths that do not exist are bad usage (exit code 2), found before any work.
+/// Paths that do not exist, and a job that cannot be sampled, are bad usage (exit code 2),
+/// found before any work.
 fn check_usage(args: &AnalyzeArgs) -> Result<()> {
+    if let Some(pid) = args.attach {
+        gpufeed_attach::procs::resolve(pid)?;
+    }
     let named = [
         ("--data", args.inputs.data.as_deref()),
         ("--config", args.inputs.config.as_deref()),

@@ -251,6 +251,13 @@ pub struct AnalyzeArgs {
     /// then stands in for the demo model's step profile (which does not run)
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
+    /// A running training job to sample first, as `gpufeed attach PID` does (before
+    /// gpufeed's own stages load the machine); its verdict is ranked with the other causes
+    #[arg(long, value_name = "PID")]
+    pub attach: Option<u32>,
+    /// How long to sample `--attach`: seconds (`10`) or a duration (`30s`, `2m`)
+    #[arg(long, value_name = "DURATION", default_value = "10", value_parser = window, requires = "attach")]
+    pub attach_duration: std::time::Duration,
 }
 
 /// Arguments of `gpufeed doctor`.

@@ -9,6 +9,7 @@
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
+#![allow(clippy::print_stderr)] // why a test skipped
 
 mod common;
 
@@ -292,6 +293,84 @@ fn usage_errors_exit_2_before_any_work() {
         run.stderr
     );
     assert!(!dir.path().join("cache").exists(), "no work was done");
+}
+
+/// `--attach PID`: a running loop fed by a sleeping source is sampled first, and its
+/// verdict is ranked with the other causes; a PID that is not there is bad usage.
+#[test]
+fn a_running_job_is_sampled_and_ranked() {
+    if !Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: python3 not found");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let run = gpufeed(
+        dir.path(),
+        &[
+            "analyze",
+            "--attach",
+            "999999999",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no process 999999999"),
+        "{}",
+        run.stderr
+    );
+
+    let data = small_dataset(dir.path());
+    let config = small_config(dir.path(), "");
+    let script = dir.path().join("train.py");
+    fs_err::write(
+        &script,
+        "import time\n\
+def source():\n    while True:\n        time.sleep(0.02)\n        yield 1\n\
+for item in source():\n    sum(range(5000))\n",
+    )
+    .unwrap();
+    let mut job = Command::new("python3").arg(&script).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = job.id().to_string();
+    let run = gpufeed(
+        dir.path(),
+        &[
+            "analyze",
+            "--quick",
+            "--data",
+            data.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--attach",
+            &pid,
+            "--attach-duration",
+            "2s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let _ = job.kill();
+    let _ = job.wait();
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let r = report_json(&out);
+    assert_eq!(stage(&r, "attach")["status"], "ok");
+    assert_eq!(r["inputs"]["attach"], job.id());
+    assert_eq!(r["attach"]["verdict"], "input-bound", "{}", r["attach"]);
+    let first = &r["causes"][0];
+    assert_eq!(first["id"], "running-input-bound", "{first}");
+    assert_eq!(first["source"], "your-run");
+    assert!(
+        first["fix"].as_str().unwrap().contains("train.py:"),
+        "{first}"
+    );
 }
 
 /// Runs Chromium with `args`, killed after a minute.
