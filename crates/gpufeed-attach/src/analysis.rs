@@ -317,7 +317,15 @@ fn workers(rec: &Recording) -> (Vec<AttachWorker>, Option<(String, Option<Site>)
     for w in &rec.workers {
         let mut counts: HashMap<Site, usize> = HashMap::new();
         let mut n = 0;
-        for s in w.samples.iter().filter(|s| s.active) {
+        // The worker's own working thread, found as the training thread is: a worker's
+        // helper threads (a `multiprocessing` queue's feeder, a pin-memory thread) are
+        // not where its time per item goes.
+        let thread = training_thread(w).map(|(id, _, _)| id);
+        for s in w
+            .samples
+            .iter()
+            .filter(|s| s.active && thread.is_none_or(|t| s.thread_id == t))
+        {
             if let Some(k) = key_frame(&s.frames) {
                 *counts.entry(Site::of(k)).or_default() += 1;
                 *pooled.entry(Site::of(k)).or_default() += 1;
