@@ -15,9 +15,9 @@ use clap::Parser;
 
 pub mod analyze;
 pub mod attach;
-pub mod checks;
 pub mod cli;
 pub mod doctor;
+pub mod lint;
 pub mod monitor;
 pub mod precompute;
 pub mod printer;
@@ -25,6 +25,7 @@ pub mod profile;
 pub mod schema;
 pub mod trace;
 mod ui;
+pub mod validate;
 
 use cli::{Cli, Command, ProfileCommand};
 
@@ -86,8 +87,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Monitor(args) => monitor::monitor(&args),
         Command::Watch(args) => monitor::watch(&args),
         Command::Attach(args) => attach::attach(&args),
-        Command::Validate(args) => checks::validate(&args),
-        Command::Lint(args) => checks::lint(&args),
+        Command::Validate(args) => validate::validate(&args),
+        Command::Lint(args) => lint::lint(&args),
         Command::Profile(ProfileCommand::Data(args)) => profile::data(&args),
         Command::Profile(ProfileCommand::Step(args)) => profile::step(&args),
         Command::Doctor(args) => doctor::doctor(&args),

@@ -1,7 +1,7 @@
-//! `gpufeed validate` and `gpufeed lint`: findings about a config and about training code.
-//! The checks live in `gpufeed-doctor`; this module reads the arguments, runs them, prints
-//! the report and maps it to the exit code (0 clean or warnings only, 1 any error-severity
-//! finding, 2 a file that cannot be read or a bad argument).
+//! `gpufeed validate`: findings about a trainer's config, and `--fix`. The rules live in
+//! `gpufeed-doctor`; this module reads the arguments, runs them, prints the report and maps
+//! it to the exit code (0 clean or warnings only, 1 any error-severity finding, 2 a file
+//! that cannot be read or a bad argument). [`report`] prints `lint`'s too.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,9 +10,9 @@ use anyhow::{Result, bail};
 use gpufeed_doctor::fix::{self, FixError};
 use gpufeed_doctor::render::{Json, Renderer, Text};
 use gpufeed_doctor::validate::{self, Context, CoresOf};
-use gpufeed_doctor::{Finding, Report, lint as doctor_lint};
+use gpufeed_doctor::{Finding, Report};
 
-use crate::cli::{Format, LintArgs, ValidateArgs};
+use crate::cli::{Format, ValidateArgs};
 use crate::printer;
 
 /// Exit code for bad input, bad usage or an internal failure.
@@ -83,20 +83,9 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
     report(remaining, args.format, Some(&summary))
 }
 
-/// `gpufeed lint PATH...`.
-pub fn lint(args: &LintArgs) -> Result<ExitCode> {
-    let outcome = doctor_lint::lint_paths(&args.paths)?;
-    if outcome.files == 0 {
-        printer::warn("no Python files (`*.py`) found in the given folders");
-    }
-    let files = outcome.files;
-    let summary = format!("linted {files} file{}\n", if files == 1 { "" } else { "s" });
-    report(Report::new(outcome.findings), args.format, Some(&summary))
-}
-
 /// Prints a report and returns its exit code. Text gets the summary line after the report;
 /// JSON stays exactly one document.
-fn report(report: Report, format: Format, summary: Option<&str>) -> Result<ExitCode> {
+pub(crate) fn report(report: Report, format: Format, summary: Option<&str>) -> Result<ExitCode> {
     match format {
         Format::Json => printer::data(&Json.render(&report))?,
         Format::Text => {
