@@ -3,10 +3,26 @@
 import os
 import pathlib
 from collections.abc import Iterator
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Self, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "main",
+    "schema_text",
+    "mel",
+    "precompute_run",
+    "load_config",
+    "Cache",
+    "Loader",
+    "LoaderIter",
+    "BatchBuffers",
+    "phase_steps_report",
+    "phase_steps_save",
+    "Monitor",
+]
 
 __version__: str
 
@@ -72,14 +88,15 @@ def phase_steps_save(
     path: str, meta: dict[str, Any], steps: list[tuple[float, list[tuple[str, float]], int | None]]
 ) -> None: ...
 
+@final
 class Cache:
     """A complete feature cache, mapped read-only."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None: ...
+    def __new__(cls, path: str | os.PathLike[str]) -> Self: ...
     @staticmethod
     def _with_report(path: str, report: dict[str, Any]) -> Cache: ...
     def __len__(self) -> int: ...
-    def __getitem__(self, i: int) -> Item: ...
+    def __getitem__(self, i: int, /) -> Item: ...
     @property
     def report(self) -> dict[str, Any] | None: ...
     @property
@@ -106,19 +123,22 @@ class Cache:
     def totals(self) -> dict[str, Any]: ...
     def verify(self) -> None: ...
 
+@final
 class BatchBuffers:
     """The owner of one batch's buffers (the arrays' ``base``)."""
 
+@final
 class LoaderIter(Iterator[Batch]):
     def __next__(self) -> Batch: ...
     def __len__(self) -> int: ...
 
+@final
 class Loader:
     """Batches from a gpufeed cache, built on Rust threads. Iterating yields the current
     epoch from the current position; the loader then moves to the next epoch."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         source: Cache | str | os.PathLike[str],
         batch_size: int | None = None,
         workers: int | None = None,
@@ -137,7 +157,7 @@ class Loader:
         epoch: int = 0,
         cache: str | os.PathLike[str] | None = None,
         config: str | os.PathLike[str] | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def __iter__(self) -> LoaderIter: ...
     def __len__(self) -> int: ...
     @property
@@ -164,11 +184,12 @@ class Loader:
     def __enter__(self) -> Loader: ...
     def __exit__(self, *exc: object) -> bool: ...
 
+@final
 class Monitor:
     """Samples the GPUs and this host on a Rust thread between ``start()`` and ``stop()``
     (or over a ``with`` block)."""
 
-    def __init__(self, interval: float = 0.1, source: str = "nvml", speed: float = 1.0) -> None: ...
+    def __new__(cls, interval: float = 0.1, source: str = "nvml", speed: float = 1.0) -> Self: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
     @property
