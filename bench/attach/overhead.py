@@ -1,6 +1,6 @@
 """The target's slowdown under `gpufeed attach` at 100 Hz, and gpufeed's CPU per sample.
 
-The target (crates/gpufeed-attach/tests/loops/heavy_compute.py, a CPU-bound loop that
+The target (bench/attach/fixed_work.py, a loop doing the same work every step, which
 counts its own steps) is pinned to core 0 and gpufeed to core 1 (taskset), so that the
 two do not share a core. Windows of WINDOW seconds alternate: without gpufeed, then with
 `gpufeed attach PID --duration WINDOW --rate 100`, ROUNDS times; the figure is the median
@@ -32,7 +32,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         truth = pathlib.Path(d) / "truth.txt"
         p = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, str(LOOPS / "heavy_compute.py"), str(truth)],
+            ["taskset", "-c", "0", sys.executable, str(ROOT / "bench" / "attach" / "fixed_work.py"), str(truth)],
             cwd=LOOPS,
         )
         try:
