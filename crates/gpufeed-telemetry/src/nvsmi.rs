@@ -24,8 +24,8 @@
 //!   Utilisation is `utilization.gpu`, else any name of one word starting with `util` and
 //!   otherwise only `gpu`, `pct` or `percent` ([`is_util_name`]: `gpu_utilization`,
 //!   `gpu_util`, `GPU-Util`, `util (%)`; not `utilization.memory` or `mem_util`). Times are
-//!   `timestamp`, else a column named `time`, `ts`, `date`, `datetime`, `epoch` or `unix`
-//!   (alone or in a longer name such as `unix_time`). GPUs are told apart by `index` (or a
+//!   `timestamp`, else a column named `time`, `ts`, `date`, `datetime`, `epoch`, `unix` or
+//!   `elapsed` (alone or in a longer name such as `unix_time` or `elapsed_sec`). GPUs are told apart by `index` (or a
 //!   column named `gpu`, `gpu_id`, `gpu_index`, `device`, `device_id`), else by `uuid` or
 //!   `pci.bus_id` (numbered 0, 1, ... in order of first appearance), else everything is GPU
 //!   0. Other columns (`memory.used`, ...) are ignored. A header that names a time, a GPU
@@ -570,14 +570,15 @@ pub(crate) fn words(name: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Whether a column name means GPU utilisation: one word starting with `util`
-/// (`utilization`, `utilisation`, `util`) and otherwise only `gpu`, `gpu0`, ..., `pct` or
-/// `percent`, in any case, order and punctuation, with or without a unit: so
-/// `utilization.gpu [%]`, `gpu_utilization[%]`, `gpu_util`, `GPU-Util`, `util (%)`, but not
-/// `utilization.memory`, `mem_util` or `cpu_util`.
+/// (`utilization`, `utilisation`, `util`) or `usage`, and otherwise only `gpu`, `gpu0`,
+/// ..., `pct` or `percent`, in any case, order and punctuation, with or without a unit: so
+/// `utilization.gpu [%]`, `gpu_utilization[%]`, `gpu_util`, `GPU-Util`, `util (%)`,
+/// `GPU_Usage`, but not `utilization.memory`, `mem_util`, `memory_usage` or `cpu_util`.
 pub(crate) fn is_util_name(name: &str) -> bool {
     let mut util = 0;
     for w in words(name) {
-        if w.starts_with("util") {
+        // `usage` as loggers write it (`GPU_Usage`, `gpu usage %`).
+        if w.starts_with("util") || w == "usage" {
             util += 1;
         } else if !(w == "pct" || w == "percent" || is_gpu_word(&w)) {
             return false;
@@ -593,17 +594,17 @@ fn is_gpu_word(w: &str) -> bool {
 }
 
 /// Whether a column name is a time: a word `timestamp`, `time`, `ts`, `date`, `datetime`,
-/// `epoch` or `unix`, other than a duration (`time_delta`, `elapsed`).
+/// `epoch` or `unix`, or `elapsed` (time since the logger started: `elapsed_sec`, as
+/// loggers that count from their start write it; only differences matter), other than a
+/// per-row duration (`time_delta`, `duration`).
 fn is_time_name(name: &str) -> bool {
     let w: Vec<String> = words(name).collect();
     w.iter().any(|w| {
         matches!(
             w.as_str(),
-            "timestamp" | "time" | "ts" | "date" | "datetime" | "epoch" | "unix"
+            "timestamp" | "time" | "ts" | "date" | "datetime" | "epoch" | "unix" | "elapsed"
         )
-    }) && !w
-        .iter()
-        .any(|w| matches!(w.as_str(), "delta" | "elapsed" | "duration"))
+    }) && !w.iter().any(|w| matches!(w.as_str(), "delta" | "duration"))
 }
 
 /// Whether a column name is a GPU index: `gpu`, `gpu_id`, `gpu_index`, `device`,

@@ -304,6 +304,18 @@ fn pick_column(names: &[&str]) -> Result<usize, Vec<usize>> {
 
 /// Whether a first line clearly belongs to a step list: a single number, a `#` comment,
 /// or a header naming a step-time column. Used to refuse `--kind util` on such a file.
+/// Whether a header names a column of step times as such: a time or a unit-suffixed name
+/// with a word starting `step`, `iter` or `batch` (`step_time_ms`, `iter_s`,
+/// `batch_time`), not a bare `time` or `elapsed_sec`, which beside a utilisation column is
+/// a log's time axis.
+pub(crate) fn names_step_times(line: &str) -> bool {
+    split(line.trim_ascii(), separator(line)).any(|f| {
+        (is_time_name(f) || has_unit_suffix(f))
+            && words(f)
+                .any(|w| w.starts_with("step") || w.starts_with("iter") || w.starts_with("batch"))
+    })
+}
+
 pub(crate) fn looks_like_steps(line: &str) -> bool {
     let line = line.trim_ascii();
     if line.starts_with('#') {

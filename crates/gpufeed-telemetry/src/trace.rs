@@ -371,10 +371,12 @@ fn sniff(line: &str) -> Sniff {
         };
     }
     let lower = line.to_ascii_lowercase();
-    // A column named like utilisation (`gpu_utilization`, `util [%]`) is never a step time.
-    // (A step list whose header also has one, beside a step-time column, stays a step list,
-    // and its reader never picks the utilisation column.)
-    let util_column = line.split(',').any(nvsmi::is_util_name) && !steps::looks_like_steps(line);
+    // A column named like utilisation (`gpu_utilization`, `util [%]`, `GPU_Usage`) is never
+    // a step time, and beside it a bare time (`Time`, `elapsed_sec`) is the log's time
+    // axis. A step list whose header names its steps (`step_time_ms`, `iter_s`) beside a
+    // utilisation column stays a step list, and its reader never picks the utilisation
+    // column.
+    let util_column = line.split(',').any(nvsmi::is_util_name) && !steps::names_step_times(line);
     if lower.contains("utilization.gpu") || util_column || nvsmi::starts_with_date(line.as_bytes())
     {
         return Sniff {
@@ -633,6 +635,12 @@ mod tests {
             ("# step times", StepList),
             ("0, 45 %", NvidiaSmiCsv),
             ("0, 45", StepList),
+            // Loggers' own headers (real files: a GPGPU project, Ember, DCConv).
+            ("Time,GPU_Usage", NvidiaSmiCsv),
+            ("Time,GPU_ID,Utilization", NvidiaSmiCsv),
+            ("elapsed_sec,gpu_util_pct,mem_used_mb,power_w", NvidiaSmiCsv),
+            ("step,step_time_ms,gpu_util", StepList),
+            ("iter_time_s,memory_usage", StepList),
         ];
         for (line, format) in cases {
             assert_eq!(detect_kind(line), (format.kind(), format), "{line}");

@@ -866,3 +866,23 @@ fn nvsmi_24h_file() {
         size as f64 / secs / 1e6
     );
 }
+
+/// Loggers' own layouts: `usage` for utilisation, `Time` in epoch seconds with a GPU id,
+/// and `elapsed_sec` counting from the logger's start (real files: a GPGPU project,
+/// Ember, DCConv).
+#[test]
+fn loggers_own_headers() {
+    let t = ok("Time,GPU_Usage\n1686584907.568956,0\n1686584908.570101,35\n1686584909.571,40\n");
+    assert_eq!(t.gpus[0].util, vec![0.0, 35.0, 40.0]);
+    assert!(t.has_timestamps);
+    assert!((t.gpus[0].t[2] - t.gpus[0].t[0] - 2.002).abs() < 1e-3);
+    let t =
+        ok("Time,GPU_ID,Utilization\n1736203508.75,0,0\n1736203508.75,1,7\n1736203508.85,0,9\n");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(t.gpus[0].util, vec![0.0, 9.0]);
+    let t = ok("elapsed_sec,gpu_util_pct,mem_used_mb\n0.0,5,100\n0.25,50,100\n0.5,55,100\n");
+    assert_eq!(t.gpus[0].util, vec![5.0, 50.0, 55.0]);
+    assert!((t.gpus[0].t[2] - t.gpus[0].t[0] - 0.5).abs() < 1e-9);
+    // Not utilisation: memory usage, a CPU's.
+    assert!(!is_util_name("memory_usage") && !is_util_name("cpu_usage"));
+}
