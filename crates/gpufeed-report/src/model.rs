@@ -19,8 +19,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the `report.json` layout ([`Document::VERSION`] of [`Report`]): 2 since the
 /// stage documents are the contract's own and `schema` became `schema_version`; 3 since its
 /// `profiler` document is version 2 (`communication-bound`, `devices`, `markers`, ...) and
-/// its `util` document is version 2 (`gpus[].training`, issue 26).
-pub const SCHEMA: u32 = 3;
+/// its `util` document is version 2 (`gpus[].training`, issue 26); 4 since its `profiler`
+/// document is version 3 and its `phase-steps` document version 2 (each cause's
+/// `if_fixed`, issue 29).
+pub const SCHEMA: u32 = 4;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.

@@ -17,6 +17,7 @@ pub mod analyze;
 pub mod attach;
 pub mod checks;
 pub mod cli;
+pub mod compare;
 pub mod doctor;
 pub mod monitor;
 pub mod precompute;
@@ -79,6 +80,7 @@ where
 fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Trace(args) => trace::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::DemoData(args) => precompute::demo_data(&args),
         Command::Precompute(args) => precompute::precompute(&args),
         Command::Mel(args) => precompute::mel(&args),
