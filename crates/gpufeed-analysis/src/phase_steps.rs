@@ -266,12 +266,15 @@ fn causes(
         (
             Category::Input,
             PhaseVerdict::InputBound,
-            "the loader makes each batch while the step before runs (worker processes on free              cores, or a prefetching loader), so the wait for data goes and every other phase              stays as measured",
+            "the loader makes each batch while the step before runs (worker processes on free \
+             cores, or a prefetching loader), so the wait for data goes and every other phase \
+             stays as measured",
         ),
         (
             Category::Copy,
             PhaseVerdict::TransferBound,
-            "the copies run ahead of the step (pinned memory, asynchronous copies on their own              stream), so their time goes and every other phase stays as measured",
+            "the copies run ahead of the step (pinned memory, asynchronous copies on their own \
+             stream), so their time goes and every other phase stays as measured",
         ),
     ] {
         let of: Vec<usize> = (0..phases.len())

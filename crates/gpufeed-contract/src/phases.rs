@@ -374,6 +374,7 @@ pub struct PhaseSteps {
     pub fix: String,
     /// The input and copy phases at or past the moderate input threshold, each with what
     /// removing it is worth (`if_fixed`), the largest gain first.
+    #[serde(default)]
     pub causes: Vec<PhaseCause>,
     /// The steps analysed, for plots (`analyze` leaves it out of its report, which plots
     /// the steps itself).

@@ -126,6 +126,40 @@ mod tests {
         }
     }
 
+    /// Known truth: each generated case is the compute-bound case plus one stall, so the
+    /// step without that stall is the compute-bound case's step.
+    #[test]
+    fn a_generated_stall_fixed_leaves_the_compute_bound_step() {
+        use crate::read::read_from;
+        use crate::synth::{Case, generate};
+        use std::path::Path;
+        let median = |case: &Case| {
+            let t = read_from(&generate(case, 0)[..], Path::new("t.json"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            crate::analyze(Path::new("t"), vec![t], crate::Options::default())
+        };
+        let base = median(&Case::compute_bound()).ranks[0]
+            .step_time
+            .as_ref()
+            .map_or(0.0, |s| s.median_ms);
+        assert!(base > 0.0);
+        for case in [
+            Case::input_bound(),
+            Case::transfer_bound(),
+            Case::sync_bound(),
+        ] {
+            let r = median(&case);
+            let c = &r.ranks[0].causes[0];
+            let f = c.if_fixed.as_ref().unwrap_or_else(|| panic!("{c:?}"));
+            assert!(
+                (f.step_ms / base - 1.0).abs() < 0.01 && f.speedup > 1.4,
+                "{}: {} ms against {base} ms",
+                case.name,
+                f.step_ms
+            );
+        }
+    }
+
     #[test]
     fn each_cause_comes_out_of_its_own_steps() {
         let steps = [

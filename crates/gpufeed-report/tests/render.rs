@@ -417,7 +417,7 @@ fn json_is_one_document_with_everything() {
     let report = Report::build(starving());
     let text = Json.render(&report);
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], 4);
     // It reads back as the report's own type, which refuses unknown fields.
     let back: Report = serde_json::from_str(&text).unwrap();
     assert_eq!(back.causes, report.causes);
