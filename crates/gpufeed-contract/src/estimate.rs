@@ -34,6 +34,12 @@ impl IfFixed {
         })
     }
 
+    /// The median step now, ms (`step_ms * speedup`).
+    #[must_use]
+    pub fn now_ms(&self) -> f64 {
+        self.step_ms * self.speedup
+    }
+
     /// The text report's line for a cause: "fix the input pipeline: 240 -> ~150 ms per
     /// step (1.6x)".
     #[must_use]

@@ -537,6 +537,16 @@ impl StepPhases {
         }
     }
 
+    /// The user's loop's causes with their estimates (`phase-steps`' `causes`); none for
+    /// gpufeed's model, whose step is not the user's.
+    #[must_use]
+    pub fn causes(&self) -> &[PhaseCause] {
+        match self {
+            Self::OwnLoop(d) => &d.causes,
+            Self::Model(_) => &[],
+        }
+    }
+
     /// Share of the step outside every phase.
     #[must_use]
     pub fn unaccounted_share(&self) -> f64 {

@@ -6,11 +6,11 @@
 //! doctor's findings ([`gpufeed_contract::Finding`]); the profiler trace's is
 //! gpufeed-kineto's. Tests build them by hand.
 
-use gpufeed_contract::Document;
 pub use gpufeed_contract::{
     Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Phase,
     PhaseCategory, PhaseSteps, PhaseVerdict, Recommendation, StepPhases, StepProfile, Steps, Util,
 };
+use gpufeed_contract::{Document, IfFixed};
 /// The `profiler` document (`gpufeed trace` of a PyTorch or TensorFlow profiler trace).
 pub use gpufeed_kineto::Report as Profiler;
 use schemars::JsonSchema;
@@ -345,6 +345,12 @@ pub struct Cause {
     pub stages: Vec<String>,
     /// Whose evidence it is: the fix quotes only settings of that source.
     pub source: Source,
+    /// What fixing it is worth: the expected median step of the user's run with this cause
+    /// alone removed (docs/what-if.md); `null` where no step-time model applies.
+    pub if_fixed: Option<IfFixed>,
+    /// Why `if_fixed` is `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_estimate: Option<String>,
 }
 
 /// Whose evidence a cause rests on.

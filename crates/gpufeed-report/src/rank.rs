@@ -37,6 +37,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use gpufeed_contract::IfFixed;
+
 use gpufeed_stats::summary::stall_share;
 use gpufeed_stats::thresholds::{
     INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, PERIOD_MIN_STRENGTH, STEP_CV_OSCILLATING,
@@ -137,6 +139,9 @@ pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
         (None, Some(_)) => Ordering::Greater,
         (None, None) => b.severity.cmp(&a.severity),
     });
+    // Then by gain: the causes with an estimate of the fixed step first, the largest
+    // speedup first (docs/what-if.md); the others keep the order above.
+    gpufeed_contract::estimate::sort_by_gain(&mut causes, |c| c.if_fixed.as_ref());
     for (i, c) in causes.iter_mut().enumerate() {
         c.rank = i + 1;
     }
@@ -150,6 +155,29 @@ pub fn profiler_step_ms(p: &Profiler) -> Vec<f64> {
     profiler::judged_rank(p).map_or_else(Vec::new, |r| {
         r.steps.iter().map(|s| s.dur_us / 1e3).collect()
     })
+}
+
+/// The estimate of the user's own loop's cause `id` (`StepTimer`'s `phase-steps` document).
+fn own_estimate(step: &StepPhases, id: &str) -> Option<IfFixed> {
+    step.causes()
+        .iter()
+        .find(|c| c.cause.as_str() == id)
+        .and_then(|c| c.if_fixed.clone())
+}
+
+/// Why a step cause has no estimate: gpufeed's model is not the user's step.
+fn no_step_estimate(step: &StepPhases, id: &str) -> Option<String> {
+    if own_estimate(step, id).is_some() {
+        None
+    } else if step.is_own_loop() {
+        Some("the recording's steps give no estimate (no step lasted any time)".to_owned())
+    } else {
+        Some(
+            "measured on gpufeed's model, not your training step: time your loop with \
+             `StepTimer` for an estimate"
+                .to_owned(),
+        )
+    }
 }
 
 /// The thresholds the causes cite, each once, in order of first citation.
@@ -193,7 +221,15 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
         .or_else(|| e.profiler.and_then(profiler::compute_bound));
     // A profiler trace that could not be judged (no GPU events, no steps) says why.
     let unjudged = e.profiler.and_then(profiler::unjudged);
-    match causes.first() {
+    // The verdict is the largest measured share, whatever the order by gain.
+    let largest = causes.iter().filter(|c| c.lost_share.is_some()).fold(
+        None::<&Cause>,
+        |best, c| match best {
+            Some(b) if b.lost_share >= c.lost_share => Some(b),
+            _ => Some(c),
+        },
+    );
+    match largest.or_else(|| causes.first()) {
         Some(c) if c.lost_share.is_some() => format!(
             "Most likely cause of starvation: {}: {}.",
             c.title,
@@ -487,6 +523,12 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
             fix,
             stages: vec!["telemetry".to_owned()],
             source: whose,
+            if_fixed: None,
+            no_estimate: Some(
+                "a utilisation log has no steps: time the steps (`StepTimer`) or profile them \
+                 for an estimate"
+                    .to_owned(),
+            ),
         });
     }
     out
@@ -600,6 +642,22 @@ fn input_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
         fix,
         stages,
         source: e.step_source(step),
+        if_fixed: own_estimate(
+            step,
+            if transfer {
+                "transfer-bound"
+            } else {
+                "input-bound"
+            },
+        ),
+        no_estimate: no_step_estimate(
+            step,
+            if transfer {
+                "transfer-bound"
+            } else {
+                "input-bound"
+            },
+        ),
     })
 }
 
@@ -723,6 +781,12 @@ fn stall_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
         fix,
         stages: vec!["profile step".to_owned()],
         source: e.step_source(step),
+        if_fixed: None,
+        no_estimate: Some(
+            "a cycle in the step time moves the mean and the slow steps, not the median step \
+             the estimates are of"
+                .to_owned(),
+        ),
     })
 }
 
@@ -776,6 +840,11 @@ fn loader_cause(e: &Evidence<'_>, data: &DataProfile) -> Option<Cause> {
         fix: loader_fix(e, e.gpufeed_run()),
         stages: vec!["profile data".to_owned()],
         source: e.gpufeed_run(),
+        if_fixed: None,
+        no_estimate: Some(
+            "the loader was measured without the training step, so no step time to estimate"
+                .to_owned(),
+        ),
     })
 }
 
@@ -883,6 +952,8 @@ fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
                 "Runtime" => e.gpufeed_run(),
                 _ => Source::ThisMachine,
             },
+            if_fixed: None,
+            no_estimate: Some("a doctor finding: no step-time model applies".to_owned()),
         });
     }
     out
