@@ -1076,6 +1076,62 @@ mod tests {
         assert_eq!(causes[1].rank, 2);
     }
 
+    /// Ordered by gain: the user's own loop's input wait, with its estimate, comes before
+    /// a larger utilisation cycle, which has none (and says why); the verdict is still the
+    /// largest share.
+    #[test]
+    fn causes_with_an_estimate_come_first_and_the_verdict_stays_the_largest_share() {
+        use gpufeed_contract::{PhaseCause, PhaseSteps, PhaseStepsKind, PhaseVerdict};
+        let t = oscillating();
+        let StepPhases::Model(m) = step(0.38) else {
+            unreachable!("step() is gpufeed's model")
+        };
+        let own = StepPhases::OwnLoop(Box::new(PhaseSteps {
+            kind: PhaseStepsKind::PhaseSteps,
+            schema_version: 2,
+            source: "python StepTimer".into(),
+            sync: true,
+            warmup: 0,
+            batch_size: None,
+            phases: m.phases.clone(),
+            unaccounted_share: 0.0,
+            step: m.step.clone(),
+            steps_per_s: m.steps_per_s,
+            samples_per_s: None,
+            verdict: PhaseVerdict::InputBound,
+            level: m.level,
+            evidence: m.evidence.clone(),
+            fix: m.fix.clone(),
+            causes: vec![PhaseCause {
+                cause: PhaseVerdict::InputBound,
+                phases: vec!["data_wait".into()],
+                share: 0.38,
+                level: gpufeed_stats::thresholds::Level::High,
+                if_fixed: IfFixed::new(100.0, 62.0, "the wait goes"),
+            }],
+            series: None,
+        }));
+        let e = Evidence {
+            telemetry: Some(&t),
+            step: Some(&own),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert_eq!(causes[0].id, "input-bound");
+        assert_eq!(causes[0].if_fixed.as_ref().map(|f| f.step_ms), Some(62.0));
+        assert_eq!(causes[1].id, "oscillating-utilisation");
+        assert!(causes[1].if_fixed.is_none());
+        assert!(
+            causes[1]
+                .no_estimate
+                .as_deref()
+                .is_some_and(|w| w.contains("no steps")),
+            "{causes:?}"
+        );
+        let v = verdict(&e, &causes);
+        assert!(v.contains(&causes[1].title), "{v}");
+    }
+
     /// gpufeed's loader at 2 workers, and the benchmark's better setting (8 workers).
     fn benchmarked_loader() -> DataProfile {
         DataProfile {
