@@ -45,7 +45,7 @@ def test_input_bound_when_the_loop_waits_for_data():
 def test_the_report_is_the_published_phase_steps_document():
     jsonschema = pytest.importorskip("jsonschema")
     schema = gpufeed.schema("phase-steps")
-    assert schema["properties"]["schema_version"]["const"] == 1
+    assert schema["properties"]["schema_version"]["const"] == 2
     timer = gpufeed.StepTimer(batch_size=8)
     run(timer, slow_data(STEPS, 0.004), lambda i: [("h2d_copy", 0.001), ("forward", 0.002)])
     d = timer.report().to_dict()

@@ -21,6 +21,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod compare;
 pub mod config;
 pub mod detect;
 pub mod monitor;

@@ -67,15 +67,16 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 
+use gpufeed_contract::IfFixed;
 use gpufeed_stats::fmt::pct1 as pct;
-use gpufeed_stats::thresholds::STEPS_MIN_JUDGED;
+use gpufeed_stats::thresholds::{INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, STEPS_MIN_JUDGED};
 use gpufeed_telemetry::phase_steps as format;
 use gpufeed_train::verdict::{self, Bottleneck, Shares};
 
 /// The document and the types it holds (gpufeed-contract).
 pub use gpufeed_contract::{
-    Ordered, Phase, PhaseCategory as Category, PhaseSeries as Series, PhaseSteps, PhaseStepsKind,
-    PhaseVerdict, Steps,
+    Ordered, Phase, PhaseCategory as Category, PhaseCause, PhaseSeries as Series, PhaseSteps,
+    PhaseStepsKind, PhaseVerdict, Steps,
 };
 pub use gpufeed_telemetry::phase_steps::{Meta, PhaseStepTrace, StepRecord};
 /// The type of the document's `level`, for callers without gpufeed-stats.
@@ -220,6 +221,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
         .map(|s| s.items.or(meta.batch_size).map(|k| k as f64))
         .sum();
     let seconds = total_ms / 1e3;
+    let causes = causes(&phases, &values, &totals, analysis.summary.median);
     let step = StepReport::new(analysis).doc;
     Ok(PhaseSteps {
         kind: PhaseStepsKind::PhaseSteps,
@@ -247,7 +249,56 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
         level,
         evidence,
         fix,
+        causes,
     })
+}
+
+/// The input and copy causes at or past the moderate input threshold, each with the median
+/// step without its phases (see `docs/what-if.md`), the largest gain first.
+fn causes(
+    phases: &[(String, Phase)],
+    values: &[Vec<f64>],
+    totals: &[f64],
+    median_ms: f64,
+) -> Vec<PhaseCause> {
+    let mut out = Vec::new();
+    for (category, cause, assumes) in [
+        (
+            Category::Input,
+            PhaseVerdict::InputBound,
+            "the loader makes each batch while the step before runs (worker processes on free \
+             cores, or a prefetching loader), so the wait for data goes and every other phase \
+             stays as measured",
+        ),
+        (
+            Category::Copy,
+            PhaseVerdict::TransferBound,
+            "the copies run ahead of the step (pinned memory, asynchronous copies on their own \
+             stream), so their time goes and every other phase stays as measured",
+        ),
+    ] {
+        let of: Vec<usize> = (0..phases.len())
+            .filter(|&p| phases[p].1.category == category)
+            .collect();
+        let share: f64 = of.iter().map(|&p| phases[p].1.share).sum();
+        let Some(level) = Level::of(share, INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) else {
+            continue;
+        };
+        let fixed: Vec<f64> = totals
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t - of.iter().map(|&p| values[p][i]).sum::<f64>()).max(0.0))
+            .collect();
+        out.push(PhaseCause {
+            cause,
+            phases: of.iter().map(|&p| phases[p].0.clone()).collect(),
+            share,
+            level,
+            if_fixed: IfFixed::new(median_ms, gpufeed_stats::summary::median(&fixed), assumes),
+        });
+    }
+    gpufeed_contract::estimate::sort_by_gain(&mut out, |c| c.if_fixed.as_ref());
+    out
 }
 
 /// Writes a recording to `path`: to a temporary file in the same folder, renamed over

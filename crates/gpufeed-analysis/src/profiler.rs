@@ -77,6 +77,15 @@ fn render_rank(o: &mut String, r: &RankReport, format: TraceFormat) {
             );
         }
     }
+    if let Some(st) = &r.step_time {
+        o.push_str(&gpufeed_contract::estimate::lines(
+            r.causes
+                .iter()
+                .map(|c| (c.bottleneck.as_str(), c.if_fixed.as_ref())),
+            st.median_ms,
+            "  ",
+        ));
+    }
     if let Some(t) = r.temporal {
         let _ = writeln!(
             o,

@@ -26,7 +26,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub mod attach;
+pub mod compare;
 pub mod data;
+pub mod estimate;
 pub mod findings;
 pub mod phases;
 pub mod registry;
@@ -37,14 +39,18 @@ pub use attach::{
     Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines, GpuUse,
     TopFrame,
 };
+pub use compare::{
+    Compare, CompareKind, CompareSide, ComparedKind, Prediction, ShareChange, SpeedupBy,
+};
 pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
     Recommendation,
 };
+pub use estimate::IfFixed;
 pub use findings::{Finding, Findings, Severity};
 pub use phases::{
-    Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseSeries, PhaseSteps, PhaseStepsKind,
-    PhaseVerdict, StepConfig, StepPhases, StepProfile,
+    Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseCause, PhaseSeries, PhaseSteps,
+    PhaseStepsKind, PhaseVerdict, StepConfig, StepPhases, StepProfile,
 };
 pub use steps::{Steps, StepsKind};
 pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, TrainingPhase, Util, UtilKind};

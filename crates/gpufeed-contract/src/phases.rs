@@ -17,7 +17,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::{Document, LoaderSettings, Steps};
+use crate::{Document, IfFixed, LoaderSettings, Steps};
 
 /// What the step is bound by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -372,15 +372,36 @@ pub struct PhaseSteps {
     pub evidence: Vec<String>,
     /// The change to try.
     pub fix: String,
+    /// The input and copy phases at or past the moderate input threshold, each with what
+    /// removing it is worth (`if_fixed`), the largest gain first.
+    #[serde(default)]
+    pub causes: Vec<PhaseCause>,
     /// The steps analysed, for plots (`analyze` leaves it out of its report, which plots
     /// the steps itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<PhaseSeries>,
 }
 
+/// A cause of a `phase-steps` document: the wait for data, or the copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseCause {
+    /// `input-bound` (the `input` phases) or `transfer-bound` (the `copy` phases).
+    pub cause: PhaseVerdict,
+    /// The phases it is made of, in the loop's order.
+    pub phases: Vec<String>,
+    /// Their share of the mean step.
+    pub share: f64,
+    /// Past the moderate or the high input threshold.
+    pub level: Level,
+    /// The expected median step without those phases.
+    pub if_fixed: Option<IfFixed>,
+}
+
 impl Document for PhaseSteps {
     const NAME: &'static str = "phase-steps";
-    const VERSION: u32 = 1;
+    /// 2: `causes`, each with its `if_fixed` (issue 29).
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed trace STEP-RECORDING";
 }
 
@@ -513,6 +534,16 @@ impl StepPhases {
         match self {
             Self::OwnLoop(d) => &d.fix,
             Self::Model(d) => &d.fix,
+        }
+    }
+
+    /// The user's loop's causes with their estimates (`phase-steps`' `causes`); none for
+    /// gpufeed's model, whose step is not the user's.
+    #[must_use]
+    pub fn causes(&self) -> &[PhaseCause] {
+        match self {
+            Self::OwnLoop(d) => &d.causes,
+            Self::Model(_) => &[],
         }
     }
 

@@ -7,8 +7,8 @@
 //! [`Entry`].
 
 use crate::{
-    Attach, DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps, Util,
-    schema_of,
+    Attach, Compare, DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps,
+    Util, schema_of,
 };
 
 /// One document of the contract.
@@ -40,6 +40,7 @@ pub fn entry<D: Document>() -> Entry {
 pub fn own() -> Vec<Entry> {
     vec![
         entry::<Attach>(),
+        entry::<Compare>(),
         entry::<DataProfile>(),
         entry::<Findings>(),
         entry::<Monitor>(),

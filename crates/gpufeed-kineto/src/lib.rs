@@ -29,6 +29,7 @@
 //! event format, TF Profiler's input-pipeline analyzer.
 
 pub mod error;
+pub mod estimate;
 pub mod hta;
 pub mod read;
 pub mod report;

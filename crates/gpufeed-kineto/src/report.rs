@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::estimate;
 use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
 use crate::read::{self, RawTrace};
 use crate::steps::{self, LaunchStats, Markers, StepFigures};
@@ -133,9 +134,10 @@ pub struct RankReport {
     pub evidence: Vec<String>,
     /// What to try.
     pub fix: Option<String>,
-    /// Every cause at or past its moderate threshold, the largest share of the step first,
-    /// each with its figure and fix (the verdict is the first high one; see
-    /// [`crate::verdict`]).
+    /// Every cause at or past its moderate threshold, each with its figure, its fix and
+    /// what fixing it is worth (`if_fixed`), the largest gain first (the verdict is still
+    /// the largest share at the high level; see [`crate::verdict`] and
+    /// [`crate::estimate`]).
     pub causes: Vec<CauseShare>,
     /// For `oscillating`: the cause that cycles (the stall the slow steps hold and the
     /// median step does not).
@@ -269,8 +271,9 @@ pub struct PaceDevice {
 impl Document for Report {
     const NAME: &'static str = "profiler";
     /// 2: `communication-bound`, `devices`, `markers`, `cycles`, `pace_device`, the
-    /// straggler by compute share or collective wait, steps' busy share by time.
-    const VERSION: u32 = 2;
+    /// straggler by compute share or collective wait, steps' busy share by time. 3: each
+    /// cause's `if_fixed` (what fixing it is worth), causes ordered by gain.
+    const VERSION: u32 = 3;
     const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
 
@@ -647,6 +650,21 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
             .map(|r| r.rank)
     });
     let verdict = verdict_rank.and_then(|v| ranks.iter().find(|r| r.rank == v)?.verdict);
+    if let Some(pace) = verdict_rank
+        && ranks.len() > 1
+    {
+        let median = |r: &RankReport| r.step_time.as_ref().map_or(0.0, |s| s.median_ms);
+        let pace_ms = ranks.iter().find(|r| r.rank == pace).map_or(0.0, median);
+        for r in &mut ranks {
+            let own = median(r);
+            for c in &mut r.causes {
+                if let Some(f) = c.if_fixed.as_mut() {
+                    estimate::for_run(f, r.rank, own, pace, pace_ms);
+                }
+            }
+            estimate::sort_causes(&mut r.causes);
+        }
+    }
     let pace_device = verdict_rank
         .and_then(|v| ranks.iter().find(|r| r.rank == v))
         .or_else(|| ranks.iter().find(|r| !r.devices.is_empty()))
@@ -809,6 +827,13 @@ fn rank_report(
         )),
         _ => None,
     };
+    let causes = judged.as_ref().map_or_else(Vec::new, |v| {
+        let mut causes = v.causes.clone();
+        if let Some(a) = &series {
+            estimate::fill(&mut causes, &figs, a.summary.median);
+        }
+        causes
+    });
     let (device, device_id) = match device_pid {
         Some(pid) => device_name(t, pid),
         None => (t.device.clone(), None),
@@ -843,10 +868,7 @@ fn rank_report(
             .as_ref()
             .map(|v| v.evidence.clone())
             .unwrap_or_default(),
-        causes: judged
-            .as_ref()
-            .map(|v| v.causes.clone())
-            .unwrap_or_default(),
+        causes,
         cycles: judged.as_ref().and_then(|v| v.cycles),
         fix: judged.map(|v| v.fix),
         truncated_at: t.truncated_at,

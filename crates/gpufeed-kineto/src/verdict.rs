@@ -35,6 +35,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::steps::{LaunchStats, StepFigures};
+use gpufeed_contract::IfFixed;
 
 /// The bottleneck of a rank.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -198,6 +199,10 @@ pub struct CauseShare {
     pub evidence: String,
     /// What to try.
     pub fix: String,
+    /// The expected median step with this cause alone removed (see
+    /// [`crate::estimate`]); `None` only where no step lasted any time.
+    #[serde(default)]
+    pub if_fixed: Option<IfFixed>,
 }
 
 fn median_share(steps: &[StepFigures], f: fn(&StepFigures) -> f64) -> f64 {
@@ -297,6 +302,7 @@ pub fn judge(
             level: l,
             evidence: input_line.clone(),
             fix,
+            if_fixed: None,
         });
     }
     if let Some(l) = Level::of(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
@@ -314,6 +320,7 @@ pub fn judge(
              `torch.cuda.synchronize()` from the loop (accumulate the loss on the GPU and read \
              it every N steps), and look for data-dependent shapes (`nonzero`, boolean masks)"
                 .to_owned(),
+            if_fixed: None,
         });
     }
     if let Some(l) = Level::of(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
@@ -331,6 +338,7 @@ pub fn judge(
              `jit_compile=True`) or replay the step as a CUDA graph \
              (`torch.compile(mode=\"reduce-overhead\")`)"
                 .to_owned(),
+            if_fixed: None,
         });
     }
     if let Some(l) = Level::of(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
@@ -346,6 +354,7 @@ pub fn judge(
                 pct(s.other_idle_short)
             ),
             fix: host_fix(s),
+            if_fixed: None,
         });
     }
     causes.sort_by(|a, b| b.share.total_cmp(&a.share));

@@ -6,11 +6,11 @@
 //! doctor's findings ([`gpufeed_contract::Finding`]); the profiler trace's is
 //! gpufeed-kineto's. Tests build them by hand.
 
-use gpufeed_contract::Document;
 pub use gpufeed_contract::{
     Breakdown, Cell, DataConfig, DataProfile, GpuUtil, Judged, LoaderSettings, Phase,
     PhaseCategory, PhaseSteps, PhaseVerdict, Recommendation, StepPhases, StepProfile, Steps, Util,
 };
+use gpufeed_contract::{Document, IfFixed};
 /// The `profiler` document (`gpufeed trace` of a PyTorch or TensorFlow profiler trace).
 pub use gpufeed_kineto::Report as Profiler;
 use schemars::JsonSchema;
@@ -19,8 +19,10 @@ use serde::{Deserialize, Serialize};
 /// Version of the `report.json` layout ([`Document::VERSION`] of [`Report`]): 2 since the
 /// stage documents are the contract's own and `schema` became `schema_version`; 3 since its
 /// `profiler` document is version 2 (`communication-bound`, `devices`, `markers`, ...) and
-/// its `util` document is version 2 (`gpus[].training`, issue 26); 4 since `attach` (the
-/// running job's samples, `analyze --attach PID`) and `inputs.attach`.
+/// its `util` document is version 2 (`gpus[].training`, issue 26); 4 since its `profiler`
+/// document is version 3 and its `phase-steps` document version 2 (each cause's
+/// `if_fixed`, issue 29), and since `attach` (the running job's samples, `analyze --attach
+/// PID`) and `inputs.attach`.
 pub const SCHEMA: u32 = 4;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
@@ -351,6 +353,12 @@ pub struct Cause {
     pub stages: Vec<String>,
     /// Whose evidence it is: the fix quotes only settings of that source.
     pub source: Source,
+    /// What fixing it is worth: the expected median step of the user's run with this cause
+    /// alone removed (docs/what-if.md); `null` where no step-time model applies.
+    pub if_fixed: Option<IfFixed>,
+    /// Why `if_fixed` is `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_estimate: Option<String>,
 }
 
 /// Whose evidence a cause rests on.

@@ -38,6 +38,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use gpufeed_contract::IfFixed;
+
 use gpufeed_stats::summary::stall_share;
 use gpufeed_stats::thresholds::{
     INPUT_BOUND_HIGH, INPUT_BOUND_MODERATE, PERIOD_MIN_STRENGTH, STEP_CV_OSCILLATING,
@@ -144,6 +146,9 @@ pub fn rank(e: &Evidence<'_>) -> Vec<Cause> {
         (None, Some(_)) => Ordering::Greater,
         (None, None) => b.severity.cmp(&a.severity),
     });
+    // Then by gain: the causes with an estimate of the fixed step first, the largest
+    // speedup first (docs/what-if.md); the others keep the order above.
+    gpufeed_contract::estimate::sort_by_gain(&mut causes, |c| c.if_fixed.as_ref());
     for (i, c) in causes.iter_mut().enumerate() {
         c.rank = i + 1;
     }
@@ -157,6 +162,29 @@ pub fn profiler_step_ms(p: &Profiler) -> Vec<f64> {
     profiler::judged_rank(p).map_or_else(Vec::new, |r| {
         r.steps.iter().map(|s| s.dur_us / 1e3).collect()
     })
+}
+
+/// The estimate of the user's own loop's cause `id` (`StepTimer`'s `phase-steps` document).
+fn own_estimate(step: &StepPhases, id: &str) -> Option<IfFixed> {
+    step.causes()
+        .iter()
+        .find(|c| c.cause.as_str() == id)
+        .and_then(|c| c.if_fixed.clone())
+}
+
+/// Why a step cause has no estimate: gpufeed's model is not the user's step.
+fn no_step_estimate(step: &StepPhases, id: &str) -> Option<String> {
+    if own_estimate(step, id).is_some() {
+        None
+    } else if step.is_own_loop() {
+        Some("the recording's steps give no estimate (no step lasted any time)".to_owned())
+    } else {
+        Some(
+            "measured on gpufeed's model, not your training step: time your loop with \
+             `StepTimer` for an estimate"
+                .to_owned(),
+        )
+    }
 }
 
 /// The thresholds the causes cite, each once, in order of first citation.
@@ -200,7 +228,15 @@ pub fn verdict(e: &Evidence<'_>, causes: &[Cause]) -> String {
         .or_else(|| e.profiler.and_then(profiler::compute_bound));
     // A profiler trace that could not be judged (no GPU events, no steps) says why.
     let unjudged = e.profiler.and_then(profiler::unjudged);
-    match causes.first() {
+    // The verdict is the largest measured share, whatever the order by gain.
+    let largest = causes.iter().filter(|c| c.lost_share.is_some()).fold(
+        None::<&Cause>,
+        |best, c| match best {
+            Some(b) if b.lost_share >= c.lost_share => Some(b),
+            _ => Some(c),
+        },
+    );
+    match largest.or_else(|| causes.first()) {
         Some(c) if c.lost_share.is_some() => format!(
             "Most likely cause of starvation: {}: {}.",
             c.title,
@@ -494,6 +530,12 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
             fix,
             stages: vec!["telemetry".to_owned()],
             source: whose,
+            if_fixed: None,
+            no_estimate: Some(
+                "a utilisation log has no steps: time the steps (`StepTimer`) or profile them \
+                 for an estimate"
+                    .to_owned(),
+            ),
         });
     }
     out
@@ -607,6 +649,22 @@ fn input_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
         fix,
         stages,
         source: e.step_source(step),
+        if_fixed: own_estimate(
+            step,
+            if transfer {
+                "transfer-bound"
+            } else {
+                "input-bound"
+            },
+        ),
+        no_estimate: no_step_estimate(
+            step,
+            if transfer {
+                "transfer-bound"
+            } else {
+                "input-bound"
+            },
+        ),
     })
 }
 
@@ -730,6 +788,12 @@ fn stall_cause(e: &Evidence<'_>, step: &StepPhases) -> Option<Cause> {
         fix,
         stages: vec!["profile step".to_owned()],
         source: e.step_source(step),
+        if_fixed: None,
+        no_estimate: Some(
+            "a cycle in the step time moves the mean and the slow steps, not the median step \
+             the estimates are of"
+                .to_owned(),
+        ),
     })
 }
 
@@ -783,6 +847,11 @@ fn loader_cause(e: &Evidence<'_>, data: &DataProfile) -> Option<Cause> {
         fix: loader_fix(e, e.gpufeed_run()),
         stages: vec!["profile data".to_owned()],
         source: e.gpufeed_run(),
+        if_fixed: None,
+        no_estimate: Some(
+            "the loader was measured without the training step, so no step time to estimate"
+                .to_owned(),
+        ),
     })
 }
 
@@ -890,6 +959,8 @@ fn doctor_causes(e: &Evidence<'_>, doctor: &DoctorSection) -> Vec<Cause> {
                 "Runtime" => e.gpufeed_run(),
                 _ => Source::ThisMachine,
             },
+            if_fixed: None,
+            no_estimate: Some("a doctor finding: no step-time model applies".to_owned()),
         });
     }
     out
@@ -1010,6 +1081,62 @@ mod tests {
         assert_eq!(causes[1].id, "input-bound");
         assert!(causes[1].summary.contains("data wait is 38 % of the step"));
         assert_eq!(causes[1].rank, 2);
+    }
+
+    /// Ordered by gain: the user's own loop's input wait, with its estimate, comes before
+    /// a larger utilisation cycle, which has none (and says why); the verdict is still the
+    /// largest share.
+    #[test]
+    fn causes_with_an_estimate_come_first_and_the_verdict_stays_the_largest_share() {
+        use gpufeed_contract::{PhaseCause, PhaseSteps, PhaseStepsKind, PhaseVerdict};
+        let t = oscillating();
+        let StepPhases::Model(m) = step(0.38) else {
+            unreachable!("step() is gpufeed's model")
+        };
+        let own = StepPhases::OwnLoop(Box::new(PhaseSteps {
+            kind: PhaseStepsKind::PhaseSteps,
+            schema_version: 2,
+            source: "python StepTimer".into(),
+            sync: true,
+            warmup: 0,
+            batch_size: None,
+            phases: m.phases.clone(),
+            unaccounted_share: 0.0,
+            step: m.step.clone(),
+            steps_per_s: m.steps_per_s,
+            samples_per_s: None,
+            verdict: PhaseVerdict::InputBound,
+            level: m.level,
+            evidence: m.evidence.clone(),
+            fix: m.fix.clone(),
+            causes: vec![PhaseCause {
+                cause: PhaseVerdict::InputBound,
+                phases: vec!["data_wait".into()],
+                share: 0.38,
+                level: gpufeed_stats::thresholds::Level::High,
+                if_fixed: IfFixed::new(100.0, 62.0, "the wait goes"),
+            }],
+            series: None,
+        }));
+        let e = Evidence {
+            telemetry: Some(&t),
+            step: Some(&own),
+            ..Evidence::default()
+        };
+        let causes = rank(&e);
+        assert_eq!(causes[0].id, "input-bound");
+        assert_eq!(causes[0].if_fixed.as_ref().map(|f| f.step_ms), Some(62.0));
+        assert_eq!(causes[1].id, "oscillating-utilisation");
+        assert!(causes[1].if_fixed.is_none());
+        assert!(
+            causes[1]
+                .no_estimate
+                .as_deref()
+                .is_some_and(|w| w.contains("no steps")),
+            "{causes:?}"
+        );
+        let v = verdict(&e, &causes);
+        assert!(v.contains(&causes[1].title), "{v}");
     }
 
     /// gpufeed's loader at 2 workers, and the benchmark's better setting (8 workers).

@@ -163,6 +163,21 @@ pub enum Command {
     /// folder (its latest run). Gives HTA's GPU time breakdowns, where the GPU idles inside
     /// each step and why, and the verdict with its fix.
     Trace(TraceArgs),
+    /// Compare two traces of one job, before and after a change: step times, speedup,
+    /// shares, causes, and the prediction made from BEFORE against AFTER's step
+    ///
+    /// Takes two traces of the same kind, each as `gpufeed trace` reads it: profiler
+    /// traces (or their folders), step recordings (`StepTimer.save`), step-time lists or
+    /// utilisation logs. Gives each one's median and p95 step and the speedup (BEFORE's
+    /// median step over AFTER's; the ratio of samples per second when the batch sizes
+    /// differ; none for utilisation logs, whose utilisation and idle shares are compared),
+    /// the shares that changed, the causes that went away or appeared, and BEFORE's
+    /// estimate of the fixed step (`if_fixed`, docs/what-if.md) for the cause that went
+    /// away, against AFTER's measured median step.
+    #[command(
+        after_help = "Examples:\n  gpufeed compare before/ after/                  # two profiler trace folders\n  gpufeed compare steps0.jsonl steps4.jsonl --format json"
+    )]
+    Compare(CompareArgs),
     /// Generate a small speech-like dataset in LJSpeech layout
     #[command(name = "demo-data")]
     DemoData(DemoDataArgs),
@@ -216,6 +231,18 @@ pub struct TraceArgs {
     /// timestamps is timed by them
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub interval: Option<f64>,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// Arguments of `gpufeed compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The trace before the change
+    pub before: PathBuf,
+    /// The trace after it (of the same kind)
+    pub after: PathBuf,
     /// The output format.
     #[command(flatten)]
     pub output: Output,
@@ -508,6 +535,7 @@ impl Command {
             Self::Watch(_) => "watch",
             Self::Attach(_) => "attach",
             Self::Trace(_) => "trace",
+            Self::Compare(_) => "compare",
             Self::DemoData(_) => "demo-data",
             Self::Precompute(_) => "precompute",
             Self::Mel(_) => "mel",

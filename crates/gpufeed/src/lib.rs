@@ -16,6 +16,7 @@ use clap::Parser;
 pub mod analyze;
 pub mod attach;
 pub mod cli;
+pub mod compare;
 pub mod doctor;
 pub mod lint;
 pub mod monitor;
@@ -80,6 +81,7 @@ where
 fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Trace(args) => trace::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::DemoData(args) => precompute::demo_data(&args),
         Command::Precompute(args) => precompute::precompute(&args),
         Command::Mel(args) => precompute::mel(&args),

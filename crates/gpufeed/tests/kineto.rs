@@ -316,6 +316,13 @@ fn analyze_takes_a_profiler_trace_as_the_run_s_evidence() {
     assert_eq!(first.source, gpufeed_report::model::Source::YourRun);
     assert_eq!(first.lost_share, Some(p.ranks[0].causes[0].share));
     assert!(first.fix.contains("num_workers"), "{}", first.fix);
+    // What fixing it is worth: the trace's own estimate; a cause with no step-time model
+    // says why it has none.
+    assert_eq!(first.if_fixed, p.ranks[0].causes[0].if_fixed);
+    assert!(first.if_fixed.is_some() && first.no_estimate.is_none());
+    for c in r.causes.iter().filter(|c| c.if_fixed.is_none()) {
+        assert!(c.no_estimate.is_some(), "{c:?}");
+    }
     assert_eq!(r.inputs.device, "", "the demo model did not run");
     let stage = |name: &str| r.stages.iter().find(|s| s.name == name).unwrap();
     let step = stage("profile step");
@@ -335,6 +342,10 @@ fn analyze_takes_a_profiler_trace_as_the_run_s_evidence() {
     let md = fs_err::read_to_string(report.join("summary.md")).unwrap();
     assert!(md.contains("### Profiler trace (your own run, `--trace`)"));
     assert!(md.contains("| 0 | 7 | 327 ms | 319 ms (97 %)"), "{md}");
+    assert!(
+        md.contains("- **if fixed:** fix the input pipeline: 176 -> ~116 ms per step (1.5x)"),
+        "{md}"
+    );
     let html = fs_err::read_to_string(report.join("report.html")).unwrap();
     assert!(
         html.contains("id=\"plot-profiler-steps\"") && html.contains("id=\"plot-profiler-idle\"")

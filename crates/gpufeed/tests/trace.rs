@@ -399,7 +399,7 @@ fn step_recording_json_is_the_phase_steps_document() {
         ),
         (
             gpufeed_contract::PhaseStepsKind::PhaseSteps,
-            1,
+            2,
             "python StepTimer",
             true,
             2

@@ -440,7 +440,7 @@ fn the_document_round_trips_and_keeps_the_loop_order() {
     let back: PhaseSteps = serde_json::from_str(&json).unwrap();
     assert_eq!(back, d);
     assert!(
-        json.starts_with("{\"kind\":\"phase-steps\",\"schema_version\":1,"),
+        json.starts_with("{\"kind\":\"phase-steps\",\"schema_version\":2,"),
         "{json}"
     );
     let at = |s: &str| json.find(s).unwrap();

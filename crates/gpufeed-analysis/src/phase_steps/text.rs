@@ -13,6 +13,13 @@ pub fn render_text(d: &PhaseSteps) -> String {
     let mut o = String::new();
     // Writing into a String cannot fail; the results are ignored deliberately.
     verdict_head(&mut o, d.verdict.as_str(), d.level, &d.evidence, &d.fix);
+    o.push_str(&gpufeed_contract::estimate::lines(
+        d.causes
+            .iter()
+            .map(|c| (c.cause.as_str(), c.if_fixed.as_ref())),
+        d.step.median_ms,
+        "",
+    ));
     let s = &d.step;
     let _ = writeln!(
         o,

@@ -70,5 +70,11 @@ pub(crate) fn causes(a: &Attach) -> Option<Cause> {
         fix: a.fix.clone(),
         stages: vec![STAGE.to_owned()],
         source: Source::YourRun,
+        if_fixed: None,
+        no_estimate: Some(
+            "stack samples give shares of the loop's time, not its step time: record the loop \
+             with gpufeed.StepTimer (or a profiler trace) for an estimate"
+                .to_owned(),
+        ),
     })
 }

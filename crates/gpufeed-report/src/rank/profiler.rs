@@ -127,6 +127,11 @@ fn cause(id: &str, title: &str, summary: String, lost: f64, evidence: Vec<String
         fix: String::new(),
         stages: vec![STAGE.to_owned()],
         source: Source::YourRun,
+        if_fixed: None,
+        no_estimate: Some(
+            "no step-time model for it: the estimates are on the causes of the rank's idle"
+                .to_owned(),
+        ),
     }
 }
 
@@ -161,6 +166,11 @@ fn share_cause(p: &Profiler, r: &RankReport, c: &CauseShare) -> Cause {
         _ => names(&["HOST_STALL_MODERATE", "HOST_STALL_HIGH"]),
     };
     out.fix = c.fix.clone();
+    out.if_fixed.clone_from(&c.if_fixed);
+    out.no_estimate = c
+        .if_fixed
+        .is_none()
+        .then(|| "the rank's steps give no estimate".to_owned());
     out
 }
 

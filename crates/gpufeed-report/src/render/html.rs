@@ -198,6 +198,14 @@ fn causes(o: &mut String, r: &Report) {
                 );
             }
         }
+        if let Some(f) = &c.if_fixed {
+            let _ = write!(
+                o,
+                "<li class=\"if-fixed\"><strong>If fixed:</strong> {} (assumes {})</li>",
+                esc(&f.line(&gpufeed_contract::estimate::fix_words(&c.id), f.now_ms())),
+                code(&f.assumes)
+            );
+        }
         let _ = writeln!(
             o,
             "</ul><div class=\"fix\"><strong>Fix:</strong> {}</div><div class=\"whose\">Evidence \

@@ -123,6 +123,20 @@ fn cause(o: &mut String, c: &Cause, r: &Report) {
             );
         }
     }
+    match (&c.if_fixed, &c.no_estimate) {
+        (Some(f), _) => {
+            let _ = writeln!(
+                o,
+                "- **if fixed:** {} (assumes {})",
+                f.line(&gpufeed_contract::estimate::fix_words(&c.id), f.now_ms()),
+                line(&f.assumes)
+            );
+        }
+        (None, Some(why)) => {
+            let _ = writeln!(o, "- if fixed: no estimate ({})", line(why));
+        }
+        (None, None) => {}
+    }
     if c.fix.contains('\n') {
         // YAML to paste keeps its lines.
         let _ = writeln!(

@@ -1,0 +1,24 @@
+//! `gpufeed compare BEFORE AFTER`: the comparison is `gpufeed_analysis::compare`'s; this
+//! prints it.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use gpufeed_analysis::compare;
+
+use crate::cli::{CompareArgs, Format};
+use crate::printer;
+
+/// `gpufeed compare BEFORE AFTER [--format F]`.
+pub fn run(args: &CompareArgs) -> Result<ExitCode> {
+    let (doc, warnings) = compare::compare(&args.before, &args.after)?;
+    for w in &warnings {
+        printer::warn(w);
+    }
+    if args.output.format == Format::Json {
+        printer::data(&(serde_json::to_string(&doc)? + "\n"))?;
+    } else {
+        printer::data(&compare::render_text(&doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
