@@ -8,13 +8,14 @@ use gpufeed_contract::{
     Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines,
     Document as _, TopFrame,
 };
+use gpufeed_stats::sampling;
 use gpufeed_stats::thresholds::{self as th, Level};
 use py_spy::Frame;
 
 use crate::Options;
 use crate::procs::{self, Target};
 use crate::rules::{Class, RULES, classify, is_user_file};
-use crate::sample::{ProcRecord, Recording, ThreadSample};
+use crate::sample::{ProcRecord, Recording, TORN_TRIES, ThreadSample};
 
 /// Fewer training-thread samples than this get no verdict.
 const MIN_SAMPLES: usize = 10;
@@ -140,6 +141,8 @@ struct Tally {
     counts: HashMap<Class, f64>,
     /// Samples counted (unweighted).
     n: usize,
+    /// The sum of the squared weights (Kish's effective sample size).
+    weight_sq: f64,
     lines: HashMap<Class, HashMap<Site, usize>>,
     /// The loop's own `for`/`next` line in data waits.
     loop_lines: HashMap<Site, usize>,
@@ -265,6 +268,7 @@ fn tally_rank(
         for t in [&mut *tally, &mut own] {
             *t.counts.entry(d.class).or_default() += w;
             t.n += 1;
+            t.weight_sq += w * w;
         }
         if let Some(k) = key_frame(&s.frames) {
             let site = Site::of(k);
@@ -303,6 +307,22 @@ fn tally_rank(
         }
     }
     (mine.len(), own.shares(), strata)
+}
+
+/// The sampling error of the shares and how the instants were drawn.
+fn sampling_sentence(tally: &Tally, rec: &Recording) -> String {
+    let n_eff = sampling::effective_n(tally.weight(), tally.weight_sq);
+    let margin = sampling::share_margin(n_eff);
+    let priority = match rec.nice {
+        Some(n) if n < 0 => format!("at raised priority (nice {n})"),
+        _ => "at normal priority (raising it needs root or CAP_SYS_NICE; on a busy machine a late read shifts samples from compute to the wait that follows)".to_owned(),
+    };
+    format!(
+        "each share is within ±{:.0} points (95 %, {:.0} effective samples at random instants, which no loop rhythm can lock onto); reads began {} late at p90, {priority}",
+        (margin * 100.0).max(1.0),
+        n_eff,
+        gpufeed_stats::fmt::ms(rec.late_p90_s * 1e3)
+    )
 }
 
 fn pct(x: f64) -> String {
@@ -460,7 +480,7 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
     let shares = tally.shares();
     for r in &ranks {
         evidence.push(format!(
-            "training thread of PID {}{}: {}; {} samples, {} torn (read while the stack changed, left out)",
+            "training thread of PID {}{}: {}; {} samples, {} torn (the stack changed under {TORN_TRIES} reads in a row, left out)",
             r.pid,
             r.rank.map(|k| format!(" (rank {k})")).unwrap_or_default(),
             r.training_thread,
@@ -476,6 +496,9 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         pct(shares.checkpoint_logging),
         pct(shares.other)
     ));
+    if samples > 0 {
+        evidence.push(sampling_sentence(&tally, rec));
+    }
     evidence.extend(corrections);
     let mut lines = Vec::new();
     for c in Class::ALL {

@@ -4,8 +4,9 @@
 //! of each training process it started) and of its child processes (DataLoader workers,
 //! `multiprocessing` pools) are read with [py-spy](https://github.com/benfred/py-spy) as a
 //! library, in its non-blocking mode: the target is never stopped, so ending gpufeed at any
-//! moment leaves it running as before. A stack read while it changed (torn) is counted and
-//! reported, never used.
+//! moment leaves it running as before. A stack that changed under three reads in a row
+//! (torn) is counted and reported, never used. The instants are a Poisson process of the
+//! rate asked (no loop rhythm can lock onto them), read at nice -10 where allowed.
 //!
 //! Each sample of the training thread is classified by one table ([`rules::RULES`]) into
 //! data wait, sync, compute, checkpoint/logging or other, and the shares are judged with

@@ -11,6 +11,8 @@
 //! - [`util`]: utilisation analysis (idle and busy fractions, idle gaps, swing, period in
 //!   seconds) and its verdict: `idle`, `oscillating`, `bursty`, `starved`, `stable`.
 //! - [`steps`]: step-time analysis and its verdict: `stable`, `oscillating`, `unstable`.
+//! - [`sampling`]: time shares from samples at random instants: Poisson gaps, effective
+//!   sample size, the 95 % margin of a share.
 //! - [`thresholds`]: the one table of thresholds, each with its source.
 //! - [`fmt`]: figures written for people (`38 %`, `850 ms`, `1.5 GiB`), one way everywhere.
 //! - [`duration`]: durations as people type them (`100ms`, `1s`, `60`), for `--interval`.
@@ -28,6 +30,7 @@ pub mod duration;
 pub mod fmt;
 pub mod outliers;
 pub mod periodicity;
+pub mod sampling;
 pub mod steps;
 pub mod summary;
 pub mod thresholds;
