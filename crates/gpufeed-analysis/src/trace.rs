@@ -171,6 +171,19 @@ pub fn analyze_file_with(
     let mut warnings = Vec::new();
     let report = match trace {
         Trace::Util(t) => {
+            let interval = match interval {
+                None if !t.has_timestamps && t.format == TraceFormat::NvidiaSmiDmon => {
+                    warnings.push(format!(
+                        "`{}`: nvidia-smi dmon output without a time column (`-o DT`); read at \
+                         dmon's default interval of {} s, give `--interval` if it was recorded \
+                         with `-d`",
+                        path.display(),
+                        gpufeed_telemetry::nvsmi::dmon::DEFAULT_INTERVAL_S
+                    ));
+                    Some(gpufeed_telemetry::nvsmi::dmon::DEFAULT_INTERVAL_S)
+                }
+                i => i,
+            };
             if t.has_timestamps && interval.is_some() {
                 warnings.push(format!(
                     "`{}` has timestamps, which time it; `--interval` is not used",
@@ -366,6 +379,7 @@ fn format_name(f: TraceFormat) -> &'static str {
     match f {
         TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
         TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
+        TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
         TraceFormat::GpufeedJsonl => "gpufeed recording",
         TraceFormat::StepList => "step-time list",
         TraceFormat::PhaseSteps => "step recording",

@@ -44,6 +44,20 @@ pub enum TraceError {
         path: PathBuf,
     },
 
+    /// A file of a kind gpufeed recognises but does not read (`nvidia-smi pmon`, a
+    /// `dmon` recording without utilisation, `npu-smi` tables).
+    #[error("`{}` line {line}: {what}; gpufeed does not read it: {instead}", path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What the file is.
+        what: String,
+        /// What to record or give instead.
+        instead: String,
+    },
+
     /// A line is not valid UTF-8.
     #[error(
         "`{}` line {line}: not valid UTF-8 text; gpufeed reads CSV, JSONL and plain-text \

@@ -61,7 +61,8 @@
 //!   So is a row with a different number of fields than the header. [`read_skipping`]
 //!   (for `monitor --replay`) skips such a line instead, reports it and reads on.
 //!
-//! Job output (LSF, Slurm) that holds `nvidia-smi` tables is read by [`job`].
+//! Job output (LSF, Slurm) that holds `nvidia-smi` tables is read by [`job`], and
+//! `nvidia-smi dmon` output by [`dmon`].
 //!
 //! The reader streams: one reused line buffer, no allocation per row, hand-written
 //! timestamp parsing. Memory is the samples themselves, 16 bytes each.
@@ -87,6 +88,7 @@ use crate::error::shown;
 use crate::lines::LineReader;
 use crate::trace::{Limits, SeriesBuilder, TraceFormat, UtilTrace};
 
+pub mod dmon;
 pub mod job;
 
 /// Reads an nvidia-smi CSV log; `path` is only used in messages. The first line that
@@ -840,6 +842,22 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 /// Days since 1970-01-01 of a proleptic Gregorian date: Howard Hinnant's
 /// `days_from_civil` (<https://howardhinnant.github.io/date_algorithms.html>). Years
 /// start in March so that the leap day is the last day of the year.
+/// Seconds since midnight of `HH:MM:SS` (a leap second allowed).
+fn seconds_of_day(time: &str) -> Option<u32> {
+    let hms: Vec<u32> = time
+        .split(':')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let [h, m, s] = hms.as_slice() else {
+        return None;
+    };
+    if *h > 23 || *m > 59 || *s > 60 {
+        return None;
+    }
+    Some(h * 3600 + m * 60 + s)
+}
+
 fn days_from_civil(year: u32, month: u32, day: u32) -> i64 {
     let y = i64::from(year) - i64::from(month <= 2);
     let era = y.div_euclid(400);

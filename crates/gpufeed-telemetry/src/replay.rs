@@ -129,7 +129,10 @@ impl ReplaySource {
             }
             // Job output is told by more than its first line, which `detect_kind` never
             // sees as such; replaying it is not supported.
-            TraceFormat::StepList | TraceFormat::PhaseSteps | TraceFormat::NvidiaSmiJob => {
+            TraceFormat::StepList
+            | TraceFormat::PhaseSteps
+            | TraceFormat::NvidiaSmiJob
+            | TraceFormat::NvidiaSmiDmon => {
                 return Err(SourceError::NotReplayable {
                     path: path.to_owned(),
                 });

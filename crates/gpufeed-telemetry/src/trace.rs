@@ -84,7 +84,7 @@ impl fmt::Display for TraceKind {
 }
 
 /// The file format a trace was read from. Serialises as `nvidia_smi_csv`,
-/// `gpufeed_jsonl`, `step_list` or `phase_steps`.
+/// `nvidia_smi_job`, `nvidia_smi_dmon`, `gpufeed_jsonl`, `step_list` or `phase_steps`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
@@ -92,6 +92,8 @@ pub enum TraceFormat {
     NvidiaSmiCsv,
     /// Job output (LSF, Slurm) holding `nvidia-smi` tables, see [`crate::nvsmi::job`].
     NvidiaSmiJob,
+    /// `nvidia-smi dmon` output, see [`crate::nvsmi::dmon`].
+    NvidiaSmiDmon,
     /// gpufeed's own recording, see [`crate::jsonl`].
     GpufeedJsonl,
     /// Step times, one per line or a CSV column, see [`crate::steps`].
@@ -104,9 +106,10 @@ impl TraceFormat {
     /// The kind of trace this format holds.
     pub fn kind(self) -> TraceKind {
         match self {
-            TraceFormat::NvidiaSmiCsv | TraceFormat::NvidiaSmiJob | TraceFormat::GpufeedJsonl => {
-                TraceKind::Util
-            }
+            TraceFormat::NvidiaSmiCsv
+            | TraceFormat::NvidiaSmiJob
+            | TraceFormat::NvidiaSmiDmon
+            | TraceFormat::GpufeedJsonl => TraceKind::Util,
             TraceFormat::StepList | TraceFormat::PhaseSteps => TraceKind::Steps,
         }
     }
@@ -117,6 +120,7 @@ impl TraceFormat {
         match self {
             TraceFormat::NvidiaSmiCsv => "an nvidia-smi log",
             TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
+            TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
             TraceFormat::GpufeedJsonl => "a gpufeed JSONL recording",
             TraceFormat::StepList => "a list of step times",
             TraceFormat::PhaseSteps => "a gpufeed step recording",
@@ -339,6 +343,7 @@ pub fn read_trace_from(
         TraceFormat::NvidiaSmiJob => {
             Trace::Util(nvsmi::job::read(reader, path, Limits::default())?)
         }
+        TraceFormat::NvidiaSmiDmon => Trace::Util(nvsmi::dmon::read(reader, path)?),
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
         TraceFormat::StepList => Trace::Steps(steps::read(reader, path)?),
         TraceFormat::PhaseSteps => Trace::PhaseSteps(phase_steps::read(reader, path)?),
@@ -367,6 +372,12 @@ fn sniff(line: &str) -> Sniff {
             } else {
                 TraceFormat::GpufeedJsonl
             },
+            strong: true,
+        };
+    }
+    if nvsmi::dmon::is_header(line) {
+        return Sniff {
+            format: TraceFormat::NvidiaSmiDmon,
             strong: true,
         };
     }
@@ -641,6 +652,16 @@ mod tests {
             ("elapsed_sec,gpu_util_pct,mem_used_mb,power_w", NvidiaSmiCsv),
             ("step,step_time_ms,gpu_util", StepList),
             ("iter_time_s,memory_usage", StepList),
+            // nvidia-smi dmon (default, `-s u`, `-o DT`) and pmon (refused by its reader).
+            (
+                "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec",
+                NvidiaSmiDmon,
+            ),
+            ("#Date       Time        gpu     sm    mem", NvidiaSmiDmon),
+            (
+                "# gpu        pid  type    sm   mem   enc   dec   command",
+                NvidiaSmiDmon,
+            ),
         ];
         for (line, format) in cases {
             assert_eq!(detect_kind(line), (format.kind(), format), "{line}");

@@ -141,7 +141,7 @@ pub enum Command {
     /// a utilisation log as people write it (a header such as `gpu_utilization[%]`,
     /// `gpu_util` or `util`, repeated or not; timestamps in epoch seconds or milliseconds;
     /// none, with `--interval`), job output (LSF, Slurm) with `date; nvidia-smi` tables,
-    /// a gpufeed JSONL recording, a step recording of your own loop (the Python
+    /// `nvidia-smi dmon` output (`-s u`, with `-o DT` for times), a gpufeed JSONL recording, a step recording of your own loop (the Python
     /// `gpufeed.StepTimer`'s `timer.save(PATH)`, format in docs/step-phases.md), or a list of
     /// step times (one number per line, or one column of a CSV; milliseconds unless the
     /// header says `s` or `us`). Reports the verdict first, then the figures behind it:

@@ -124,17 +124,38 @@ fn all_util_formats_agree() {
     let a = trace_json(&example("nvidia-smi-2gpu.csv"), &[]);
     let b = trace_json(&fixture("nvsmi_noheader_nounits.csv"), &[]);
     let c = trace_json(&fixture("recording.jsonl"), &[]);
-    let (a, b, c): (Util, Util, Util) = (
+    // `nvidia-smi dmon -s u` output of the same samples; dmon writes no time without
+    // `-o DT`, so the interval is given.
+    let d = trace_json(&fixture("dmon_su.txt"), &["--interval", "100ms"]);
+    let (a, b, c, d): (Util, Util, Util, Util) = (
         serde_json::from_str(&a).unwrap(),
         serde_json::from_str(&b).unwrap(),
         serde_json::from_str(&c).unwrap(),
+        serde_json::from_str(&d).unwrap(),
     );
     for i in 0..2 {
         assert_eq!(a.gpus[i].mean, b.gpus[i].mean);
         assert_eq!(a.gpus[i].mean, c.gpus[i].mean);
         assert_eq!(a.gpus[i].p95, c.gpus[i].p95);
         assert_eq!(a.gpus[i].verdict, c.gpus[i].verdict);
+        assert_eq!(a.gpus[i].mean, d.gpus[i].mean);
+        assert_eq!(a.gpus[i].verdict, d.gpus[i].verdict);
+        assert_eq!(a.gpus[i].period_s.is_some(), d.gpus[i].period_s.is_some());
     }
+}
+
+#[test]
+fn dmon_without_a_time_column_is_read_at_its_default_second_and_says_so() {
+    let out = gpufeed()
+        .arg("trace")
+        .arg(fixture("dmon_su.txt"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("dmon's default interval of 1 s"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nvidia-smi dmon output, 2 GPUs"), "{text}");
 }
 
 fn check_stall8(r: &Steps) {

@@ -40,7 +40,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use super::{Layout, State, Timestamps, days_from_civil, parse_util};
+use super::{Layout, State, Timestamps, days_from_civil, parse_util, seconds_of_day};
 use crate::TraceError;
 use crate::lines::LineReader;
 use crate::trace::{Limits, SeriesBuilder, TraceFormat, UtilTrace};
@@ -70,19 +70,9 @@ pub(crate) fn parse_date_line(line: &str) -> Option<f64> {
     let month = MONTHS.iter().position(|m| *m == month)? as u32 + 1;
     let day: u32 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
     let year: u32 = year.parse().ok().filter(|y| (1970..=9999).contains(y))?;
-    let hms: Vec<u32> = time
-        .split(':')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let [h, m, s] = hms.as_slice() else {
-        return None;
-    };
-    if *h > 23 || *m > 59 || *s > 60 {
-        return None;
-    }
+    let of_day = seconds_of_day(time)?;
     let days = days_from_civil(year, month, day);
-    Some((days * 86_400 + i64::from(h * 3600 + m * 60 + s)) as f64)
+    Some((days * 86_400 + i64::from(of_day)) as f64)
 }
 
 /// Where the reader is inside a table.
