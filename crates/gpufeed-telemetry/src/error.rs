@@ -46,7 +46,7 @@ pub enum TraceError {
 
     /// A file of a kind gpufeed recognises but does not read (`nvidia-smi pmon`, a
     /// `dmon` recording without utilisation, `npu-smi` tables).
-    #[error("`{}` line {line}: {what}; gpufeed does not read it: {instead}", path.display())]
+    #[error("`{}` line {line}: {what}; {instead}", path.display())]
     Unsupported {
         /// The file.
         path: PathBuf,

@@ -72,6 +72,8 @@ pub(crate) fn read_with(
 ) -> Result<StepTrace, TraceError> {
     let mut lines = LineReader::new(reader);
     let mut comments = false;
+    // A header that does not name step times, until the first row confirms it.
+    let mut header: Option<(usize, String)> = None;
     let mut state = loop {
         let Some((n, line)) = lines.next_str(path)? else {
             return Err(if comments {
@@ -121,6 +123,9 @@ pub(crate) fn read_with(
             candidates: candidates.iter().map(|&i| shown(fields[i])).collect(),
         })?;
         let name = fields[column];
+        if !names_step_times(line) {
+            header = Some((n, line.to_owned()));
+        }
         break State {
             sep,
             fields: fields.len(),
@@ -136,7 +141,30 @@ pub(crate) fn read_with(
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        state.row(n, line, path)?;
+        match (state.row(n, line, path), header.take()) {
+            (Ok(()), _) => {}
+            // Neither line is what a step list holds: most often training output.
+            (
+                Err(TraceError::NotANumber { .. } | TraceError::FieldCount { .. }),
+                Some((h, text)),
+            ) => {
+                return Err(TraceError::Unsupported {
+                    path: path.to_owned(),
+                    line: h,
+                    what: format!(
+                        "none of the formats gpufeed reads: `{}` names no step times and line \
+                         {n}, `{}`, holds none (training output?)",
+                        shown(&text),
+                        shown(line)
+                    ),
+                    instead: "give gpufeed a GPU log (`nvidia-smi --query-gpu=timestamp,index,\
+                              utilization.gpu --format=csv -l 1`, `nvidia-smi dmon -o DT`), a \
+                              profiler trace, or step times one per line"
+                        .to_owned(),
+                });
+            }
+            (Err(e), _) => return Err(e),
+        }
     }
     if state.ms.is_empty() {
         return Err(TraceError::NoSteps {
@@ -302,8 +330,6 @@ fn pick_column(names: &[&str]) -> Result<usize, Vec<usize>> {
     }
 }
 
-/// Whether a first line clearly belongs to a step list: a single number, a `#` comment,
-/// or a header naming a step-time column. Used to refuse `--kind util` on such a file.
 /// Whether a header names a column of step times as such: a time or a unit-suffixed name
 /// with a word starting `step`, `iter` or `batch` (`step_time_ms`, `iter_s`,
 /// `batch_time`), not a bare `time` or `elapsed_sec`, which beside a utilisation column is
@@ -316,6 +342,8 @@ pub(crate) fn names_step_times(line: &str) -> bool {
     })
 }
 
+/// Whether a first line clearly belongs to a step list: a single number, a `#` comment,
+/// or a header naming a step-time column. Used to refuse `--kind util` on such a file.
 pub(crate) fn looks_like_steps(line: &str) -> bool {
     let line = line.trim_ascii();
     if line.starts_with('#') {

@@ -262,6 +262,18 @@ fn peek_head<R: BufRead>(
     Ok((first, head.clone(), Cursor::new(head).chain(inner)))
 }
 
+/// The line number of an `npu-smi` table's banner (`| npu-smi 24.1.rc3  Version: ...`)
+/// in the first lines of a file.
+fn npu_smi_banner(head: &[u8]) -> Option<usize> {
+    head.split(|&b| b == b'\n')
+        .position(|l| {
+            let l = l.trim_ascii();
+            l.strip_prefix(b"|")
+                .is_some_and(|rest| rest.trim_ascii_start().starts_with(b"npu-smi"))
+        })
+        .map(|i| i + 1)
+}
+
 /// How much of a file [`peek_head`] reads to detect job output: its first `nvidia-smi`
 /// table, after the job's own start-up lines.
 const HEAD_BYTES: u64 = 256 * 1024;
@@ -315,6 +327,18 @@ pub fn read_trace_from(
     kind: Option<TraceKind>,
 ) -> Result<Trace, TraceError> {
     let (first, head, reader) = peek_head(reader, path)?;
+    if let Some(line) = npu_smi_banner(&head) {
+        return Err(TraceError::Unsupported {
+            path: path.to_owned(),
+            line,
+            what: "Huawei `npu-smi` tables (Ascend NPUs)".to_owned(),
+            instead:
+                "gpufeed reads NVIDIA GPU logs (`nvidia-smi --query-gpu`, `nvidia-smi` tables, \
+                      `dmon`, its own recordings) and step times; Ascend's `AICore(%)` is not \
+                      read yet"
+                    .to_owned(),
+        });
+    }
     let mut sniff = sniff(&first);
     // Job output (LSF, Slurm) starts with anything: its `nvidia-smi` tables decide.
     if (!sniff.strong || nvsmi::job::parse_date_line(&first).is_some())
@@ -627,6 +651,36 @@ mod tests {
 
     fn read(input: &str, kind: Option<TraceKind>) -> Result<Trace, TraceError> {
         read_trace_from(input.as_bytes(), Path::new("run.csv"), kind)
+    }
+
+    #[test]
+    fn files_of_other_kinds_are_refused_saying_what_they_are() {
+        // Huawei's npu-smi after a `date` line (a real Ascend 910B job log's layout).
+        let npu = "Mon Feb  9 00:37:31 CST 2026\n\
+                   +------------------------------------------------+\n\
+                   | npu-smi 24.1.rc3          Version: 24.1.rc3    |\n\
+                   | NPU   Name     | Health   | Power(W)  Temp(C)  |\n";
+        let e = read(npu, None).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("npu-smi"), "{e}");
+        // A training script's own output.
+        let out = "number of train dataset: 50000\nnumber of test dataset: 10000\n\
+                   After update 10 times, the loss is 2.1\n";
+        let e = read(out, None).unwrap_err().to_string();
+        assert!(
+            e.contains("line 1") && e.contains("none of the formats"),
+            "{e}"
+        );
+        assert!(
+            e.contains("training output?") && e.contains("nvidia-smi"),
+            "{e}"
+        );
+        // A step list whose header names its column keeps the precise error.
+        let e = read("step_time_ms\n12.5\nabc\n", None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 3") && e.contains("not a number"), "{e}");
+        // A one-column list whose header names nothing is still read.
+        assert!(read("latency\n12.5\n13.0\n", None).is_ok());
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //! ```
 //! use std::path::Path;
 //! let log = "# gpu     sm    mem    enc    dec\n\
-//!            # Idx      %      %      %      %\n\
+//!            ## Idx      %      %      %      %\n\
 //!                0     67     40      0      0\n\
 //!                0     57     35      0      0\n";
 //! let t = gpufeed_telemetry::nvsmi::dmon::read(log.as_bytes(), Path::new("dmon.log")).unwrap();
@@ -85,9 +85,10 @@ impl Columns {
                 what: "`nvidia-smi pmon` output (one row per process, with no way to tell \
                        the instants apart)"
                     .to_owned(),
-                instead: "record `nvidia-smi dmon -s u -o DT` or `nvidia-smi \
+                instead:
+                    "gpufeed does not read it: record `nvidia-smi dmon -s u -o DT` or `nvidia-smi \
                           --query-gpu=timestamp,index,utilization.gpu --format=csv -l 1`"
-                    .to_owned(),
+                        .to_owned(),
             });
         }
         let (Some(gpu), Some(sm)) = (find("gpu"), find("sm")) else {
@@ -98,7 +99,7 @@ impl Columns {
                     "`nvidia-smi dmon` output without the `sm` (utilisation) column (columns: {})",
                     words.join(", ")
                 ),
-                instead: "record it with `-s u` (utilisation), e.g. `nvidia-smi dmon -s u -o DT`"
+                instead: "gpufeed reads utilisation: record with `-s u`, e.g. `nvidia-smi dmon -s u -o DT`"
                     .to_owned(),
             });
         };
