@@ -63,6 +63,10 @@ thresholds! {
     TRAINING_MIN_SAMPLES = 10.0, "samples",
         "job start and end: the leading and trailing runs of idle samples (below IDLE_UTIL_PCT) are the job starting up and the minutes after it ended; they are named and left out of the verdict (and the period), which judges the samples between them, when at least this many remain and each edge is longer than every idle gap between them (else it is part of the cycle); with fewer, the whole log is judged",
         "gpufeed judgement: real logs begin with seconds of 0 % while the job loads (CUDA context, data, model) and often end with minutes of 0 % after training stopped (issue 26); judged with the rest, these edges are two idle gaps and a large swing, the signature of `bursty`. Below 10 samples p5 and p95 are the minimum and maximum, and no cycle can be found (STEPS_MIN_JUDGED), so such a short phase is no basis for a verdict of its own";
+    /// Idle share of a job's start-up or end stretch.
+    EDGE_IDLE_SHARE = 0.95, "ratio",
+        "the job's start-up (or end) stretch may hold warm-up blips: it is idle for at least this share of its samples, with fewer than TRAINING_MIN_SAMPLES non-idle ones",
+        "same 95 % as IDLE_P95_UTIL_PCT (a stretch idle 95 % of the time is idle); real logs (a 0.1 s log with 8 samples of warm-up inside 36 s of start-up, issue 26) split a strict all-idle edge at the first blip, and the start-up then reads as an idle gap of the training";
     /// Swing (p95 - p5) at or above this is large.
     SWING_LARGE_PP = 20.0, "pp",
         "p95 - p5 at or above this is a large swing (needed for `oscillating` and `bursty`)",

@@ -17,8 +17,9 @@
 //! # Job start and end
 //! A log usually begins with the job starting up (0 % while the CUDA context, the data
 //! and the model load) and often ends with the minutes after training stopped. The
-//! leading and the trailing run of idle samples (below [`IDLE_UTIL_PCT`]) are these edges
-//! when each is longer than every idle gap between them (a GPU sampled from the idle half
+//! leading and the trailing stretch of idle samples (below [`IDLE_UTIL_PCT`]; idle for at
+//! least [`EDGE_IDLE_SHARE`] of it, with fewer than [`TRAINING_MIN_SAMPLES`] warm-up
+//! blips in it) are these edges when each is longer than every idle gap between them (a GPU sampled from the idle half
 //! of its own cycle has no start-up edge): they are counted in [`UtilAnalysis::phase`] and left out of the verdict and the period,
 //! which judge the training phase between them. With fewer than [`TRAINING_MIN_SAMPLES`]
 //! samples between the edges (or none: a GPU idle throughout), nothing is left out. The
@@ -33,9 +34,11 @@
 //! 3. `bursty`: no period, but at least [`BURSTY_MIN_GAPS`] idle gaps covering at least
 //!    [`BURSTY_IDLE_FRACTION`] of the time, **and** swing >= [`SWING_LARGE_PP`]: irregular
 //!    stalls (storage hiccups, garbage collection, uneven batch sizes).
-//! 4. `starved`: mean < [`STARVED_MEAN_UTIL_PCT`]: steadily under-used, e.g. a model too
+//! 4. `idle`: mean < [`IDLE_UTIL_PCT`]: below the idle level on average, with neither a
+//!    cycle nor bursts (isolated readings of 16-32 % in an idle log are not work).
+//! 5. `starved`: mean < [`STARVED_MEAN_UTIL_PCT`]: steadily under-used, e.g. a model too
 //!    small for the GPU or a pipeline that is slow but even.
-//! 5. `stable`: well fed.
+//! 6. `stable`: well fed.
 //!
 //! ```
 //! use gpufeed_stats::util::{analyze_util, UtilVerdict};
@@ -51,8 +54,8 @@ use serde::{Deserialize, Serialize};
 use crate::periodicity::{Periodicity, detect_period};
 use crate::summary::{Summary, percentile_sorted, summarize};
 use crate::thresholds::{
-    BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, IDLE_P95_UTIL_PCT, IDLE_UTIL_PCT,
-    STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
+    BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, EDGE_IDLE_SHARE, IDLE_P95_UTIL_PCT,
+    IDLE_UTIL_PCT, STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
 };
 
 /// What the utilisation pattern says about the GPU.
@@ -156,12 +159,11 @@ pub struct Phase {
 /// ```
 #[must_use]
 pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
-    let start = values.iter().position(|v| *v >= IDLE_UTIL_PCT);
-    let end = values.iter().rposition(|v| *v >= IDLE_UTIL_PCT);
-    let (Some(s), Some(e)) = (start, end) else {
+    let (Some(s), Some(e)) = (edge(values.iter()), edge(values.iter().rev())) else {
         return 0..values.len();
     };
-    if ((e + 1 - s) as f64) < TRAINING_MIN_SAMPLES {
+    let e = values.len() - e;
+    if s >= e || ((e - s) as f64) < TRAINING_MIN_SAMPLES {
         return 0..values.len();
     }
     // An edge is the job's start or end only when it is longer than every idle gap inside:
@@ -169,17 +171,42 @@ pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
     // from (or to) one of those idle seconds has no start-up edge, only a cycle.
     let mut longest_inside = 0;
     let mut run = 0;
-    for v in &values[s..=e] {
+    for v in &values[s..e] {
         run = if *v < IDLE_UTIL_PCT { run + 1 } else { 0 };
         longest_inside = longest_inside.max(run);
     }
     let first = if s > longest_inside { s } else { 0 };
-    let last = if values.len() - 1 - e > longest_inside {
-        e + 1
+    let last = if values.len() - e > longest_inside {
+        e
     } else {
         values.len()
     };
     first..last
+}
+
+/// The length of the idle edge at the start of `values` (its end, given reversed): the
+/// longest prefix that ends where a non-idle run begins, is idle for at least
+/// [`EDGE_IDLE_SHARE`] of its samples and holds fewer than [`TRAINING_MIN_SAMPLES`]
+/// non-idle ones (a start-up's warm-up blips: a context created, a first kernel, a
+/// cuDNN benchmark). `None` when no sample is non-idle.
+fn edge<'a>(values: impl Iterator<Item = &'a f64>) -> Option<usize> {
+    let mut best = None;
+    let (mut busy, mut prev_idle) = (0usize, true);
+    for (i, v) in values.enumerate() {
+        let idle = *v < IDLE_UTIL_PCT;
+        if !idle && prev_idle {
+            // A non-idle run begins at `i`: the prefix before it is a candidate.
+            if (busy as f64) >= TRAINING_MIN_SAMPLES {
+                break;
+            }
+            if (i - busy) as f64 >= EDGE_IDLE_SHARE * i as f64 {
+                best = Some(i);
+            }
+        }
+        busy += usize::from(!idle);
+        prev_idle = idle;
+    }
+    best
 }
 
 /// Median of the positive differences between consecutive timestamps: the sampling
@@ -284,6 +311,10 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
         && phase_idle >= BURSTY_IDLE_FRACTION
     {
         UtilVerdict::Bursty
+    } else if phase_summary.mean < IDLE_UTIL_PCT {
+        // Below the idle level on average, with no cycle and no bursts: a few isolated
+        // readings in an idle log, not a GPU steadily at work.
+        UtilVerdict::Idle
     } else if phase_summary.mean < STARVED_MEAN_UTIL_PCT {
         UtilVerdict::Starved
     } else {
@@ -402,6 +433,43 @@ mod tests {
                 "head {head} tail {tail}: {a:?}"
             );
         }
+    }
+
+    /// Issue 26 (a real 0.1 s log): warm-up blips inside a long start-up (a context
+    /// created, a first kernel) leave the start-up an edge, not a gap of the training.
+    #[test]
+    fn warm_up_blips_stay_in_the_start_up() {
+        let mut v = vec![0.0; 75];
+        v.extend([40.0, 35.0, 30.0, 45.0, 0.0, 50.0, 20.0, 30.0, 25.0]);
+        v.extend(vec![0.0; 280]);
+        let start = v.len();
+        v.extend(noisy(|_| 45.0, 150, 5.0, 3));
+        let a = analyze_util(&v, 0.1).unwrap();
+        assert_eq!(a.phase.idle_start, start, "{:?}", a.phase);
+        assert_eq!(a.verdict, UtilVerdict::Starved, "{a:?}");
+        // Ten non-idle samples are a training of their own: the edge stops before them,
+        // and the 280-sample gap after them is the training's, longer than the 75-sample
+        // edge, so nothing is left out.
+        let mut w = vec![0.0; 75];
+        w.extend([40.0; 10]);
+        w.extend(vec![0.0; 280]);
+        w.extend([40.0; 20]);
+        assert_eq!(training_phase(&w), 0..w.len());
+    }
+
+    /// Issue 26 (a real 2 s log of an H200): isolated readings of 16-32 % in an idle log
+    /// are `idle`, not a `starved` GPU at work.
+    #[test]
+    fn isolated_readings_in_an_idle_log_are_idle() {
+        let mut v = vec![0.0; 93];
+        for (i, x) in [(44, 32.0), (67, 16.0), (71, 19.0)] {
+            v[i] = x;
+        }
+        let a = analyze_util(&v, 2.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Idle, "{a:?}");
+        // A steady 12 % is at work, however little: `starved`.
+        let a = analyze_util(&noisy(|_| 14.0, 100, 1.0, 4), 1.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Starved, "{a:?}");
     }
 
     /// Issue 26: a well-fed GPU whose log starts with the job's start-up and ends with
