@@ -184,7 +184,8 @@ pub fn analyze_file_with(
                 }
                 i => i,
             };
-            if t.has_timestamps && interval.is_some() {
+            let timed = t.gpus.iter().all(|g| sampling_interval(&g.t).is_some());
+            if t.has_timestamps && timed && interval.is_some() {
                 warnings.push(format!(
                     "`{}` has timestamps, which time it; `--interval` is not used",
                     path.display()
@@ -268,10 +269,12 @@ pub fn analyze_util_trace_with(
     for series in &trace.gpus {
         let interval = match given {
             Some(i) => i,
-            None => sampling_interval(&series.t).with_context(|| {
+            // Timestamps that cannot time the log (all alike) leave it to `--interval`.
+            None => sampling_interval(&series.t).or(interval).with_context(|| {
                 format!(
                     "`{}`: GPU {} has {} sample(s) without two distinct timestamps; \
-                 at least two are needed to know the sampling interval",
+                     at least two are needed to know the sampling interval, or give it with \
+                     `--interval DURATION`",
                     path.display(),
                     series.gpu,
                     series.util.len()

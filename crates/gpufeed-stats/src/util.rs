@@ -210,8 +210,18 @@ fn edge<'a>(values: impl Iterator<Item = &'a f64>) -> Option<usize> {
 }
 
 /// Median of the positive differences between consecutive timestamps: the sampling
-/// interval of a log, robust to a paused logger or a clock step. `None` with fewer than two
-/// timestamps or no positive difference.
+/// interval of a log, robust to a paused logger or a clock step. When most consecutive
+/// samples share their timestamp (a clock coarser than the sampling: whole seconds over
+/// samples 5 a second), the median is divided by the samples per distinct timestamp.
+/// `None` with fewer than two timestamps or no positive difference.
+///
+/// ```
+/// use gpufeed_stats::util::sampling_interval;
+/// assert_eq!(sampling_interval(&[0.0, 1.0, 2.0, 7.0, 8.0]), Some(1.0));
+/// // Eight samples under two whole seconds: 0.25 s apart.
+/// let coarse = [27.0, 27.0, 28.0, 28.0, 28.0, 28.0, 28.0, 28.0];
+/// assert_eq!(sampling_interval(&coarse), Some(0.25));
+/// ```
 #[must_use]
 pub fn sampling_interval(timestamps: &[f64]) -> Option<f64> {
     let mut diffs: Vec<f64> = timestamps
@@ -222,8 +232,14 @@ pub fn sampling_interval(timestamps: &[f64]) -> Option<f64> {
     if diffs.is_empty() {
         return None;
     }
+    let ties = timestamps.windows(2).filter(|w| w[1] == w[0]).count();
     diffs.sort_unstable_by(f64::total_cmp);
-    Some(percentile_sorted(&diffs, 0.5))
+    let median = percentile_sorted(&diffs, 0.5);
+    Some(if ties > diffs.len() {
+        median * (diffs.len() + 1) as f64 / timestamps.len() as f64
+    } else {
+        median
+    })
 }
 
 /// Idle gaps of `values` at the given idle level.

@@ -203,6 +203,8 @@ struct Layout {
     fields: usize,
     util: usize,
     time: Option<usize>,
+    /// The time of day, when `time` holds the date alone (`Date,Time,...` columns).
+    clock: Option<usize>,
     /// Seconds per unit of a numeric time column, when its name says (`time_ms`); `None`:
     /// decided by magnitude (see the module docs).
     time_unit: Option<f64>,
@@ -230,6 +232,17 @@ impl Layout {
                 .find_map(|w| norm.iter().position(|name| name == w))
         };
         let time = find(&["timestamp"]).or_else(|| names.iter().position(|f| is_time_name(f)));
+        // `Date` and `Time` in columns of their own: the date is the time column, and the
+        // time of day is read beside it.
+        let clock = match (find(&["date"]), find(&["time"])) {
+            (Some(d), Some(c)) if time == Some(d) || time == Some(c) => Some(c),
+            _ => None,
+        };
+        let time = if clock.is_some() {
+            find(&["date"])
+        } else {
+            time
+        };
         let key = match (
             find(&["index"]).or_else(|| names.iter().position(|f| is_index_name(f))),
             find(&["uuid", "gpu_uuid"]),
@@ -266,6 +279,7 @@ impl Layout {
             fields: names.len(),
             util,
             time,
+            clock,
             time_unit: time.and_then(|i| name_unit(&names[i])),
             key,
             names,
@@ -337,6 +351,7 @@ impl Layout {
             fields: fields.len(),
             util,
             time,
+            clock: None,
             time_unit: None,
             key,
             names,
@@ -374,11 +389,12 @@ impl State {
             return Ok(());
         }
         let time_at = layout.time.unwrap_or(usize::MAX);
+        let clock_at = layout.clock.unwrap_or(usize::MAX);
         let key_at = match layout.key {
             Key::Index(i) | Key::Name(i) => i,
             Key::None => usize::MAX,
         };
-        let (mut util, mut time, mut key) = ("", "", "");
+        let (mut util, mut time, mut key, mut clock) = ("", "", "", "");
         // A byte loop: fields are short, so this beats `str::split` (memchr per field).
         let mut count = 0;
         let mut start = 0;
@@ -395,6 +411,8 @@ impl State {
                 time = field;
             } else if count == key_at {
                 key = field;
+            } else if count == clock_at {
+                clock = field;
             }
             count += 1;
             start = end + 1;
@@ -441,21 +459,31 @@ impl State {
                 });
             }
         };
+        let mut joined = [0u8; 40];
+        let stamp = match layout.clock {
+            Some(_) => date_and_clock(time, clock, &mut joined).unwrap_or(b""),
+            None => time.as_bytes(),
+        };
         let t = match (layout.time, value) {
-            (Some(i), Some(_)) => {
-                Some(self.timestamps.parse(time.as_bytes()).ok_or_else(|| {
-                    TraceError::InvalidTimestamp {
-                        path: path.to_owned(),
-                        line: n,
-                        value: shown(time.trim_ascii()),
-                        column: layout.names[i].clone(),
-                    }
-                })?)
-            }
+            (Some(i), Some(_)) => Some(self.timestamps.parse(stamp).ok_or_else(|| {
+                TraceError::InvalidTimestamp {
+                    path: path.to_owned(),
+                    line: n,
+                    value: shown(
+                        [time.trim_ascii(), clock.trim_ascii()]
+                            .join(" ")
+                            .trim_ascii(),
+                    ),
+                    column: match layout.clock {
+                        Some(c) => format!("{}, {}", layout.names[i], layout.names[c]),
+                        None => layout.names[i].clone(),
+                    },
+                }
+            })?),
             // Times count from the file's first timestamp, `[N/A]` rows included (as
             // documented); a bad timestamp on such a row is not worth an error.
             (Some(_), None) => {
-                let _ = self.timestamps.parse(time.as_bytes());
+                let _ = self.timestamps.parse(stamp);
                 None
             }
             (None, _) => None,
@@ -800,6 +828,40 @@ fn strip_zone(b: &[u8]) -> &[u8] {
         Some(i) if i >= 19 && matches!(b[i], b'+' | b'-') && b[i + 3] == b':' => &b[..i],
         _ => b,
     }
+}
+
+/// A date column and a time-of-day column written as one ISO timestamp into `out`: the
+/// date as `YYYY-MM-DD`, `YYYY/MM/DD`, `YYYYMMDD`, or `MM-DD-YYYY` / `DD-MM-YYYY` (also
+/// with `/` or `.`; day first when the first number is above 12, else month first, as
+/// `%m-%d-%Y` and `date +%D` write it). `None` when the date is none of these.
+fn date_and_clock<'a>(date: &str, clock: &str, out: &'a mut [u8; 40]) -> Option<&'a [u8]> {
+    let (d, c) = (date.trim_ascii().as_bytes(), clock.trim_ascii().as_bytes());
+    let num = |b: &[u8]| -> Option<u32> {
+        (!b.is_empty() && b.len() <= 4 && b.iter().all(u8::is_ascii_digit))
+            .then(|| b.iter().fold(0, |a, x| a * 10 + u32::from(x - b'0')))
+    };
+    let parts: Vec<&[u8]> = d.split(|b| matches!(b, b'-' | b'/' | b'.')).collect();
+    let (y, m, day) = match parts.as_slice() {
+        [y, m, day] if y.len() == 4 => (num(y)?, num(m)?, num(day)?),
+        [a, b, y] if y.len() == 4 => {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > 12 {
+                (num(y)?, b, a)
+            } else {
+                (num(y)?, a, b)
+            }
+        }
+        [ymd] if ymd.len() == 8 => (num(&ymd[..4])?, num(&ymd[4..6])?, num(&ymd[6..])?),
+        _ => return None,
+    };
+    let head = format!("{y:04}-{m:02}-{day:02} ");
+    let len = head.len() + c.len();
+    if len > out.len() {
+        return None;
+    }
+    out[..head.len()].copy_from_slice(head.as_bytes());
+    out[head.len()..len].copy_from_slice(c);
+    Some(&out[..len])
 }
 
 /// Days since 1970-01-01 of `YYYY/MM/DD` or `YYYY-MM-DD`, if it is a real date.

@@ -886,3 +886,30 @@ fn loggers_own_headers() {
     // Not utilisation: memory usage, a CPU's.
     assert!(!is_util_name("memory_usage") && !is_util_name("cpu_usage"));
 }
+
+/// Issue 26 (a real logger's layout): `Date` and `Time` in columns of their own.
+#[test]
+fn date_and_time_columns_are_joined() {
+    let t = ok("Date,Time,Temperature,Power Used,Utilization\n\
+                04-03-2021,13:32:39,58,1,20\n\
+                04-03-2021,13:32:41,58,1,30\n");
+    assert_eq!(t.gpus[0].util, vec![20.0, 30.0]);
+    assert!(t.has_timestamps);
+    assert_eq!(t.gpus[0].t[1] - t.gpus[0].t[0], 2.0);
+    // Day first when the first number says so, across midnight; ISO and compact dates.
+    for (a, b) in [
+        ("31.12.2024,23:59:59", "01.01.2025,00:00:01"),
+        ("2024-12-31,23:59:59", "2025-01-01,00:00:01"),
+        ("20241231,23:59:59", "20250101,00:00:01.500"),
+    ] {
+        let t = ok(&format!("date,time,util\n{a},50\n{b},60\n"));
+        let dt = t.gpus[0].t[1] - t.gpus[0].t[0];
+        assert!((2.0..=2.5).contains(&dt), "{a} -> {b}: {dt}");
+    }
+    let e = err("Date,Time,Utilization\n04-03-2021,13:32:39,20\nyesterday,13:32:40,20\n");
+    assert!(
+        e.contains("line 3") && e.contains("yesterday 13:32:40"),
+        "{e}"
+    );
+    assert!(e.contains("`Date, Time`"), "{e}");
+}
