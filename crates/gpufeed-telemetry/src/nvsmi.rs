@@ -28,7 +28,12 @@
 //!   `elapsed` (alone or in a longer name such as `unix_time` or `elapsed_sec`). GPUs are told apart by `index` (or a
 //!   column named `gpu`, `gpu_id`, `gpu_index`, `device`, `device_id`), else by `uuid` or
 //!   `pci.bus_id` (numbered 0, 1, ... in order of first appearance), else everything is GPU
-//!   0. Other columns (`memory.used`, ...) are ignored. A header that names a time, a GPU
+//!   0. One utilisation column per GPU (`gpu0_util,gpu1_util`, `GPU 1 Util [%]`, W&B's
+//!   `system.gpu.0.gpu` from its API or `RUN - system/gpu.0.gpu` from a chart's CSV export;
+//!   [`per_gpu_util`]) gives each GPU its series; a blank cell (W&B's rows of other
+//!   metrics) is no sample. `Date` and `Time` in columns of their own are joined (dates
+//!   `YYYY-MM-DD`, `YYYYMMDD`, `MM-DD-YYYY`, or `DD-MM-YYYY` when the day is above 12).
+//!   Other columns (`memory.used`, ...) are ignored. A header that names a time, a GPU
 //!   or an nvidia-smi property (a name with a `.`) but no utilisation is an error; a header
 //!   that names nothing gpufeed knows is passed over and the file is read as if it had
 //!   none. Copies of the header later in the file (two logs joined, or a logger that
@@ -205,6 +210,9 @@ struct Layout {
     time: Option<usize>,
     /// The time of day, when `time` holds the date alone (`Date,Time,...` columns).
     clock: Option<usize>,
+    /// One utilisation column per GPU (`gpu0_util,gpu1_util`, W&B's `system/gpu.N.gpu`):
+    /// (GPU, column). Empty: the one `util` column, GPUs told apart by `key`.
+    wide: Vec<(u32, usize)>,
     /// Seconds per unit of a numeric time column, when its name says (`time_ms`); `None`:
     /// decided by magnitude (see the module docs).
     time_unit: Option<f64>,
@@ -252,16 +260,33 @@ impl Layout {
             (None, Some(i), _) | (None, None, Some(i)) => Key::Name(i),
             (None, None, None) => Key::None,
         };
-        let util = find(&["utilization.gpu"]).or_else(|| {
-            // A name with `gpu` in it first: `gpu_util` beside a plain `util` of something else.
-            let like: Vec<usize> = (0..names.len())
-                .filter(|&i| is_util_name(&names[i]))
-                .collect();
-            like.iter()
-                .copied()
-                .find(|&i| words(&names[i]).any(|w| w.starts_with("gpu")))
-                .or_else(|| like.first().copied())
-        });
+        let wide: Vec<(u32, usize)> = names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| per_gpu_util(f).map(|g| (g, i)))
+            .collect();
+        let wandb = names
+            .iter()
+            .any(|f| f.to_ascii_lowercase().contains("gpu."));
+        let wide = if wide.len() >= 2 || (wandb && !wide.is_empty()) {
+            wide
+        } else {
+            Vec::new()
+        };
+        let util = wide
+            .first()
+            .map(|&(_, i)| i)
+            .or_else(|| find(&["utilization.gpu"]))
+            .or_else(|| {
+                // A name with `gpu` in it first: `gpu_util` beside a plain `util` of something else.
+                let like: Vec<usize> = (0..names.len())
+                    .filter(|&i| is_util_name(&names[i]))
+                    .collect();
+                like.iter()
+                    .copied()
+                    .find(|&i| words(&names[i]).any(|w| w.starts_with("gpu")))
+                    .or_else(|| like.first().copied())
+            });
         let Some(util) = util else {
             // An nvidia-smi property (`memory.used`), a time or a GPU column: the header is
             // understood, and it has no utilisation. Otherwise it is not one gpufeed knows.
@@ -281,7 +306,8 @@ impl Layout {
             time,
             clock,
             time_unit: time.and_then(|i| name_unit(&names[i])),
-            key,
+            key: if wide.is_empty() { key } else { Key::None },
+            wide,
             names,
             header: Some(line.trim_ascii().to_owned()),
             guessed: false,
@@ -352,6 +378,7 @@ impl Layout {
             util,
             time,
             clock: None,
+            wide: Vec::new(),
             time_unit: None,
             key,
             names,
@@ -387,6 +414,9 @@ impl State {
         if layout.header.as_deref() == Some(line.trim_ascii()) {
             // A copy of the header: two logs joined into one file.
             return Ok(());
+        }
+        if !layout.wide.is_empty() {
+            return self.row_wide(n, line, path);
         }
         let time_at = layout.time.unwrap_or(usize::MAX);
         let clock_at = layout.clock.unwrap_or(usize::MAX);
@@ -517,6 +547,78 @@ impl State {
     }
 }
 
+impl State {
+    /// A row of a log with one utilisation column per GPU: a sample of each GPU whose
+    /// column holds one (W&B leaves a column blank in the rows of other metrics).
+    fn row_wide(&mut self, n: usize, line: &str, path: &Path) -> Result<(), TraceError> {
+        let layout = &self.layout;
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() != layout.fields {
+            return Err(TraceError::FieldCount {
+                path: path.to_owned(),
+                line: n,
+                found: fields.len(),
+                expected: layout.fields,
+                headerless: false,
+            });
+        }
+        let mut values = Vec::with_capacity(layout.wide.len());
+        for &(gpu, col) in &layout.wide {
+            let f = fields[col].trim_ascii().trim_matches('"');
+            match parse_util(f) {
+                _ if f.is_empty() || f.eq_ignore_ascii_case("nan") => values.push((gpu, None)),
+                Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => values.push((gpu, Some(v))),
+                Some(Util::Value(v)) => {
+                    return Err(TraceError::UtilOutOfRange {
+                        path: path.to_owned(),
+                        line: n,
+                        value: v,
+                        column: layout.names[col].clone(),
+                        guessed: false,
+                    });
+                }
+                Some(Util::Missing) => values.push((gpu, None)),
+                None => {
+                    return Err(TraceError::NotANumber {
+                        path: path.to_owned(),
+                        line: n,
+                        value: shown(f),
+                        column: Some(layout.names[col].clone()),
+                    });
+                }
+            }
+        }
+        if values.iter().all(|(_, v)| v.is_none()) {
+            // A row of other metrics only: nothing of the GPUs' to count.
+            return Ok(());
+        }
+        let t = match layout.time {
+            Some(i) => {
+                let time = fields[i].trim_ascii().trim_matches('"');
+                Some(self.timestamps.parse(time.as_bytes()).ok_or_else(|| {
+                    TraceError::InvalidTimestamp {
+                        path: path.to_owned(),
+                        line: n,
+                        value: shown(time),
+                        column: layout.names[i].clone(),
+                    }
+                })?)
+            }
+            None => None,
+        };
+        for (gpu, v) in values {
+            self.series.room(path, n)?;
+            let slot = self.series.slot(gpu);
+            let row = self.series.tick(slot);
+            match v {
+                Some(v) => self.series.push(slot, t.unwrap_or(row as f64), v),
+                None => self.skipped += 1,
+            }
+        }
+        Ok(())
+    }
+}
+
 enum Util {
     Value(f64),
     /// `[N/A]` and the like.
@@ -566,7 +668,7 @@ fn is_bus_id(field: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Whether `line` is a header: every field (empty ones aside) starts with a letter and
+/// Whether `line` is a header: every field (empty ones aside) starts with a letter (or `_`) and
 /// none is a value (`N/A`, `45 %`) or a timestamp. So `utilization.gpu [%]`,
 /// `gpu_utilization[%]` and `GPU Util (%)` are headers, and `Tesla T4, 45 %` is a row.
 fn is_header(line: &str) -> bool {
@@ -576,10 +678,11 @@ fn is_header(line: &str) -> bool {
         if field.is_empty() {
             continue;
         }
+        // `_` too: W&B's own columns (`_step`, `_runtime`, `_timestamp`).
         let starts_with_letter = field
             .bytes()
             .next()
-            .is_some_and(|b| b.is_ascii_alphabetic());
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
         if !starts_with_letter
             || parse_util(field).is_some()
             || (is_uuid(field) && !is_util_name(field))
@@ -615,6 +718,49 @@ pub(crate) fn is_util_name(name: &str) -> bool {
         }
     }
     util == 1
+}
+
+/// The GPU that a per-GPU utilisation column names: `gpu0_util`, `GPU 1 Util [%]`,
+/// `gpu_2_utilization`, or W&B's `system/gpu.0.gpu` (`system.gpu.0.gpu` from its API,
+/// `RUN - system/gpu.0.gpu` in a chart's CSV export; not its `__MIN` / `__MAX` companions,
+/// nor `gpu.0.memory`, which is memory).
+pub(crate) fn per_gpu_util(name: &str) -> Option<u32> {
+    let lower = name.trim_ascii().to_ascii_lowercase();
+    if let Some(i) = lower.find("gpu.") {
+        let rest = &lower[i + 4..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && &rest[digits..] == ".gpu" {
+            return rest[..digits].parse().ok();
+        }
+    }
+    let w: Vec<String> = words(&lower).collect();
+    let mut gpu = None;
+    let mut rest = Vec::with_capacity(w.len());
+    let mut i = 0;
+    while i < w.len() {
+        if let Some(n) = w[i].strip_prefix("gpu") {
+            if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                gpu = n.parse().ok();
+            } else if n.is_empty()
+                && w.get(i + 1)
+                    .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
+            {
+                gpu = w[i + 1].parse().ok();
+                i += 1;
+            }
+        } else {
+            rest.push(w[i].as_str());
+        }
+        i += 1;
+    }
+    let util = rest
+        .iter()
+        .filter(|w| w.starts_with("util") || **w == "usage")
+        .count();
+    let others = rest
+        .iter()
+        .all(|w| w.starts_with("util") || matches!(*w, "usage" | "pct" | "percent"));
+    gpu.filter(|_| util == 1 && others)
 }
 
 /// `gpu`, `gpu0`, `gpu12`.

@@ -411,7 +411,10 @@ fn sniff(line: &str) -> Sniff {
     // axis. A step list whose header names its steps (`step_time_ms`, `iter_s`) beside a
     // utilisation column stays a step list, and its reader never picks the utilisation
     // column.
-    let util_column = line.split(',').any(nvsmi::is_util_name) && !steps::names_step_times(line);
+    let util_column = line
+        .split(',')
+        .any(|f| nvsmi::is_util_name(f) || nvsmi::per_gpu_util(f).is_some())
+        && !steps::names_step_times(line);
     if lower.contains("utilization.gpu") || util_column || nvsmi::starts_with_date(line.as_bytes())
     {
         return Sniff {
@@ -706,6 +709,16 @@ mod tests {
             ("elapsed_sec,gpu_util_pct,mem_used_mb,power_w", NvidiaSmiCsv),
             ("step,step_time_ms,gpu_util", StepList),
             ("iter_time_s,memory_usage", StepList),
+            // One column per GPU; W&B's API and chart exports.
+            ("timestamp,gpu0_util,gpu1_util", NvidiaSmiCsv),
+            (
+                "_timestamp,_runtime,system.gpu.0.gpu,system.gpu.0.memory",
+                NvidiaSmiCsv,
+            ),
+            (
+                "Relative Time (Process),run-1 - system/gpu.0.gpu",
+                NvidiaSmiCsv,
+            ),
             // nvidia-smi dmon (default, `-s u`, `-o DT`) and pmon (refused by its reader).
             (
                 "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec",

@@ -913,3 +913,50 @@ fn date_and_time_columns_are_joined() {
     );
     assert!(e.contains("`Date, Time`"), "{e}");
 }
+
+/// One utilisation column per GPU: every GPU is read (the first column alone used to be).
+#[test]
+fn one_column_per_gpu() {
+    let t = ok("timestamp,gpu0_util,gpu1_util,gpu0_mem\n\
+                1764189075,45,90,1000\n\
+                1764189076,47,91,1000\n");
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!((t.gpus[0].gpu, t.gpus[1].gpu), (0, 1));
+    assert_eq!(t.gpus[1].util, vec![90.0, 91.0]);
+    assert_eq!(t.gpus[1].t[1] - t.gpus[1].t[0], 1.0);
+    let t = ok("time,GPU 0 Util [%],GPU 1 Util [%]\n2024-11-26 10:00:00,10,20\n");
+    assert_eq!(t.gpus.len(), 2);
+    for (name, gpu) in [
+        ("gpu_2_utilization", Some(2)),
+        ("system/gpu.3.gpu", Some(3)),
+        ("run-7 - system/gpu.0.gpu", Some(0)),
+        ("run-7 - system/gpu.0.gpu__MAX", None),
+        ("system.gpu.0.memory", None),
+        ("gpu0_mem_util", None),
+        ("gpu_util", None),
+    ] {
+        assert_eq!(per_gpu_util(name), gpu, "{name}");
+    }
+}
+
+/// W&B's system metrics from its API (`run.history(stream="system")`): blank cells in the
+/// rows of other metrics are not samples.
+#[test]
+fn wandb_system_metrics() {
+    let t = ok(
+        "_runtime,_timestamp,system.gpu.0.gpu,system.gpu.0.memory,system.gpu.1.gpu\n\
+                12.5,1764189075.1,45.5,10,\n\
+                14.5,1764189077.1,47,10,88\n\
+                15.0,1764189077.6,,,\n",
+    );
+    assert_eq!(t.gpus.len(), 2);
+    assert_eq!(t.gpus[0].util, vec![45.5, 47.0]);
+    assert_eq!(t.gpus[1].util, vec![88.0]);
+    assert_eq!(t.skipped, 1);
+    assert!((t.gpus[0].t[1] - t.gpus[0].t[0] - 2.0).abs() < 1e-9);
+    let e = err("_timestamp,system.gpu.0.gpu\n1764189075,45\n1764189076,lots\n");
+    assert!(
+        e.contains("line 3") && e.contains("lots") && e.contains("system.gpu.0.gpu"),
+        "{e}"
+    );
+}
