@@ -13,11 +13,16 @@ pub(crate) const MAX_LINE: usize = 1 << 20;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The most lines one CSV record may span (a quoted value with line breaks in it).
+const MAX_RECORD_LINES: usize = 8;
+
 #[derive(Debug)]
 pub(crate) struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
     line: usize,
+    /// Read CSV records: a line with an open `"` goes on over the next line.
+    records: bool,
 }
 
 impl<R: BufRead> LineReader<R> {
@@ -26,6 +31,17 @@ impl<R: BufRead> LineReader<R> {
             inner,
             buf: Vec::with_capacity(256),
             line: 0,
+            records: false,
+        }
+    }
+
+    /// A reader of CSV records (RFC 4180): a quoted field may hold line breaks, so a line
+    /// whose `"` are not balanced continues over the next ones (a logger that quoted a
+    /// value with a newline in it). The number given is the record's first line.
+    pub(crate) fn csv_records(inner: R) -> Self {
+        LineReader {
+            records: true,
+            ..Self::new(inner)
         }
     }
 
@@ -38,6 +54,20 @@ impl<R: BufRead> LineReader<R> {
             return Ok(None);
         }
         self.line += 1;
+        let first = self.line;
+        // At most a few lines: a stray `"` in a damaged row must not swallow the log.
+        while self.records
+            && self.line - first < MAX_RECORD_LINES
+            && self.buf.iter().filter(|&&b| b == b'"').count() % 2 == 1
+        {
+            if self.buf.len() > MAX_LINE
+                || read_line(&mut self.inner, &mut self.buf).map_err(|e| TraceError::io(path, e))?
+                    == 0
+            {
+                break;
+            }
+            self.line += 1;
+        }
         if self.buf.len() > MAX_LINE {
             return Err(TraceError::LineTooLong {
                 path: path.to_owned(),
@@ -52,12 +82,12 @@ impl<R: BufRead> LineReader<R> {
         if let Some(rest) = line.strip_suffix(b"\r") {
             line = rest;
         }
-        if self.line == 1
+        if first == 1
             && let Some(rest) = line.strip_prefix(BOM)
         {
             line = rest;
         }
-        Ok(Some((self.line, line)))
+        Ok(Some((first, line)))
     }
 
     /// Like [`next_line`](Self::next_line), as UTF-8.

@@ -17,7 +17,8 @@
 //! # What is read
 //!
 //! - Fields are separated by `,`; whitespace around a field is ignored. Blank lines, `\r\n`
-//!   line endings and a UTF-8 byte-order mark are fine.
+//!   line endings and a UTF-8 byte-order mark are fine, and so is a quoted field holding a
+//!   line break (the record goes on over the next line).
 //! - **Header** (the first non-empty line whose fields all start with a letter and none of
 //!   which is a value, such as `utilization.gpu [%]` or `gpu_utilization[%]`): names are
 //!   matched without case and without the bracketed unit, in any column order.
@@ -131,7 +132,7 @@ pub(crate) fn read_with(
     bad: &mut dyn FnMut(TraceError) -> Result<(), TraceError>,
     limits: Limits,
 ) -> Result<UtilTrace, TraceError> {
-    let mut lines = LineReader::new(reader);
+    let mut lines = LineReader::csv_records(reader);
     let mut state;
     let mut unknown_header: Option<String> = None;
     loop {

@@ -960,3 +960,20 @@ fn wandb_system_metrics() {
         "{e}"
     );
 }
+
+/// Issue 26 (a real logger's file): a quoted value holding a line break is one field,
+/// and the record goes on over the next line; line numbers stay the file's.
+#[test]
+fn a_quoted_field_may_hold_a_line_break() {
+    let t = ok("elapsed_sec,gpu_util_pct,power_w\n0.08,0,\"26.11\n0\"\n0.34,2,\"36.51\n0\"\n");
+    assert_eq!(t.gpus[0].util, vec![0.0, 2.0]);
+    let e = err("elapsed_sec,gpu_util_pct,power_w\n0.08,0,\"26.11\n0\"\n0.34,x,1\n");
+    assert!(e.contains("line 4"), "{e}");
+    // A stray quote takes at most 8 lines into its record, which is then an error.
+    let mut log = String::from("elapsed_sec,gpu_util_pct\n0.1,\"5\n");
+    for i in 0..20 {
+        log.push_str(&format!("{},5\n", i + 2));
+    }
+    let e = err(&log);
+    assert!(e.contains("line 2") && e.contains("10 fields"), "{e}");
+}
