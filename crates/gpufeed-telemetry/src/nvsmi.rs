@@ -23,7 +23,7 @@
 //!   which is a value, such as `utilization.gpu [%]` or `gpu_utilization[%]`): names are
 //!   matched without case and without the bracketed unit, in any column order.
 //!   Utilisation is `utilization.gpu`, else any name of one word starting with `util` and
-//!   otherwise only `gpu`, `pct` or `percent` ([`is_util_name`]: `gpu_utilization`,
+//!   otherwise only `gpu`, `pct` or `percent` (`is_util_name`: `gpu_utilization`,
 //!   `gpu_util`, `GPU-Util`, `util (%)`; not `utilization.memory` or `mem_util`). Times are
 //!   `timestamp`, else a column named `time`, `ts`, `date`, `datetime`, `epoch`, `unix` or
 //!   `elapsed` (alone or in a longer name such as `unix_time` or `elapsed_sec`). GPUs are told apart by `index` (or a
@@ -31,7 +31,7 @@
 //!   `pci.bus_id` (numbered 0, 1, ... in order of first appearance), else everything is GPU
 //!   0. One utilisation column per GPU (`gpu0_util,gpu1_util`, `GPU 1 Util [%]`, W&B's
 //!   `system.gpu.0.gpu` from its API or `RUN - system/gpu.0.gpu` from a chart's CSV export;
-//!   [`per_gpu_util`]) gives each GPU its series; a blank cell (W&B's rows of other
+//!   `per_gpu_util`) gives each GPU its series; a blank cell (W&B's rows of other
 //!   metrics) is no sample. `Date` and `Time` in columns of their own are joined (dates
 //!   `YYYY-MM-DD`, `YYYYMMDD`, `MM-DD-YYYY`, or `DD-MM-YYYY` when the day is above 12).
 //!   Other columns (`memory.used`, ...) are ignored. A header that names a time, a GPU

@@ -8,9 +8,14 @@
 //! |---|---|
 //! | starts with `{` and declares `"format":"gpufeed-steps"` | a [step recording](crate::phase_steps) (step times with their phases) |
 //! | starts with `{` otherwise | a [gpufeed JSONL recording](crate::jsonl) (utilisation) |
-//! | contains `utilization.gpu` (any case), has a column named like utilisation (`gpu_utilization`, `gpu_util [%]`, `util`: see [`nvsmi::is_util_name`]), or starts with a `YYYY/MM/DD` date | an [nvidia-smi log](crate::nvsmi) (utilisation) |
+//! | a `#` line naming `gpu` and `sm` columns | [`nvidia-smi dmon` output](crate::nvsmi::dmon) (`pmon`'s is refused by its reader) |
+//! | contains `utilization.gpu` (any case), has a column named like utilisation (`gpu_utilization`, `gpu_util [%]`, `util`: see `nvsmi::is_util_name`) or like one GPU's (`gpu0_util`, W&B's `system.gpu.0.gpu`: `nvsmi::per_gpu_util`), or starts with a `YYYY/MM/DD` date | an [nvidia-smi log](crate::nvsmi) (utilisation) |
 //! | contains both `timestamp` and `index`, has a field ending in `%`, or is a row of several fields starting with a time since 1970 (`1764189075, 45`) | an [nvidia-smi log](crate::nvsmi) (utilisation), giving way to `--kind steps` |
 //! | anything else | a [list of step times](crate::steps) |
+//!
+//! Before that, the first 256 KiB decide two layouts the first line cannot tell: `nvidia-smi`
+//! tables in job output (LSF, Slurm; [`crate::nvsmi::job`]) and Huawei's `npu-smi` tables,
+//! which are refused saying what they are ([`TraceError::Unsupported`]).
 //!
 //! With `--kind`, the content is checked against it and a clear contradiction is an error
 //! ([`TraceError::WrongKind`]): `--kind util` on a step recording; `--kind steps` on a
