@@ -129,12 +129,13 @@ impl ReplaySource {
             }
             // Job output is told by more than its first line, which `detect_kind` never
             // sees as such; replaying it is not supported.
-            TraceFormat::StepList
+            found @ (TraceFormat::StepList
             | TraceFormat::PhaseSteps
             | TraceFormat::NvidiaSmiJob
-            | TraceFormat::NvidiaSmiDmon => {
+            | TraceFormat::NvidiaSmiDmon) => {
                 return Err(SourceError::NotReplayable {
                     path: path.to_owned(),
+                    found,
                 });
             }
         };
@@ -418,6 +419,12 @@ mod tests {
             e.to_string(),
             "`steps.txt` looks like a list of step times; `--replay` takes a gpufeed JSONL \
              recording or an nvidia-smi CSV log (analyse step times with `gpufeed trace FILE`)"
+        );
+        let e = open("# gpu sm mem\n# Idx % %\n 0 45 10\n", "dmon.log").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`dmon.log` looks like nvidia-smi dmon output; `--replay` takes a gpufeed JSONL \
+             recording or an nvidia-smi CSV log (analyse it with `gpufeed trace FILE`)"
         );
         let e = open("0, 45 %\n0, 46 %\n", "nots.csv").unwrap_err();
         assert!(e.to_string().contains("has no timestamp column"), "{e}");

@@ -105,15 +105,20 @@ pub enum SourceError {
         path: std::path::PathBuf,
     },
 
-    /// A file that holds step times, not samples over time.
+    /// A file that `--replay` cannot play: step times, or a utilisation format it does not
+    /// stream (job output, `dmon`).
     #[error(
-        "`{}` looks like a list of step times; `--replay` takes a gpufeed JSONL recording or \
-         an nvidia-smi CSV log (analyse step times with `gpufeed trace FILE`)",
-        path.display()
+        "`{}` looks like {}; `--replay` takes a gpufeed JSONL recording or an nvidia-smi CSV \
+         log (analyse {} with `gpufeed trace FILE`)",
+        path.display(),
+        found.describe(),
+        if found.kind() == crate::trace::TraceKind::Steps { "step times" } else { "it" }
     )]
     NotReplayable {
         /// The file.
         path: std::path::PathBuf,
+        /// What it looks like.
+        found: crate::trace::TraceFormat,
     },
 
     /// A synthetic pattern that does not parse.
