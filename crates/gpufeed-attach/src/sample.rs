@@ -339,6 +339,11 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
                 .as_ref()
                 .is_some_and(|s| s.load(Ordering::Relaxed))
         {
+            // Stopped because the command ended (`watch`), or at the window's end: the
+            // target may have exited since the last read.
+            exited = ranks
+                .iter()
+                .all(|r| r.rec.gone || !procs::exists(r.rec.pid));
             break;
         }
         let t = now.as_secs_f64();
