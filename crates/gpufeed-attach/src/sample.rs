@@ -330,7 +330,7 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
     let mut late: Vec<f32> = Vec::new();
     let mut last_scan: Option<Instant> = None;
     let mut last_nvml: Option<Instant> = None;
-    let mut exited = false;
+    let exited: bool;
     loop {
         let now = start.elapsed();
         if now >= opts.duration
