@@ -389,6 +389,37 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// The utilisation in `field` (column `col`, line `n`): the value, `None` for a missing
+    /// marker (`[N/A]`), or the error naming the line and the column.
+    #[inline]
+    fn util_value(
+        &self,
+        field: &str,
+        col: usize,
+        n: usize,
+        path: &Path,
+    ) -> Result<Option<f64>, TraceError> {
+        match parse_util(field) {
+            Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => Ok(Some(v)),
+            Some(Util::Value(v)) => Err(TraceError::UtilOutOfRange {
+                path: path.to_owned(),
+                line: n,
+                value: v,
+                column: self.names[col].clone(),
+                guessed: self.guessed,
+            }),
+            Some(Util::Missing) => Ok(None),
+            None => Err(TraceError::NotANumber {
+                path: path.to_owned(),
+                line: n,
+                value: shown(field.trim_ascii()),
+                column: Some(self.names[col].clone()),
+            }),
+        }
+    }
+}
+
 struct State {
     layout: Layout,
     series: SeriesBuilder,
@@ -469,27 +500,7 @@ impl State {
             })?),
             Key::Name(_) | Key::None => None,
         };
-        let value = match parse_util(util) {
-            Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => Some(v),
-            Some(Util::Value(v)) => {
-                return Err(TraceError::UtilOutOfRange {
-                    path: path.to_owned(),
-                    line: n,
-                    value: v,
-                    column: layout.names[layout.util].clone(),
-                    guessed: layout.guessed,
-                });
-            }
-            Some(Util::Missing) => None,
-            None => {
-                return Err(TraceError::NotANumber {
-                    path: path.to_owned(),
-                    line: n,
-                    value: shown(util.trim_ascii()),
-                    column: Some(layout.names[layout.util].clone()),
-                });
-            }
-        };
+        let value = layout.util_value(util, layout.util, n, path)?;
         let mut joined = [0u8; 40];
         let stamp = match layout.clock {
             Some(_) => date_and_clock(time, clock, &mut joined).unwrap_or(b""),
@@ -566,28 +577,12 @@ impl State {
         let mut values = Vec::with_capacity(layout.wide.len());
         for &(gpu, col) in &layout.wide {
             let f = fields[col].trim_ascii().trim_matches('"');
-            match parse_util(f) {
-                _ if f.is_empty() || f.eq_ignore_ascii_case("nan") => values.push((gpu, None)),
-                Some(Util::Value(v)) if (0.0..=100.0).contains(&v) => values.push((gpu, Some(v))),
-                Some(Util::Value(v)) => {
-                    return Err(TraceError::UtilOutOfRange {
-                        path: path.to_owned(),
-                        line: n,
-                        value: v,
-                        column: layout.names[col].clone(),
-                        guessed: false,
-                    });
-                }
-                Some(Util::Missing) => values.push((gpu, None)),
-                None => {
-                    return Err(TraceError::NotANumber {
-                        path: path.to_owned(),
-                        line: n,
-                        value: shown(f),
-                        column: Some(layout.names[col].clone()),
-                    });
-                }
-            }
+            let v = if f.is_empty() || f.eq_ignore_ascii_case("nan") {
+                None
+            } else {
+                layout.util_value(f, col, n, path)?
+            };
+            values.push((gpu, v));
         }
         if values.iter().all(|(_, v)| v.is_none()) {
             // A row of other metrics only: nothing of the GPUs' to count.
