@@ -35,6 +35,7 @@ mod torch;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use tree_sitter::{Node, Parser};
 
 use crate::constants::{MAX_SOURCE_BYTES, MAX_SYNTAX_ERRORS};
@@ -385,19 +386,31 @@ fn named(path: &Path) -> PathBuf {
 /// the hits into findings.
 fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
     let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-    let mut parser = Parser::new();
-    let language_set = parser.set_language(&language).is_ok();
+    // Parsing and the per-file rules run on every core (one parser per thread, as
+    // ripgrep searches files); following calls across files needs them all, so it runs
+    // once, after. Results keep the inputs' order.
+    let trees: Vec<Option<tree_sitter::Tree>> = inputs
+        .par_iter()
+        .map_init(
+            || {
+                let mut parser = Parser::new();
+                let ready = parser.set_language(&language).is_ok();
+                (parser, ready)
+            },
+            |(parser, ready), input| {
+                if *ready {
+                    parser.parse(source_of(input), None)
+                } else {
+                    None
+                }
+            },
+        )
+        .collect();
     let mut findings = Vec::new();
     let mut parsed = Vec::new();
-    for input in inputs {
-        let src = input.text.strip_prefix('\u{feff}').unwrap_or(&input.text);
-        let tree = if language_set {
-            parser.parse(src, None)
-        } else {
-            None
-        };
+    for (input, tree) in inputs.iter().zip(trees) {
         match tree {
-            Some(tree) => parsed.push((input, src, tree)),
+            Some(tree) => parsed.push((input, source_of(input), tree)),
             None => findings.push(
                 finding("file-not-linted", "the Python parser gave up on this file")
                     .in_file(&input.path)
@@ -406,10 +419,10 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
         }
     }
     let mut files: Vec<File<'_>> = parsed
-        .iter()
+        .par_iter()
         .map(|(input, src, tree)| {
             let root = tree.root_node();
-            File {
+            let mut file = File {
                 src,
                 root,
                 rel: &input.rel,
@@ -420,20 +433,29 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 map_args: Vec::new(),
                 training_loops: Vec::new(),
                 hits: Vec::new(),
-            }
+            };
+            tfdata::check(&mut file);
+            torch::check(&mut file);
+            file
         })
         .collect();
-    for file in &mut files {
-        tfdata::check(file);
-        torch::check(file);
-    }
     project::check(&mut files);
     let paths = project::off_path(&files);
-    for (i, file) in files.iter_mut().enumerate() {
-        let hits = std::mem::take(&mut file.hits);
-        findings.extend(place(file, i, &parsed[i].0.path, hits, &paths));
-    }
+    let placed: Vec<Vec<Finding>> = files
+        .par_iter_mut()
+        .enumerate()
+        .map(|(i, file)| {
+            let hits = std::mem::take(&mut file.hits);
+            place(file, i, &parsed[i].0.path, hits, &paths)
+        })
+        .collect();
+    findings.extend(placed.into_iter().flatten());
     findings
+}
+
+/// The text tree-sitter parses: the input without a byte-order mark.
+fn source_of(input: &Input) -> &str {
+    input.text.strip_prefix('\u{feff}').unwrap_or(&input.text)
 }
 
 /// Findings from the hits of one file: dead code, broken regions, suppressions and

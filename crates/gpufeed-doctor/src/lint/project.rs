@@ -13,10 +13,11 @@
 //! Depth and breadth are bounded by `MAX_CALL_DEPTH`, `MAX_FUNCTIONS_PER_ROOT` and
 //! `MAX_PROJECT_FILES` (the constants table), so cycles and 400-file repositories stay fast.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
+use std::sync::{Mutex, PoisonError};
 
+use rayon::prelude::*;
 use tree_sitter::Node;
 
 use super::ast::{self, text};
@@ -42,8 +43,12 @@ struct Project<'a, 't> {
     /// Per file: names bound to a feature transform object (`to_mel`, `self.mel_fn`) ->
     /// the constructor (`torchaudio.transforms.MelSpectrogram`).
     transforms: Vec<HashMap<String, String>>,
-    /// The heavy calls found from each per-item function, by (file, definition id).
-    heavy_memo: RefCell<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
+    /// Per file: its `DataLoader(...)` calls.
+    loaders: Vec<Vec<Node<'t>>>,
+    /// The heavy calls found from each per-item function, by (file, definition id). Roots
+    /// are followed on several threads; two that reach one function at once both compute
+    /// it (the same result), which is cheaper than holding the lock while walking.
+    heavy_memo: Mutex<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
 }
@@ -96,11 +101,22 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     {
         let p = Project::new(files);
-        for fi in 0..files.len() {
-            for (lp, step) in p.training_loops(fi) {
-                loops_found.push((fi, (lp.start_byte(), lp.end_byte())));
-                p.loop_syncs(fi, lp, step, &mut hits);
-            }
+        // Each file's loops on their own thread; the hits keep the files' order.
+        let per_file: Vec<_> = (0..files.len())
+            .into_par_iter()
+            .map(|fi| {
+                let mut ranges = Vec::new();
+                let mut found = Vec::new();
+                for (lp, step) in p.training_loops(fi) {
+                    ranges.push((fi, (lp.start_byte(), lp.end_byte())));
+                    p.loop_syncs(fi, lp, step, &mut found);
+                }
+                (ranges, found)
+            })
+            .collect();
+        for (ranges, found) in per_file {
+            loops_found.extend(ranges);
+            hits.extend(found);
         }
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
@@ -163,8 +179,9 @@ impl<'a, 't> Project<'a, 't> {
             modules,
             by_name,
             imported: Vec::new(),
-            transforms: files.iter().map(transform_objects).collect(),
-            heavy_memo: RefCell::new(HashMap::new()),
+            transforms: files.par_iter().map(transform_objects).collect(),
+            loaders: files.par_iter().map(loaders).collect(),
+            heavy_memo: Mutex::new(HashMap::new()),
             cross,
         };
         p.imported = files
@@ -655,7 +672,7 @@ impl<'a, 't> Project<'a, 't> {
                     out.push((def, context.clone()));
                 }
             }
-            for loader in self.loaders(fi) {
+            for &loader in &self.loaders[fi] {
                 if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     for def in self.functions_of(fi, arg) {
                         out.push((
@@ -669,23 +686,6 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
         }
-        out
-    }
-
-    /// `DataLoader(...)` calls of file `fi`.
-    fn loaders(&self, fi: usize) -> Vec<Node<'t>> {
-        let f = &self.files[fi];
-        let mut out = Vec::new();
-        ast::walk(f.root, &mut |n| {
-            if n.kind() == "call"
-                && f.names
-                    .callee(n, f.src)
-                    .is_some_and(|name| torch::is_data_loader(&name, f.names.imports_torch))
-            {
-                out.push(n);
-            }
-            true
-        });
         out
     }
 
@@ -728,7 +728,7 @@ impl<'a, 't> Project<'a, 't> {
     /// once per function (`per_item` and `few_workers` share the roots).
     fn heavy_from(&self, root: Func<'t>) -> Vec<Heavy<'t>> {
         let key = (root.file, root.def.id());
-        if let Some(done) = self.heavy_memo.borrow().get(&key) {
+        if let Some(done) = self.memo().get(&key) {
             return done.clone();
         }
         let mut out = Vec::new();
@@ -736,8 +736,16 @@ impl<'a, 't> Project<'a, 't> {
         if walk.enter(root) {
             self.heavy_in(root, &[], 0, &mut walk, &mut out);
         }
-        self.heavy_memo.borrow_mut().insert(key, out.clone());
+        self.memo().insert(key, out.clone());
         out
+    }
+
+    /// The memo of `heavy_from`; a panic on another thread never poisons it for good
+    /// (the map holds only finished results).
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, usize), Vec<Heavy<'t>>>> {
+        self.heavy_memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn heavy_in(
@@ -796,8 +804,13 @@ impl<'a, 't> Project<'a, 't> {
 
     /// `decode-per-item` for every heavy call reached from a per-item function.
     fn per_item(&self, hits: &mut Vec<(usize, Hit)>) {
-        for (root, context) in self.item_roots() {
-            for h in self.heavy_from(root) {
+        let found: Vec<_> = self
+            .item_roots()
+            .into_par_iter()
+            .map(|(root, context)| (root, context, self.heavy_from(root)))
+            .collect();
+        for (root, context, heavy) in found {
+            for h in heavy {
                 let via = if h.chain.is_empty() {
                     String::new()
                 } else {
@@ -824,9 +837,21 @@ impl<'a, 't> Project<'a, 't> {
     /// `decode-per-item-few-workers`: a `DataLoader` with 0 or 1 workers over a dataset
     /// (or a `collate_fn`) that decodes or computes features per item.
     fn few_workers(&self, hits: &mut Vec<(usize, Hit)>) {
-        for fi in 0..self.files.len() {
+        let per_file: Vec<Vec<(usize, Hit)>> = (0..self.files.len())
+            .into_par_iter()
+            .map(|fi| {
+                let mut hits = Vec::new();
+                self.few_workers_in(fi, &mut hits);
+                hits
+            })
+            .collect();
+        hits.extend(per_file.into_iter().flatten());
+    }
+
+    fn few_workers_in(&self, fi: usize, hits: &mut Vec<(usize, Hit)>) {
+        {
             let src = self.src(fi);
-            for loader in self.loaders(fi) {
+            for &loader in &self.loaders[fi] {
                 if ast::has_splat(loader) {
                     continue;
                 }
@@ -923,6 +948,22 @@ impl<'a, 't> Project<'a, 't> {
 }
 
 /// Names assigned a feature transform object anywhere in the file (module level, or
+/// `DataLoader(...)` calls of a file.
+fn loaders<'t>(f: &File<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "call"
+            && f.names
+                .callee(n, f.src)
+                .is_some_and(|name| torch::is_data_loader(&name, f.names.imports_torch))
+        {
+            out.push(n);
+        }
+        true
+    });
+    out
+}
+
 /// `self.x = ...` in a method): calling one computes the feature.
 fn transform_objects(f: &File<'_>) -> HashMap<String, String> {
     let mut out = HashMap::new();
