@@ -1,4 +1,4 @@
-//! The Python lint (`gpufeed lint`): [`gpufeed_doctor::lint::lint_source`], tree-sitter's
+//! The Python lint (`gpufeed lint`): [`gpufeed_lint::lint_source`], tree-sitter's
 //! parser and every rule over its tree.
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use std::path::Path;
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let lines = text.split('\n').count();
-    for finding in gpufeed_doctor::lint::lint_source(&text, Path::new("fuzz-train.py")) {
+    for finding in gpufeed_lint::lint_source(&text, Path::new("fuzz-train.py")) {
         assert_eq!(
             finding.path.as_deref(),
             Some("fuzz-train.py"),

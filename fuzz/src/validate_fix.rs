@@ -1,13 +1,13 @@
-//! `validate --fix` on arbitrary text ([`gpufeed_doctor::fix::plan`]): when it plans a fix,
+//! `validate --fix` on arbitrary text ([`gpufeed_validate::fix::plan`]): when it plans a fix,
 //! the fixed text parses again, keeps every comment and line, and is a fixed point (a
 //! second `--fix` changes nothing); and `validate` without `--fix`
-//! ([`gpufeed_doctor::fix::preview`]) says `--fix applies it` only of what `--fix` fixes.
+//! ([`gpufeed_validate::fix::preview`]) says `--fix applies it` only of what `--fix` fixes.
 
 use std::path::Path;
 
-use gpufeed_doctor::Finding;
-use gpufeed_doctor::fix::{FixError, Plan, plan, preview};
-use gpufeed_doctor::validate::{Context, Validation, validate_text};
+use gpufeed_findings::Finding;
+use gpufeed_validate::fix::{FixError, Plan, plan, preview};
+use gpufeed_validate::{Context, Validation, validate_text};
 
 /// Validates `data` as a config and checks what `--fix` would write.
 pub fn run(data: &[u8]) {
@@ -16,7 +16,7 @@ pub fn run(data: &[u8]) {
     };
     let path = Path::new("fuzz-config.yaml");
     // With the cores known, so that the rules comparing with them run too.
-    let ctx = Context::new(Some(4), gpufeed_doctor::validate::CoresOf::TrainingMachine);
+    let ctx = Context::new(Some(4), gpufeed_validate::CoresOf::TrainingMachine);
     let validation = validate_text(text, path, &ctx);
     for finding in &validation.findings {
         if let Some(p) = &finding.path {

@@ -1,7 +1,7 @@
 //! The `findings` document of `doctor`, `validate` and `lint`: one object per problem (or
 //! fact worth knowing), with its rule id, severity, place, evidence and fix.
 //!
-//! The checks build their findings with `gpufeed_doctor::Finding` (which also carries the
+//! The checks build their findings with `gpufeed_findings::Finding` (which also carries the
 //! text edit `validate --fix` applies); the document written is this one, and `analyze`'s
 //! report holds these findings too.
 

@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use gpufeed_doctor::doctor::storage::Role;
+use gpufeed_doctor::storage::Role;
 use gpufeed_report::model::{
     DoctorSection, Finding, Inputs, Severity, Stage, StepPhases, StorageSpeed, Telemetry, Util,
 };
@@ -485,7 +485,7 @@ fn demo_dataset() -> Result<(PathBuf, String)> {
 
 /// The doctor's findings, skipped checks and storage speeds, for the report.
 fn doctor_section(run: &doctor::DoctorRun) -> DoctorSection {
-    use gpufeed_doctor::doctor::Check;
+    use gpufeed_findings::Check;
     let findings = run
         .report
         .findings

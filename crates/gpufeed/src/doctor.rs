@@ -18,11 +18,11 @@ use anyhow::{Context as _, Result};
 use gpufeed_config::Config;
 use gpufeed_data::cache::{self, Cache, FeatureSettings};
 use gpufeed_data::loader::Loader;
-use gpufeed_doctor::Report;
-use gpufeed_doctor::constants::RUNTIME_BATCHES;
-use gpufeed_doctor::doctor::runtime::{self, LoaderRun, RuntimeFacts};
-use gpufeed_doctor::doctor::{self, Check, Inputs, env, frameworks::Probe};
-use gpufeed_doctor::render::{DoctorText, Json, Markdown, Renderer};
+use gpufeed_doctor::runtime::{self, LoaderRun, RuntimeFacts};
+use gpufeed_doctor::{self as doctor, Check, Inputs, env, frameworks::Probe};
+use gpufeed_findings::Report;
+use gpufeed_findings::constants::RUNTIME_BATCHES;
+use gpufeed_findings::render::{DoctorText, Json, Markdown, Renderer};
 
 use crate::cli::{DoctorArgs, FindingsFormat};
 use crate::printer;

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use gpufeed_doctor::{Report, lint as doctor_lint};
+use gpufeed_findings::Report;
 
 use crate::cli::LintArgs;
 use crate::printer;
@@ -14,7 +14,7 @@ use crate::validate::report;
 
 /// `gpufeed lint PATH...`.
 pub fn lint(args: &LintArgs) -> Result<ExitCode> {
-    let outcome = doctor_lint::lint_paths(&args.paths)?;
+    let outcome = gpufeed_lint::lint_paths(&args.paths)?;
     if outcome.files == 0 {
         printer::warn("no Python files (`*.py`) found in the given folders");
     }

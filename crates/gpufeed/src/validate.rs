@@ -7,10 +7,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use gpufeed_doctor::fix::{self, FixError};
-use gpufeed_doctor::render::{Json, Renderer, Text};
-use gpufeed_doctor::validate::{self, Context, CoresOf};
-use gpufeed_doctor::{Finding, Report};
+use gpufeed_findings::render::{Json, Renderer, Text};
+use gpufeed_findings::{Finding, Report};
+use gpufeed_validate::fix::{self, FixError};
+use gpufeed_validate::{self as validate, Context, CoresOf};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::printer;

@@ -228,7 +228,7 @@ fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
     assert!(!doc["findings"].as_array().unwrap().is_empty(), "{doc}");
     assert_valid("findings", &doc);
 
-    let code = fixture("../gpufeed-doctor/tests/fixtures/lint");
+    let code = fixture("../gpufeed-lint/tests/fixtures/lint");
     let doc = json_exiting(&["lint", &code, "--format", "json"], &[0, 1]);
     let findings = doc["findings"].as_array().unwrap();
     assert!(findings.iter().any(|f| f["line"].is_u64()), "{doc}");

@@ -1,0 +1,925 @@
+//! `gpufeed lint`: Python training code parsed with tree-sitter-python and checked by the
+//! rules of the crate docs (tf.data, DataLoader, training-loop and per-item decoding rules).
+//!
+//! ```
+//! use std::path::Path;
+//! use gpufeed_lint::lint_source;
+//!
+//! let code = "\
+//! import tensorflow as tf
+//! ds = tf.data.Dataset.from_tensor_slices(files)
+//! ds = ds.map(load)  # sequential
+//! s = 'ds.map(load) in a string is not code'
+//! ";
+//! let findings = lint_source(code, Path::new("input.py"));
+//! assert_eq!(findings.len(), 1);
+//! assert_eq!(findings[0].id, "tf-map-sequential");
+//! assert_eq!((findings[0].line, findings[0].column), (Some(3), Some(9)));
+//! ```
+//!
+//! tree-sitter recovers from syntax errors: each error becomes a `syntax-error` finding
+//! and the rest of the file is still linted; findings inside the broken region itself are
+//! dropped (their structure is a guess). Dead code (after `return`/`raise`/`break`/
+//! `continue` in the same block, under `if False:`/`if 0:`/`while False:`, the `else` of
+//! `if True:`) is never reported, and neither is anything in a string or a comment, since
+//! rules only look at code nodes.
+//!
+//! # `lint`: Python training code
+//!
+//! Rules work on the tree-sitter syntax tree, so strings, comments and docstrings never
+//! match; code after `return`/`raise`/`break`/`continue` in a block and under
+//! `if False:`/`if 0:`/`while False:` is dead and never reported. Names are resolved
+//! through the file's imports (`import tensorflow as tf`, `from torch.utils.data import
+//! DataLoader as DL`), with the usual aliases (`tf`, `torch`, `np`) when not imported.
+//! A *training loop* is the innermost `for`/`while` whose body (not a nested loop's or
+//! function's) calls `.backward()`, `opt.step()` (a receiver named like an optimizer or
+//! scaler, not a scheduler), `.apply_gradients()`, `tape.gradient()`, `.minimize()`,
+//! `train_on_batch()` or a `*train_step*` function, or a `for` loop over something named
+//! like a loader or dataset whose calls reach such a call in the project's functions; code
+//! under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every N steps and is
+//! not reported by the loop rules.
+//!
+//! **Arguments** are found by keyword or by position, from one table of the signatures of
+//! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
+//! `tf.numpy_function`, `tf.function`, ...; `lint/signatures.rs`, each with its source):
+//! `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel. **Order rules** follow control
+//! flow: the branches of an `if`/`elif`/`else`, and a `try` body and its `except` handlers,
+//! start from the pipeline before them and are neither before nor after each other.
+//!
+//! **Calls are followed across the linted files** (`lint/project.rs`): a call resolves to
+//! the project's function through the file's definitions, its imports (a module is found by
+//! its path inside the linted folder or a unique suffix of it; relative imports included),
+//! `self.method` in the class and its bases, else a function name defined once in the
+//! project (or once among the files the caller imports). From each training loop, the
+//! per-step host syncs of the functions it calls are found (`MAX_CALL_DEPTH` calls deep,
+//! `MAX_FUNCTIONS_PER_ROOT` functions per loop, cycles visited once), and the first sync of
+//! each step is named as such; a parameter that receives a tensor, and the values of
+//! `for k, v in losses.items()`, are tensors. From every `__getitem__`, the `__call__` of
+//! `*Collate*` classes, every function or object given as `collate_fn`, and functions
+//! passed to `Dataset.map`, per-item decoding and features are found the same way. The
+//! evidence shows the call chain: `train.py:11 trainer.train_step -> lib/trainer.py:16
+//! log_losses -> lib/logs.py:6 scalar -> lib/logs.py:10 .item()`. Over `MAX_PROJECT_FILES`
+//! files, each file is linted on its own.
+//!
+//! **Not the training path**: a finding inside `if __name__ == "__main__":` (unless that
+//! block holds a training loop), in a test (`test_*.py`, `*_test.py`, `conftest.py`, a
+//! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder) is info, and its
+//! message says why; so is one reached through calls from a loop or per-item function there.
+//!
+//! | id | severity | fires on | why | fix |
+//! |---|---|---|---|---|
+//! | `tf-py-function-in-map` | warning | `tf.numpy_function`/`tf.py_function` inside a function passed to `.map` (lambda, function or method of the file, through `functools.partial`, following calls 3 deep) | Python under the GIL: the parallel map runs one item at a time | TensorFlow ops, or precompute |
+//! | `tf-map-sequential` | warning | `.map` on a `tf.data` dataset without `num_parallel_calls` (keyword or second positional argument), or with `None`/`1` | one item at a time | `num_parallel_calls=tf.data.AUTOTUNE` |
+//! | `tf-no-prefetch` | warning | a batched `tf.data` pipeline with no `prefetch`, iterated (`for`, `iter`, `enumerate`, `.fit`, `.evaluate`, `.predict`, `experimental_distribute_dataset`) or returned without a caller in the file adding `prefetch` | input and compute never overlap | `.prefetch(tf.data.AUTOTUNE)` last |
+//! | `tf-after-prefetch-to-device` | warning | any transformation after `prefetch_to_device`/`copy_to_device` on some path (not in an exclusive branch) | it must be the final one (TF docs) | move it last |
+//! | `tf-cache-after-random` | warning | `.cache()` after `.shuffle()` or after a map whose function calls `tf.random.*`, `tf.image.random_*`, `np.random.*` or `random.*` | the first epoch's randomness is frozen | `.cache()` first |
+//! | `tf-function-retracing` | warning | `@tf.function`/`tf.function(f)` on a function named like a train step (`*step*`, `*train*`) without `input_signature` or `reduce_retracing=True` | retraced (recompiled) for each new input shape | `input_signature=[...]` |
+//! | `torch-loader-no-workers` | warning | `DataLoader(...)` without `num_workers` or with `num_workers=0` | loading between steps in the training process | `num_workers=8` |
+//! | `torch-loader-no-pin-memory` | warning | `DataLoader` without `pin_memory=True` in a file that uses CUDA (`.cuda()`, `"cuda"` devices) | the copy cannot overlap compute | `pin_memory=True`, `non_blocking=True` |
+//! | `torch-loader-no-persistent-workers` | info | `DataLoader` with workers but no `persistent_workers=True` | workers restart every epoch | `persistent_workers=True` |
+//! | `torch-data-parallel` | warning | `torch.nn.DataParallel(...)` | single-process scatter/gather every step | `DistributedDataParallel` |
+//! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `print(t)` (an f-string too) in a training loop or in a function of the project it calls every step (the chain in the evidence; the first sync of each step says so); `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, assigned from a call of a model, net, criterion, loss or step, a value of such a dict, or a parameter given one | the GPU queue drains every step | accumulate on the device; read every N steps |
+//! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
+//! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
+//! | `decode-per-item` | warning | audio or image decoding, resampling or features (`librosa.load`/`stft`/`resample`/`feature.*`, `soundfile.read`, `torchaudio.load`, `torch.stft`, `torchaudio.functional.resample`, `scipy.io.wavfile.read`, `pyworld`, `PIL.Image.open`, `cv2.imread`, ...) reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions | the same work every epoch on the CPU | precompute; load arrays |
+//! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions | one process does every item's work in turn | `num_workers=8`, or precompute |
+//! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
+//! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
+//! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |
+//!
+//! `# gpufeed: ignore[RULE]` (several: `ignore[a, b]`) in a comment on the line a finding
+//! starts silences it. Folders are walked for `*.py`, skipping hidden folders,
+//! `__pycache__`, `node_modules`, `site-packages`, `venv`, `build` and `dist`; symbolic links
+//! to folders are not followed. A file given by name is linted whatever its extension.
+
+mod ast;
+mod decode;
+mod loops;
+mod project;
+mod signatures;
+mod tfdata;
+mod torch;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use tree_sitter::{Node, Parser};
+
+use gpufeed_findings::constants::{MAX_SOURCE_BYTES, MAX_SYNTAX_ERRORS};
+use gpufeed_findings::finding::Finding;
+use gpufeed_findings::rules::{finding, is_lint_rule};
+
+/// The findings of a lint run and how many files were read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LintOutcome {
+    /// Every finding, in no particular order (a [`gpufeed_findings::Report`] sorts them).
+    pub findings: Vec<Finding>,
+    /// Files linted (or reported as not lintable).
+    pub files: usize,
+}
+
+/// A path given to `lint` that does not exist: bad input (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    /// The path does not exist or cannot be looked at.
+    #[error("cannot lint `{}`: {reason}", path.display())]
+    NotFound {
+        /// The path as given.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+}
+
+/// Folders never walked into (besides hidden ones): caches, environments and build output,
+/// as ruff's default excludes.
+const SKIPPED_DIRS: &[&str] = &[
+    "__pycache__",
+    "__pypackages__",
+    "node_modules",
+    "site-packages",
+    "venv",
+    "build",
+    "dist",
+    "_build",
+    "buck-out",
+];
+
+/// Lints files and folders (folders are walked for `*.py`). The files are linted together:
+/// calls are followed from one file into the functions of another (a training loop in
+/// `train.py` into `utils.py`), and findings in a folder's files name them relative to it
+/// for tests and examples.
+///
+/// # Errors
+/// [`LintError::NotFound`] for a path that does not exist; nothing is linted then.
+pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
+    let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| LintError::NotFound {
+            path: path.clone(),
+            reason: innermost(&e),
+        })?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk_dir(path, &mut found);
+            files.extend(found.into_iter().map(|f| {
+                let rel = f
+                    .strip_prefix(path)
+                    .map_or_else(|_| f.clone(), Path::to_path_buf);
+                (f, rel)
+            }));
+        } else {
+            files.push((path.clone(), named(path)));
+        }
+    }
+    let mut seen = HashSet::new();
+    files.retain(|(f, _)| seen.insert(f.clone()));
+    let mut outcome = LintOutcome {
+        files: files.len(),
+        ..LintOutcome::default()
+    };
+    let mut inputs = Vec::new();
+    for (path, rel) in files {
+        match read_source(&path) {
+            Ok(text) => inputs.push(Input { path, rel, text }),
+            Err(f) => outcome.findings.extend(f),
+        }
+    }
+    outcome.findings.extend(lint_inputs(&inputs));
+    Ok(outcome)
+}
+
+/// Every `*.py` under `dir`, sorted; unreadable folders are skipped.
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(fs_err::DirEntry::file_name);
+    for entry in entries {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        // `file_type` does not follow links: a link to a folder is not walked (no cycles).
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() {
+            if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
+                walk_dir(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "py") && (kind.is_file() || path.is_file())
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Lints one file: reads it, refuses binary, non-UTF-8 and oversized files with a
+/// `file-not-linted` finding, and lints the text.
+#[must_use]
+pub fn lint_file(path: &Path) -> Vec<Finding> {
+    match read_source(path) {
+        Ok(text) => lint_inputs(&[Input {
+            path: path.to_path_buf(),
+            rel: named(path),
+            text,
+        }]),
+        Err(findings) => findings,
+    }
+}
+
+/// The text of a Python file, or the `file-not-linted` finding that says why not.
+fn read_source(path: &Path) -> Result<String, Vec<Finding>> {
+    let not_linted = |why: &str, evidence: String| {
+        vec![
+            finding(
+                "file-not-linted",
+                &format!("`{}` was not linted: {why}", path.display()),
+            )
+            .in_file(path)
+            .evidence(evidence)
+            .fix("pass Python source files (UTF-8 text)"),
+        ]
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.len() > MAX_SOURCE_BYTES => {
+            return Err(not_linted(
+                &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
+                format!("file size {} bytes", meta.len()),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(not_linted("it cannot be read", innermost(&e))),
+    }
+    // At most one byte past the cap: a device (`gpufeed lint /dev/zero`) has no size.
+    let bytes = match gpufeed_config::read_capped(path, MAX_SOURCE_BYTES) {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => {
+            return Err(not_linted(
+                &format!("it is larger than {} MiB", MAX_SOURCE_BYTES / (1024 * 1024)),
+                format!("more than {MAX_SOURCE_BYTES} bytes read (a pipe or a device)"),
+            ));
+        }
+        Err(e) => return Err(not_linted("it cannot be read", innermost(&e))),
+    };
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(not_linted(
+            "it is a binary file, not Python source",
+            format!("a NUL byte at offset {at}"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        not_linted(
+            "it is not UTF-8 text (Python 3 source is UTF-8)",
+            format!("byte {at} is not valid UTF-8"),
+        )
+    })
+}
+
+/// One source to lint.
+struct Input {
+    /// Where it was read from (findings name it).
+    path: PathBuf,
+    /// Its path inside the folder given to `lint` (module names, tests and examples).
+    rel: PathBuf,
+    text: String,
+}
+
+/// What a rule found, before placing and filtering.
+#[derive(Debug)]
+pub(crate) struct Hit {
+    pub(crate) id: &'static str,
+    /// Start byte of the offending node: its line and column, and the dead-code, broken
+    /// region and suppression checks.
+    pub(crate) byte: usize,
+    /// What was found (the rule's why is appended).
+    pub(crate) specific: String,
+    /// Context beyond the offending line (`in the training loop at line 4`).
+    pub(crate) context: Option<String>,
+    /// The fix, as code.
+    pub(crate) fix: String,
+    /// Where a finding reached through calls starts (file index, byte): a training loop or
+    /// a per-item function. It is not on the training path when its start is not.
+    pub(crate) root: Option<(usize, usize)>,
+}
+
+/// One parsed file, shared by the rules.
+pub(crate) struct File<'t> {
+    pub(crate) src: &'t str,
+    pub(crate) root: Node<'t>,
+    /// The file's path inside the linted folder.
+    pub(crate) rel: &'t Path,
+    pub(crate) names: ast::Names,
+    pub(crate) functions: HashMap<String, Vec<Node<'t>>>,
+    pub(crate) classes: HashMap<String, Vec<Node<'t>>>,
+    /// Functions passed to `Dataset.map`, with where: they run once per item.
+    pub(crate) item_roots: Vec<(Node<'t>, String)>,
+    /// Arguments of `Dataset.map` that name no function of this file (the project pass
+    /// resolves them across files).
+    pub(crate) map_args: Vec<(Node<'t>, String)>,
+    /// Byte ranges of the training loops (found by the project pass).
+    pub(crate) training_loops: Vec<(usize, usize)>,
+    pub(crate) hits: Vec<Hit>,
+}
+
+impl<'t> File<'t> {
+    pub(crate) fn hit(
+        &mut self,
+        id: &'static str,
+        node: Node<'_>,
+        specific: impl Into<String>,
+        context: Option<String>,
+        fix: impl Into<String>,
+    ) {
+        self.hits.push(Hit {
+            id,
+            byte: node.start_byte(),
+            specific: specific.into(),
+            context,
+            fix: fix.into(),
+            root: None,
+        });
+    }
+
+    /// The function a call argument names: a lambda, a function or method of this file
+    /// (`load`, `self.load`), or the function inside `functools.partial(f, ...)`.
+    pub(crate) fn function_of(&self, arg: Node<'t>) -> Option<Node<'t>> {
+        match arg.kind() {
+            "lambda" => Some(arg),
+            "identifier" | "attribute" => {
+                let name = ast::dotted(arg, self.src)?;
+                let last = name.rsplit('.').next().unwrap_or(&name);
+                self.functions
+                    .get(last)
+                    .and_then(|defs| defs.first().copied())
+            }
+            "call" => {
+                let callee = self.names.callee(arg, self.src)?;
+                if callee == "functools.partial" || callee == "partial" {
+                    self.function_of(signatures::arg(arg, "functools.partial", "func", self.src)?)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Calls inside `function` (a definition or lambda) whose canonical name matches, and
+    /// inside the functions of this file it calls, up to `MAX_CALL_DEPTH` deep.
+    pub(crate) fn calls_reaching(
+        &self,
+        function: Node<'t>,
+        matches: &dyn Fn(&str) -> bool,
+    ) -> Vec<(Node<'t>, String)> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        self.reach(function, matches, 0, &mut seen, &mut out);
+        out
+    }
+
+    fn reach(
+        &self,
+        function: Node<'t>,
+        matches: &dyn Fn(&str) -> bool,
+        depth: u64,
+        seen: &mut HashSet<usize>,
+        out: &mut Vec<(Node<'t>, String)>,
+    ) {
+        if !seen.insert(function.id()) {
+            return;
+        }
+        let body = function.child_by_field_name("body").unwrap_or(function);
+        // Nested helper functions of the mapped function count: they run per item too.
+        let mut calls = Vec::new();
+        ast::walk(body, &mut |n| {
+            if n.kind() == "call" {
+                calls.push(n);
+            }
+            !matches!(n.kind(), "class_definition")
+        });
+        for call in calls {
+            let Some(name) = self.names.callee(call, self.src) else {
+                continue;
+            };
+            if matches(&name) {
+                out.push((call, name.clone()));
+            }
+            // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
+            if tfdata::is_py_function(&name)
+                && depth < gpufeed_findings::constants::MAX_CALL_DEPTH
+                && let Some(f) = signatures::arg(call, "tf.numpy_function", "func", self.src)
+                    .and_then(|a| self.function_of(a))
+                    .filter(|f| f.kind() != "lambda")
+            {
+                self.reach(f, matches, depth + 1, seen, out);
+            }
+            if matches(&name) {
+                continue;
+            }
+            if depth < gpufeed_findings::constants::MAX_CALL_DEPTH {
+                let last = name.rsplit('.').next().unwrap_or(&name);
+                let local = name == last || name.starts_with("self.") || name.starts_with("cls.");
+                if local && let Some(defs) = self.functions.get(last) {
+                    for def in defs.clone() {
+                        self.reach(def, matches, depth + 1, seen, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lints Python source; `path` names the file in findings.
+#[must_use]
+pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
+    lint_inputs(&[Input {
+        path: path.to_path_buf(),
+        rel: named(path),
+        text: text.to_owned(),
+    }])
+}
+
+/// How a file named on the command line counts for tests and examples: by its name only
+/// (`test_data.py`), not by the folders above it, which are the user's, not the project's.
+fn named(path: &Path) -> PathBuf {
+    path.file_name()
+        .map_or_else(|| path.to_path_buf(), PathBuf::from)
+}
+
+/// Parses every source, runs the rules of each file, follows calls across them, and turns
+/// the hits into findings.
+fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    // Parsing and the per-file rules run on every core (one parser per thread, as
+    // ripgrep searches files); following calls across files needs them all, so it runs
+    // once, after. Results keep the inputs' order.
+    let trees: Vec<Option<tree_sitter::Tree>> = inputs
+        .par_iter()
+        .map_init(
+            || {
+                let mut parser = Parser::new();
+                let ready = parser.set_language(&language).is_ok();
+                (parser, ready)
+            },
+            |(parser, ready), input| {
+                if *ready {
+                    parser.parse(source_of(input), None)
+                } else {
+                    None
+                }
+            },
+        )
+        .collect();
+    let mut findings = Vec::new();
+    let mut parsed = Vec::new();
+    for (input, tree) in inputs.iter().zip(trees) {
+        match tree {
+            Some(tree) => parsed.push((input, source_of(input), tree)),
+            None => findings.push(
+                finding("file-not-linted", "the Python parser gave up on this file")
+                    .in_file(&input.path)
+                    .fix("report this file to gpufeed"),
+            ),
+        }
+    }
+    let mut files: Vec<File<'_>> = parsed
+        .par_iter()
+        .map(|(input, src, tree)| {
+            let root = tree.root_node();
+            let mut file = File {
+                src,
+                root,
+                rel: &input.rel,
+                names: ast::Names::collect(root, src),
+                functions: ast::functions(root, src),
+                classes: ast::classes(root, src),
+                item_roots: Vec::new(),
+                map_args: Vec::new(),
+                training_loops: Vec::new(),
+                hits: Vec::new(),
+            };
+            tfdata::check(&mut file);
+            torch::check(&mut file);
+            file
+        })
+        .collect();
+    project::check(&mut files);
+    let paths = project::off_path(&files);
+    let placed: Vec<Vec<Finding>> = files
+        .par_iter_mut()
+        .enumerate()
+        .map(|(i, file)| {
+            let hits = std::mem::take(&mut file.hits);
+            place(file, i, &parsed[i].0.path, hits, &paths)
+        })
+        .collect();
+    findings.extend(placed.into_iter().flatten());
+    findings
+}
+
+/// The text tree-sitter parses: the input without a byte-order mark.
+fn source_of(input: &Input) -> &str {
+    input.text.strip_prefix('\u{feff}').unwrap_or(&input.text)
+}
+
+/// Findings from the hits of one file: dead code, broken regions, suppressions and
+/// duplicates dropped; findings off the training path lowered to info.
+fn place(
+    file: &File<'_>,
+    me: usize,
+    path: &Path,
+    hits: Vec<Hit>,
+    paths: &project::OffPath,
+) -> Vec<Finding> {
+    let (src, root) = (file.src, file.root);
+    let lines = LineIndex::new(src);
+    let dead = dead_ranges(root, src);
+    let broken = broken_ranges(root);
+    let (ignores, mut findings) = suppressions(root, src, path, &lines);
+    let mut placed = HashSet::new();
+    for hit in hits {
+        let inside =
+            |ranges: &[(usize, usize)]| ranges.iter().any(|&(s, e)| s <= hit.byte && hit.byte < e);
+        if inside(&dead) || inside(&broken) {
+            continue;
+        }
+        let (line, column) = lines.place(src, hit.byte);
+        if ignores.get(&line).is_some_and(|ids| ids.contains(hit.id)) {
+            continue;
+        }
+        if !placed.insert((hit.id, line)) {
+            continue;
+        }
+        let mut evidence = format!("`{}`", lines.line_text(src, line));
+        if let Some(context) = hit.context {
+            evidence.push_str("; ");
+            evidence.push_str(&context);
+        }
+        let mut f = finding(hit.id, &hit.specific)
+            .at(path, line, column)
+            .evidence(evidence)
+            .fix(hit.fix);
+        let why_not = paths
+            .why(me, hit.byte)
+            .or_else(|| hit.root.and_then(|(i, b)| paths.why(i, b)));
+        if let Some(why) = why_not
+            && f.severity > gpufeed_findings::Severity::Info
+        {
+            f.severity = gpufeed_findings::Severity::Info;
+            f.message
+                .push_str(&format!("; reported as info: {why}, not the training path"));
+        }
+        findings.push(f);
+    }
+    for f in syntax_errors(root, src, path, &lines) {
+        let silenced = f.line.is_some_and(|l| {
+            ignores
+                .get(&l)
+                .is_some_and(|ids| ids.contains("syntax-error"))
+        });
+        if !silenced {
+            findings.push(f);
+        }
+    }
+    findings
+}
+
+/// Byte offsets of line starts, for 1-based line and character columns.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        Self { starts }
+    }
+
+    /// 1-based line and character column of a byte offset.
+    fn place(&self, src: &str, byte: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= byte).max(1);
+        let start = self.starts[line - 1];
+        let column = src.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        (line, column)
+    }
+
+    /// Line `line` (1-based), trimmed and shortened for evidence.
+    fn line_text(&self, src: &str, line: usize) -> String {
+        let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        let end = self.starts.get(line).copied().unwrap_or(src.len());
+        let text = src.get(start..end).unwrap_or("").trim();
+        let mut out: String = text.chars().take(120).collect();
+        if text.chars().count() > 120 {
+            out.push_str("...");
+        }
+        out
+    }
+}
+
+/// Byte ranges of code that never runs.
+fn dead_ranges(root: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+    let mut dead = Vec::new();
+    ast::walk(root, &mut |n| {
+        match n.kind() {
+            "block" | "module" => {
+                let mut c = n.walk();
+                let stmts: Vec<_> = n
+                    .named_children(&mut c)
+                    .filter(|s| s.kind() != "comment")
+                    .collect();
+                if let Some(i) = stmts.iter().position(|s| {
+                    matches!(
+                        s.kind(),
+                        "return_statement"
+                            | "raise_statement"
+                            | "break_statement"
+                            | "continue_statement"
+                    )
+                }) && let (Some(first), Some(last)) = (stmts.get(i + 1), stmts.last())
+                {
+                    dead.push((first.start_byte(), last.end_byte()));
+                }
+            }
+            "if_statement" | "while_statement" => {
+                let cond = n.child_by_field_name("condition");
+                let is_false = cond.is_some_and(|c| ast::is_falsy_literal(c, src));
+                let is_true = cond.is_some_and(ast::is_true);
+                if is_false
+                    && let Some(body) = n
+                        .child_by_field_name("consequence")
+                        .or_else(|| n.child_by_field_name("body"))
+                {
+                    dead.push((body.start_byte(), body.end_byte()));
+                }
+                if is_true && n.kind() == "if_statement" {
+                    let mut c = n.walk();
+                    for alt in n.children_by_field_name("alternative", &mut c) {
+                        dead.push((alt.start_byte(), alt.end_byte()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    dead
+}
+
+/// Byte ranges of the regions the parser could not make sense of.
+fn broken_ranges(root: Node<'_>) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if !root.has_error() {
+        return out;
+    }
+    ast::walk(root, &mut |n| {
+        if n.is_error() {
+            out.push((n.start_byte(), n.end_byte()));
+            return false;
+        }
+        n.has_error()
+    });
+    out
+}
+
+/// One `syntax-error` per broken region or missing token, at most `MAX_SYNTAX_ERRORS`.
+fn syntax_errors(root: Node<'_>, src: &str, path: &Path, lines: &LineIndex) -> Vec<Finding> {
+    let mut errors: Vec<(usize, String)> = Vec::new();
+    if !root.has_error() {
+        return Vec::new();
+    }
+    ast::walk(root, &mut |n| {
+        if n.is_error() {
+            let snippet: String = ast::text(n, src)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(40)
+                .collect();
+            errors.push((
+                n.start_byte(),
+                format!("syntax error: unexpected `{snippet}`"),
+            ));
+            return false;
+        }
+        if n.is_missing() {
+            errors.push((
+                n.start_byte(),
+                format!("syntax error: missing `{}`", n.kind()),
+            ));
+            return false;
+        }
+        n.has_error()
+    });
+    let total = errors.len();
+    let mut out: Vec<Finding> = errors
+        .into_iter()
+        .take(MAX_SYNTAX_ERRORS as usize)
+        .map(|(byte, message)| {
+            let (line, column) = lines.place(src, byte);
+            finding("syntax-error", &message)
+                .at(path, line, column)
+                .evidence(format!("`{}`", lines.line_text(src, line)))
+                .fix("correct the syntax here; the rest of the file was linted")
+        })
+        .collect();
+    let shown = out.len();
+    if total > shown
+        && let Some(last) = out.last_mut()
+    {
+        last.message.push_str(&format!(
+            " ({} more syntax errors after this one)",
+            total - shown
+        ));
+    }
+    out
+}
+
+/// `# gpufeed: ignore[a, b]` comments: the ids silenced on each line, and a finding for
+/// each id that is not a lint rule.
+fn suppressions(
+    root: Node<'_>,
+    src: &str,
+    path: &Path,
+    lines: &LineIndex,
+) -> (HashMap<usize, HashSet<String>>, Vec<Finding>) {
+    let mut map: HashMap<usize, HashSet<String>> = HashMap::new();
+    let mut unknown = Vec::new();
+    ast::walk(root, &mut |n| {
+        if n.kind() != "comment" {
+            return true;
+        }
+        let comment = ast::text(n, src);
+        let Some(ids) = ignore_ids(comment) else {
+            return false;
+        };
+        let (line, column) = lines.place(src, n.start_byte());
+        for id in ids {
+            if !is_lint_rule(&id) {
+                unknown.push(
+                    finding(
+                        "ignore-unknown-rule",
+                        &format!("`# gpufeed: ignore[{id}]` names no lint rule"),
+                    )
+                    .at(path, line, column)
+                    .evidence(format!("`{}`", comment.trim()))
+                    .fix("use an id from `gpufeed lint` output (see `gpufeed lint --help`)"),
+                );
+            }
+            map.entry(line).or_default().insert(id);
+        }
+        false
+    });
+    (map, unknown)
+}
+
+/// The ids of a `gpufeed: ignore[...]` comment (spaces allowed around the colon).
+fn ignore_ids(comment: &str) -> Option<Vec<String>> {
+    let at = comment.find("gpufeed")?;
+    let rest = comment[at + "gpufeed".len()..].trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix("ignore")?.trim_start();
+    let rest = rest.strip_prefix('[')?;
+    let end = rest.find(']')?;
+    Some(
+        rest[..end]
+            .split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
+}
+
+/// The reason of an I/O error. Metadata comes from `std::fs` (its message is the operating
+/// system's, without a path, since ours names it); reads go through fs-err, whose message
+/// names the file and the operation.
+fn innermost(error: &std::io::Error) -> String {
+    error.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crate docs are the reference of its rules: every one registered for it is there.
+    #[test]
+    fn crate_docs_list_every_rule_of_lint() {
+        use gpufeed_findings::{Origin, rules::missing_from_docs};
+        let missing = missing_from_docs(include_str!("lib.rs"), |o| o == Origin::Lint);
+        assert_eq!(missing, Some(Vec::new()), "lib.rs docs miss these rules");
+    }
+
+    pub(super) fn ids(src: &str) -> Vec<(&'static str, usize)> {
+        let mut v: Vec<_> = lint_source(src, Path::new("t.py"))
+            .into_iter()
+            .map(|f| (f.id, f.line.unwrap_or(0)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn a_device_is_read_no_further_than_the_cap() {
+        let zero = Path::new("/dev/zero");
+        if !zero.exists() {
+            return;
+        }
+        let findings = lint_file(zero);
+        let [f] = findings.as_slice() else {
+            panic!("{findings:?}");
+        };
+        assert_eq!(f.id, "file-not-linted");
+        assert!(f.message.contains("larger than 10 MiB"), "{}", f.message);
+    }
+
+    #[test]
+    fn ignore_comment_forms() {
+        assert_eq!(
+            ignore_ids("# gpufeed: ignore[a, b]"),
+            Some(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(ignore_ids("#gpufeed:ignore[a]"), Some(vec!["a".into()]));
+        assert_eq!(ignore_ids("# gpufeed ignore a"), None);
+        assert_eq!(ignore_ids("# noqa"), None);
+    }
+
+    #[test]
+    fn suppression_and_unknown_ids() {
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1)  # gpufeed: ignore[sleep-in-loop]\n";
+        assert_eq!(ids(src), vec![]);
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1)  # gpufeed: ignore[sleep]\n";
+        assert_eq!(
+            ids(src),
+            vec![("ignore-unknown-rule", 4), ("sleep-in-loop", 4)]
+        );
+        // A string that looks like the comment silences nothing.
+        let src = "import time\nfor b in loader:\n    loss.backward()\n    time.sleep(1); s = '# gpufeed: ignore[sleep-in-loop]'\n";
+        assert_eq!(ids(src), vec![("sleep-in-loop", 4)]);
+    }
+
+    #[test]
+    fn dead_code_and_strings_never_trigger() {
+        let src = "\
+import time
+def f():
+    return 1
+    time.sleep(1)
+for b in loader:
+    loss.backward()
+    if False:
+        time.sleep(1)
+    if 0:
+        print(loss.item())
+    '''time.sleep(1) in a docstring'''
+    # time.sleep(1)
+    continue
+    time.sleep(2)
+";
+        assert_eq!(ids(src), vec![]);
+    }
+
+    #[test]
+    fn syntax_errors_are_reported_and_the_rest_linted() {
+        let src = "\
+import time
+x = = 1
+def broken(:
+    pass
+for b in loader:
+    loss.backward()
+    time.sleep(1)
+";
+        assert_eq!(
+            ids(src),
+            vec![
+                ("sleep-in-loop", 7),
+                ("syntax-error", 2),
+                ("syntax-error", 3)
+            ]
+        );
+        // An unclosed bracket swallows the rest of the file (Python too says the bracket
+        // "was never closed"): one error, and nothing inside it is reported.
+        let src =
+            "import time\nx = (1 +\nfor b in loader:\n    loss.backward()\n    time.sleep(1)\n";
+        assert_eq!(ids(src), vec![("syntax-error", 2)]);
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let src = "import time\nfor é in loader:\n    loss.backward(); é = 'é'; time.sleep(1)\n";
+        let f = lint_source(src, Path::new("t.py"));
+        assert_eq!((f[0].line, f[0].column), (Some(3), Some(31)));
+    }
+
+    #[test]
+    fn bom_is_skipped() {
+        let src = "\u{feff}import time\nfor b in l:\n    loss.backward()\n    time.sleep(1)\n";
+        assert_eq!(ids(src), vec![("sleep-in-loop", 4)]);
+    }
+}

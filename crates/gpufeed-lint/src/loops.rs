@@ -1,0 +1,390 @@
+//! Training-loop rules: `host-sync-in-loop`, `cuda-sync-in-loop`, `sleep-in-loop`.
+//!
+//! A training loop is the innermost `for`/`while` whose own body (not a nested loop's,
+//! function's or class's) makes a step: `.backward()`, `optimizer.step()`,
+//! `.apply_gradients()`, `tape.gradient()`, `.minimize()`, `train_on_batch()` or a call of
+//! a `*train_step*` function. The rules then look at the whole loop body (nested blocks and
+//! loops included: they run at least once per step), except code under an `if` whose
+//! condition uses `%`, which runs every N steps (`if step % 100 == 0: print(loss.item())`
+//! is the recommended way to log).
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use super::ast::{self, text};
+
+/// The call that makes a loop a training loop, if this is one.
+pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
+    let method = ast::method(call, src);
+    let receiver = ast::receiver(call).map(|r| text(r, src).to_ascii_lowercase());
+    let recv = receiver.as_deref().unwrap_or("");
+    match method {
+        Some("backward" | "apply_gradients" | "minimize" | "train_on_batch") => return true,
+        Some("step") => {
+            return (recv.contains("opt") || recv.contains("scaler")) && !recv.contains("sched");
+        }
+        Some("gradient") => return recv.contains("tape"),
+        _ => {}
+    }
+    names.callee(call, src).is_some_and(|n| {
+        let last = n.rsplit('.').next().unwrap_or(&n).to_ascii_lowercase();
+        last.contains("train_step") || last.contains("training_step")
+    })
+}
+
+/// Calls in a loop's own body: not in nested loops, functions, classes or lambdas.
+pub(super) fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) || matches!(n.kind(), "for_statement" | "while_statement") {
+            return false;
+        }
+        if n.kind() == "call" {
+            out.push(n);
+        }
+        true
+    });
+    out
+}
+
+/// Adds the targets of `for k, v in x.items()` (also `.values()`, and comprehensions)
+/// when `x` holds tensors: the step's loss dict, iterated.
+fn iterated_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) && n.id() != body.id() {
+            return false;
+        }
+        if matches!(n.kind(), "for_statement" | "for_in_clause")
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+        {
+            let source = if right.kind() == "call"
+                && matches!(ast::method(right, src), Some("items" | "values"))
+            {
+                ast::receiver(right)
+            } else {
+                Some(right)
+            };
+            if source.is_some_and(|x| tensor_like(x, src, names)) {
+                let mut targets = Vec::new();
+                ast::walk(left, &mut |t| {
+                    if t.kind() == "identifier" {
+                        targets.push(text(t, src).to_owned());
+                    }
+                    true
+                });
+                // `for k, v in d.items()`: the value, not the key.
+                let skip =
+                    usize::from(right.kind() == "call" && ast::method(right, src) == Some("items"));
+                names.extend(targets.into_iter().skip(skip));
+            }
+        }
+        true
+    });
+}
+
+/// Names that hold tensors in this loop: receivers of `.backward()`, names like a loss or
+/// an output, and targets assigned from a call of a model, net, criterion or loss.
+pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) {
+            return false;
+        }
+        match n.kind() {
+            "call" if ast::method(n, src) == Some("backward") => {
+                if let Some(r) = ast::receiver(n) {
+                    names.insert(text(r, src).to_owned());
+                }
+            }
+            "assignment" => {
+                let from_model = n.child_by_field_name("right").is_some_and(|r| {
+                    r.kind() == "call"
+                        && r.child_by_field_name("function").is_some_and(|f| {
+                            let f = text(f, src).to_ascii_lowercase();
+                            let last = f.rsplit('.').next().unwrap_or(&f);
+                            ["model", "net", "criterion", "loss", "forward", "step"]
+                                .iter()
+                                .any(|k| last.contains(k))
+                        })
+                });
+                if from_model && let Some(left) = n.child_by_field_name("left") {
+                    ast::walk(left, &mut |t| {
+                        if t.kind() == "identifier" {
+                            names.insert(text(t, src).to_owned());
+                        }
+                        true
+                    });
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    iterated_tensors(body, src, &mut names);
+    names
+}
+
+pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    let mut root = node;
+    while matches!(root.kind(), "attribute" | "subscript") {
+        match root
+            .child_by_field_name("object")
+            .or_else(|| root.child_by_field_name("value"))
+        {
+            Some(inner) => root = inner,
+            None => break,
+        }
+    }
+    if !matches!(root.kind(), "identifier") && !matches!(node.kind(), "attribute") {
+        return false;
+    }
+    let whole = text(node, src);
+    let name = text(root, src).to_ascii_lowercase();
+    names.contains(whole)
+        || names.contains(text(root, src))
+        || ["loss", "logit", "pred", "output"]
+            .iter()
+            .any(|k| name.contains(k))
+}
+
+/// True for an `if` that runs every N steps (`%` in its condition).
+fn periodic(node: Node<'_>, src: &str) -> bool {
+    node.child_by_field_name("condition").is_some_and(|c| {
+        let mut found = false;
+        ast::walk(c, &mut |n| {
+            if n.kind() == "binary_operator"
+                && n.child_by_field_name("operator")
+                    .is_some_and(|o| text(o, src) == "%")
+            {
+                found = true;
+            }
+            !found
+        });
+        found
+    })
+}
+
+/// Calls of a loop body (or a function body reached from it) in source order: not inside
+/// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
+/// N steps (its `elif`/`else` run on the other steps and count).
+pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<Node<'t>> {
+    per_step_calls_within(body, src, 0)
+}
+
+fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<'t>> {
+    let mut calls = Vec::new();
+    ast::walk(body, &mut |n| {
+        if n.id() != body.id() && ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "if_statement" && periodic(n, src) {
+            // Bounded: generated code can nest `if`s thousands deep.
+            if depth < gpufeed_findings::constants::MAX_NESTING {
+                let mut c = n.walk();
+                for alt in n.children_by_field_name("alternative", &mut c) {
+                    calls.extend(per_step_calls_within(alt, src, depth + 1));
+                }
+            }
+            return false;
+        }
+        if n.kind() == "call" {
+            calls.push(n);
+        }
+        true
+    });
+    calls
+}
+
+/// A per-step sync a call makes.
+pub(super) struct Sync {
+    pub(super) id: &'static str,
+    /// The call, short (`.item()`, `float(...)`).
+    pub(super) what: String,
+    /// What it does, after "`what` ... ".
+    pub(super) does: &'static str,
+    pub(super) fix: &'static str,
+}
+
+const HOST_FIX: &str = "keep the value on the device (`total += loss.detach()`) and read it every \
+                        N steps (`if step % 100 == 0: print(total.item() / 100)`)";
+
+/// The sync `call` makes every step, if any; `tensors` are the names that hold tensors.
+pub(super) fn sync(
+    names: &ast::Names,
+    call: Node<'_>,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> Option<Sync> {
+    let name = names.callee(call, src).unwrap_or_default();
+    let method = ast::method(call, src);
+    let nargs = ast::arg_count(call);
+    let host = |what: String| Sync {
+        id: "host-sync-in-loop",
+        what,
+        does: "copies a tensor to the host",
+        fix: HOST_FIX,
+    };
+    match method {
+        Some(m @ ("item" | "numpy" | "cpu")) if nargs == 0 => return Some(host(format!(".{m}()"))),
+        Some("tolist")
+            if nargs == 0 && ast::receiver(call).is_some_and(|r| tensor_like(r, src, tensors)) =>
+        {
+            return Some(host(".tolist()".to_owned()));
+        }
+        _ => {}
+    }
+    match name.as_str() {
+        "float" | "int"
+            if ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors)) =>
+        {
+            Some(host(format!("{name}(...)")))
+        }
+        "print" if prints_tensor(call, src, tensors) => Some(host("print(...)".to_owned())),
+        "torch.cuda.synchronize" | "torch.cuda.empty_cache" => Some(Sync {
+            id: "cuda-sync-in-loop",
+            what: format!("{}()", name.trim_start_matches("torch.")),
+            does: "drains the GPU queue or re-allocates memory",
+            fix: "delete it; synchronize only around timing code, every N steps",
+        }),
+        "time.sleep" => Some(Sync {
+            id: "sleep-in-loop",
+            what: "time.sleep(...)".to_owned(),
+            does: "idles the GPU for the sleep",
+            fix: "delete the sleep",
+        }),
+        _ => None,
+    }
+}
+
+/// `print(loss)`, `print("loss", out.mean())`, `print(f"{loss:.3f}")`.
+fn prints_tensor(call: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    let mut c = args.walk();
+    let kids: Vec<_> = args.named_children(&mut c).collect();
+    kids.into_iter().any(|arg| {
+        if arg.kind() == "keyword_argument" {
+            return false;
+        }
+        if tensor_like(arg, src, tensors) {
+            return true;
+        }
+        let mut found = false;
+        if arg.kind() == "string" {
+            ast::walk(arg, &mut |n| {
+                if n.kind() == "interpolation"
+                    && let Some(e) = n.child_by_field_name("expression")
+                {
+                    found |= tensor_like(e, src, tensors);
+                }
+                !found
+            });
+        }
+        found
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ids;
+
+    #[test]
+    fn host_syncs() {
+        let bad = "\
+import torch
+for epoch in range(10):
+    for x, y in loader:
+        out = model(x)
+        loss = criterion(out, y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+        acc = (out.argmax(1) == y).float().mean().cpu()
+        print(f'loss {loss:.3f}')
+        lr = float(loss)
+        p = out.tolist()
+";
+        assert_eq!(
+            ids(bad),
+            vec![
+                ("host-sync-in-loop", 8),
+                ("host-sync-in-loop", 9),
+                ("host-sync-in-loop", 10),
+                ("host-sync-in-loop", 11),
+                ("host-sync-in-loop", 12),
+            ]
+        );
+        let good = "\
+import torch
+for epoch in range(10):
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        total += loss.detach()
+        if step % 100 == 0:
+            print(total.item() / 100)
+        n = float(step)
+        print('step', step)
+    print(total.item())  # once per epoch
+for p in paths:
+    print(p.numpy())  # not a training loop
+";
+        assert_eq!(ids(good), vec![]);
+    }
+
+    #[test]
+    fn tf_custom_loop() {
+        let bad = "\
+import tensorflow as tf
+for x, y in ds:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    history.append(loss.numpy())
+";
+        assert_eq!(ids(bad), vec![("host-sync-in-loop", 7)]);
+    }
+
+    #[test]
+    fn cuda_sync_and_sleep() {
+        let bad = "\
+import time
+import torch
+from time import sleep
+while True:
+    batch = next(it)
+    train_step(batch)
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    sleep(0.01)
+";
+        assert_eq!(
+            ids(bad),
+            vec![
+                ("cuda-sync-in-loop", 7),
+                ("cuda-sync-in-loop", 8),
+                ("sleep-in-loop", 9)
+            ]
+        );
+        let good = "\
+import time
+import torch
+torch.cuda.synchronize()
+for i in range(3):
+    time.sleep(1)  # a retry loop, not training
+for b in loader:
+    train_step(b)
+    if b.idx % 50 == 0:
+        torch.cuda.synchronize()
+";
+        assert_eq!(ids(good), vec![]);
+    }
+}

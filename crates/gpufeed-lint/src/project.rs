@@ -1,0 +1,1129 @@
+//! The rules that follow calls across the linted files: a training loop into the project's
+//! functions it calls (per-step host syncs, and the first one of each step), and
+//! `__getitem__`, `collate_fn`s and functions passed to `Dataset.map` into theirs (per-item
+//! decoding and features; `decode-per-item-few-workers` where such a dataset meets a
+//! `DataLoader` with 0 or 1 workers). Evidence shows the call chain
+//! (`train.py:120 train_step -> utils.py:48 log_losses -> utils.py:61 .item()`).
+//!
+//! Calls resolve to the project's functions through the file's own definitions, its
+//! imports (`from .logs import log_losses`, `import utils`; a module is found by its dotted
+//! path inside the linted folder, or by a unique suffix of it), `self.method` in the
+//! enclosing class and its bases, and otherwise a method name defined once in the whole
+//! project (`trainer.train_step(...)`). Calls on imported libraries are never followed.
+//! Depth and breadth are bounded by `MAX_CALL_DEPTH`, `MAX_FUNCTIONS_PER_ROOT` and
+//! `MAX_PROJECT_FILES` (the constants table), so cycles and 400-file repositories stay fast.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path};
+use std::sync::{Mutex, PoisonError};
+
+use rayon::prelude::*;
+use tree_sitter::Node;
+
+use super::ast::{self, text};
+use super::signatures as sig;
+use super::{File, Hit, decode, loops, tfdata, torch};
+use gpufeed_findings::constants::{MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES};
+
+/// A function of the project: the file it is in and its definition.
+#[derive(Debug, Clone, Copy)]
+struct Func<'t> {
+    file: usize,
+    def: Node<'t>,
+}
+
+struct Project<'a, 't> {
+    files: &'a [File<'t>],
+    /// Dotted module path and each of its suffixes -> the files with it.
+    modules: HashMap<String, Vec<usize>>,
+    /// Function name -> its definitions anywhere in the project.
+    by_name: HashMap<String, Vec<Func<'t>>>,
+    /// Per file: the project's files it imports from.
+    imported: Vec<HashSet<usize>>,
+    /// Per file: names bound to a feature transform object (`to_mel`, `self.mel_fn`) ->
+    /// the constructor (`torchaudio.transforms.MelSpectrogram`).
+    transforms: Vec<HashMap<String, String>>,
+    /// Per file: its `DataLoader(...)` calls.
+    loaders: Vec<Vec<Node<'t>>>,
+    /// The heavy calls found from each per-item function, by (file, definition id). Roots
+    /// are followed on several threads; two that reach one function at once both compute
+    /// it (the same result), which is cheaper than holding the lock while walking.
+    heavy_memo: Mutex<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
+    /// False over `MAX_PROJECT_FILES`: each file on its own.
+    cross: bool,
+}
+
+/// Where a walk from one root has been.
+struct Walk {
+    visited: HashSet<(usize, usize)>,
+    budget: u64,
+}
+
+impl Walk {
+    fn new() -> Self {
+        Self {
+            visited: HashSet::new(),
+            budget: MAX_FUNCTIONS_PER_ROOT,
+        }
+    }
+
+    /// True the first time a function is entered, within the budget.
+    fn enter(&mut self, f: Func<'_>) -> bool {
+        if self.budget == 0 || !self.visited.insert((f.file, f.def.id())) {
+            return false;
+        }
+        self.budget -= 1;
+        true
+    }
+}
+
+/// A host sync, cuda sync or sleep reached from a training loop.
+struct Found<'t> {
+    file: usize,
+    node: Node<'t>,
+    sync: loops::Sync,
+    /// The links from the loop to the call (empty when it is in the loop's own body).
+    chain: Vec<String>,
+}
+
+/// Heavy per-item work reached from a per-item function.
+#[derive(Clone)]
+struct Heavy<'t> {
+    file: usize,
+    node: Node<'t>,
+    name: String,
+    chain: Vec<String>,
+}
+
+/// Runs the cross-file rules, adding hits to the files they point into.
+pub(super) fn check(files: &mut [File<'_>]) {
+    let mut hits: Vec<(usize, Hit)> = Vec::new();
+    let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
+    {
+        let p = Project::new(files);
+        // Each file's loops on their own thread; the hits keep the files' order.
+        let per_file: Vec<_> = (0..files.len())
+            .into_par_iter()
+            .map(|fi| {
+                let mut ranges = Vec::new();
+                let mut found = Vec::new();
+                for (lp, step) in p.training_loops(fi) {
+                    ranges.push((fi, (lp.start_byte(), lp.end_byte())));
+                    p.loop_syncs(fi, lp, step, &mut found);
+                }
+                (ranges, found)
+            })
+            .collect();
+        for (ranges, found) in per_file {
+            loops_found.extend(ranges);
+            hits.extend(found);
+        }
+        p.per_item(&mut hits);
+        p.few_workers(&mut hits);
+    }
+    for (fi, range) in loops_found {
+        if let Some(f) = files.get_mut(fi) {
+            f.training_loops.push(range);
+        }
+    }
+    let mut seen = HashSet::new();
+    for (fi, hit) in hits {
+        if seen.insert((fi, hit.id, hit.byte))
+            && let Some(f) = files.get_mut(fi)
+        {
+            f.hits.push(hit);
+        }
+    }
+}
+
+/// `lib/trainer.py` -> `lib.trainer`; `pkg/__init__.py` -> `pkg`.
+fn module_path(rel: &Path) -> String {
+    let mut parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        if let Some(stem) = last.strip_suffix(".py") {
+            *last = stem.to_owned();
+        }
+        if last == "__init__" {
+            parts.pop();
+        }
+    }
+    parts.join(".")
+}
+
+impl<'a, 't> Project<'a, 't> {
+    fn new(files: &'a [File<'t>]) -> Self {
+        let cross = files.len() as u64 <= MAX_PROJECT_FILES;
+        let mut modules: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_name: HashMap<String, Vec<Func<'t>>> = HashMap::new();
+        for (i, f) in files.iter().enumerate() {
+            let path = module_path(f.rel);
+            let parts: Vec<&str> = path.split('.').collect();
+            for start in 0..parts.len() {
+                modules.entry(parts[start..].join(".")).or_default().push(i);
+            }
+            for (name, defs) in &f.functions {
+                by_name
+                    .entry(name.clone())
+                    .or_default()
+                    .extend(defs.iter().map(|&def| Func { file: i, def }));
+            }
+        }
+        let mut p = Self {
+            files,
+            modules,
+            by_name,
+            imported: Vec::new(),
+            transforms: files.par_iter().map(transform_objects).collect(),
+            loaders: files.par_iter().map(loaders).collect(),
+            heavy_memo: Mutex::new(HashMap::new()),
+            cross,
+        };
+        p.imported = files
+            .iter()
+            .map(|f| {
+                f.names
+                    .targets()
+                    .filter_map(|t| {
+                        let t = t.trim_start_matches('.');
+                        p.module(t)
+                            .or_else(|| t.rsplit_once('.').and_then(|(m, _)| p.module(m)))
+                    })
+                    .collect()
+            })
+            .collect();
+        p
+    }
+
+    fn src(&self, fi: usize) -> &'t str {
+        self.files[fi].src
+    }
+
+    /// `train.py:11 trainer.train_step`: a link of a call chain.
+    fn link(&self, fi: usize, call: Node<'_>) -> String {
+        let function = call.child_by_field_name("function").unwrap_or(call);
+        let name: String = text(function, self.src(fi)).chars().take(60).collect();
+        format!(
+            "{}:{} {name}",
+            self.files[fi].rel.display(),
+            call.start_position().row + 1
+        )
+    }
+
+    /// The file of a dotted module (`lib.logs`, `.logs`), when one file has that path or
+    /// that suffix of its path.
+    fn module(&self, dotted: &str) -> Option<usize> {
+        match self.modules.get(dotted.trim_start_matches('.'))?.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// Functions and classes named by a dotted name that went through an import
+    /// (`lib.logs.log_losses`, `lib.data.Speech.load`).
+    fn qualified(&self, dotted: &str) -> (Vec<Func<'t>>, Option<(usize, Node<'t>)>) {
+        if !self.cross {
+            return (Vec::new(), None);
+        }
+        let parts: Vec<&str> = dotted.trim_start_matches('.').split('.').collect();
+        for cut in (1..parts.len()).rev() {
+            let Some(fi) = self.module(&parts[..cut].join(".")) else {
+                continue;
+            };
+            let f = &self.files[fi];
+            return match &parts[cut..] {
+                [name] => {
+                    if let Some(class) = f.classes.get(*name).and_then(|c| c.first()) {
+                        return (Vec::new(), Some((fi, *class)));
+                    }
+                    let funcs = f
+                        .functions
+                        .get(*name)
+                        .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                        .unwrap_or_default();
+                    (funcs, None)
+                }
+                [class, method] => {
+                    let funcs = f
+                        .classes
+                        .get(*class)
+                        .and_then(|c| c.first())
+                        .map(|&c| self.method_of(fi, c, method, 0))
+                        .unwrap_or_default();
+                    (funcs, None)
+                }
+                _ => (Vec::new(), None),
+            };
+        }
+        (Vec::new(), None)
+    }
+
+    /// The class a name means in file `fi` (`Speech`, `data.Speech`).
+    fn class_named(&self, fi: usize, dotted: &str) -> Option<(usize, Node<'t>)> {
+        let f = &self.files[fi];
+        if !dotted.contains('.')
+            && let Some(c) = f.classes.get(dotted).and_then(|c| c.first())
+        {
+            return Some((fi, *c));
+        }
+        let head = dotted.split('.').next().unwrap_or(dotted);
+        if f.names.imports(head) {
+            return self.qualified(&f.names.resolve(dotted)).1;
+        }
+        None
+    }
+
+    /// Methods `name` of `class` or, when it has none, of its bases (3 levels).
+    fn method_of(&self, fi: usize, class: Node<'t>, name: &str, depth: u32) -> Vec<Func<'t>> {
+        let src = self.src(fi);
+        let own: Vec<_> = ast::methods(class, name, src)
+            .into_iter()
+            .map(|def| Func { file: fi, def })
+            .collect();
+        if !own.is_empty() || depth >= 3 {
+            return own;
+        }
+        let Some(bases) = class.child_by_field_name("superclasses") else {
+            return own;
+        };
+        let mut c = bases.walk();
+        let bases: Vec<_> = bases.named_children(&mut c).collect();
+        for base in bases {
+            if let Some(d) = ast::dotted(base, src)
+                && let Some((bf, bc)) = self.class_named(fi, &d)
+            {
+                let found = self.method_of(bf, bc, name, depth + 1);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        own
+    }
+
+    /// A function name defined once in the project, or once among the files that file
+    /// `fi` imports from (dunder methods excepted).
+    fn unique(&self, fi: usize, name: &str) -> Vec<Func<'t>> {
+        if !self.cross || name.starts_with("__") {
+            return Vec::new();
+        }
+        let Some(all) = self.by_name.get(name) else {
+            return Vec::new();
+        };
+        if let [one] = all.as_slice() {
+            return vec![*one];
+        }
+        let near: Vec<_> = all
+            .iter()
+            .filter(|f| self.imported[fi].contains(&f.file))
+            .copied()
+            .collect();
+        if near.len() == 1 { near } else { Vec::new() }
+    }
+
+    /// The project's functions a call may run.
+    fn callees(&self, fi: usize, call: Node<'t>) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let Some(raw) = call
+            .child_by_field_name("function")
+            .and_then(|n| ast::dotted(n, src))
+        else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = raw.split('.').collect();
+        let head = parts[0];
+        let last = parts[parts.len() - 1];
+        let local = |name: &str| -> Vec<Func<'t>> {
+            f.functions
+                .get(name)
+                .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                .unwrap_or_default()
+        };
+        if f.names.imports(head) {
+            return self.qualified(&f.names.resolve(&raw)).0;
+        }
+        if parts.len() == 1 {
+            if let Some((cf, class)) = self.class_named(fi, &raw) {
+                // A constructor: `__init__` runs once per object, rarely per step.
+                let _ = (cf, class);
+                return Vec::new();
+            }
+            return local(&raw);
+        }
+        if matches!(head, "self" | "cls") && parts.len() == 2 {
+            if let Some(class) = ast::enclosing(call, "class_definition") {
+                let found = self.method_of(fi, class, last, 0);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+            let found = local(last);
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        self.unique(fi, last)
+    }
+
+    /// The body to walk of a function or lambda.
+    fn body(def: Node<'t>) -> Node<'t> {
+        def.child_by_field_name("body").unwrap_or(def)
+    }
+
+    // ---- training loops and their per-step syncs ----
+
+    /// The training loops of file `fi`, each with the call that makes it one.
+    fn training_loops(&self, fi: usize) -> Vec<(Node<'t>, Node<'t>)> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let mut all = Vec::new();
+        ast::walk(f.root, &mut |n| {
+            if matches!(n.kind(), "for_statement" | "while_statement") {
+                all.push(n);
+            }
+            true
+        });
+        let mut out = Vec::new();
+        for lp in all {
+            let Some(body) = lp.child_by_field_name("body") else {
+                continue;
+            };
+            let own = loops::own_calls(body);
+            if let Some(step) = own
+                .iter()
+                .copied()
+                .find(|c| loops::step_call(*c, src, &f.names))
+            {
+                out.push((lp, step));
+                continue;
+            }
+            // A loop over a loader whose calls reach a train step in the project.
+            if lp.kind() == "for_statement" && iterates_data(lp, src) {
+                let mut walk = Walk::new();
+                if let Some(step) = own
+                    .iter()
+                    .copied()
+                    .find(|c| self.reaches_step(fi, *c, 0, &mut walk))
+                {
+                    out.push((lp, step));
+                }
+            }
+        }
+        out
+    }
+
+    /// True when `call` runs a function of the project that steps an optimizer.
+    fn reaches_step(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk) -> bool {
+        if depth >= MAX_CALL_DEPTH {
+            return false;
+        }
+        for target in self.callees(fi, call) {
+            if !walk.enter(target) {
+                continue;
+            }
+            let tf = &self.files[target.file];
+            let calls = ast::calls_in(Self::body(target.def));
+            if calls
+                .iter()
+                .any(|c| loops::step_call(*c, tf.src, &tf.names))
+                || calls
+                    .iter()
+                    .any(|c| self.reaches_step(target.file, *c, depth + 1, walk))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Every per-step sync of one training loop, through the project's functions; the
+    /// first host sync of the step is named as such.
+    fn loop_syncs(&self, fi: usize, lp: Node<'t>, step: Node<'t>, hits: &mut Vec<(usize, Hit)>) {
+        let Some(body) = lp.child_by_field_name("body") else {
+            return;
+        };
+        let src = self.src(fi);
+        let tensors = loops::tensor_names(body, src);
+        let mut found = Vec::new();
+        let mut walk = Walk::new();
+        self.syncs_in(fi, body, &tensors, &[], 0, &mut walk, &mut found);
+        let rel = self.files[fi].rel.display();
+        let loop_line = lp.start_position().row + 1;
+        let step_text: String = text(step, src)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        let mut first_done = false;
+        for item in found {
+            let first =
+                !first_done && matches!(item.sync.id, "host-sync-in-loop" | "cuda-sync-in-loop");
+            first_done |= first;
+            let what = &item.sync.what;
+            let mut specific = if item.chain.is_empty() {
+                format!(
+                    "`{what}` in the training loop {} every step",
+                    item.sync.does
+                )
+            } else {
+                format!(
+                    "`{what}` runs every step of the training loop at {rel}:{loop_line} (through \
+                     {} call{}) and {}",
+                    item.chain.len(),
+                    if item.chain.len() == 1 { "" } else { "s" },
+                    item.sync.does
+                )
+            };
+            if first {
+                specific.push_str(
+                    " (the first host sync of each step: the GPU queue drains here, so the syncs \
+                     after it in the same step cost less; remove this one first)",
+                );
+            }
+            let context = if item.chain.is_empty() {
+                format!("in the training loop at line {loop_line} (it calls `{step_text}`)")
+            } else {
+                let mut chain = item.chain.clone();
+                chain.push(format!(
+                    "{}:{} {what}",
+                    self.files[item.file].rel.display(),
+                    item.node.start_position().row + 1
+                ));
+                format!(
+                    "called every step of the training loop at {rel}:{loop_line}: {}",
+                    chain.join(" -> ")
+                )
+            };
+            let root = (!item.chain.is_empty()).then_some((fi, lp.start_byte()));
+            hits.push((
+                item.file,
+                Hit {
+                    id: item.sync.id,
+                    byte: item.node.start_byte(),
+                    specific,
+                    context: Some(context),
+                    fix: item.sync.fix.to_owned(),
+                    root,
+                },
+            ));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)] // one recursive walk's state
+    fn syncs_in(
+        &self,
+        fi: usize,
+        body: Node<'t>,
+        tensors: &HashSet<String>,
+        chain: &[String],
+        depth: u64,
+        walk: &mut Walk,
+        out: &mut Vec<Found<'t>>,
+    ) {
+        let f = &self.files[fi];
+        for call in loops::per_step_calls(body, f.src) {
+            if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
+                out.push(Found {
+                    file: fi,
+                    node: call,
+                    sync,
+                    chain: chain.to_vec(),
+                });
+                continue;
+            }
+            if depth >= MAX_CALL_DEPTH {
+                continue;
+            }
+            for target in self.callees(fi, call) {
+                if !walk.enter(target) {
+                    continue;
+                }
+                let inner = Self::body(target.def);
+                let tsrc = self.src(target.file);
+                let mut names = self.bind(fi, call, tensors, target);
+                names.extend(loops::tensor_names(inner, tsrc));
+                let mut next = chain.to_vec();
+                next.push(self.link(fi, call));
+                self.syncs_in(target.file, inner, &names, &next, depth + 1, walk, out);
+            }
+        }
+    }
+
+    /// The parameters of `target` that receive a tensor at this call.
+    fn bind(
+        &self,
+        fi: usize,
+        call: Node<'t>,
+        tensors: &HashSet<String>,
+        target: Func<'t>,
+    ) -> HashSet<String> {
+        let src = self.src(fi);
+        let tsrc = self.src(target.file);
+        let mut out = HashSet::new();
+        let Some(params) = target.def.child_by_field_name("parameters") else {
+            return out;
+        };
+        let mut c = params.walk();
+        let mut names: Vec<&str> = params
+            .named_children(&mut c)
+            .filter_map(|p| match p.kind() {
+                "identifier" => Some(text(p, tsrc)),
+                "default_parameter" | "typed_parameter" | "typed_default_parameter" => p
+                    .child_by_field_name("name")
+                    .or_else(|| p.named_child(0))
+                    .map(|n| text(n, tsrc)),
+                _ => None,
+            })
+            .collect();
+        if names.first().is_some_and(|n| matches!(*n, "self" | "cls")) {
+            names.remove(0);
+        }
+        let Some(args) = call.child_by_field_name("arguments") else {
+            return out;
+        };
+        let mut c = args.walk();
+        let mut at = 0;
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "keyword_argument" => {
+                    if let (Some(k), Some(v)) = (
+                        a.child_by_field_name("name"),
+                        a.child_by_field_name("value"),
+                    ) && loops::tensor_like(v, src, tensors)
+                    {
+                        out.insert(text(k, src).to_owned());
+                    }
+                }
+                "comment" => {}
+                "list_splat" | "dictionary_splat" => break,
+                _ => {
+                    if loops::tensor_like(a, src, tensors)
+                        && let Some(n) = names.get(at)
+                    {
+                        out.insert((*n).to_owned());
+                    }
+                    at += 1;
+                }
+            }
+        }
+        out
+    }
+
+    // ---- per-item work ----
+
+    /// The functions run once per item, with what they are: every `__getitem__`, the
+    /// `__call__` of `*Collate*` classes, functions given as a `collate_fn`, and functions
+    /// passed to `Dataset.map`.
+    fn item_roots(&self) -> Vec<(Func<'t>, String)> {
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let src = f.src;
+            let rel = f.rel.display();
+            for def in f.functions.get("__getitem__").into_iter().flatten() {
+                let class = ast::enclosing(*def, "class_definition")
+                    .and_then(|c| c.child_by_field_name("name"))
+                    .map_or("?", |n| text(n, src));
+                out.push((
+                    Func {
+                        file: fi,
+                        def: *def,
+                    },
+                    format!(
+                        "called for every item (`{class}.__getitem__`, {rel}:{})",
+                        def.start_position().row + 1
+                    ),
+                ));
+            }
+            for (name, classes) in &f.classes {
+                if !name.to_ascii_lowercase().contains("collat") {
+                    continue;
+                }
+                for class in classes {
+                    for def in ast::methods(*class, "__call__", src) {
+                        out.push((
+                            Func { file: fi, def },
+                            format!(
+                                "that collates every batch (`{name}.__call__`, {rel}:{})",
+                                def.start_position().row + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+            for (def, context) in &f.item_roots {
+                out.push((
+                    Func {
+                        file: fi,
+                        def: *def,
+                    },
+                    context.clone(),
+                ));
+            }
+            for (arg, context) in &f.map_args {
+                for def in self.functions_of(fi, *arg) {
+                    out.push((def, context.clone()));
+                }
+            }
+            for &loader in &self.loaders[fi] {
+                if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
+                    for def in self.functions_of(fi, arg) {
+                        out.push((
+                            def,
+                            format!(
+                                "given as `collate_fn` at {rel}:{}, run for every batch",
+                                loader.start_position().row + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The functions an argument names: a function, a lambda, or an object of a class
+    /// (its `__call__`).
+    fn functions_of(&self, fi: usize, arg: Node<'t>) -> Vec<Func<'t>> {
+        let src = self.src(fi);
+        match arg.kind() {
+            "lambda" => vec![Func { file: fi, def: arg }],
+            "identifier" | "attribute" => {
+                let Some(d) = ast::dotted(arg, src) else {
+                    return Vec::new();
+                };
+                let f = &self.files[fi];
+                let head = d.split('.').next().unwrap_or(&d);
+                if f.names.imports(head) {
+                    return self.qualified(&f.names.resolve(&d)).0;
+                }
+                let last = d.rsplit('.').next().unwrap_or(&d);
+                f.functions
+                    .get(last)
+                    .map(|defs| defs.iter().map(|&def| Func { file: fi, def }).collect())
+                    .unwrap_or_default()
+            }
+            "call" => self
+                .class_of_call(fi, arg)
+                .map(|(cf, class)| self.method_of(cf, class, "__call__", 0))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The project class a call constructs (`Speech(...)`).
+    fn class_of_call(&self, fi: usize, call: Node<'t>) -> Option<(usize, Node<'t>)> {
+        let d = ast::dotted(call.child_by_field_name("function")?, self.src(fi))?;
+        self.class_named(fi, &d)
+    }
+
+    /// Heavy calls reachable from a per-item function, each with its call chain; computed
+    /// once per function (`per_item` and `few_workers` share the roots).
+    fn heavy_from(&self, root: Func<'t>) -> Vec<Heavy<'t>> {
+        let key = (root.file, root.def.id());
+        if let Some(done) = self.memo().get(&key) {
+            return done.clone();
+        }
+        let mut out = Vec::new();
+        let mut walk = Walk::new();
+        if walk.enter(root) {
+            self.heavy_in(root, &[], 0, &mut walk, &mut out);
+        }
+        self.memo().insert(key, out.clone());
+        out
+    }
+
+    /// The memo of `heavy_from`; a panic on another thread never poisons it for good
+    /// (the map holds only finished results).
+    fn memo(&self) -> std::sync::MutexGuard<'_, HashMap<(usize, usize), Vec<Heavy<'t>>>> {
+        self.heavy_memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn heavy_in(
+        &self,
+        func: Func<'t>,
+        chain: &[String],
+        depth: u64,
+        walk: &mut Walk,
+        out: &mut Vec<Heavy<'t>>,
+    ) {
+        let f = &self.files[func.file];
+        let src = f.src;
+        let body = Self::body(func.def);
+        // Nested helper functions of a per-item function run per item too.
+        let mut calls = Vec::new();
+        ast::walk(body, &mut |n| {
+            if n.kind() == "call" {
+                calls.push(n);
+            }
+            n.kind() != "class_definition"
+        });
+        for call in calls {
+            let mut name = f.names.callee(call, src).unwrap_or_default();
+            // `self.to_mel(wav)` where `self.to_mel = torchaudio.transforms.MelSpectrogram(...)`.
+            if let Some(made) = self.transforms[func.file].get(&name) {
+                name.clone_from(made);
+            }
+            if decode::is_decode(&name) {
+                out.push(Heavy {
+                    file: func.file,
+                    node: call,
+                    name,
+                    chain: chain.to_vec(),
+                });
+                continue;
+            }
+            if depth >= MAX_CALL_DEPTH {
+                continue;
+            }
+            let mut targets = self.callees(func.file, call);
+            // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
+            if tfdata::is_py_function(&name)
+                && let Some(cb) = sig::arg(call, "tf.numpy_function", "func", src)
+            {
+                targets.extend(self.functions_of(func.file, cb));
+            }
+            for target in targets {
+                if walk.enter(target) {
+                    let mut next = chain.to_vec();
+                    next.push(self.link(func.file, call));
+                    self.heavy_in(target, &next, depth + 1, walk, out);
+                }
+            }
+        }
+    }
+
+    /// `decode-per-item` for every heavy call reached from a per-item function.
+    fn per_item(&self, hits: &mut Vec<(usize, Hit)>) {
+        let found: Vec<_> = self
+            .item_roots()
+            .into_par_iter()
+            .map(|(root, context)| (root, context, self.heavy_from(root)))
+            .collect();
+        for (root, context, heavy) in found {
+            for h in heavy {
+                let via = if h.chain.is_empty() {
+                    String::new()
+                } else {
+                    format!("; through {}", h.chain.join(" -> "))
+                };
+                hits.push((
+                    h.file,
+                    Hit {
+                        id: "decode-per-item",
+                        byte: h.node.start_byte(),
+                        specific: format!("`{}` runs for every item, every epoch", h.name),
+                        context: Some(format!("in a function {context}{via}")),
+                        fix: "precompute once (`gpufeed precompute --data DIR`) and load arrays \
+                              per item (np.load, safetensors); keep only cheap work (crop, pad) \
+                              per item"
+                            .to_owned(),
+                        root: Some((root.file, root.def.start_byte())),
+                    },
+                ));
+            }
+        }
+    }
+
+    /// `decode-per-item-few-workers`: a `DataLoader` with 0 or 1 workers over a dataset
+    /// (or a `collate_fn`) that decodes or computes features per item.
+    fn few_workers(&self, hits: &mut Vec<(usize, Hit)>) {
+        let per_file: Vec<Vec<(usize, Hit)>> = (0..self.files.len())
+            .into_par_iter()
+            .map(|fi| {
+                let mut hits = Vec::new();
+                self.few_workers_in(fi, &mut hits);
+                hits
+            })
+            .collect();
+        hits.extend(per_file.into_iter().flatten());
+    }
+
+    fn few_workers_in(&self, fi: usize, hits: &mut Vec<(usize, Hit)>) {
+        {
+            let src = self.src(fi);
+            for &loader in &self.loaders[fi] {
+                if ast::has_splat(loader) {
+                    continue;
+                }
+                let workers = match sig::arg(loader, torch::LOADER, "num_workers", src) {
+                    None => 0,
+                    Some(w) => match text(w, src).parse::<u32>() {
+                        Ok(n @ (0 | 1)) => n,
+                        _ => continue,
+                    },
+                };
+                let mut roots = Vec::new();
+                if let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src)
+                    && let Some((cf, class)) = self.dataset_class(fi, loader, ds)
+                {
+                    roots.extend(self.method_of(cf, class, "__getitem__", 0));
+                }
+                if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
+                    roots.extend(self.functions_of(fi, c));
+                }
+                let Some(h) = roots
+                    .into_iter()
+                    .find_map(|r| self.heavy_from(r).into_iter().next())
+                else {
+                    continue;
+                };
+                let mut chain = h.chain.clone();
+                chain.push(format!(
+                    "{}:{} {}",
+                    self.files[h.file].rel.display(),
+                    h.node.start_position().row + 1,
+                    h.name
+                ));
+                let how = if workers == 0 {
+                    "no worker process (`num_workers` 0)".to_owned()
+                } else {
+                    "one worker process (`num_workers=1`)".to_owned()
+                };
+                hits.push((
+                    fi,
+                    Hit {
+                        id: "decode-per-item-few-workers",
+                        byte: loader.start_byte(),
+                        specific: format!(
+                            "`DataLoader` with {how} while every item runs `{}`",
+                            h.name
+                        ),
+                        context: Some(format!("per item: {}", chain.join(" -> "))),
+                        fix: "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
+                              the cores; better, precompute the features once (`gpufeed \
+                              precompute`)"
+                            .to_owned(),
+                        root: None,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The project class of a `DataLoader`'s dataset: `DataLoader(Speech(...))`, or a name
+    /// assigned from such a call in the same function or at module level.
+    fn dataset_class(
+        &self,
+        fi: usize,
+        loader: Node<'t>,
+        ds: Node<'t>,
+    ) -> Option<(usize, Node<'t>)> {
+        let src = self.src(fi);
+        match ds.kind() {
+            "call" => self.class_of_call(fi, ds),
+            "identifier" | "attribute" => {
+                let name = text(ds, src);
+                let scope =
+                    ast::enclosing(loader, "function_definition").unwrap_or(self.files[fi].root);
+                let mut found = None;
+                ast::walk(scope, &mut |n| {
+                    if found.is_some() {
+                        return false;
+                    }
+                    if n.kind() == "assignment"
+                        && n.child_by_field_name("left")
+                            .is_some_and(|l| text(l, src) == name)
+                        && let Some(right) = n.child_by_field_name("right")
+                        && right.kind() == "call"
+                    {
+                        found = self.class_of_call(fi, right);
+                    }
+                    true
+                });
+                found
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Names assigned a feature transform object anywhere in the file (module level, or
+/// `DataLoader(...)` calls of a file.
+fn loaders<'t>(f: &File<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "call"
+            && f.names
+                .callee(n, f.src)
+                .is_some_and(|name| torch::is_data_loader(&name, f.names.imports_torch))
+        {
+            out.push(n);
+        }
+        true
+    });
+    out
+}
+
+/// `self.x = ...` in a method): calling one computes the feature.
+fn transform_objects(f: &File<'_>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && right.kind() == "call"
+            && let Some(made) = f.names.callee(right, f.src)
+            && decode::is_transform(&made)
+            && let Some(name) = ast::dotted(left, f.src)
+        {
+            out.insert(name, made);
+        }
+        true
+    });
+    out
+}
+
+/// True when a `for` loop iterates something named like a loader or a dataset
+/// (`loader`, `train_loader`, `enumerate(dl)`, `tqdm(dataset)`).
+fn iterates_data(lp: Node<'_>, src: &str) -> bool {
+    let Some(right) = lp.child_by_field_name("right") else {
+        return false;
+    };
+    text(right, src)
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map(str::to_ascii_lowercase)
+        .any(|t| {
+            t.contains("loader")
+                || t.contains("dataset")
+                || t.ends_with("_ds")
+                || t.ends_with("_dl")
+                || matches!(t.as_str(), "ds" | "dl" | "batches" | "data_iter")
+        })
+}
+
+/// Where findings are not on the training path: `if __name__ == "__main__":` blocks that
+/// do not train, tests and examples.
+pub(super) struct OffPath {
+    /// Per file: why the whole file is off the path.
+    file: Vec<Option<String>>,
+    /// Per file: `__main__` blocks without a training loop (start, end, line).
+    mains: Vec<Vec<(usize, usize, usize)>>,
+}
+
+impl OffPath {
+    /// Why a byte of file `fi` is off the training path, if it is.
+    pub(super) fn why(&self, fi: usize, byte: usize) -> Option<String> {
+        if let Some(Some(why)) = self.file.get(fi) {
+            return Some(why.clone());
+        }
+        self.mains
+            .get(fi)?
+            .iter()
+            .find(|(s, e, _)| *s <= byte && byte < *e)
+            .map(|(_, _, line)| {
+                format!("inside `if __name__ == \"__main__\":` (line {line}), a self-test that does not train")
+            })
+    }
+}
+
+/// The off-path parts of every file.
+pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
+    let mut out = OffPath {
+        file: Vec::new(),
+        mains: Vec::new(),
+    };
+    for f in files {
+        out.file.push(test_or_example(f.rel));
+        let mut mains = Vec::new();
+        let mut c = f.root.walk();
+        for stmt in f.root.named_children(&mut c) {
+            if stmt.kind() == "if_statement"
+                && stmt
+                    .child_by_field_name("condition")
+                    .is_some_and(|cond| is_main_check(cond, f.src))
+            {
+                let (s, e) = (stmt.start_byte(), stmt.end_byte());
+                let trains = f.training_loops.iter().any(|(ls, _)| s <= *ls && *ls < e);
+                if !trains {
+                    mains.push((s, e, stmt.start_position().row + 1));
+                }
+            }
+        }
+        out.mains.push(mains);
+    }
+    out
+}
+
+/// `__name__ == "__main__"`, either way round.
+fn is_main_check(cond: Node<'_>, src: &str) -> bool {
+    if cond.kind() != "comparison_operator" {
+        return false;
+    }
+    let mut c = cond.walk();
+    let parts: Vec<String> = cond
+        .named_children(&mut c)
+        .map(|n| text(n, src).replace('\'', "\""))
+        .collect();
+    parts.len() == 2
+        && parts.iter().any(|p| p == "__name__")
+        && parts.iter().any(|p| p == "\"__main__\"")
+}
+
+/// Why a file is a test or an example, from its path inside the linted folder.
+fn test_or_example(rel: &Path) -> Option<String> {
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dirs: Vec<String> = rel
+        .parent()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(s.to_string_lossy().to_ascii_lowercase()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let shown = rel.display();
+    if name.starts_with("test_")
+        || name.ends_with("_test.py")
+        || name == "conftest.py"
+        || dirs
+            .iter()
+            .any(|d| matches!(d.as_str(), "test" | "tests" | "testing"))
+    {
+        return Some(format!("in a test (`{shown}`)"));
+    }
+    if dirs
+        .iter()
+        .any(|d| matches!(d.as_str(), "example" | "examples" | "demo" | "demos"))
+    {
+        return Some(format!("in an example (`{shown}`)"));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_paths() {
+        assert_eq!(module_path(Path::new("lib/trainer.py")), "lib.trainer");
+        assert_eq!(module_path(Path::new("pkg/__init__.py")), "pkg");
+        assert_eq!(module_path(Path::new("train.py")), "train");
+    }
+
+    #[test]
+    fn tests_and_examples() {
+        assert!(test_or_example(Path::new("tests/test_x.py")).is_some());
+        assert!(test_or_example(Path::new("x_test.py")).is_some());
+        assert!(test_or_example(Path::new("examples/demo.py")).is_some());
+        assert!(test_or_example(Path::new("train.py")).is_none());
+        assert!(test_or_example(Path::new("latest/train.py")).is_none());
+    }
+}

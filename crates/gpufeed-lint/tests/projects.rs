@@ -1,0 +1,176 @@
+//! Small projects that reproduce patterns of public speech trainers (written for gpufeed,
+//! not copied): `fixtures/projects/NAME/` is linted as one folder, and every file must
+//! produce exactly the findings marked on its lines: `# expect: RULE[, RULE]` at the
+//! rule's own severity, `# expect-info: RULE` lowered to info (a `__main__` self-test, a
+//! test or an example: not the training path).
+
+// Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gpufeed_findings::Severity;
+use gpufeed_lint::lint_paths;
+
+fn project(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/projects")
+        .join(name)
+}
+
+/// `(file, rule, line, info)` marked in every `*.py` under `dir`.
+fn expected(dir: &Path) -> BTreeSet<(String, String, usize, bool)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs_err::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "py") {
+                continue;
+            }
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            let text = fs_err::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                for (marker, info) in [("# expect-info:", true), ("# expect:", false)] {
+                    if let Some((_, ids)) = line.split_once(marker) {
+                        for id in ids.split(',') {
+                            out.insert((rel.clone(), id.trim().to_owned(), i + 1, info));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn found(dir: &Path) -> BTreeSet<(String, String, usize, bool)> {
+    let outcome = lint_paths(&[dir.to_path_buf()]).unwrap();
+    outcome
+        .findings
+        .into_iter()
+        .map(|f| {
+            let path = f.path.clone().unwrap_or_default();
+            let rel = Path::new(&path)
+                .strip_prefix(dir)
+                .map_or(path.clone(), |p| p.display().to_string());
+            (
+                rel,
+                f.id.to_owned(),
+                f.line.unwrap_or(0),
+                f.severity == Severity::Info && !is_info_rule(f.id),
+            )
+        })
+        .collect()
+}
+
+/// Rules whose findings are info anyway (they are marked `# expect:`).
+fn is_info_rule(id: &str) -> bool {
+    gpufeed_findings::rules::rule_info(id).is_some_and(|r| r.severity == Severity::Info)
+}
+
+fn check(name: &str) {
+    let dir = project(name);
+    assert_eq!(found(&dir), expected(&dir), "{name}");
+}
+
+/// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
+/// positional argument is `num_workers`.
+#[test]
+fn positional_arguments() {
+    check("positional-args");
+}
+
+/// A `prefetch` in an `except` handler or in the `else` of the `if` that holds
+/// `prefetch_to_device` is not after it; one after the whole `if` is.
+#[test]
+fn exclusive_branches() {
+    check("exclusive-branches");
+}
+
+/// `if __name__ == "__main__":` self-tests, tests and examples are info, saying why; a
+/// `__main__` block that trains is the training path.
+#[test]
+fn main_blocks_tests_and_examples() {
+    check("main-block");
+    let dir = project("main-block");
+    let outcome = lint_paths(&[dir]).unwrap();
+    for f in outcome
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Info)
+    {
+        assert!(f.message.contains("not the training path"), "{}", f.message);
+    }
+}
+
+/// A host sync two calls away from the loop, in another file, with the call chain.
+#[test]
+fn sync_two_calls_deep() {
+    check("sync-two-calls-deep");
+    let outcome = lint_paths(&[project("sync-two-calls-deep")]).unwrap();
+    let f = outcome
+        .findings
+        .iter()
+        .find(|f| f.id == "host-sync-in-loop")
+        .unwrap();
+    assert!(
+        f.evidence.contains("train.py:11 trainer.train_step -> lib/trainer.py:16 log_losses -> lib/logs.py:6 scalar -> lib/logs.py:10 .item()"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.message.contains("first host sync"), "{}", f.message);
+}
+
+/// `float(...)` of the step's losses: the first sync of each step is named as such.
+#[test]
+fn float_of_the_losses_is_the_first_sync() {
+    check("float-first-sync");
+    let outcome = lint_paths(&[project("float-first-sync")]).unwrap();
+    let first: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.message.contains("first host sync"))
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(first, vec![Some(9)]);
+}
+
+/// A mel spectrogram computed in a `collate_fn` (a class with `__call__`) for each item.
+#[test]
+fn mel_in_collate_fn() {
+    check("collate-mel");
+}
+
+/// `__getitem__` decodes, resamples and computes an STFT through two wrappers, with one
+/// loader worker.
+#[test]
+fn decode_through_wrappers_with_one_worker() {
+    check("decode-wrappers-one-worker");
+    let outcome = lint_paths(&[project("decode-wrappers-one-worker")]).unwrap();
+    let few = outcome
+        .findings
+        .iter()
+        .find(|f| f.id == "decode-per-item-few-workers")
+        .unwrap();
+    assert!(few.evidence.contains("soundfile.read"), "{}", few.evidence);
+}
+
+/// A torchaudio transform object (module level, and `self.x` set in `__init__`) called
+/// per item.
+#[test]
+fn transform_objects_called_per_item() {
+    check("transform-object");
+}
+
+/// A `Dataset.map` function imported from another file reaches `tf.numpy_function` and
+/// librosa there.
+#[test]
+fn imported_map_function() {
+    check("tf-map-imported");
+}

@@ -1,0 +1,682 @@
+//! Whose config is this? One table of speech trainers, each with the keys that mark its
+//! configs and the key names under which it sets what gpufeed understands (loader
+//! workers, batch size, fixed or bucketed shapes, pinned memory, prefetch, mixed
+//! precision, feature caching). MyXTTS' own configs (`model`, `data`, `training`) are
+//! recognised here too and keep every rule they had (the crate docs list them).
+//!
+//! Recognition scores each trainer by its markers present in the file (2 points each) and
+//! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
+//! highest score wins, MyXTTS on a tie. Another trainer needs 2 markers at least.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use gpufeed_config::{Outline, OutlineValue, key_info};
+use gpufeed_stats::thresholds::{BATCH_SIZE_SMALL, NUM_WORKERS_LOW};
+
+use super::Context;
+use gpufeed_findings::finding::{Finding, Severity, TextEdit};
+use gpufeed_findings::rules::finding;
+
+/// What a setting tells gpufeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    /// Loader worker processes (an integer; 0 loads in the training process).
+    Workers,
+    /// Items per batch (an integer).
+    BatchSize,
+    /// How batches are shaped: bucketing or grouping by length (reported, not judged: a
+    /// PyTorch step does not recompile for a new shape).
+    Shapes,
+    /// Every batch padded to one shape (a boolean; TensorFlow retraces otherwise).
+    FixedShapes,
+    /// Pinned host memory for the copy to the GPU (a boolean).
+    PinMemory,
+    /// Batches prepared ahead per worker (an integer; 0 prepares none).
+    Prefetch,
+    /// Mixed precision on or off (a boolean).
+    MixedPrecision,
+    /// Lightning's `precision` (`16`, `"16-mixed"`, `"bf16-mixed"`, `32`).
+    Precision,
+    /// Features or inputs cached after the first epoch (a boolean).
+    FeatureCache,
+}
+
+impl What {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Workers => "loader workers",
+            Self::BatchSize => "batch size",
+            Self::Shapes => "batch shapes",
+            Self::FixedShapes => "fixed shapes",
+            Self::PinMemory => "pinned memory",
+            Self::Prefetch => "prefetch",
+            Self::MixedPrecision | Self::Precision => "mixed precision",
+            Self::FeatureCache => "feature caching",
+        }
+    }
+}
+
+/// One setting gpufeed understands, under the trainer's key names (the first the file
+/// sets is read).
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// What it sets.
+    pub what: What,
+    /// The dotted key paths, in order of preference.
+    pub keys: &'static [&'static str],
+}
+
+/// One trainer.
+#[derive(Debug, Clone, Copy)]
+pub struct Trainer {
+    /// Its name in messages.
+    pub name: &'static str,
+    /// Keys (dotted paths; `*` matches one segment) found in its configs and rarely in
+    /// others'.
+    pub markers: &'static [&'static str],
+    /// What gpufeed reads, under its key names.
+    pub settings: &'static [Setting],
+    /// Where the loader settings are when the config does not hold them.
+    pub note: &'static str,
+    /// Where the key names come from.
+    pub source: &'static str,
+}
+
+const fn s(what: What, keys: &'static [&'static str]) -> Setting {
+    Setting { what, keys }
+}
+
+use What::{
+    BatchSize, FeatureCache, FixedShapes, MixedPrecision, PinMemory, Precision, Prefetch, Shapes,
+    Workers,
+};
+
+/// MyXTTS: the `model`/`data`/`training` sections of gpufeed's own schema.
+pub const MYXTTS: &str = "MyXTTS";
+
+/// Every trainer besides MyXTTS.
+pub const TRAINERS: &[Trainer] = &[
+    Trainer {
+        name: "Coqui TTS",
+        markers: &[
+            "run_name",
+            "num_loader_workers",
+            "num_eval_loader_workers",
+            "num_val_loader_workers",
+            "audio.fft_size",
+            "audio.num_mels",
+            "audio.do_trim_silence",
+            "print_step",
+            "use_phonemes",
+            "phoneme_cache_path",
+            "batch_group_size",
+            "text_cleaner",
+            "compute_input_seq_cache",
+        ],
+        settings: &[
+            s(Workers, &["num_loader_workers"]),
+            s(BatchSize, &["batch_size"]),
+            s(Shapes, &["batch_group_size"]),
+            s(MixedPrecision, &["mixed_precision"]),
+            s(FeatureCache, &["compute_input_seq_cache"]),
+        ],
+        note: "",
+        source: "coqui-ai/TTS: TTS/config/shared_configs.py (BaseTrainingConfig), TTS/tts/configs/*.json",
+    },
+    Trainer {
+        name: "ESPnet",
+        markers: &[
+            "batch_type",
+            "batch_bins",
+            "accum_grad",
+            "max_epoch",
+            "optim_conf",
+            "scheduler_conf",
+            "encoder_conf",
+            "decoder_conf",
+            "best_model_criterion",
+            "keep_nbest_models",
+            "frontend_conf",
+            "specaug_conf",
+            "tts_conf",
+            "feats_extract_conf",
+            "model_conf",
+        ],
+        settings: &[
+            s(Workers, &["num_workers"]),
+            s(BatchSize, &["batch_size"]),
+            s(Shapes, &["batch_type"]),
+            s(MixedPrecision, &["use_amp"]),
+        ],
+        note: "ESPnet pins memory itself when it trains on GPUs",
+        source: "espnet/espnet: espnet2/tasks/abs_task.py (--num_workers, --batch_type, --use_amp), egs2/*/conf/tuning/*.yaml",
+    },
+    Trainer {
+        name: "NeMo (Hydra)",
+        markers: &[
+            "exp_manager",
+            "trainer.devices",
+            "trainer.precision",
+            "trainer.accelerator",
+            "trainer.max_epochs",
+            "trainer.strategy",
+            "model.train_ds",
+            "model.validation_ds",
+            "model.optim",
+            "model.optim.sched",
+        ],
+        settings: &[
+            s(
+                Workers,
+                &[
+                    "model.train_ds.dataloader_params.num_workers",
+                    "model.train_ds.num_workers",
+                ],
+            ),
+            s(
+                BatchSize,
+                &[
+                    "model.train_ds.dataloader_params.batch_size",
+                    "model.train_ds.batch_size",
+                ],
+            ),
+            s(
+                PinMemory,
+                &[
+                    "model.train_ds.dataloader_params.pin_memory",
+                    "model.train_ds.pin_memory",
+                ],
+            ),
+            s(
+                Prefetch,
+                &["model.train_ds.dataloader_params.prefetch_factor"],
+            ),
+            s(
+                Shapes,
+                &[
+                    "model.train_ds.use_bucketing",
+                    "model.train_ds.bucketing_strategy",
+                ],
+            ),
+            s(Precision, &["trainer.precision"]),
+        ],
+        note: "",
+        source: "NVIDIA/NeMo: examples/tts/conf/*.yaml, examples/asr/conf/**/*.yaml",
+    },
+    Trainer {
+        name: "Lightning-Hydra (Matcha-TTS style)",
+        markers: &[
+            "_target_",
+            "defaults",
+            "task_name",
+            "trainer._target_",
+            "callbacks",
+            "paths.root_dir",
+            "train_filelist_path",
+            "valid_filelist_path",
+            "data_statistics",
+            "data._target_",
+            "data.train_filelist_path",
+            "model._target_",
+        ],
+        settings: &[
+            s(Workers, &["num_workers", "data.num_workers"]),
+            s(BatchSize, &["batch_size", "data.batch_size"]),
+            s(PinMemory, &["pin_memory", "data.pin_memory"]),
+            s(Precision, &["precision", "trainer.precision"]),
+        ],
+        note: "",
+        source: "shivammehta25/Matcha-TTS: configs/{data,trainer,model}/*.yaml (lightning-hydra-template)",
+    },
+    Trainer {
+        name: "F5-TTS",
+        markers: &[
+            "datasets.batch_size_per_gpu",
+            "datasets.batch_size_type",
+            "datasets.max_samples",
+            "model.mel_spec",
+            "model.backbone",
+            "ckpts.save_per_updates",
+            "optim.num_warmup_updates",
+            "optim.grad_accumulation_steps",
+        ],
+        settings: &[
+            s(Workers, &["datasets.num_workers"]),
+            s(Shapes, &["datasets.batch_size_type"]),
+        ],
+        note: "`datasets.batch_size_per_gpu` counts frames with `batch_size_type: frame`, so it is \
+               not judged as a batch size; mixed precision is set by `accelerate launch`",
+        source: "SWivid/F5-TTS: src/f5_tts/configs/*.yaml",
+    },
+    Trainer {
+        name: "TensorFlowTTS",
+        markers: &[
+            "hop_size",
+            "format",
+            "allow_cache",
+            "remove_short_samples",
+            "mel_length_threshold",
+            "is_shuffle",
+            "train_max_steps",
+            "save_interval_steps",
+            "eval_interval_steps",
+            "log_interval_steps",
+            "var_train_expr",
+            "use_norm",
+            "tacotron2_params",
+            "fastspeech2_params",
+            "fastspeech_params",
+            "multiband_melgan_generator_params",
+            "hifigan_generator_params",
+        ],
+        settings: &[
+            s(BatchSize, &["batch_size"]),
+            s(FixedShapes, &["use_fixed_shapes"]),
+            s(FeatureCache, &["allow_cache"]),
+        ],
+        note: "its tf.data loader uses AUTOTUNE in the code; mixed precision is a command-line flag",
+        source: "TensorSpeech/TensorFlowTTS: examples/*/conf/*.yaml",
+    },
+    Trainer {
+        name: "FastSpeech2 (ming024 style)",
+        markers: &[
+            "path.ckpt_path",
+            "path.log_path",
+            "path.result_path",
+            "path.preprocessed_path",
+            "path.raw_path",
+            "path.corpus_path",
+            "optimizer.grad_acc_step",
+            "optimizer.warm_up_step",
+            "optimizer.anneal_steps",
+            "optimizer.anneal_rate",
+            "step.total_step",
+            "step.log_step",
+            "step.synth_step",
+            "preprocessing.stft.filter_length",
+            "preprocessing.mel.n_mel_channels",
+            "preprocessing.pitch.feature",
+            "preprocessing.energy.feature",
+            "transformer.encoder_layer",
+            "variance_predictor.filter_size",
+            "variance_embedding.pitch_quantization",
+        ],
+        settings: &[s(BatchSize, &["optimizer.batch_size"])],
+        note: "its loader (workers, length grouping) is set in train.py, and its features are \
+               precomputed by preprocess.py; `gpufeed lint` reads the code",
+        source: "ming024/FastSpeech2: config/*/{preprocess,model,train}.yaml",
+    },
+    Trainer {
+        name: "VITS",
+        markers: &[
+            "train.fp16_run",
+            "train.segment_size",
+            "train.c_mel",
+            "train.c_kl",
+            "train.log_interval",
+            "data.training_files",
+            "data.validation_files",
+            "data.filter_length",
+            "data.n_mel_channels",
+            "data.add_blank",
+            "data.cleaned_text",
+            "model.inter_channels",
+            "model.resblock_kernel_sizes",
+            "model.upsample_rates",
+        ],
+        settings: &[
+            s(BatchSize, &["train.batch_size"]),
+            s(MixedPrecision, &["train.fp16_run"]),
+        ],
+        note: "its loader (workers, bucket sampler) is set in train.py; `gpufeed lint` reads the code",
+        source: "jaywalnut310/vits: configs/*.json",
+    },
+    Trainer {
+        name: "HiFi-GAN",
+        markers: &[
+            "resblock",
+            "upsample_rates",
+            "upsample_kernel_sizes",
+            "upsample_initial_channel",
+            "resblock_kernel_sizes",
+            "resblock_dilation_sizes",
+            "num_freq",
+            "win_size",
+            "adam_b1",
+            "adam_b2",
+            "lr_decay",
+            "dist_config",
+        ],
+        settings: &[
+            s(Workers, &["num_workers"]),
+            s(BatchSize, &["batch_size"]),
+            s(Shapes, &["segment_size"]),
+        ],
+        note: "",
+        source: "jik876/hifi-gan: config_v1.json",
+    },
+    Trainer {
+        name: "StyleTTS2",
+        markers: &[
+            "log_dir",
+            "first_stage_path",
+            "epochs_1st",
+            "epochs_2nd",
+            "data_params.train_data",
+            "data_params.root_path",
+            "preprocess_params.spect_params",
+            "model_params",
+            "loss_params",
+            "slmadv_params",
+        ],
+        settings: &[s(BatchSize, &["batch_size"]), s(Shapes, &["max_len"])],
+        note: "its loaders (workers) are set in train_first.py and train_second.py; `gpufeed lint` \
+               reads the code",
+        source: "yl4579/StyleTTS2: Configs/config.yml",
+    },
+];
+
+/// Whose config a file is.
+#[derive(Debug, Clone, Copy)]
+pub enum Whose {
+    /// MyXTTS (gpufeed's schema): today's rules, all of them.
+    Myxtts,
+    /// Another trainer of [`TRAINERS`], with the markers found.
+    Other(&'static Trainer),
+    /// No trainer gpufeed knows.
+    Unknown,
+}
+
+/// True when `path` (a config's dotted key) matches `pattern` (`*` = one segment; list
+/// indices are ignored).
+fn matches(pattern: &str, path: &str) -> bool {
+    let mut p = pattern.split('.');
+    let mut k = path.split('.');
+    loop {
+        match (p.next(), k.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) => {
+                let b = b.split('[').next().unwrap_or(b);
+                if a != "*" && a != b {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// The markers of `t` that the file has.
+pub fn markers_found(o: &Outline, t: &Trainer) -> Vec<&'static str> {
+    t.markers
+        .iter()
+        .copied()
+        .filter(|m| {
+            o.source
+                .entries()
+                .iter()
+                .any(|e| e.key.is_some() && matches(m, &e.path))
+        })
+        .collect()
+}
+
+/// Recognises the trainer by the table's markers.
+pub fn whose(o: &Outline) -> Whose {
+    let entries = o.source.entries();
+    if entries.is_empty() {
+        return Whose::Myxtts; // an empty file: MyXTTS' defaults, as before
+    }
+    let sections = ["model", "data", "training"];
+    let mut myxtts = 0usize;
+    for e in entries {
+        let top = e.path.split('.').next().unwrap_or("");
+        if !sections.contains(&top) {
+            continue;
+        }
+        if e.depth == 1 && o.value(&e.path).is_none() {
+            myxtts += 1; // a section that is a mapping
+        } else if e.depth == 2 && key_info(&e.path).is_some() {
+            myxtts += 1;
+        }
+    }
+    let best = TRAINERS
+        .iter()
+        .map(|t| (t, markers_found(o, t).len()))
+        .filter(|(_, n)| *n >= 2)
+        .max_by_key(|(_, n)| *n);
+    match best {
+        Some((t, n)) if 2 * n > myxtts => Whose::Other(t),
+        _ if myxtts > 0 => Whose::Myxtts,
+        _ => Whose::Unknown,
+    }
+}
+
+/// The findings for another trainer's config: the settings gpufeed understands, judged
+/// under the trainer's key names, and one info line saying what was checked.
+pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut checked: Vec<String> = Vec::new();
+    let mut not_set: Vec<&str> = Vec::new();
+    for setting in t.settings {
+        let Some(key) = setting.keys.iter().copied().find(|k| o.has(k)) else {
+            not_set.push(setting.what.name());
+            continue;
+        };
+        let Some(v) = o.value(key) else {
+            checked.push(format!(
+                "{} (`{key}` is not a single value)",
+                setting.what.name()
+            ));
+            continue;
+        };
+        let written = o.source.slice(v.span);
+        checked.push(format!("{} (`{key}: {written}`)", setting.what.name()));
+        let at = |f: Finding| f.at(path, v.span.line, v.span.column);
+        let shown = format!("`{key}: {written}` (line {}); {}", v.span.line, t.name);
+        if let Some(edit) = &v.pyyaml_fix {
+            out.push(
+                at(finding(
+                    "config-yaml11-boolean",
+                    &format!(
+                        "`{key}: {written}` is the boolean {} for PyYAML but the string \
+                         \"{written}\" for YAML 1.2 readers",
+                        edit.replacement
+                    ),
+                ))
+                .evidence(shown.clone())
+                .fix(format!("{key}: {}", edit.replacement))
+                .edit(TextEdit {
+                    byte_start: edit.span.byte_start,
+                    byte_end: edit.span.byte_end,
+                    replacement: edit.replacement.clone(),
+                }),
+            );
+        }
+        match (setting.what, &v.value) {
+            (Workers, OutlineValue::Int(n)) => workers(&mut out, *n, key, &shown, ctx, &at),
+            (BatchSize, OutlineValue::Int(n)) if *n > 0 && (*n as f64) < BATCH_SIZE_SMALL => {
+                out.push(
+                    at(finding("batch-size-small", &format!("`{key}` is {n}")))
+                        .evidence(shown)
+                        .fix(format!("{key}: 32  # if GPU memory allows")),
+                );
+            }
+            (FixedShapes, OutlineValue::Bool(false)) => out.push(
+                at(finding(
+                    "dynamic-shapes",
+                    &format!("`{key}` is false: batches are padded to their longest item"),
+                ))
+                .evidence(shown)
+                .fix(format!("{key}: true")),
+            ),
+            (PinMemory, OutlineValue::Bool(false)) => out.push(
+                at(finding("pin-memory-off", &format!("`{key}` is false")))
+                    .evidence(shown)
+                    .fix(format!("{key}: true")),
+            ),
+            (Prefetch, OutlineValue::Int(0)) => out.push(
+                at(finding(
+                    "prefetch-disabled",
+                    &format!("`{key}` is 0, so no batch is prepared ahead"),
+                ))
+                .evidence(shown)
+                .fix(format!("{key}: 2")),
+            ),
+            (MixedPrecision, OutlineValue::Bool(false)) => out.push(
+                at(finding("mixed-precision-off", &format!("`{key}` is false")))
+                    .evidence(shown)
+                    .fix(format!("{key}: true")),
+            ),
+            (Precision, value) if full_precision(value) => out.push(
+                at(finding(
+                    "mixed-precision-off",
+                    &format!("`{key}` is {written}: full float32 precision"),
+                ))
+                .evidence(shown)
+                .fix(format!(
+                    "{key}: bf16-mixed  # or 16-mixed on GPUs without bfloat16"
+                )),
+            ),
+            (FeatureCache, OutlineValue::Bool(false)) => out.push(
+                at(finding(
+                    "feature-cache-off",
+                    &format!("`{key}` is false: inputs are computed again every epoch"),
+                ))
+                .evidence(shown)
+                .fix(format!("{key}: true")),
+            ),
+            _ => {}
+        }
+    }
+    let mut message = format!(
+        "`{}` looks like a {} config ({}); gpufeed checked ",
+        path.display(),
+        t.name,
+        markers_found(o, t)
+            .iter()
+            .take(4)
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if checked.is_empty() {
+        message.push_str("nothing it understands (the file sets none of it)");
+    } else {
+        message.push_str(&checked.join(", "));
+    }
+    if !not_set.is_empty() {
+        let _ = write!(message, "; not set here: {}", not_set.join(", "));
+    }
+    if !t.note.is_empty() {
+        let _ = write!(message, "; {}", t.note);
+    }
+    message.push_str(&format!(
+        "; its other keys are {}'s own and were not checked, and MyXTTS' rules do not apply",
+        t.name
+    ));
+    out.push(
+        finding("config-trainer", &message)
+            .in_file(path)
+            .evidence(format!("key names from {}", t.source))
+            .fix("nothing to do; `gpufeed lint` checks the training code"),
+    );
+    out
+}
+
+/// Lightning's precision values that mean float32.
+fn full_precision(v: &OutlineValue) -> bool {
+    match v {
+        OutlineValue::Int(32 | 64) => true,
+        OutlineValue::Str(s) => matches!(s.as_str(), "32" | "32-true" | "64" | "64-true"),
+        _ => false,
+    }
+}
+
+/// The worker rules on another trainer's key.
+fn workers(
+    out: &mut Vec<Finding>,
+    n: i64,
+    key: &str,
+    shown: &str,
+    ctx: &Context,
+    at: &dyn Fn(Finding) -> Finding,
+) {
+    let Ok(n) = usize::try_from(n) else {
+        return;
+    };
+    if n == 0 {
+        out.push(
+            at(finding(
+                "loader-in-main-thread",
+                &format!("`{key}` is 0: batches are built in the training process"),
+            ))
+            .evidence(shown.to_owned())
+            .fix(format!(
+                "{key}: {}",
+                ctx.cores.map_or(NUM_WORKERS_LOW as usize, |c| c
+                    .min(NUM_WORKERS_LOW as usize))
+            )),
+        );
+        return;
+    }
+    if let Some(f) = super::rules::cores_finding(key, n, ctx) {
+        out.push(at(f).evidence(format!("{shown}; {}", ctx.describe())));
+    }
+}
+
+/// One info line for a file gpufeed does not recognise.
+pub fn unrecognised(o: &Outline, path: &Path) -> Finding {
+    let known: Vec<&str> = std::iter::once(MYXTTS)
+        .chain(TRAINERS.iter().map(|t| t.name))
+        .collect();
+    let keys: Vec<String> = o
+        .top_keys()
+        .iter()
+        .take(5)
+        .map(|k| format!("`{k}`"))
+        .collect();
+    finding(
+        "config-unrecognised",
+        &format!(
+            "`{}` does not look like the config of a trainer gpufeed knows ({}); nothing was \
+             checked",
+            path.display(),
+            known.join(", ")
+        ),
+    )
+    .in_file(path)
+    .evidence(format!("top-level keys: {}", keys.join(", ")))
+    .fix("pass the trainer's training config; `gpufeed lint` checks the training code whatever the trainer")
+}
+
+/// Lowers a finding about the machine to info when the cores are this machine's, not the
+/// training machine's.
+pub(super) fn assumed(mut f: Finding, ctx: &Context) -> Finding {
+    if !ctx.cores_of_training_machine() && f.severity > Severity::Info {
+        f.severity = Severity::Info;
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_match_segments() {
+        assert!(matches("trainer.precision", "trainer.precision"));
+        assert!(matches("*.precision", "trainer.precision"));
+        assert!(!matches("trainer", "trainer.precision"));
+        assert!(matches("datasets.name", "datasets[0].name"));
+    }
+
+    #[test]
+    fn the_table_is_well_formed() {
+        for t in TRAINERS {
+            assert!(t.markers.len() >= 4, "{}", t.name);
+            assert!(!t.source.is_empty(), "{}", t.name);
+            assert!(!t.settings.is_empty(), "{}", t.name);
+        }
+    }
+}

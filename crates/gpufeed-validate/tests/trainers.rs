@@ -1,0 +1,244 @@
+//! `validate` on other trainers' configs (fixtures written for gpufeed after reading the
+//! public trainers' configs, not copied): each is recognised by its keys, checked under its
+//! own key names for what gpufeed understands, and described in one info line; no
+//! unknown-key warning and no MyXTTS rule. Also: an unrecognised file, a small MyXTTS file
+//! with a typo, `--fix` on another trainer's file, and findings about cores.
+
+// Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use gpufeed_findings::{Report, Severity};
+use gpufeed_validate::fix;
+use gpufeed_validate::{Context, CoresOf, validate_file, validate_text};
+
+fn config(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/configs")
+        .join(name)
+}
+
+fn this_machine(cores: usize) -> Context {
+    Context::new(Some(cores), CoresOf::ThisMachine)
+}
+
+/// `(id, severity)` of every finding.
+fn ids(name: &str, ctx: &Context) -> BTreeSet<(&'static str, Severity)> {
+    let v = validate_file(&config(name), ctx).unwrap();
+    v.findings.iter().map(|f| (f.id, f.severity)).collect()
+}
+
+/// The rules only MyXTTS' configs may get.
+const MYXTTS_ONLY: &[&str] = &[
+    "config-unknown-key",
+    "tf-native-loading-off",
+    "gpu-prefetch-off",
+    "text-cap-mismatch",
+    "two-gpu-half-set",
+    "xla-off",
+    "eager-train-step",
+    "myxtts-unread-key",
+    "myxtts-rejects-key",
+    "config-wrong-type",
+    "config-invalid-value",
+];
+
+#[test]
+fn each_trainer_is_recognised_and_checked_under_its_own_keys() {
+    use Severity::{Info, Warning};
+    let ctx = this_machine(8);
+    // (file, the trainer its info line names, the findings besides that line)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, Severity)]);
+    let cases: &[Case<'_>] = &[
+        (
+            "coqui_glow.json",
+            "Coqui TTS",
+            &[
+                ("loader-in-main-thread", Warning),
+                ("mixed-precision-off", Info),
+            ],
+        ),
+        (
+            "espnet_tts.yaml",
+            "ESPnet",
+            &[
+                ("num-workers-above-cores", Info),
+                ("mixed-precision-off", Info),
+            ],
+        ),
+        (
+            "nemo_fastpitch.yaml",
+            "NeMo",
+            &[
+                ("loader-in-main-thread", Warning),
+                ("pin-memory-off", Info),
+                ("batch-size-small", Info),
+                ("mixed-precision-off", Info),
+            ],
+        ),
+        (
+            "matcha_data.yaml",
+            "Lightning-Hydra",
+            &[("num-workers-above-cores", Info)],
+        ),
+        (
+            "tensorflowtts_tacotron2.yaml",
+            "TensorFlowTTS",
+            &[("feature-cache-off", Info)],
+        ),
+        ("fastspeech2_train.yaml", "FastSpeech2", &[]),
+        ("fastspeech2_preprocess.yaml", "FastSpeech2", &[]),
+        ("vits_ljs.json", "VITS", &[("mixed-precision-off", Info)]),
+        ("hifigan_v1.json", "HiFi-GAN", &[("num-workers-low", Info)]),
+        ("styletts2.yml", "StyleTTS2", &[("batch-size-small", Info)]),
+        (
+            "f5tts_small.yaml",
+            "F5-TTS",
+            &[("num-workers-above-cores", Info)],
+        ),
+    ];
+    for (file, trainer, want) in cases {
+        let v = validate_file(&config(file), &ctx).unwrap();
+        let got: BTreeSet<(&str, Severity)> = v
+            .findings
+            .iter()
+            .filter(|f| f.id != "config-trainer")
+            .map(|f| (f.id, f.severity))
+            .collect();
+        let want: BTreeSet<(&str, Severity)> = want.iter().copied().collect();
+        assert_eq!(got, want, "{file}: {:#?}", v.findings);
+        let lines: Vec<_> = v
+            .findings
+            .iter()
+            .filter(|f| f.id == "config-trainer")
+            .collect();
+        assert_eq!(lines.len(), 1, "{file}");
+        assert_eq!(lines[0].severity, Info);
+        assert!(
+            lines[0].message.contains(trainer),
+            "{file}: {}",
+            lines[0].message
+        );
+        assert!(lines[0].message.contains("checked"), "{}", lines[0].message);
+        for f in &v.findings {
+            assert!(!MYXTTS_ONLY.contains(&f.id), "{file}: {f:?}");
+        }
+        assert_eq!(Report::new(v.findings.clone()).exit_code(), 0, "{file}");
+    }
+}
+
+#[test]
+fn findings_use_the_trainers_key_names() {
+    let v = validate_file(&config("nemo_fastpitch.yaml"), &this_machine(8)).unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "loader-in-main-thread")
+        .unwrap();
+    assert!(
+        f.message
+            .contains("model.train_ds.dataloader_params.num_workers"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.line, Some(18));
+    // TensorFlowTTS' `use_fixed_shapes: true` is read: no `dynamic-shapes`.
+    assert!(
+        !ids("tensorflowtts_tacotron2.yaml", &this_machine(8))
+            .iter()
+            .any(|(id, _)| *id == "dynamic-shapes")
+    );
+}
+
+#[test]
+fn an_unrecognised_file_says_so_once_and_exits_0() {
+    let v = validate_file(&config("not_a_trainer.yaml"), &this_machine(8)).unwrap();
+    let got: Vec<_> = v.findings.iter().map(|f| (f.id, f.severity)).collect();
+    assert_eq!(got, vec![("config-unrecognised", Severity::Info)]);
+    assert!(v.findings[0].message.contains("nothing was checked"));
+    assert_eq!(Report::new(v.findings).exit_code(), 0);
+}
+
+#[test]
+fn a_small_myxtts_file_keeps_every_rule_typos_included() {
+    let v = validate_file(&config("myxtts_small_typo.yaml"), &this_machine(8)).unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "config-unknown-key")
+        .unwrap();
+    assert!(
+        f.message.contains("did you mean `num_workers`"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !v.findings
+            .iter()
+            .any(|f| matches!(f.id, "config-trainer" | "config-unrecognised"))
+    );
+}
+
+#[test]
+fn fix_on_another_trainers_file_fixes_only_its_keys_and_keeps_comments() {
+    let ctx = this_machine(8);
+    let v = validate_file(&config("espnet_yes.yaml"), &ctx).unwrap();
+    let plan = fix::plan(&v, &ctx).unwrap();
+    assert!(plan.changes());
+    let original = fs_err::read_to_string(config("espnet_yes.yaml")).unwrap();
+    assert_eq!(
+        plan.fixed,
+        original.replace("use_amp: yes   # mixed", "use_amp: true   # mixed")
+    );
+    // Nothing gpufeed understands is spelled differently here: nothing to fix.
+    for file in ["coqui_glow.json", "nemo_fastpitch.yaml"] {
+        let v = validate_file(&config(file), &ctx).unwrap();
+        let plan = fix::plan(&v, &ctx).unwrap();
+        assert!(!plan.changes(), "{file}");
+    }
+}
+
+#[test]
+fn cores_are_the_training_machines_when_given() {
+    let file = "espnet_tts.yaml";
+    // Without --cores: this machine's 2 cores are an assumption, so info, and it says so.
+    let v = validate_file(&config(file), &this_machine(2)).unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "num-workers-above-cores")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.message.contains("this machine"), "{}", f.message);
+    assert!(f.message.contains("--cores"), "{}", f.message);
+    // `--cores 2` (or doctor on the training machine): a warning about that machine.
+    let v = validate_file(
+        &config(file),
+        &Context::new(Some(2), CoresOf::TrainingMachine),
+    )
+    .unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "num-workers-above-cores")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.message.contains("training machine"), "{}", f.message);
+    // `--cores 32`: 16 workers fit.
+    assert!(
+        !ids(file, &Context::new(Some(32), CoresOf::TrainingMachine))
+            .iter()
+            .any(|(id, _)| *id == "num-workers-above-cores")
+    );
+    // MyXTTS' own rule follows the same machine.
+    let text = "data:\n  num_workers: 16\n";
+    let v = validate_text(text, Path::new("c.yaml"), &this_machine(2));
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "num-workers-above-cores")
+        .unwrap();
+    assert_eq!(f.severity, Severity::Info);
+}
