@@ -65,6 +65,11 @@
 //! block holds a training loop), in a test (`test_*.py`, `*_test.py`, `conftest.py`, a
 //! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder) is info, and its
 //! message says why; so is one reached through calls from a loop or per-item function there.
+//! So are the findings on an **evaluation loader**: a `DataLoader` assigned to a name of an
+//! evaluation split (`val_loader`, `validation_loader`, `testloader`, `self.eval_dl`, `dev`)
+//! or built in a function named so (`validate()`, Lightning's `val_dataloader`; not one
+//! whose name also says `train`/`fit`), unless a training loop of its file iterates it: it
+//! runs at validation time, not every step.
 //!
 //! | id | severity | fires on | why | fix |
 //! |---|---|---|---|---|
@@ -322,6 +327,8 @@ pub(crate) struct File<'t> {
     pub(crate) map_args: Vec<(Node<'t>, String)>,
     /// Byte ranges of the training loops (found by the project pass).
     pub(crate) training_loops: Vec<(usize, usize)>,
+    /// `DataLoader` calls that serve evaluation (byte range, why; the project pass).
+    pub(crate) eval_loaders: Vec<(usize, usize, String)>,
     pub(crate) hits: Vec<Hit>,
 }
 
@@ -500,6 +507,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 item_roots: Vec::new(),
                 map_args: Vec::new(),
                 training_loops: Vec::new(),
+                eval_loaders: Vec::new(),
                 hits: Vec::new(),
             };
             tfdata::check(&mut file);

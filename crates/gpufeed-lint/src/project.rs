@@ -99,6 +99,7 @@ struct Heavy<'t> {
 pub(super) fn check(files: &mut [File<'_>]) {
     let mut hits: Vec<(usize, Hit)> = Vec::new();
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
+    let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
     {
         let p = Project::new(files);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -107,16 +108,26 @@ pub(super) fn check(files: &mut [File<'_>]) {
             .map(|fi| {
                 let mut ranges = Vec::new();
                 let mut found = Vec::new();
-                for (lp, step) in p.training_loops(fi) {
+                let loops = p.training_loops(fi);
+                for &(lp, step) in &loops {
                     ranges.push((fi, (lp.start_byte(), lp.end_byte())));
                     p.loop_syncs(fi, lp, step, &mut found);
                 }
-                (ranges, found)
+                let f = &files[fi];
+                let eval: Vec<_> = p.loaders[fi]
+                    .iter()
+                    .filter_map(|&l| {
+                        evaluation_loader(l, &loops, f.src)
+                            .map(|why| (fi, (l.start_byte(), l.end_byte(), why)))
+                    })
+                    .collect();
+                (ranges, found, eval)
             })
             .collect();
-        for (ranges, found) in per_file {
+        for (ranges, found, eval) in per_file {
             loops_found.extend(ranges);
             hits.extend(found);
+            evals.extend(eval);
         }
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
@@ -124,6 +135,11 @@ pub(super) fn check(files: &mut [File<'_>]) {
     for (fi, range) in loops_found {
         if let Some(f) = files.get_mut(fi) {
             f.training_loops.push(range);
+        }
+    }
+    for (fi, eval) in evals {
+        if let Some(f) = files.get_mut(fi) {
+            f.eval_loaders.push(eval);
         }
     }
     let mut seen = HashSet::new();
@@ -1010,12 +1026,21 @@ pub(super) struct OffPath {
     file: Vec<Option<String>>,
     /// Per file: `__main__` blocks without a training loop (start, end, line).
     mains: Vec<Vec<(usize, usize, usize)>>,
+    /// Per file: evaluation loaders (start, end, why).
+    evals: Vec<Vec<(usize, usize, String)>>,
 }
 
 impl OffPath {
     /// Why a byte of file `fi` is off the training path, if it is.
     pub(super) fn why(&self, fi: usize, byte: usize) -> Option<String> {
         if let Some(Some(why)) = self.file.get(fi) {
+            return Some(why.clone());
+        }
+        if let Some((_, _, why)) = self
+            .evals
+            .get(fi)
+            .and_then(|e| e.iter().find(|(s, e, _)| *s <= byte && byte < *e))
+        {
             return Some(why.clone());
         }
         self.mains
@@ -1033,8 +1058,10 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
     let mut out = OffPath {
         file: Vec::new(),
         mains: Vec::new(),
+        evals: Vec::new(),
     };
     for f in files {
+        out.evals.push(f.eval_loaders.clone());
         out.file.push(test_or_example(f.rel));
         let mut mains = Vec::new();
         let mut c = f.root.walk();
@@ -1054,6 +1081,84 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         out.mains.push(mains);
     }
     out
+}
+
+/// Why a `DataLoader(...)` call serves evaluation rather than training: the name it is
+/// assigned to (`val_loader`, `self.test_dl`) or the function that builds it (`validate`,
+/// Lightning's `val_dataloader`) names an evaluation split, and no training loop of the
+/// file iterates that name. Such a loader runs at validation time, not every step, so its
+/// settings do not starve training.
+fn evaluation_loader(
+    loader: Node<'_>,
+    loops: &[(Node<'_>, Node<'_>)],
+    src: &str,
+) -> Option<String> {
+    let bound = loader
+        .parent()
+        .filter(|p| p.kind() == "assignment")
+        .and_then(|p| p.child_by_field_name("left"))
+        .filter(|l| matches!(l.kind(), "identifier" | "attribute"))
+        .map(|l| {
+            let t = text(l, src);
+            t.rsplit('.').next().unwrap_or(t).to_owned()
+        });
+    if let Some(name) = &bound {
+        let iterated = loops.iter().any(|(lp, _)| {
+            lp.kind() == "for_statement"
+                && lp
+                    .child_by_field_name("right")
+                    .is_some_and(|r| names_word(text(r, src), name))
+        });
+        if iterated {
+            return None;
+        }
+        if is_evaluation_name(name) {
+            return Some(format!("an evaluation loader (`{name}`)"));
+        }
+    }
+    let function = ast::enclosing(loader, "function_definition")
+        .and_then(|d| d.child_by_field_name("name"))
+        .map(|n| text(n, src))?;
+    let trains = function
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("train") || w.eq_ignore_ascii_case("fit"));
+    (is_evaluation_name(function) && !trains)
+        .then(|| format!("a loader built in `{function}()`, for evaluation"))
+}
+
+/// A name of an evaluation split or step: a word `val`, `valid`, `validation`, `validate`,
+/// `eval`, `evaluate`, `evaluation`, `test`, `testing` or `dev` (`val_loader`,
+/// `testloader`, `eval_dl`, `validate`, `val_dataloader`).
+fn is_evaluation_name(name: &str) -> bool {
+    const SPLITS: &[&str] = &[
+        "validation",
+        "validate",
+        "valid",
+        "val",
+        "evaluation",
+        "evaluate",
+        "eval",
+        "testing",
+        "test",
+        "dev",
+    ];
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .any(|word| {
+            SPLITS.iter().any(|s| {
+                word == *s
+                    || word.strip_prefix(s).is_some_and(|rest| {
+                        matches!(rest, "loader" | "dataloader" | "dl" | "set" | "data" | "ds")
+                    })
+            })
+        })
+}
+
+/// `name` as a whole identifier in `text` (`val_loader` in `enumerate(val_loader)`, not in
+/// `val_loader2`).
+fn names_word(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == name)
 }
 
 /// `__name__ == "__main__"`, either way round.

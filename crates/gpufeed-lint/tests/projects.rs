@@ -174,3 +174,10 @@ fn transform_objects_called_per_item() {
 fn imported_map_function() {
     check("tf-map-imported");
 }
+
+/// Loaders that serve evaluation (named for a split, or built in `validate()`) and are not
+/// iterated by the training loop are info; the training loader keeps its warnings.
+#[test]
+fn evaluation_loaders_are_not_the_training_path() {
+    check("eval-loaders");
+}
