@@ -190,6 +190,19 @@ pub(crate) fn positional(call: Node<'_>, i: usize) -> Option<Node<'_>> {
         .nth(i)
 }
 
+/// True when some argument of the call (positional, or a keyword's value) satisfies `f`.
+pub(crate) fn args_any(call: Node<'_>, mut f: impl FnMut(Node<'_>) -> bool) -> bool {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    let mut c = args.walk();
+    args.named_children(&mut c).any(|a| match a.kind() {
+        "keyword_argument" => a.child_by_field_name("value").is_some_and(&mut f),
+        "comment" | "list_splat" | "dictionary_splat" => false,
+        _ => f(a),
+    })
+}
+
 /// True when the call passes `*args` or `**kwargs` (its arguments cannot be known).
 pub(crate) fn has_splat(call: Node<'_>) -> bool {
     let Some(args) = call.child_by_field_name("arguments") else {

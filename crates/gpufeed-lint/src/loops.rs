@@ -100,15 +100,31 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                     names.insert(text(r, src).to_owned());
                 }
             }
+            "assignment" if assigns_host_value(n, src) => {
+                if let Some(left) = n.child_by_field_name("left")
+                    && left.kind() == "identifier"
+                {
+                    names.insert(host_mark(text(left, src)));
+                }
+            }
             "assignment" => {
                 let from_model = n.child_by_field_name("right").is_some_and(|r| {
                     r.kind() == "call"
                         && r.child_by_field_name("function").is_some_and(|f| {
                             let f = text(f, src).to_ascii_lowercase();
                             let last = f.rsplit('.').next().unwrap_or(&f);
-                            ["model", "net", "criterion", "loss", "forward", "step"]
-                                .iter()
-                                .any(|k| last.contains(k))
+                            // `clip_grad_norm_` returns the total norm, a tensor.
+                            [
+                                "model",
+                                "net",
+                                "criterion",
+                                "loss",
+                                "forward",
+                                "step",
+                                "clip_grad",
+                            ]
+                            .iter()
+                            .any(|k| last.contains(k))
                         })
                 });
                 if from_model && let Some(left) = n.child_by_field_name("left") {
@@ -128,7 +144,41 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
     names
 }
 
+/// Marks, in a set of tensor names, a name the scope assigned a host value to
+/// (`reduced_loss = loss.item()`): it is never a tensor, whatever it is called.
+const HOST: char = '!';
+
+/// `x = t.item()`, `x = float(t)`, `x = t.tolist()`: the value is on the host.
+fn assigns_host_value(assignment: Node<'_>, src: &str) -> bool {
+    assignment
+        .child_by_field_name("right")
+        .is_some_and(|r| r.kind() == "call" && on_host(r, src, &HashSet::new()))
+}
+
+/// The mark of a name that holds a host value, for a set of tensor names.
+pub(super) fn host_mark(name: &str) -> String {
+    format!("{HOST}{name}")
+}
+
+/// True when `node` is a host value: a name marked so, or `t.item()` / `float(t)` itself.
+pub(super) fn on_host(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    names.contains(&host_mark(text(node, src)))
+        || (node.kind() == "call"
+            && (matches!(ast::method(node, src), Some("item" | "tolist" | "numpy"))
+                || node
+                    .child_by_field_name("function")
+                    .is_some_and(|f| matches!(text(f, src), "float" | "int"))))
+}
+
 pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    if on_host(node, src, names) {
+        return false;
+    }
+    // `out.squeeze(1)`, `loss.detach()`: a tensor method of a tensor gives a tensor.
+    if node.kind() == "call" {
+        return ast::method(node, src).is_some_and(|m| TENSOR_METHODS.contains(&m))
+            && ast::receiver(node).is_some_and(|r| tensor_like(r, src, names));
+    }
     let mut root = node;
     while matches!(root.kind(), "attribute" | "subscript") {
         match root
@@ -149,6 +199,99 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
         || ["loss", "logit", "pred", "output"]
             .iter()
             .any(|k| name.contains(k))
+}
+
+/// Methods of a tensor that return a tensor (not a Python number or list).
+const TENSOR_METHODS: &[&str] = &[
+    "squeeze",
+    "unsqueeze",
+    "detach",
+    "clone",
+    "float",
+    "half",
+    "bfloat16",
+    "to",
+    "cuda",
+    "view",
+    "reshape",
+    "mean",
+    "sum",
+    "abs",
+    "max",
+    "min",
+    "norm",
+];
+
+/// `torch` functions and tensor methods whose result is a 0-d tensor (or, for `equal` and
+/// `allclose`, a Python bool computed on the device): in a condition, Python reads it
+/// (`Tensor.__bool__`), which waits for the GPU. PyTorch's "Avoid unnecessary CPU-GPU
+/// synchronization" (performance tuning guide) lists `if` on a tensor among the syncs.
+const REDUCTIONS: &[&str] = &[
+    "min",
+    "max",
+    "amin",
+    "amax",
+    "sum",
+    "mean",
+    "any",
+    "all",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "norm",
+    "count_nonzero",
+    "equal",
+    "allclose",
+];
+
+/// True when `node`'s value decides an `if`, `elif`, `while` or `assert`: it is the
+/// condition, or part of a comparison, `not`, `and`/`or` or parentheses that is.
+fn decides_branch(node: Node<'_>) -> bool {
+    let mut n = node;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "comparison_operator"
+            | "not_operator"
+            | "boolean_operator"
+            | "parenthesized_expression" => n = p,
+            "if_statement" | "elif_clause" | "while_statement" => {
+                return p
+                    .child_by_field_name("condition")
+                    .is_some_and(|c| c.id() == n.id());
+            }
+            "assert_statement" => return p.named_child(0).is_some_and(|c| c.id() == n.id()),
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// A reduction on the device whose result decides a branch: `if torch.min(y) < -1.:`,
+/// `if torch.isnan(loss).any():`, `while out.max() > 1:`.
+fn reduction_in_condition(
+    call: Node<'_>,
+    name: &str,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> Option<String> {
+    // `torch.isnan(loss).any()`: the outer call decides the branch.
+    let method = ast::method(call, src);
+    let is_torch = name
+        .strip_prefix("torch.")
+        .is_some_and(|f| REDUCTIONS.contains(&f));
+    let on_tensor = method.is_some_and(|m| REDUCTIONS.contains(&m))
+        && ast::receiver(call).is_some_and(|r| {
+            tensor_like(r, src, tensors)
+                || (r.kind() == "call" && text(r, src).starts_with("torch."))
+        });
+    if !(is_torch || on_tensor) || !decides_branch(call) {
+        return None;
+    }
+    Some(if is_torch {
+        format!("if {name}(...)")
+    } else {
+        format!("if (...).{}()", method.unwrap_or_default())
+    })
 }
 
 /// True for an `if` that runs every N steps (`%` in its condition).
@@ -237,12 +380,35 @@ pub(super) fn sync(
         }
         _ => {}
     }
-    match name.as_str() {
-        "float" | "int"
-            if ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors)) =>
+    if let Some(what) = reduction_in_condition(call, &name, src, tensors) {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what,
+            does: "reads a tensor on the host to take the branch",
+            fix: "decide on the device (`torch.where`, `torch.clamp`), or check every N steps",
+        });
+    }
+    let first_is_tensor = || ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors));
+    match method {
+        // `"{:.6f}".format(grad_norm)`: `Tensor.__format__` reads the value.
+        Some("format")
+            if ast::receiver(call).is_some_and(|r| r.kind() == "string")
+                && ast::args_any(call, |a| tensor_like(a, src, tensors)) =>
         {
-            Some(host(format!("{name}(...)")))
+            return Some(host("\"...\".format(...)".to_owned()));
         }
+        // `writer.add_scalar("loss", loss, step)`: TensorBoard's writer calls `.item()`.
+        Some(m @ ("add_scalar" | "add_scalars"))
+            if ast::positional(call, 1).is_some_and(|a| tensor_like(a, src, tensors)) =>
+        {
+            return Some(host(format!(".{m}(...)")));
+        }
+        _ => {}
+    }
+    match name.as_str() {
+        "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
+        // `math.isnan(grad_norm)`: `Tensor.__float__` reads the value.
+        m if m.starts_with("math.") && first_is_tensor() => Some(host(format!("{m}(...)"))),
         "print" if prints_tensor(call, src, tensors) => Some(host("print(...)".to_owned())),
         "torch.cuda.synchronize" | "torch.cuda.empty_cache" => Some(Sync {
             id: "cuda-sync-in-loop",

@@ -152,6 +152,22 @@ pub(super) fn check(files: &mut [File<'_>]) {
     }
 }
 
+/// A parameter given a tensor is one; given a host value (`reduced_loss` from
+/// `loss.item()`), it is marked as never one, whatever it is called.
+fn bind_one(
+    out: &mut HashSet<String>,
+    param: &str,
+    arg: Node<'_>,
+    src: &str,
+    tensors: &HashSet<String>,
+) {
+    if loops::tensor_like(arg, src, tensors) {
+        out.insert(param.to_owned());
+    } else if loops::on_host(arg, src, tensors) {
+        out.insert(loops::host_mark(param));
+    }
+}
+
 /// `lib/trainer.py` -> `lib.trainer`; `pkg/__init__.py` -> `pkg`.
 fn module_path(rel: &Path) -> String {
     let mut parts: Vec<String> = rel
@@ -613,18 +629,15 @@ impl<'a, 't> Project<'a, 't> {
                     if let (Some(k), Some(v)) = (
                         a.child_by_field_name("name"),
                         a.child_by_field_name("value"),
-                    ) && loops::tensor_like(v, src, tensors)
-                    {
-                        out.insert(text(k, src).to_owned());
+                    ) {
+                        bind_one(&mut out, text(k, src), v, src, tensors);
                     }
                 }
                 "comment" => {}
                 "list_splat" | "dictionary_splat" => break,
                 _ => {
-                    if loops::tensor_like(a, src, tensors)
-                        && let Some(n) = names.get(at)
-                    {
-                        out.insert((*n).to_owned());
+                    if let Some(n) = names.get(at) {
+                        bind_one(&mut out, n, a, src, tensors);
                     }
                     at += 1;
                 }

@@ -181,3 +181,11 @@ fn imported_map_function() {
 fn evaluation_loaders_are_not_the_training_path() {
     check("eval-loaders");
 }
+
+/// Syncs other than `.item()`: a device reduction deciding an `if` in a helper the loop
+/// calls, `math.isnan` of the clipped gradient norm, `"...".format` of it, TensorBoard's
+/// `add_scalar` of it in a helper, `if torch.isnan(loss).any()`; none under `step % N`.
+#[test]
+fn implicit_syncs() {
+    check("implicit-syncs");
+}
