@@ -21,7 +21,6 @@ pub(super) fn is_decode(name: &str) -> bool {
         "torchaudio.functional.spectrogram",
         "torchaudio.functional.melspectrogram",
         "torch.stft",
-        "scipy.io.wavfile.read",
         "scipy.signal.stft",
         "scipy.signal.resample",
         "scipy.signal.resample_poly",
@@ -48,6 +47,49 @@ pub(super) fn is_decode(name: &str) -> bool {
         || name.starts_with("librosa.effects.")
         || name.starts_with("torchaudio.compliance.kaldi.")
         || is_transform(name)
+}
+
+/// A call named like a spectrogram or mel feature (`self.stft.mel_spectrogram(wav)`,
+/// `mel_spectrogram(...)` from an import outside the linted files, `get_mel`, `wav2mel`,
+/// `compute_fbank`): per item, it is the STFT and mel work whatever computes it. Only the
+/// last name counts, so `spectrogram_path` or `load_mel` (a read) are not features.
+pub(super) fn is_feature_name(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+    let words: Vec<&str> = last.split('_').filter(|w| !w.is_empty()).collect();
+    let has = |w: &str| words.contains(&w);
+    // `spectrogram_path`, `mel_spec_len`: about a feature, not computing one.
+    let about = [
+        "path", "paths", "file", "files", "dir", "name", "len", "length", "shape", "size",
+    ];
+    if words.iter().any(|w| about.contains(w)) {
+        return false;
+    }
+    last.contains("spectrogram")
+        || last.contains("melspec")
+        || (has("mel") && (has("spec") || has("get") || has("compute") || has("extract")))
+        || matches!(
+            words.as_slice(),
+            ["stft"] | ["istft"] | ["wav2mel"] | ["logmel"]
+        )
+        || ((has("fbank") || has("mfcc") || has("stft")) && !has("inverse"))
+}
+
+/// How much a heavy call costs, to name the heaviest in evidence: features (STFT, mel,
+/// pitch) over resampling over decoding.
+pub(super) fn weight(name: &str) -> u8 {
+    let n = name.to_ascii_lowercase();
+    if [
+        "stft", "spec", "mel", "mfcc", "fbank", "feature", "pyworld", "yin", "kaldi", "lfcc",
+    ]
+    .iter()
+    .any(|k| n.contains(k))
+    {
+        2
+    } else if n.contains("resample") {
+        1
+    } else {
+        0
+    }
 }
 
 /// Constructors of feature transform objects (calling the object computes the feature):
@@ -101,6 +143,34 @@ def precompute(paths):
     return [librosa.load(p) for p in paths]
 ";
         assert_eq!(ids(good), vec![]);
+    }
+
+    #[test]
+    fn feature_names() {
+        for yes in [
+            "self.stft.mel_spectrogram",
+            "mel_spectrogram",
+            "audio.melspectrogram",
+            "get_mel",
+            "compute_mel_spec",
+            "spectrogram_torch",
+            "stft",
+            "wav2mel",
+            "extract_fbank",
+        ] {
+            assert!(super::is_feature_name(yes), "{yes}");
+        }
+        for no in [
+            "spectrogram_path",
+            "load_mel",
+            "mel_len",
+            "np.load",
+            "melody",
+            "inverse_stft_window",
+            "get_mel_files",
+        ] {
+            assert!(!super::is_feature_name(no), "{no}");
+        }
     }
 
     #[test]

@@ -86,8 +86,8 @@
 //! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`/`int(t)`/`bool(t)`, `math.*(t)` (`math.isnan(grad_norm)`), `print(t)` (an f-string too), `"...".format(t)`, TensorBoard's `add_scalar(tag, t)`, and a device reduction deciding an `if`/`elif`/`while`/`assert` (`if torch.min(y) < -1.:`, `if torch.isnan(loss).any():`) in a training loop or in a function of the project it calls every step (the chain in the evidence; the first sync of each step says so); `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, assigned from a call of a model, net, criterion, loss, step or `clip_grad_norm_`, a tensor method of one (`y_hat.squeeze(1)`), a value of such a dict, or a parameter given one | the GPU queue drains every step | accumulate on the device; read every N steps |
 //! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
 //! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
-//! | `decode-per-item` | warning | audio or image decoding, resampling or features (`librosa.load`/`stft`/`resample`/`feature.*`, `soundfile.read`, `torchaudio.load`, `torch.stft`, `torchaudio.functional.resample`, `scipy.io.wavfile.read`, `pyworld`, `PIL.Image.open`, `cv2.imread`, ...) reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions | the same work every epoch on the CPU | precompute; load arrays |
-//! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions | one process does every item's work in turn | `num_workers=8`, or precompute |
+//! | `decode-per-item` | warning | audio or image decoding, resampling or features (`librosa.load`/`stft`/`resample`/`feature.*`, `soundfile.read`, `torchaudio.load`, `torch.stft`, `torchaudio.functional.resample`, `pyworld`, `PIL.Image.open`, `cv2.imread`, ...; a call named like a feature, `*spectrogram*`, `*melspec*`, `stft`, `get_mel`, `wav2mel`, `*fbank*`, when the code behind it is not in the linted files or holds none of these: a conv1d STFT module, an import) reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions. A plain `scipy.io.wavfile.read` is a read, not decoding. Work in the branch of `if os.path.exists(p)` that runs on a miss and saves (VITS' `.spec.pt`) is info: once per item, not every epoch | the same work every epoch on the CPU | precompute; load arrays |
+//! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions (the evidence names the heaviest: a mel over the WAV read before it) | one process does every item's work in turn | `num_workers=8`, or precompute |
 //! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
 //! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
 //! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |
@@ -309,6 +309,9 @@ pub(crate) struct Hit {
     /// Where a finding reached through calls starts (file index, byte): a training loop or
     /// a per-item function. It is not on the training path when its start is not.
     pub(crate) root: Option<(usize, usize)>,
+    /// Why the finding is only info although its rule is not (a feature behind a file
+    /// cache: computed once per item, not every epoch).
+    pub(crate) info: Option<String>,
 }
 
 /// One parsed file, shared by the rules.
@@ -348,6 +351,7 @@ impl<'t> File<'t> {
             context,
             fix: fix.into(),
             root: None,
+            info: None,
         });
     }
 
@@ -574,7 +578,12 @@ fn place(
         let why_not = paths
             .why(me, hit.byte)
             .or_else(|| hit.root.and_then(|(i, b)| paths.why(i, b)));
-        if let Some(why) = why_not
+        if let Some(why) = &hit.info
+            && f.severity > gpufeed_findings::Severity::Info
+        {
+            f.severity = gpufeed_findings::Severity::Info;
+            f.message.push_str(&format!("; reported as info: {why}"));
+        } else if let Some(why) = why_not
             && f.severity > gpufeed_findings::Severity::Info
         {
             f.severity = gpufeed_findings::Severity::Info;

@@ -93,6 +93,9 @@ struct Heavy<'t> {
     node: Node<'t>,
     name: String,
     chain: Vec<String>,
+    /// Set when the work sits behind a file cache (`if os.path.exists(p): load else:
+    /// compute and save`): why it runs once per item, not every epoch.
+    cached: Option<String>,
 }
 
 /// Runs the cross-file rules, adding hits to the files they point into.
@@ -544,6 +547,7 @@ impl<'a, 't> Project<'a, 't> {
                     context: Some(context),
                     fix: item.sync.fix.to_owned(),
                     root,
+                    info: None,
                 },
             ));
         }
@@ -763,7 +767,7 @@ impl<'a, 't> Project<'a, 't> {
         let mut out = Vec::new();
         let mut walk = Walk::new();
         if walk.enter(root) {
-            self.heavy_in(root, &[], 0, &mut walk, &mut out);
+            self.heavy_in(root, &[], 0, None, &mut walk, &mut out);
         }
         self.memo().insert(key, out.clone());
         out
@@ -777,11 +781,13 @@ impl<'a, 't> Project<'a, 't> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    #[allow(clippy::too_many_arguments)] // one recursive walk's state
     fn heavy_in(
         &self,
         func: Func<'t>,
         chain: &[String],
         depth: u64,
+        cached: Option<&str>,
         walk: &mut Walk,
         out: &mut Vec<Heavy<'t>>,
     ) {
@@ -802,31 +808,48 @@ impl<'a, 't> Project<'a, 't> {
             if let Some(made) = self.transforms[func.file].get(&name) {
                 name.clone_from(made);
             }
+            let here = file_cache(call, body, src);
+            let cached = cached.map(str::to_owned).or(here);
             if decode::is_decode(&name) {
                 out.push(Heavy {
                     file: func.file,
                     node: call,
                     name,
                     chain: chain.to_vec(),
+                    cached,
                 });
                 continue;
             }
-            if depth >= MAX_CALL_DEPTH {
-                continue;
+            let mut targets = Vec::new();
+            if depth < MAX_CALL_DEPTH {
+                targets = self.callees(func.file, call);
+                // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
+                if tfdata::is_py_function(&name)
+                    && let Some(cb) = sig::arg(call, "tf.numpy_function", "func", src)
+                {
+                    targets.extend(self.functions_of(func.file, cb));
+                }
             }
-            let mut targets = self.callees(func.file, call);
-            // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
-            if tfdata::is_py_function(&name)
-                && let Some(cb) = sig::arg(call, "tf.numpy_function", "func", src)
-            {
-                targets.extend(self.functions_of(func.file, cb));
-            }
+            let (before, mut all_entered) = (out.len(), true);
             for target in targets {
                 if walk.enter(target) {
                     let mut next = chain.to_vec();
                     next.push(self.link(func.file, call));
-                    self.heavy_in(target, &next, depth + 1, walk, out);
+                    self.heavy_in(target, &next, depth + 1, cached.as_deref(), walk, out);
+                } else {
+                    all_entered = false;
                 }
+            }
+            // A feature computed by code gpufeed does not know (a conv1d STFT module, a
+            // function of an import outside the linted files): its name says what it is.
+            if out.len() == before && all_entered && decode::is_feature_name(&name) {
+                out.push(Heavy {
+                    file: func.file,
+                    node: call,
+                    name,
+                    chain: chain.to_vec(),
+                    cached,
+                });
             }
         }
     }
@@ -850,13 +873,18 @@ impl<'a, 't> Project<'a, 't> {
                     Hit {
                         id: "decode-per-item",
                         byte: h.node.start_byte(),
-                        specific: format!("`{}` runs for every item, every epoch", h.name),
+                        specific: if h.cached.is_some() {
+                            format!("`{}` runs for an item whose cached file is missing", h.name)
+                        } else {
+                            format!("`{}` runs for every item, every epoch", h.name)
+                        },
                         context: Some(format!("in a function {context}{via}")),
                         fix: "precompute once (`gpufeed precompute --data DIR`) and load arrays \
                               per item (np.load, safetensors); keep only cheap work (crop, pad) \
                               per item"
                             .to_owned(),
                         root: Some((root.file, root.def.start_byte())),
+                        info: h.cached.clone(),
                     },
                 ));
             }
@@ -900,9 +928,20 @@ impl<'a, 't> Project<'a, 't> {
                 if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     roots.extend(self.functions_of(fi, c));
                 }
+                // The heaviest call names the work (the mel, not the WAV read before it);
+                // the first of equals.
                 let Some(h) = roots
                     .into_iter()
-                    .find_map(|r| self.heavy_from(r).into_iter().next())
+                    .flat_map(|r| self.heavy_from(r))
+                    .enumerate()
+                    .max_by_key(|(i, h)| {
+                        (
+                            h.cached.is_none(),
+                            decode::weight(&h.name),
+                            std::cmp::Reverse(*i),
+                        )
+                    })
+                    .map(|(_, h)| h)
                 else {
                     continue;
                 };
@@ -933,6 +972,7 @@ impl<'a, 't> Project<'a, 't> {
                               precompute`)"
                             .to_owned(),
                         root: None,
+                        info: h.cached.clone(),
                     },
                 ));
             }
@@ -977,6 +1017,50 @@ impl<'a, 't> Project<'a, 't> {
 }
 
 /// Names assigned a feature transform object anywhere in the file (module level, or
+/// Why a call inside `body` runs only when a file cache misses: it is in the branch of an
+/// `if` on `os.path.exists(p)` / `os.path.isfile(p)` / `p.exists()` that does not load,
+/// and that branch also saves (`torch.save`, `np.save`, `pickle.dump`, ...), so the
+/// feature is computed once per item and loaded after (VITS' `.spec.pt` files).
+fn file_cache(call: Node<'_>, body: Node<'_>, src: &str) -> Option<String> {
+    let mut n = call;
+    while let Some(p) = n.parent() {
+        if p.id() == body.id() {
+            return None;
+        }
+        let branch = n;
+        n = p;
+        let (stmt, in_else) = match p.kind() {
+            "if_statement" | "elif_clause" => (p, false),
+            "else_clause" => (p.parent()?, true),
+            _ => continue,
+        };
+        let cond = stmt.child_by_field_name("condition")?;
+        let cond_text = text(cond, src);
+        if !(cond_text.contains("exists(")
+            || cond_text.contains("isfile(")
+            || cond_text.contains("is_file("))
+        {
+            continue;
+        }
+        // The branch that computes must be the one that runs on a miss: the `else` of
+        // `if exists(p)`, or the body of `if not exists(p)`.
+        let negated = cond.kind() == "not_operator";
+        let on_miss = if negated { !in_else } else { in_else };
+        let saves = text(branch, src).contains("save(")
+            || text(branch, src).contains(".dump(")
+            || text(branch, src).contains("savez(");
+        if on_miss && saves {
+            let line = stmt.start_position().row + 1;
+            return Some(format!(
+                "it runs only when the file checked at line {line} (`{}`) is missing, and is \
+                 saved there, so each item computes it once, not every epoch",
+                cond_text.chars().take(60).collect::<String>()
+            ));
+        }
+    }
+    None
+}
+
 /// `DataLoader(...)` calls of a file.
 fn loaders<'t>(f: &File<'t>) -> Vec<Node<'t>> {
     let mut out = Vec::new();
