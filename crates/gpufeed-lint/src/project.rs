@@ -808,41 +808,34 @@ impl<'a, 't> Project<'a, 't> {
             if let Some(made) = self.transforms[func.file].get(&name) {
                 name.clone_from(made);
             }
-            let here = file_cache(call, body, src);
-            let cached = cached.map(str::to_owned).or(here);
-            if decode::is_decode(&name) {
-                out.push(Heavy {
-                    file: func.file,
-                    node: call,
-                    name,
-                    chain: chain.to_vec(),
-                    cached,
-                });
-                continue;
-            }
-            let mut targets = Vec::new();
-            if depth < MAX_CALL_DEPTH {
-                targets = self.callees(func.file, call);
+            let cached = cached
+                .map(str::to_owned)
+                .or_else(|| file_cache(call, body, src));
+            let before = out.len();
+            let mut all_entered = true;
+            let known = decode::is_decode(&name);
+            if !known && depth < MAX_CALL_DEPTH {
+                let mut targets = self.callees(func.file, call);
                 // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
                 if tfdata::is_py_function(&name)
                     && let Some(cb) = sig::arg(call, "tf.numpy_function", "func", src)
                 {
                     targets.extend(self.functions_of(func.file, cb));
                 }
-            }
-            let (before, mut all_entered) = (out.len(), true);
-            for target in targets {
-                if walk.enter(target) {
-                    let mut next = chain.to_vec();
-                    next.push(self.link(func.file, call));
-                    self.heavy_in(target, &next, depth + 1, cached.as_deref(), walk, out);
-                } else {
-                    all_entered = false;
+                for target in targets {
+                    if walk.enter(target) {
+                        let mut next = chain.to_vec();
+                        next.push(self.link(func.file, call));
+                        self.heavy_in(target, &next, depth + 1, cached.as_deref(), walk, out);
+                    } else {
+                        all_entered = false;
+                    }
                 }
             }
-            // A feature computed by code gpufeed does not know (a conv1d STFT module, a
-            // function of an import outside the linted files): its name says what it is.
-            if out.len() == before && all_entered && decode::is_feature_name(&name) {
+            // Known heavy work, or a feature computed by code gpufeed does not know (a
+            // conv1d STFT module, a function of an import outside the linted files): its
+            // name says what it is.
+            if known || (out.len() == before && all_entered && decode::is_feature_name(&name)) {
                 out.push(Heavy {
                     file: func.file,
                     node: call,
