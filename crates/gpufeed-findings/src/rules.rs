@@ -215,7 +215,7 @@ pub const RULES: &[Rule] = &[
         "config-trainer",
         Info,
         Validate,
-        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, under that trainer's key names",
+        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, and reports how often the loop pauses to evaluate, under that trainer's key names",
         "nothing to do; `gpufeed lint` checks the training code",
     ),
     rule(
@@ -224,6 +224,13 @@ pub const RULES: &[Rule] = &[
         Validate,
         "gpufeed recognises a config by the keys of the trainers it knows, and this file has none of them",
         "pass the trainer's training config",
+    ),
+    rule(
+        "config-python-unreadable",
+        Info,
+        Validate,
+        "gpufeed reads a Python hparams file's literal settings with a Python 3 parser, and gets none from a file it cannot parse",
+        "correct the Python at the line shown",
     ),
     rule(
         "pin-memory-off",

@@ -22,18 +22,25 @@
 //! [`validate::trainers`] holds one table of trainers, each with the keys that mark its
 //! configs, the key names under which it sets what gpufeed understands, and their source.
 //! A file is read as YAML or JSON (`//` comments blanked, spans kept;
-//! `gpufeed_config::outline`) and scored: 2 points per marker of a trainer (2 markers at
+//! `gpufeed_config::outline`), or, when it is Python (`hparams.py`; [`python`]), for its
+//! literal settings: keyword arguments (`HParams(batch_size=32)`), dict entries
+//! (`AttrDict({"fp16_run": False})`), module and class attributes (`batch_size = 32`) and
+//! argparse defaults, never run and never edited by `--fix`. Either way it is scored: 2 points per marker of a trainer (2 markers at
 //! least), 1 per MyXTTS section (`model`, `data`, `training`) and per key of MyXTTS'
 //! schema; the highest wins, MyXTTS on a tie, and an empty file is MyXTTS' defaults. A
 //! MyXTTS config gets every rule below. Another trainer's config gets only the rules on its
 //! own keys (`loader-in-main-thread`, `num-workers-above-cores`, `num-workers-low`,
 //! `batch-size-small`, `dynamic-shapes`, `pin-memory-off`, `prefetch-disabled`,
 //! `mixed-precision-off`, `feature-cache-off`, `config-yaml11-boolean`) and one
-//! `config-trainer` info line; a file with no trainer's keys gets one `config-unrecognised`.
+//! `config-trainer` info line, which also reports how often the loop pauses to validate or
+//! synthesise where the config sets it; a file with no trainer's keys gets one
+//! `config-unrecognised`. MyXTTS reads YAML only, so a Python file is never MyXTTS'.
 //!
 //! Findings about cores are judged against [`validate::Context`]'s cores: the training
 //! machine's (`validate --cores N`, and `doctor`, which measures the machine it runs on)
-//! give warnings; this machine's, without `--cores`, give info saying it is an assumption.
+//! give warnings; this machine's, without `--cores`, give info saying it is an assumption,
+//! and advise no worker count: a linting laptop's cores say nothing about the training
+//! server's, so they ask for `--cores N` instead of `num_workers: 2`.
 //!
 //! # `validate`: loading (from `gpufeed-config`)
 //!
@@ -66,15 +73,16 @@
 //!
 //! | id | severity | fires when | why | fix (advice; never applied by `--fix`) |
 //! |---|---|---|---|---|
-//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2) | says which trainer, what was checked under its key names, and that MyXTTS' rules do not apply | - |
-//! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section | nothing was checked (exit 0) | pass the training config |
+//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2, NVIDIA Tacotron 2 `hparams.py`, NVIDIA WaveGlow / Flowtron `config.json`, keithito-style Tacotron `HParams`) | says which trainer, what was checked under its key names (evaluation pauses included: FastSpeech2's `synth_step`, Tacotron 2's `iters_per_checkpoint`), and that MyXTTS' rules do not apply | - |
+//! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section (a Python file: no trainer's settings among its literals) | nothing was checked (exit 0) | pass the training config |
+//! | `config-python-unreadable` | info | a Python config (`.py`, or Python content) does not parse | no setting was read (exit 0) | correct the Python at the line shown |
 //! | `pin-memory-off` | info | another trainer's `pin_memory` key is false | the copy to the GPU cannot overlap compute | `true` |
-//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`) | recomputed every epoch | `true` |
+//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`, Tacotron 2's `load_mel_from_disk`) | recomputed every epoch, per item | `true` (Tacotron 2: save the mels first) |
 //! | `tf-native-loading-off` | warning | `data.use_tf_native_loading: false` | MyXTTS decodes with librosa inside `tf.numpy_function`, under the GIL, one item at a time (the seeds' 2-40 % oscillation) | `gpufeed precompute`, or `use_tf_native_loading: true` (its features differ: HTK, [0, 1]) |
 //! | `gpu-prefetch-off` | warning | one GPU and `prefetch_to_gpu` or `enhanced_gpu_prefetch` false | no `prefetch_to_device`: the copy does not overlap the step | both `true` |
 //! | `loader-in-main-thread` | warning | `data.num_workers: 0` | batches are built between steps | `num_workers: N` |
-//! | `num-workers-above-cores` | warning (info when the cores are only this machine's: no `--cores`, not `doctor`) | `num_workers` above the training machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores |
-//! | `num-workers-low` | info | `num_workers` below 8 and below the cores | may not keep up (seeds' minimum 8; measure with `profile data --benchmark`) | 8, up to the cores |
+//! | `num-workers-above-cores` | warning (info when the cores are only this machine's: no `--cores`, not `doctor`) | `num_workers` above the training machine's cores | threads time-slice the CPU (PyTorch's DataLoader warns too) | at most the cores; without `--cores`, no count: pass `--cores N` |
+//! | `num-workers-low` | info | `num_workers` below 8 and below the cores | may not keep up (seeds' minimum 8; measure with `profile data --benchmark`) | 8, up to the cores; without `--cores`, pass `--cores N` first |
 //! | `prefetch-disabled` | warning | `prefetch_buffer_size: 0` (gpufeed) or `pipeline_buffer_size: 0` (MyXTTS) | no read-ahead: loading and compute never overlap | delete the key |
 //! | `dynamic-shapes` | warning | `pad_to_fixed_length` false, no `pad_to_multiple_of`, graph mode or XLA on | a new shape almost every step: retrace / recompile while the GPU waits | `pad_to_fixed_length: true` |
 //! | `text-cap-mismatch` | error | `pad_to_fixed_length: true` and `max_text_tokens` (unset: 1024) above `max_text_length` | MyXTTS' `padded_batch` fails on the first longer text | `max_text_tokens:` = `max_text_length` |
@@ -96,6 +104,8 @@
 
 mod config;
 pub mod fix;
+pub mod keys;
+pub mod python;
 mod rules;
 pub mod trainers;
 
@@ -204,24 +214,31 @@ pub enum ValidateError {
 /// Validates config text; `path` names the file in findings.
 #[must_use]
 pub fn validate_text(text: &str, path: &Path, ctx: &Context) -> Validation {
+    let done = |findings: Vec<Finding>, parsed: bool| Validation {
+        path: path.to_path_buf(),
+        text: Some(text.to_owned()),
+        parsed,
+        findings,
+    };
     // Whose config is it? MyXTTS' keeps every rule below; another trainer's is checked
-    // under its own key names; a file that is neither says so once.
+    // under its own key names; a file that is neither says so once. A Python hparams file
+    // is read for its literal settings, never as YAML.
+    if python::is_python(path, text) {
+        let (findings, parsed) = python_hparams(text, path, ctx);
+        return done(findings, parsed);
+    }
     if let Ok(outline) = gpufeed_config::outline(text, path) {
-        let findings = match trainers::whose(&outline) {
+        let keys = keys::Keys::from_outline(&outline);
+        let findings = match trainers::whose(&keys) {
             trainers::Whose::Myxtts => None,
-            trainers::Whose::Other(t) => Some(trainers::check(&outline, t, ctx, path)),
+            trainers::Whose::Other(t) => Some(trainers::check(&keys, t, ctx, path)),
             // A file with no top-level keys (a list, a scalar, nothing) is no trainer's
             // config: the checks below say what is wrong with it.
-            trainers::Whose::Unknown if outline.top_keys().is_empty() => None,
-            trainers::Whose::Unknown => Some(vec![trainers::unrecognised(&outline, path)]),
+            trainers::Whose::Unknown if keys.top_keys().is_empty() => None,
+            trainers::Whose::Unknown => Some(vec![trainers::unrecognised(&keys, path)]),
         };
         if let Some(findings) = findings {
-            return Validation {
-                path: path.to_path_buf(),
-                text: Some(text.to_owned()),
-                parsed: true,
-                findings,
-            };
+            return done(findings, true);
         }
     }
     let (mut findings, parsed) = match gpufeed_config::check(text, path) {
@@ -241,11 +258,56 @@ pub fn validate_text(text: &str, path: &Path, ctx: &Context) -> Validation {
     if findings.iter().any(|f| f.id == "text-cap-mismatch") {
         findings.retain(|f| f.id != "config-two-text-caps");
     }
-    Validation {
-        path: path.to_path_buf(),
-        text: Some(text.to_owned()),
-        parsed,
-        findings,
+    done(findings, parsed)
+}
+
+/// A Python hparams file: its trainer's settings checked, or one info line saying why
+/// nothing was. It parsed when Python read it (`--fix` then finds no edit to make: it
+/// never edits Python).
+fn python_hparams(text: &str, path: &Path, ctx: &Context) -> (Vec<Finding>, bool) {
+    match python::read(text) {
+        Ok(keys) => {
+            let findings = match trainers::whose(&keys) {
+                trainers::Whose::Other(t) => trainers::check(&keys, t, ctx, path),
+                // MyXTTS reads YAML only: `model`/`data`/`training` names in Python are
+                // someone else's.
+                trainers::Whose::Myxtts | trainers::Whose::Unknown => {
+                    vec![trainers::unrecognised(&keys, path)]
+                }
+            };
+            (findings, true)
+        }
+        Err(python::Unreadable::Syntax { line, column, text }) => (
+            vec![
+                finding(
+                    "config-python-unreadable",
+                    &format!(
+                        "`{}` is Python, and could not be read as Python hparams: line {line} \
+                         does not parse; nothing was checked",
+                        path.display()
+                    ),
+                )
+                .at(path, line, column)
+                .evidence(format!("line {line}: `{text}`"))
+                .fix("correct the Python at the line shown (a Python 2 file is not read)"),
+            ],
+            false,
+        ),
+        Err(python::Unreadable::Parser(reason)) => (
+            vec![
+                finding(
+                    "config-python-unreadable",
+                    &format!(
+                        "`{}` is Python, and gpufeed's Python parser could not start ({reason}); \
+                         nothing was checked",
+                        path.display()
+                    ),
+                )
+                .in_file(path)
+                .fix("please report this: the parser is built into gpufeed"),
+            ],
+            false,
+        ),
     }
 }
 

@@ -127,28 +127,22 @@ fn workers(r: &mut Rules<'_>, ctx: &Context) {
     let d = &r.loaded.config.data;
     let cores = ctx.cores;
     let cores_text = cores.map_or_else(String::new, |c| format!("; this machine has {c} cores"));
+    let spell = |value: &str| format!("data:\n  num_workers: {value}");
     match d.num_workers {
         Some(0) => r.push(
             "loader-in-main-thread",
             "`data.num_workers` is 0",
             &["data.num_workers"],
             r.show("data.num_workers", "one per core") + &cores_text,
-            format!(
-                "data:\n  num_workers: {}",
-                cores.map_or(NUM_WORKERS_LOW as usize, |c| c
-                    .min(NUM_WORKERS_LOW as usize))
-            ),
+            spell(&workers_instead_of_none(ctx)),
         ),
         Some(n) => {
-            if let Some(f) = cores_finding("data.num_workers", n, ctx) {
+            if let Some(f) = cores_finding("data.num_workers", n, ctx, &spell) {
                 let evidence = r.show("data.num_workers", "one per core") + "; " + &ctx.describe();
-                let mut f = match r.loaded.span_of("data.num_workers") {
+                let f = match r.loaded.span_of("data.num_workers") {
                     Some(span) => f.at(r.path, span.line, span.column),
                     None => f.in_file(r.path),
                 };
-                f.fix = f
-                    .fix
-                    .replacen("data.num_workers:", "data:\n  num_workers:", 1);
                 r.out.push(f.evidence(evidence));
             }
         }
@@ -175,36 +169,68 @@ fn workers(r: &mut Rules<'_>, ctx: &Context) {
     }
 }
 
+/// The workers to advise instead of 0: the seeds' minimum, at most the training machine's
+/// cores when they are known. This machine's cores are not a reason to advise fewer.
+pub(super) fn workers_instead_of_none(ctx: &Context) -> String {
+    match (ctx.cores, ctx.cores_of_training_machine()) {
+        (Some(c), true) => c.min(NUM_WORKERS_LOW as usize).to_string(),
+        _ => format!("{NUM_WORKERS_LOW}  # up to the training machine's cores (`--cores N`)"),
+    }
+}
+
 /// `num-workers-above-cores` or `num-workers-low` for `n` workers set at `key`, judged
 /// against the cores of the context: a warning against the training machine's cores
-/// (`--cores N`, or `doctor` on that machine), info when they are only this machine's.
-pub(super) fn cores_finding(key: &str, n: usize, ctx: &Context) -> Option<Finding> {
+/// (`--cores N`, or `doctor` on that machine), with the count to set (`spell(value)` writes
+/// `key` set to `value` as the file does). When the cores are only this machine's, the
+/// finding is info, asks for `--cores N`, and advises no count: a linting laptop's 2 cores
+/// say nothing about a training server's, and lowering 20 workers to 2 there would starve
+/// its GPU.
+pub(super) fn cores_finding(
+    key: &str,
+    n: usize,
+    ctx: &Context,
+    spell: &dyn Fn(&str) -> String,
+) -> Option<Finding> {
     let c = ctx.cores?;
-    let whose = if ctx.cores_of_training_machine() {
-        format!("the {c} cores of the training machine")
-    } else {
-        format!(
-            "the {c} cores of this machine, assumed to be the training machine's (pass `--cores \
-             N` with the training machine's cores)"
-        )
-    };
-    let f = if n > c {
-        finding(
+    let low = c.min(NUM_WORKERS_LOW as usize);
+    let f = match (n > c, n < low, ctx.cores_of_training_machine()) {
+        (true, _, true) => finding(
             "num-workers-above-cores",
-            &format!("`{key}` is {n}, more than {whose}"),
+            &format!("`{key}` is {n}, more than the {c} cores of the training machine"),
         )
-        .fix(format!("{key}: {c}"))
-    } else if n < c.min(NUM_WORKERS_LOW as usize) {
-        finding(
-            "num-workers-low",
-            &format!("`{key}` is {n}, fewer than {whose}"),
+        .fix(spell(&c.to_string())),
+        (true, _, false) => finding(
+            "num-workers-above-cores",
+            &format!(
+                "`{key}` is {n}, more than the {c} cores of this machine; that is too many only \
+                 if the training machine has fewer than {n} cores, which `validate` knows only \
+                 from `--cores N`"
+            ),
         )
         .fix(format!(
-            "{key}: {}  # then measure: gpufeed profile data --benchmark",
-            c.min(NUM_WORKERS_LOW as usize)
-        ))
-    } else {
-        return None;
+            "pass `--cores N` with the training machine's cores; keep `{key}` if it has {n} or \
+             more"
+        )),
+        (false, true, true) => finding(
+            "num-workers-low",
+            &format!("`{key}` is {n}, fewer than the {c} cores of the training machine"),
+        )
+        .fix(spell(&format!(
+            "{low}  # then measure: gpufeed profile data --benchmark"
+        ))),
+        (false, true, false) => finding(
+            "num-workers-low",
+            &format!(
+                "`{key}` is {n}, fewer than the {c} cores of this machine, assumed to be the \
+                 training machine's (pass `--cores N` with the training machine's cores)"
+            ),
+        )
+        .fix(format!(
+            "pass `--cores N` with the training machine's cores; with {NUM_WORKERS_LOW} or more, \
+             try {} and measure: gpufeed profile data --benchmark",
+            spell(&NUM_WORKERS_LOW.to_string())
+        )),
+        (false, false, _) => return None,
     };
     Some(super::trainers::assumed(f, ctx))
 }

@@ -11,10 +11,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use gpufeed_config::{Outline, OutlineValue, key_info};
-use gpufeed_stats::thresholds::{BATCH_SIZE_SMALL, NUM_WORKERS_LOW};
+use gpufeed_config::{OutlineValue, key_info};
+use gpufeed_stats::thresholds::BATCH_SIZE_SMALL;
 
 use super::Context;
+use crate::keys::{Dialect, Keys};
 use gpufeed_findings::finding::{Finding, Severity, TextEdit};
 use gpufeed_findings::rules::finding;
 
@@ -38,8 +39,12 @@ pub enum What {
     MixedPrecision,
     /// Lightning's `precision` (`16`, `"16-mixed"`, `"bf16-mixed"`, `32`).
     Precision,
-    /// Features or inputs cached after the first epoch (a boolean).
+    /// Features or inputs cached after the first epoch, or read precomputed from disk (a
+    /// boolean).
     FeatureCache,
+    /// Steps between pauses of the training loop to validate, synthesise or checkpoint
+    /// (reported, not judged: what a pause costs depends on the step time).
+    Evaluation,
 }
 
 impl What {
@@ -53,6 +58,7 @@ impl What {
             Self::Prefetch => "prefetch",
             Self::MixedPrecision | Self::Precision => "mixed precision",
             Self::FeatureCache => "feature caching",
+            Self::Evaluation => "steps between evaluation pauses",
         }
     }
 }
@@ -65,6 +71,9 @@ pub struct Setting {
     pub what: What,
     /// The dotted key paths, in order of preference.
     pub keys: &'static [&'static str],
+    /// The trainer's own advice when the setting is off, instead of turning it on (empty:
+    /// turn it on).
+    pub advice: &'static str,
 }
 
 /// One trainer.
@@ -84,12 +93,21 @@ pub struct Trainer {
 }
 
 const fn s(what: What, keys: &'static [&'static str]) -> Setting {
-    Setting { what, keys }
+    Setting {
+        what,
+        keys,
+        advice: "",
+    }
+}
+
+/// A setting whose fix is not just turning it on.
+const fn advised(what: What, keys: &'static [&'static str], advice: &'static str) -> Setting {
+    Setting { what, keys, advice }
 }
 
 use What::{
-    BatchSize, FeatureCache, FixedShapes, MixedPrecision, PinMemory, Precision, Prefetch, Shapes,
-    Workers,
+    BatchSize, Evaluation, FeatureCache, FixedShapes, MixedPrecision, PinMemory, Precision,
+    Prefetch, Shapes, Workers,
 };
 
 /// MyXTTS: the `model`/`data`/`training` sections of gpufeed's own schema.
@@ -274,6 +292,7 @@ pub const TRAINERS: &[Trainer] = &[
             s(BatchSize, &["batch_size"]),
             s(FixedShapes, &["use_fixed_shapes"]),
             s(FeatureCache, &["allow_cache"]),
+            s(Evaluation, &["eval_interval_steps"]),
         ],
         note: "its tf.data loader uses AUTOTUNE in the code; mixed precision is a command-line flag",
         source: "TensorSpeech/TensorFlowTTS: examples/*/conf/*.yaml",
@@ -302,9 +321,15 @@ pub const TRAINERS: &[Trainer] = &[
             "variance_predictor.filter_size",
             "variance_embedding.pitch_quantization",
         ],
-        settings: &[s(BatchSize, &["optimizer.batch_size"])],
-        note: "its loader (workers, length grouping) is set in train.py, and its features are \
-               precomputed by preprocess.py; `gpufeed lint` reads the code",
+        settings: &[
+            s(BatchSize, &["optimizer.batch_size"]),
+            s(Evaluation, &["step.synth_step"]),
+            s(Evaluation, &["step.val_step"]),
+        ],
+        note: "train.py stops training every `step.synth_step` steps to synthesise a sample \
+               with the vocoder and log it, and every `step.val_step` steps to run the \
+               validation set; its loader (workers, length grouping) is set in train.py, and \
+               its features are precomputed by preprocess.py; `gpufeed lint` reads the code",
         source: "ming024/FastSpeech2: config/*/{preprocess,model,train}.yaml",
     },
     Trainer {
@@ -328,6 +353,7 @@ pub const TRAINERS: &[Trainer] = &[
         settings: &[
             s(BatchSize, &["train.batch_size"]),
             s(MixedPrecision, &["train.fp16_run"]),
+            s(Evaluation, &["train.eval_interval"]),
         ],
         note: "its loader (workers, bucket sampler) is set in train.py; `gpufeed lint` reads the code",
         source: "jaywalnut310/vits: configs/*.json",
@@ -375,6 +401,95 @@ pub const TRAINERS: &[Trainer] = &[
                reads the code",
         source: "yl4579/StyleTTS2: Configs/config.yml",
     },
+    Trainer {
+        name: "NVIDIA Tacotron 2 (hparams.py)",
+        markers: &[
+            "fp16_run",
+            "dynamic_loss_scaling",
+            "iters_per_checkpoint",
+            "load_mel_from_disk",
+            "n_frames_per_step",
+            "symbols_embedding_dim",
+            "encoder_kernel_size",
+            "attention_rnn_dim",
+            "attention_location_n_filters",
+            "postnet_embedding_dim",
+            "max_decoder_steps",
+            "gate_threshold",
+            "p_attention_dropout",
+            "mask_padding",
+            "use_saved_learning_rate",
+            "cudnn_enabled",
+        ],
+        settings: &[
+            s(BatchSize, &["batch_size"]),
+            s(MixedPrecision, &["fp16_run"]),
+            advised(
+                FeatureCache,
+                &["load_mel_from_disk"],
+                "compute each clip's mel once (`np.save`), list the `.npy` files in the \
+                 filelists, then set load_mel_from_disk to True",
+            ),
+            s(Evaluation, &["iters_per_checkpoint"]),
+        ],
+        note: "train.py validates and saves a checkpoint every `iters_per_checkpoint` \
+               iterations; its loader (`num_workers=1`, `pin_memory=False`) is set in train.py; \
+               `gpufeed lint` reads the code",
+        source: "NVIDIA/tacotron2: hparams.py (`create_hparams()`: AttrDict or \
+                 tf.contrib.training.HParams); NVIDIA/mellotron: hparams.py",
+    },
+    Trainer {
+        name: "NVIDIA WaveGlow / Flowtron (config.json)",
+        markers: &[
+            "train_config.fp16_run",
+            "train_config.iters_per_checkpoint",
+            "train_config.output_directory",
+            "train_config.checkpoint_path",
+            "train_config.sigma",
+            "data_config.training_files",
+            "data_config.segment_length",
+            "data_config.max_wav_value",
+            "waveglow_config.n_flows",
+            "waveglow_config.n_group",
+            "waveglow_config.WN_config",
+            "model_config.n_flows",
+        ],
+        settings: &[
+            s(BatchSize, &["train_config.batch_size"]),
+            s(MixedPrecision, &["train_config.fp16_run"]),
+            s(Shapes, &["data_config.segment_length"]),
+            s(Evaluation, &["train_config.iters_per_checkpoint"]),
+        ],
+        note: "its loader (`num_workers=1`, `pin_memory=False`) is set in train.py, which \
+               reads the `train_config` and `data_config` sections; WaveGlow computes each \
+               clip's mel per item (mel2samp.py); `gpufeed lint` reads the code",
+        source: "NVIDIA/waveglow: config.json; NVIDIA/flowtron: config.json",
+    },
+    Trainer {
+        name: "Tacotron (keithito-style HParams)",
+        markers: &[
+            "outputs_per_step",
+            "frame_length_ms",
+            "frame_shift_ms",
+            "preemphasis",
+            "min_level_db",
+            "ref_level_db",
+            "griffin_lim_iters",
+            "embed_depth",
+            "prenet_depth1",
+            "encoder_depth",
+            "postnet_depth",
+            "use_cmudict",
+            "decay_learning_rate",
+            "tacotron_batch_size",
+            "wavenet_batch_size",
+        ],
+        settings: &[s(BatchSize, &["batch_size", "tacotron_batch_size"])],
+        note: "its input pipeline is code, not settings (keithito/tacotron: one Python thread \
+               feeds a queue, datasets/datafeeder.py); `gpufeed lint` reads the code",
+        source: "keithito/tacotron: hparams.py (tf.contrib.training.HParams); \
+                 Rayhane-mamah/Tacotron-2: hparams.py",
+    },
 ];
 
 /// Whose config a file is.
@@ -408,13 +523,12 @@ fn matches(pattern: &str, path: &str) -> bool {
 }
 
 /// The markers of `t` that the file has.
-pub fn markers_found(o: &Outline, t: &Trainer) -> Vec<&'static str> {
+pub fn markers_found(o: &Keys, t: &Trainer) -> Vec<&'static str> {
     t.markers
         .iter()
         .copied()
         .filter(|m| {
-            o.source
-                .entries()
+            o.entries()
                 .iter()
                 .any(|e| e.key.is_some() && matches(m, &e.path))
         })
@@ -422,8 +536,8 @@ pub fn markers_found(o: &Outline, t: &Trainer) -> Vec<&'static str> {
 }
 
 /// Recognises the trainer by the table's markers.
-pub fn whose(o: &Outline) -> Whose {
-    let entries = o.source.entries();
+pub fn whose(o: &Keys) -> Whose {
+    let entries = o.entries();
     if entries.is_empty() {
         return Whose::Myxtts; // an empty file: MyXTTS' defaults, as before
     }
@@ -454,26 +568,41 @@ pub fn whose(o: &Outline) -> Whose {
 
 /// The findings for another trainer's config: the settings gpufeed understands, judged
 /// under the trainer's key names, and one info line saying what was checked.
-pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> {
+pub fn check(o: &Keys, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut checked: Vec<String> = Vec::new();
+    // What was read, by what it sets: `steps between evaluation pauses (`a: 1`, `b: 2`)`.
+    let mut checked: Vec<(What, Vec<String>)> = Vec::new();
     let mut not_set: Vec<&str> = Vec::new();
     for setting in t.settings {
         let Some(key) = setting.keys.iter().copied().find(|k| o.has(k)) else {
-            not_set.push(setting.what.name());
+            let read_elsewhere = t
+                .settings
+                .iter()
+                .any(|other| other.what == setting.what && other.keys.iter().any(|k| o.has(k)));
+            if !read_elsewhere && !not_set.contains(&setting.what.name()) {
+                not_set.push(setting.what.name());
+            }
             continue;
         };
         let Some(v) = o.value(key) else {
-            checked.push(format!(
-                "{} (`{key}` is not a single value)",
-                setting.what.name()
-            ));
+            checked.push((setting.what, vec![format!("`{key}` is not a single value")]));
             continue;
         };
-        let written = o.source.slice(v.span);
-        checked.push(format!("{} (`{key}: {written}`)", setting.what.name()));
+        let written = o.slice(v.span);
+        let as_written = o.setting(key, written);
+        match checked.iter_mut().find(|(w, _)| *w == setting.what) {
+            Some((_, keys)) => keys.push(format!("`{as_written}`")),
+            None => checked.push((setting.what, vec![format!("`{as_written}`")])),
+        }
         let at = |f: Finding| f.at(path, v.span.line, v.span.column);
-        let shown = format!("`{key}: {written}` (line {}); {}", v.span.line, t.name);
+        let shown = format!("`{as_written}` (line {}); {}", v.span.line, t.name);
+        let fix = |value: &str| {
+            if setting.advice.is_empty() {
+                o.setting(key, value)
+            } else {
+                setting.advice.to_owned()
+            }
+        };
         if let Some(edit) = &v.pyyaml_fix {
             out.push(
                 at(finding(
@@ -494,12 +623,12 @@ pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Findin
             );
         }
         match (setting.what, &v.value) {
-            (Workers, OutlineValue::Int(n)) => workers(&mut out, *n, key, &shown, ctx, &at),
+            (Workers, OutlineValue::Int(n)) => workers(&mut out, *n, key, &shown, ctx, o, &at),
             (BatchSize, OutlineValue::Int(n)) if *n > 0 && (*n as f64) < BATCH_SIZE_SMALL => {
                 out.push(
                     at(finding("batch-size-small", &format!("`{key}` is {n}")))
                         .evidence(shown)
-                        .fix(format!("{key}: 32  # if GPU memory allows")),
+                        .fix(fix("32  # if GPU memory allows")),
                 );
             }
             (FixedShapes, OutlineValue::Bool(false)) => out.push(
@@ -508,12 +637,12 @@ pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Findin
                     &format!("`{key}` is false: batches are padded to their longest item"),
                 ))
                 .evidence(shown)
-                .fix(format!("{key}: true")),
+                .fix(fix("true")),
             ),
             (PinMemory, OutlineValue::Bool(false)) => out.push(
                 at(finding("pin-memory-off", &format!("`{key}` is false")))
                     .evidence(shown)
-                    .fix(format!("{key}: true")),
+                    .fix(fix("true")),
             ),
             (Prefetch, OutlineValue::Int(0)) => out.push(
                 at(finding(
@@ -521,12 +650,12 @@ pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Findin
                     &format!("`{key}` is 0, so no batch is prepared ahead"),
                 ))
                 .evidence(shown)
-                .fix(format!("{key}: 2")),
+                .fix(fix("2")),
             ),
             (MixedPrecision, OutlineValue::Bool(false)) => out.push(
                 at(finding("mixed-precision-off", &format!("`{key}` is false")))
                     .evidence(shown)
-                    .fix(format!("{key}: true")),
+                    .fix(fix("true")),
             ),
             (Precision, value) if full_precision(value) => out.push(
                 at(finding(
@@ -534,17 +663,18 @@ pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Findin
                     &format!("`{key}` is {written}: full float32 precision"),
                 ))
                 .evidence(shown)
-                .fix(format!(
-                    "{key}: bf16-mixed  # or 16-mixed on GPUs without bfloat16"
-                )),
+                .fix(fix("bf16-mixed  # or 16-mixed on GPUs without bfloat16")),
             ),
             (FeatureCache, OutlineValue::Bool(false)) => out.push(
                 at(finding(
                     "feature-cache-off",
-                    &format!("`{key}` is false: inputs are computed again every epoch"),
+                    &format!(
+                        "`{key}` is false: the features are computed from the raw inputs for \
+                         every item, every epoch, in the loader"
+                    ),
                 ))
                 .evidence(shown)
-                .fix(format!("{key}: true")),
+                .fix(fix("true")),
             ),
             _ => {}
         }
@@ -563,13 +693,23 @@ pub fn check(o: &Outline, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Findin
     if checked.is_empty() {
         message.push_str("nothing it understands (the file sets none of it)");
     } else {
-        message.push_str(&checked.join(", "));
+        let read: Vec<String> = checked
+            .iter()
+            .map(|(what, keys)| format!("{} ({})", what.name(), keys.join(", ")))
+            .collect();
+        message.push_str(&read.join(", "));
     }
     if !not_set.is_empty() {
         let _ = write!(message, "; not set here: {}", not_set.join(", "));
     }
     if !t.note.is_empty() {
         let _ = write!(message, "; {}", t.note);
+    }
+    if o.dialect() == Dialect::Python {
+        message.push_str(
+            "; read as Python: only settings written as literals (`name=32`, `\"name\": 32`, \
+             `NAME = 32`) were read, nothing was run, and `--fix` leaves a Python file as it is",
+        );
     }
     message.push_str(&format!(
         "; its other keys are {}'s own and were not checked, and MyXTTS' rules do not apply",
@@ -600,11 +740,13 @@ fn workers(
     key: &str,
     shown: &str,
     ctx: &Context,
+    o: &Keys,
     at: &dyn Fn(Finding) -> Finding,
 ) {
     let Ok(n) = usize::try_from(n) else {
         return;
     };
+    let spell = |value: &str| o.setting(key, value);
     if n == 0 {
         out.push(
             at(finding(
@@ -612,21 +754,17 @@ fn workers(
                 &format!("`{key}` is 0: batches are built in the training process"),
             ))
             .evidence(shown.to_owned())
-            .fix(format!(
-                "{key}: {}",
-                ctx.cores.map_or(NUM_WORKERS_LOW as usize, |c| c
-                    .min(NUM_WORKERS_LOW as usize))
-            )),
+            .fix(spell(&super::rules::workers_instead_of_none(ctx))),
         );
         return;
     }
-    if let Some(f) = super::rules::cores_finding(key, n, ctx) {
+    if let Some(f) = super::rules::cores_finding(key, n, ctx, &spell) {
         out.push(at(f).evidence(format!("{shown}; {}", ctx.describe())));
     }
 }
 
 /// One info line for a file gpufeed does not recognise.
-pub fn unrecognised(o: &Outline, path: &Path) -> Finding {
+pub fn unrecognised(o: &Keys, path: &Path) -> Finding {
     let known: Vec<&str> = std::iter::once(MYXTTS)
         .chain(TRAINERS.iter().map(|t| t.name))
         .collect();
@@ -646,7 +784,13 @@ pub fn unrecognised(o: &Outline, path: &Path) -> Finding {
         ),
     )
     .in_file(path)
-    .evidence(format!("top-level keys: {}", keys.join(", ")))
+    .evidence(match (o.dialect(), keys.is_empty()) {
+        (Dialect::Python, true) => "read as Python: no literal settings (`name=32`, \
+                                    `\"name\": 32`, `NAME = 32`)"
+            .to_owned(),
+        (Dialect::Python, false) => format!("read as Python; settings: {}", keys.join(", ")),
+        (Dialect::Yaml, _) => format!("top-level keys: {}", keys.join(", ")),
+    })
     .fix("pass the trainer's training config; `gpufeed lint` checks the training code whatever the trainer")
 }
 

@@ -2,7 +2,8 @@
 //! public trainers' configs, not copied): each is recognised by its keys, checked under its
 //! own key names for what gpufeed understands, and described in one info line; no
 //! unknown-key warning and no MyXTTS rule. Also: an unrecognised file, a small MyXTTS file
-//! with a typo, `--fix` on another trainer's file, and findings about cores.
+//! with a typo, `--fix` on another trainer's file, findings about cores, and Python hparams
+//! files (`hparams.py`) read for their literal settings.
 
 // Test helpers outside `#[test]` fns: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -97,6 +98,21 @@ fn each_trainer_is_recognised_and_checked_under_its_own_keys() {
             "f5tts_small.yaml",
             "F5-TTS",
             &[("num-workers-above-cores", Info)],
+        ),
+        (
+            "tacotron2_hparams.py",
+            "NVIDIA Tacotron 2",
+            &[("mixed-precision-off", Info), ("feature-cache-off", Info)],
+        ),
+        (
+            "keithito_hparams.py",
+            "keithito",
+            &[("batch-size-small", Info)],
+        ),
+        (
+            "waveglow_config.json",
+            "WaveGlow",
+            &[("mixed-precision-off", Info)],
         ),
     ];
     for (file, trainer, want) in cases {
@@ -241,4 +257,174 @@ fn cores_are_the_training_machines_when_given() {
         .find(|f| f.id == "num-workers-above-cores")
         .unwrap();
     assert_eq!(f.severity, Severity::Info);
+}
+
+/// `(line, fix)` of the one finding `id` of a fixture.
+fn place_and_fix(name: &str, id: &str, ctx: &Context) -> (Option<usize>, String) {
+    let v = validate_file(&config(name), ctx).unwrap();
+    let found: Vec<_> = v.findings.iter().filter(|f| f.id == id).collect();
+    assert_eq!(found.len(), 1, "{name}: {:#?}", v.findings);
+    (found[0].line, found[0].fix.clone())
+}
+
+/// The `config-trainer` line of a validation names each of `read`.
+fn says_it_read(v: &gpufeed_validate::Validation, read: &[&str]) {
+    let lines: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "config-trainer")
+        .collect();
+    assert_eq!(lines.len(), 1, "{:#?}", v.findings);
+    for r in read {
+        assert!(lines[0].message.contains(r), "{r}: {}", lines[0].message);
+    }
+}
+
+#[test]
+fn a_python_hparams_file_is_read_as_python_under_its_own_key_names() {
+    let ctx = this_machine(8);
+    // A dict literal inside create_hparams(): advice is written as the file writes it.
+    let v = validate_file(&config("tacotron2_hparams.py"), &ctx).unwrap();
+    assert!(v.parsed);
+    assert!(!v.findings.iter().any(|f| f.id == "config-syntax"));
+    assert_eq!(
+        place_and_fix("tacotron2_hparams.py", "mixed-precision-off", &ctx),
+        (Some(18), "\"fp16_run\": True".to_owned())
+    );
+    // `load_mel_from_disk: False`: the mel is computed per item; turning it on needs the
+    // mels on disk first, and the fix says so.
+    let (line, fix) = place_and_fix("tacotron2_hparams.py", "feature-cache-off", &ctx);
+    assert_eq!(line, Some(21));
+    assert!(
+        fix.contains("np.save") && fix.contains("load_mel_from_disk"),
+        "{fix}"
+    );
+    says_it_read(
+        &v,
+        &[
+            "\"batch_size\": 48",
+            "\"iters_per_checkpoint\": 500",
+            "read as Python",
+        ],
+    );
+    // Keyword arguments of tf.contrib.training.HParams.
+    assert_eq!(
+        place_and_fix("keithito_hparams.py", "batch-size-small", &ctx),
+        (Some(14), "batch_size=32  # if GPU memory allows".to_owned())
+    );
+}
+
+#[test]
+fn fix_leaves_a_python_file_as_it_is() {
+    let ctx = this_machine(8);
+    for file in ["tacotron2_hparams.py", "keithito_hparams.py"] {
+        let v = validate_file(&config(file), &ctx).unwrap();
+        let plan = fix::plan(&v, &ctx).unwrap();
+        assert!(!plan.changes(), "{file}");
+        assert!(plan.applied.is_empty() && plan.skipped.is_empty(), "{file}");
+        assert!(fix::preview(&v, &ctx).iter().all(|f| f.edit.is_none()));
+    }
+}
+
+#[test]
+fn python_with_no_settings_or_that_does_not_parse_says_so_once_and_exits_0() {
+    let ctx = this_machine(8);
+    let v = validate_file(&config("python_no_settings.py"), &ctx).unwrap();
+    let got: Vec<_> = v.findings.iter().map(|f| (f.id, f.severity)).collect();
+    assert_eq!(got, vec![("config-unrecognised", Severity::Info)]);
+    assert!(
+        v.findings[0].evidence.contains("Python"),
+        "{}",
+        v.findings[0].evidence
+    );
+    assert_eq!(Report::new(v.findings).exit_code(), 0);
+
+    let v = validate_file(&config("python_syntax_error.py"), &ctx).unwrap();
+    let got: Vec<_> = v
+        .findings
+        .iter()
+        .map(|f| (f.id, f.severity, f.line))
+        .collect();
+    assert_eq!(
+        got,
+        vec![("config-python-unreadable", Severity::Info, Some(5))]
+    );
+    assert!(
+        v.findings[0]
+            .message
+            .contains("could not be read as Python hparams"),
+        "{}",
+        v.findings[0].message
+    );
+    assert!(!v.findings[0].message.contains("YAML"));
+    assert_eq!(Report::new(v.findings).exit_code(), 0);
+}
+
+#[test]
+fn without_cores_no_worker_count_is_advised_from_this_machine() {
+    // 20 workers written for a training server, validated on a 2-core laptop: info, no
+    // `num_workers: 2`, and it asks for the training machine's cores.
+    let (_, fix) = place_and_fix(
+        "matcha_data.yaml",
+        "num-workers-above-cores",
+        &this_machine(2),
+    );
+    assert!(fix.contains("--cores N"), "{fix}");
+    assert!(!fix.contains("num_workers: 2"), "{fix}");
+    // The same with `--cores 2`: lower it to 2.
+    let (_, fix) = place_and_fix(
+        "matcha_data.yaml",
+        "num-workers-above-cores",
+        &Context::new(Some(2), CoresOf::TrainingMachine),
+    );
+    assert_eq!(fix, "num_workers: 2");
+    // Few workers against this machine's 6 cores: no `num_workers: 6`.
+    let (_, fix) = place_and_fix("hifigan_v1.json", "num-workers-low", &this_machine(6));
+    assert!(
+        fix.contains("--cores N") && !fix.contains("num_workers: 6"),
+        "{fix}"
+    );
+    let (_, fix) = place_and_fix(
+        "hifigan_v1.json",
+        "num-workers-low",
+        &Context::new(Some(6), CoresOf::TrainingMachine),
+    );
+    assert!(fix.starts_with("num_workers: 6"), "{fix}");
+    // MyXTTS' own rule: 0 workers on a 2-core laptop is not advised 2.
+    let v = validate_text(
+        "data:\n  num_workers: 0\n",
+        Path::new("c.yaml"),
+        &this_machine(2),
+    );
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "loader-in-main-thread")
+        .unwrap();
+    assert!(f.fix.starts_with("data:\n  num_workers: 8"), "{}", f.fix);
+}
+
+#[test]
+fn nested_settings_and_evaluation_pauses_are_read() {
+    let ctx = this_machine(8);
+    // WaveGlow's settings are under `train_config`.
+    let v = validate_file(&config("waveglow_config.json"), &ctx).unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "mixed-precision-off")
+        .unwrap();
+    assert!(f.message.contains("train_config.fp16_run"), "{}", f.message);
+    assert_eq!(f.line, Some(7));
+    says_it_read(&v, &["`train_config.batch_size: 24`"]);
+    // FastSpeech2's synthesis and validation cadence is reported.
+    let v = validate_file(&config("fastspeech2_train.yaml"), &ctx).unwrap();
+    says_it_read(
+        &v,
+        &[
+            "`step.synth_step: 1000`",
+            "`step.val_step: 1000`",
+            "vocoder",
+        ],
+    );
 }
