@@ -63,7 +63,9 @@
 //!
 //! **Not the training path**: a finding inside `if __name__ == "__main__":` (unless that
 //! block holds a training loop), in a test (`test_*.py`, `*_test.py`, `conftest.py`, a
-//! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder) is info, and its
+//! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder, unless a
+//! training script of the same folder, `train*.py` / `*_train.py` with a training loop or a
+//! `.fit(...)`, makes it a trainer, as TensorFlowTTS' `examples/tacotron2/`) is info, and its
 //! message says why; so is one reached through calls from a loop or per-item function there.
 //! So are the findings on an **evaluation loader**: a `DataLoader` assigned to a name of an
 //! evaluation split (`val_loader`, `validation_loader`, `testloader`, `self.eval_dl`, `dev`)

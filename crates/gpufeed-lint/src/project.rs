@@ -1150,9 +1150,22 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         mains: Vec::new(),
         evals: Vec::new(),
     };
+    // A folder with a training script (`train*.py`, `*_train.py`, `trainer.py` that runs a
+    // training loop or `.fit`) is a trainer even under `examples/`: TensorFlowTTS keeps its
+    // real trainers there (`examples/tacotron2/train_tacotron2.py` beside its dataset
+    // module). A lone demo that happens to call `backward()` stays an example.
+    let training_folders: HashSet<&Path> = files
+        .iter()
+        .filter(|f| is_training_script(f.rel) && (!f.training_loops.is_empty() || calls_fit(f)))
+        .filter_map(|f| f.rel.parent())
+        .collect();
     for f in files {
         out.evals.push(f.eval_loaders.clone());
-        out.file.push(test_or_example(f.rel));
+        let why = test_or_example(f.rel).filter(|why| {
+            !(why.starts_with("in an example")
+                && f.rel.parent().is_some_and(|d| training_folders.contains(d)))
+        });
+        out.file.push(why);
         let mut mains = Vec::new();
         let mut c = f.root.walk();
         for stmt in f.root.named_children(&mut c) {
@@ -1249,6 +1262,27 @@ fn is_evaluation_name(name: &str) -> bool {
 fn names_word(text: &str, name: &str) -> bool {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| w == name)
+}
+
+/// `train.py`, `train_tacotron2.py`, `fastspeech_train.py`, `trainer.py`.
+fn is_training_script(rel: &Path) -> bool {
+    rel.file_stem().is_some_and(|s| {
+        let s = s.to_string_lossy().to_ascii_lowercase();
+        s.starts_with("train") || s.ends_with("_train") || s.ends_with("_trainer")
+    })
+}
+
+/// True when the file calls `.fit(...)` (Keras' `model.fit`, Lightning's `trainer.fit`,
+/// a trainer object's own `fit`): it starts a training.
+fn calls_fit(f: &File<'_>) -> bool {
+    let mut found = false;
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "call" && ast::method(n, f.src) == Some("fit") {
+            found = true;
+        }
+        !found
+    });
+    found
 }
 
 /// `__name__ == "__main__"`, either way round.

@@ -213,3 +213,10 @@ fn mel_by_name() {
         .unwrap();
     assert!(few.message.contains("mel_spectrogram"), "{}", few.message);
 }
+
+/// A folder under `examples/` with a training script (`train_*.py` that fits) is a trainer:
+/// its dataset module keeps its warnings. Another example folder stays info.
+#[test]
+fn a_trainer_kept_under_examples() {
+    check("examples-trainer");
+}
