@@ -307,6 +307,7 @@ pub fn analyze_util_trace_with(
                     p95: a.phase.summary.p95,
                     idle_fraction: a.phase.idle_fraction,
                     idle_gaps: a.phase.idle_gaps,
+                    breaks: a.phase.breaks,
                 },
                 verdict: a.verdict,
             },
@@ -439,6 +440,18 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
                         secs(t.idle_end_s),
                         t.samples,
                         t.mean
+                    );
+                }
+                if t.breaks.count > 0 {
+                    let _ = writeln!(
+                        o,
+                        "  phases  {} idle stretch{} of a minute or more between busy ones \
+                         (mean {}, longest {}): evaluation, restarts or other jobs, not \
+                         stalls of the steps; left out of the verdict",
+                        t.breaks.count,
+                        if t.breaks.count == 1 { "" } else { "es" },
+                        secs(t.breaks.mean_s),
+                        secs(t.breaks.max_s)
                     );
                 }
                 let _ = writeln!(

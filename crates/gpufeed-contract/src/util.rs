@@ -72,8 +72,13 @@ pub struct TrainingPhase {
     pub p95: f64,
     /// Share of the training phase's samples below the idle level.
     pub idle_fraction: f64,
-    /// Runs of samples below the idle level inside the training phase.
+    /// Runs of samples below the idle level inside the training phase (breaks between
+    /// phases not included).
     pub idle_gaps: IdleGaps,
+    /// Idle stretches of at least gpufeed-stats' `PHASE_BREAK_S` (60 s) between busy
+    /// ones: breaks between phases of work (evaluation, a restart, another job), left out
+    /// of the training phase's figures above.
+    pub breaks: IdleGaps,
 }
 
 impl Default for GpuUtil {
@@ -137,8 +142,9 @@ impl Default for Util {
 
 impl Document for Util {
     const NAME: &'static str = "util";
-    /// 2: `gpus[].training`, the phase the verdict judges (issue 26).
-    const VERSION: u32 = 2;
+    /// 2: `gpus[].training`, the phase the verdict judges (issue 26). 3:
+    /// `gpus[].training.breaks`, idle stretches of a minute or more between phases.
+    const VERSION: u32 = 3;
     const WRITER: &'static str = "gpufeed trace --kind util";
 }
 
@@ -249,7 +255,8 @@ impl Monitor {
 
 impl Document for Monitor {
     const NAME: &'static str = "monitor";
-    /// 2: `gpus[].training`, as in `util` 2. 3: `attach` (`watch`).
-    const VERSION: u32 = 3;
+    /// 2: `gpus[].training`, as in `util` 2. 3: `attach` (`watch`). 4:
+    /// `gpus[].training.breaks`, as in `util` 3.
+    const VERSION: u32 = 4;
     const WRITER: &'static str = "gpufeed monitor | watch --format json";
 }

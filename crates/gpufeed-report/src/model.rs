@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 /// its `util` document is version 2 (`gpus[].training`, issue 26); 4 since its `profiler`
 /// document is version 3 and its `phase-steps` document version 2 (each cause's
 /// `if_fixed`, issue 29), and since `attach` (the running job's samples, `analyze --attach
-/// PID`) and `inputs.attach`.
-pub const SCHEMA: u32 = 4;
+/// PID`) and `inputs.attach`; 5 since its `util` document is version 3
+/// (`gpus[].training.breaks`: idle stretches of a minute or more between phases).
+pub const SCHEMA: u32 = 5;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.

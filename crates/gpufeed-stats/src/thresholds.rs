@@ -67,6 +67,10 @@ thresholds! {
     EDGE_IDLE_SHARE = 0.95, "ratio",
         "the job's start-up (or end) stretch may hold warm-up blips: it is idle for at least this share of its samples, with fewer than TRAINING_MIN_SAMPLES non-idle ones",
         "same 95 % as IDLE_P95_UTIL_PCT (a stretch idle 95 % of the time is idle); real logs (a 0.1 s log with 8 samples of warm-up inside 36 s of start-up, issue 26) split a strict all-idle edge at the first blip, and the start-up then reads as an idle gap of the training";
+    /// An idle stretch this long inside a log separates two phases of work.
+    PHASE_BREAK_S = 60.0, "s",
+        "an idle stretch (below IDLE_UTIL_PCT) lasting at least this long (and at least two samples) between busy stretches is a break between phases (evaluation on the CPU, a restart, another job), not a stall of the training steps: it is named, with its length, and left out of the verdict's figures, which judge the busy phases",
+        "Horovod's stall inspector calls ranks that have not progressed for 60 s stalled (HOROVOD_STALL_CHECK_TIME_SECONDS, default 60): a training step that waits longer is no longer slow but stopped. The step-level stalls the verdict is about (a data wait, a GC pause, a checkpoint write) last milliseconds to seconds; real logs (issue 26: a 15 s log with 2-27 min idle stretches between five busy ones) read as `bursty` when these breaks are judged as stalls";
     /// Swing (p95 - p5) at or above this is large.
     SWING_LARGE_PP = 20.0, "pp",
         "p95 - p5 at or above this is a large swing (needed for `oscillating` and `bursty`)",

@@ -25,6 +25,14 @@
 //! samples between the edges (or none: a GPU idle throughout), nothing is left out. The
 //! other figures (`summary`, fractions, `idle_gaps`) describe the whole log.
 //!
+//! # Phases
+//! An idle stretch of at least [`PHASE_BREAK_S`] (and two samples) between busy ones is a
+//! break between phases of work (evaluation on the CPU, a restart, another job), not a
+//! stall of the training steps. Breaks are counted in [`Phase::breaks`] and left out of
+//! the training phase's figures and verdict, which judge the busy phases together; they
+//! do not stop an edge from being the job's start or end; with breaks, the period is that
+//! of the longest phase.
+//!
 //! # Verdict of the training phase (first rule that holds)
 //! 1. `idle`: p95 < [`IDLE_P95_UTIL_PCT`]: the GPU is idle at least 95 % of the time.
 //!    (Every figure in these rules is the training phase's.)
@@ -55,7 +63,7 @@ use crate::periodicity::{Periodicity, detect_period};
 use crate::summary::{Summary, percentile_sorted, summarize};
 use crate::thresholds::{
     BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, EDGE_IDLE_SHARE, IDLE_P95_UTIL_PCT,
-    IDLE_UTIL_PCT, STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
+    IDLE_UTIL_PCT, PHASE_BREAK_S, STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
 };
 
 /// What the utilisation pattern says about the GPU.
@@ -143,8 +151,11 @@ pub struct Phase {
     pub summary: Summary,
     /// Share of the training phase's samples below [`IDLE_UTIL_PCT`].
     pub idle_fraction: f64,
-    /// Idle gaps inside the training phase.
+    /// Idle gaps inside the training phase (breaks between phases not included).
     pub idle_gaps: IdleGaps,
+    /// Idle stretches of at least [`PHASE_BREAK_S`] inside the training phase: breaks
+    /// between phases, left out of its figures.
+    pub breaks: IdleGaps,
 }
 
 /// The first and one-past-last sample of the training phase of `values`: the leading and
@@ -159,6 +170,12 @@ pub struct Phase {
 /// ```
 #[must_use]
 pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
+    training_phase_within(values, usize::MAX)
+}
+
+/// [`training_phase`], where idle runs of `break_len` samples or more inside are breaks
+/// between phases: an edge need only be longer than the other idle gaps.
+fn training_phase_within(values: &[f64], break_len: usize) -> std::ops::Range<usize> {
     let (Some(s), Some(e)) = (edge(values.iter()), edge(values.iter().rev())) else {
         return 0..values.len();
     };
@@ -171,9 +188,16 @@ pub fn training_phase(values: &[f64]) -> std::ops::Range<usize> {
     // from (or to) one of those idle seconds has no start-up edge, only a cycle.
     let mut longest_inside = 0;
     let mut run = 0;
-    for v in &values[s..e] {
-        run = if *v < IDLE_UTIL_PCT { run + 1 } else { 0 };
-        longest_inside = longest_inside.max(run);
+    for v in values[s..e].iter().chain(std::iter::once(&f64::INFINITY)) {
+        if *v < IDLE_UTIL_PCT {
+            run += 1;
+        } else {
+            // A run is judged whole: one of `break_len` or more is a break, not a gap.
+            if run < break_len {
+                longest_inside = longest_inside.max(run);
+            }
+            run = 0;
+        }
     }
     let first = if s > longest_inside { s } else { 0 };
     let last = if values.len() - e > longest_inside {
@@ -298,6 +322,48 @@ pub fn idle_gap_spans(values: &[f64], idle_below: f64) -> Vec<(usize, usize)> {
     spans
 }
 
+/// Samples an idle run needs to be a break between phases: [`PHASE_BREAK_S`] at this
+/// interval, and at least two (one reading is no stretch).
+fn phase_break_samples(interval_s: f64) -> usize {
+    if interval_s > 0.0 && interval_s.is_finite() {
+        ((PHASE_BREAK_S / interval_s).ceil() as usize).max(2)
+    } else {
+        usize::MAX
+    }
+}
+
+/// `phase` without its idle runs of `break_len` samples or more between busy ones: the samples left, the
+/// breaks (in samples: their mean and longest are sample counts), and the longest stretch
+/// between breaks (its range in `phase`).
+fn without_breaks(phase: &[f64], break_len: usize) -> (Vec<f64>, IdleGaps, std::ops::Range<usize>) {
+    let spans: Vec<(usize, usize)> = idle_gap_spans(phase, IDLE_UTIL_PCT)
+        .into_iter()
+        // Between busy stretches only: an idle run at either end of the phase is an edge
+        // (or the whole of an idle log), not a break.
+        .filter(|&(start, len)| len >= break_len && start > 0 && start + len < phase.len())
+        .collect();
+    let mut kept = Vec::with_capacity(phase.len());
+    let (mut at, mut longest) = (0, 0..0);
+    for &(start, len) in spans.iter().chain(std::iter::once(&(phase.len(), 0))) {
+        kept.extend_from_slice(&phase[at..start]);
+        if start - at > longest.len() {
+            longest = at..start;
+        }
+        at = start + len;
+    }
+    let total: usize = spans.iter().map(|s| s.1).sum();
+    let breaks = IdleGaps {
+        count: spans.len(),
+        mean_s: if spans.is_empty() {
+            0.0
+        } else {
+            total as f64 / spans.len() as f64
+        },
+        max_s: spans.iter().map(|s| s.1).max().unwrap_or(0) as f64,
+    };
+    (kept, breaks, longest)
+}
+
 /// Analyses one GPU's utilisation (percent) sampled every `interval_s` seconds.
 /// `None` for an empty series.
 #[must_use]
@@ -307,15 +373,23 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
     let idle_fraction = values.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / n;
     let busy_fraction = values.iter().filter(|v| **v >= BUSY_UTIL_PCT).count() as f64 / n;
     let gaps = idle_gaps(values, IDLE_UTIL_PCT, interval_s);
-    let range = training_phase(values);
-    let training = &values[range.clone()];
-    let phase_summary = summarize(training)?;
+    let break_len = phase_break_samples(interval_s);
+    let range = training_phase_within(values, break_len);
+    let (training, breaks, longest) = without_breaks(&values[range.clone()], break_len);
+    let phase_summary = summarize(&training)?;
     let phase_idle =
         training.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / training.len() as f64;
-    let phase_gaps = idle_gaps(training, IDLE_UTIL_PCT, interval_s);
+    let phase_gaps = idle_gaps(&training, IDLE_UTIL_PCT, interval_s);
     let idle = phase_summary.p95 < IDLE_P95_UTIL_PCT;
-    // An idle GPU's readings are 0/1 % noise: any "cycle" in them means nothing.
-    let period = if idle { None } else { detect_period(training) };
+    // An idle GPU's readings are 0/1 % noise: any "cycle" in them means nothing. Across
+    // a break the series is not one signal: the longest phase carries the cycle.
+    let period = if idle {
+        None
+    } else if breaks.count > 0 {
+        detect_period(&values[range.start + longest.start..range.start + longest.end])
+    } else {
+        detect_period(&training)
+    };
     let swing = phase_summary.swing();
     let large_swing = swing >= SWING_LARGE_PP;
     let verdict = if idle {
@@ -349,6 +423,11 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
             summary: phase_summary,
             idle_fraction: phase_idle,
             idle_gaps: phase_gaps,
+            breaks: IdleGaps {
+                mean_s: breaks.mean_s * interval_s,
+                max_s: breaks.max_s * interval_s,
+                ..breaks
+            },
         },
         period,
         period_s: period.map(|p| p.period * interval_s),
@@ -432,6 +511,46 @@ mod tests {
         let a = analyze_util(&v, 0.1).unwrap();
         assert!(a.period.is_none(), "{:?}", a.period);
         assert_eq!(a.verdict, UtilVerdict::Bursty, "{a:?}");
+    }
+
+    /// Issue 26: a 15 s log of five busy stretches (about 40 %) with 2-27 min of idle
+    /// between them (evaluation, restarts), a 45 s start-up and 13 min after the end: the
+    /// long idle stretches are breaks between phases, not stalls, and the busy phases
+    /// are `starved`, not `bursty`.
+    #[test]
+    fn long_idle_stretches_are_breaks_between_phases() {
+        let mut v = vec![0.0; 3];
+        for (i, (busy, idle)) in [(32, 9), (32, 13), (25, 110), (49, 14), (34, 51)]
+            .into_iter()
+            .enumerate()
+        {
+            v.extend(noisy(|_| 40.0, busy, 6.0, 40 + i as u64));
+            v.extend(std::iter::repeat_n(0.0, idle));
+        }
+        let a = analyze_util(&v, 15.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Starved, "{a:?}");
+        assert_eq!((a.phase.idle_start, a.phase.idle_end), (3, 51));
+        assert_eq!(a.phase.breaks.count, 4);
+        assert_eq!(a.phase.breaks.max_s, 110.0 * 15.0);
+        assert_eq!(a.phase.summary.n, 32 + 32 + 25 + 49 + 34);
+        assert_eq!(a.phase.idle_gaps.count, 0);
+        // The whole log's figures still count every idle sample.
+        assert_eq!(a.idle_gaps.count, 6);
+        // Read as a 1 s log, the same samples hold 9-14 s gaps (stalls: with the 3 s
+        // start, no longer than them, they make it `bursty`) and one 110 s break.
+        let b = analyze_util(&v, 1.0).unwrap();
+        assert_eq!(b.phase.breaks.count, 1, "{b:?}");
+        assert_eq!(b.phase.idle_gaps.count, 4, "{b:?}");
+        assert_eq!(b.verdict, UtilVerdict::Bursty);
+    }
+
+    /// An idle log longer than a break has no phases: nothing is a break, it is idle.
+    #[test]
+    fn an_idle_log_has_no_breaks() {
+        let a = analyze_util(&[0.0; 600], 1.0).unwrap();
+        assert_eq!(a.verdict, UtilVerdict::Idle);
+        assert_eq!(a.phase.breaks.count, 0);
+        assert_eq!(a.phase.summary.n, 600);
     }
 
     /// Issue 26: a flat 30 % training phase between a job's start-up zeros and the idle
