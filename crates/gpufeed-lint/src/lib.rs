@@ -35,9 +35,13 @@
 //! function's) calls `.backward()`, `opt.step()` (a receiver named like an optimizer or
 //! scaler, not a scheduler), `.apply_gradients()`, `tape.gradient()`, `.minimize()`,
 //! `train_on_batch()` or a `*train_step*` function, or a `for` loop over something named
-//! like a loader or dataset whose calls reach such a call in the project's functions; code
-//! under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every N steps and is
-//! not reported by the loop rules.
+//! like a loader or dataset whose calls reach such a call in the project's functions; the
+//! body of a class's `training_step` method (PyTorch Lightning runs it for every batch) is
+//! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every
+//! N steps and is not reported by the loop rules, unless it is a gradient-accumulation gate
+//! (its condition names `accum`, or its body steps an optimizer: `if (i + 1) % accum_grad
+//! == 0: optimizer.step()` runs at every optimizer step, every step with an accumulation
+//! of 1).
 //!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
@@ -84,7 +88,7 @@
 //! | `torch-loader-no-workers` | warning | `DataLoader(...)` without `num_workers` or with `num_workers=0` | loading between steps in the training process | `num_workers=8` |
 //! | `torch-loader-no-pin-memory` | warning | `DataLoader` without `pin_memory=True` in a file that uses CUDA (`.cuda()`, `"cuda"` devices) | the copy cannot overlap compute | `pin_memory=True`, `non_blocking=True` |
 //! | `torch-loader-no-persistent-workers` | info | `DataLoader` with workers but no `persistent_workers=True` | workers restart every epoch | `persistent_workers=True` |
-//! | `torch-data-parallel` | warning | `torch.nn.DataParallel(...)` | single-process scatter/gather every step | `DistributedDataParallel` |
+//! | `torch-data-parallel` | warning (info as the `elif`/`else` fallback of a branch that wraps the model in `DistributedDataParallel`, any alias) | `torch.nn.DataParallel(...)` | single-process scatter/gather every step | `DistributedDataParallel` |
 //! | `host-sync-in-loop` | warning | `.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`/`int(t)`/`bool(t)`, `math.*(t)` (`math.isnan(grad_norm)`), `print(t)` (an f-string too), `"...".format(t)`, TensorBoard's `add_scalar(tag, t)`, and a device reduction deciding an `if`/`elif`/`while`/`assert` (`if torch.min(y) < -1.:`, `if torch.isnan(loss).any():`) in a training loop or in a function of the project it calls every step (the chain in the evidence; the first sync of each step says so); `t` is tensor-like: the receiver of `.backward()`, named like a loss/logits/output/prediction, assigned from a call of a model, net, criterion, loss, step or `clip_grad_norm_`, a tensor method of one (`y_hat.squeeze(1)`), a value of such a dict, or a parameter given one | the GPU queue drains every step | accumulate on the device; read every N steps |
 //! | `cuda-sync-in-loop` | warning | `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` in a training loop | drains the queue / re-allocates every step | delete it |
 //! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |

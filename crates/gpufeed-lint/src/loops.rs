@@ -294,8 +294,13 @@ fn reduction_in_condition(
     })
 }
 
-/// True for an `if` that runs every N steps (`%` in its condition).
+/// True for an `if` that runs every N steps (`%` in its condition), unless it is a
+/// gradient-accumulation gate (`if (i + 1) % accum_grad == 0:` around `optimizer.step()`),
+/// which runs at every optimizer step: every step with the usual accumulation of 1.
 fn periodic(node: Node<'_>, src: &str) -> bool {
+    if accumulation_gate(node, src) {
+        return false;
+    }
     node.child_by_field_name("condition").is_some_and(|c| {
         let mut found = false;
         ast::walk(c, &mut |n| {
@@ -309,6 +314,35 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
         });
         found
     })
+}
+
+/// An `if` whose condition names gradient accumulation, or whose body steps an optimizer
+/// (`optimizer.step()`, `scaler.step(opt)`, `apply_gradients`).
+fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
+    let names_accumulation = node
+        .child_by_field_name("condition")
+        .is_some_and(|c| text(c, src).to_ascii_lowercase().contains("accum"));
+    names_accumulation
+        || node.child_by_field_name("consequence").is_some_and(|body| {
+            let mut steps = false;
+            ast::walk(body, &mut |n| {
+                if n.kind() == "call" {
+                    let recv = ast::receiver(n)
+                        .map(|r| text(r, src).to_ascii_lowercase())
+                        .unwrap_or_default();
+                    steps |= match ast::method(n, src) {
+                        Some("step") => {
+                            (recv.contains("opt") || recv.contains("scaler"))
+                                && !recv.contains("sched")
+                        }
+                        Some("apply_gradients") => true,
+                        _ => false,
+                    };
+                }
+                !steps && !ast::is_scope(n)
+            });
+            steps
+        })
 }
 
 /// Calls of a loop body (or a function body reached from it) in source order: not inside

@@ -116,6 +116,20 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     ranges.push((fi, (lp.start_byte(), lp.end_byte())));
                     p.loop_syncs(fi, lp, step, &mut found);
                 }
+                // Lightning runs a module's `training_step` every step: its body is a
+                // training loop's.
+                for &def in files[fi]
+                    .functions
+                    .get("training_step")
+                    .into_iter()
+                    .flatten()
+                {
+                    if ast::enclosing(def, "class_definition").is_some()
+                        && let Some(name) = def.child_by_field_name("name")
+                    {
+                        p.loop_syncs(fi, def, name, &mut found);
+                    }
+                }
                 let f = &files[fi];
                 let eval: Vec<_> = p.loaders[fi]
                     .iter()
@@ -497,6 +511,13 @@ impl<'a, 't> Project<'a, 't> {
             .chars()
             .take(60)
             .collect();
+        // A loop, or Lightning's `training_step` (a method it runs every step).
+        let lightning = lp.kind() == "function_definition";
+        let the_loop = if lightning {
+            "`training_step`"
+        } else {
+            "the training loop"
+        };
         let mut first_done = false;
         for item in found {
             let first =
@@ -504,13 +525,10 @@ impl<'a, 't> Project<'a, 't> {
             first_done |= first;
             let what = &item.sync.what;
             let mut specific = if item.chain.is_empty() {
-                format!(
-                    "`{what}` in the training loop {} every step",
-                    item.sync.does
-                )
+                format!("`{what}` in {the_loop} {} every step", item.sync.does)
             } else {
                 format!(
-                    "`{what}` runs every step of the training loop at {rel}:{loop_line} (through \
+                    "`{what}` runs every step of {the_loop} at {rel}:{loop_line} (through \
                      {} call{}) and {}",
                     item.chain.len(),
                     if item.chain.len() == 1 { "" } else { "s" },
@@ -523,7 +541,12 @@ impl<'a, 't> Project<'a, 't> {
                      after it in the same step cost less; remove this one first)",
                 );
             }
-            let context = if item.chain.is_empty() {
+            let context = if item.chain.is_empty() && lightning {
+                format!(
+                    "in `training_step` at line {loop_line}, which PyTorch Lightning runs for \
+                     every batch"
+                )
+            } else if item.chain.is_empty() {
                 format!("in the training loop at line {loop_line} (it calls `{step_text}`)")
             } else {
                 let mut chain = item.chain.clone();
@@ -533,7 +556,7 @@ impl<'a, 't> Project<'a, 't> {
                     item.node.start_position().row + 1
                 ));
                 format!(
-                    "called every step of the training loop at {rel}:{loop_line}: {}",
+                    "called every step of {the_loop} at {rel}:{loop_line}: {}",
                     chain.join(" -> ")
                 )
             };

@@ -68,7 +68,47 @@ pub(super) fn check(file: &mut File<'_>) {
             "model = torch.nn.parallel.DistributedDataParallel(model.to(rank), device_ids=[rank])  \
              # one process per GPU: torchrun --nproc-per-node=N train.py",
         );
+        if let Some(line) = ddp_first(call, src, &file.names)
+            && let Some(hit) = file.hits.last_mut()
+        {
+            hit.info = Some(format!(
+                "the fallback of the `DistributedDataParallel` branch at line {line}, for runs \
+                 not launched with one process per GPU"
+            ));
+        }
     }
+}
+
+/// The line of the `if` whose earlier branch wraps the model in `DistributedDataParallel`
+/// (under any import alias) when `call` is in a later branch (`elif` / `else`) of it.
+fn ddp_first(call: Node<'_>, src: &str, names: &ast::Names) -> Option<usize> {
+    let mut n = call;
+    while let Some(p) = n.parent() {
+        if matches!(p.kind(), "elif_clause" | "else_clause")
+            && let Some(stmt) = p.parent()
+            && stmt.kind() == "if_statement"
+        {
+            let mut ddp = false;
+            ast::walk(stmt, &mut |c| {
+                if c.start_byte() >= p.start_byte() {
+                    return false;
+                }
+                if c.kind() == "call"
+                    && names
+                        .callee(c, src)
+                        .is_some_and(|name| name.ends_with("DistributedDataParallel"))
+                {
+                    ddp = true;
+                }
+                !ddp
+            });
+            if ddp {
+                return Some(stmt.start_position().row + 1);
+            }
+        }
+        n = p;
+    }
+    None
 }
 
 fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {

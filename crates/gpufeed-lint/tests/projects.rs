@@ -220,3 +220,18 @@ fn mel_by_name() {
 fn a_trainer_kept_under_examples() {
     check("examples-trainer");
 }
+
+/// A `% accum_grad` gate around `optimizer.step()` runs every optimizer step (every step
+/// with the usual accumulation of 1), unlike a `% 100` logging gate; Lightning's
+/// `training_step` runs every step, `validation_step` does not.
+#[test]
+fn accumulation_gates_and_lightning_training_step() {
+    check("accum-and-lightning");
+}
+
+/// `DataParallel` as the fallback after a `DistributedDataParallel` branch (an import
+/// alias of it) is info; on its own it is a warning.
+#[test]
+fn data_parallel_as_the_fallback_of_ddp() {
+    check("ddp-fallback");
+}
