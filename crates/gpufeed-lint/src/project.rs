@@ -1040,22 +1040,25 @@ impl<'a, 't> Project<'a, 't> {
 fn file_cache(call: Node<'_>, body: Node<'_>, src: &str) -> Option<String> {
     let mut n = call;
     while let Some(p) = n.parent() {
+        let branch = n;
+        n = p;
+        // `if os.path.exists(p): return load(p)` earlier in the block: the rest of the block
+        // runs on a miss (the early-return form of the same cache).
+        if p.kind() == "block"
+            && let Some(line) = early_return_cache(branch, p, src)
+        {
+            return Some(line);
+        }
         if p.id() == body.id() {
             return None;
         }
-        let branch = n;
-        n = p;
         let (stmt, in_else) = match p.kind() {
             "if_statement" | "elif_clause" => (p, false),
             "else_clause" => (p.parent()?, true),
             _ => continue,
         };
         let cond = stmt.child_by_field_name("condition")?;
-        let cond_text = text(cond, src);
-        if !(cond_text.contains("exists(")
-            || cond_text.contains("isfile(")
-            || cond_text.contains("is_file("))
-        {
+        if !is_exists_check(text(cond, src)) {
             continue;
         }
         // The branch that computes must be the one that runs on a miss: the `else` of
@@ -1066,15 +1069,47 @@ fn file_cache(call: Node<'_>, body: Node<'_>, src: &str) -> Option<String> {
             || text(branch, src).contains(".dump(")
             || text(branch, src).contains("savez(");
         if on_miss && saves {
-            let line = stmt.start_position().row + 1;
-            return Some(format!(
-                "it runs only when the file checked at line {line} (`{}`) is missing, and is \
-                 saved there, so each item computes it once, not every epoch",
-                cond_text.chars().take(60).collect::<String>()
-            ));
+            return Some(cache_reason(stmt, cond, src));
         }
     }
     None
+}
+
+/// A file-cache check that returns early, before `stmt` in `block`, with a save after it:
+/// why `stmt` runs only on a miss.
+fn early_return_cache(stmt: Node<'_>, block: Node<'_>, src: &str) -> Option<String> {
+    let rest = &src[stmt.start_byte()..block.end_byte()];
+    if !(rest.contains("save(") || rest.contains(".dump(") || rest.contains("savez(")) {
+        return None;
+    }
+    let mut prev = stmt.prev_named_sibling();
+    while let Some(p) = prev {
+        if p.kind() == "if_statement"
+            && let Some(cond) = p.child_by_field_name("condition")
+            && cond.kind() != "not_operator"
+            && is_exists_check(text(cond, src))
+            && p.child_by_field_name("consequence")
+                .is_some_and(|c| text(c, src).contains("return"))
+        {
+            return Some(cache_reason(p, cond, src));
+        }
+        prev = p.prev_named_sibling();
+    }
+    None
+}
+
+/// `os.path.exists(p)`, `os.path.isfile(p)`, `p.is_file()`, `p.exists()`.
+fn is_exists_check(cond: &str) -> bool {
+    cond.contains("exists(") || cond.contains("isfile(") || cond.contains("is_file(")
+}
+
+fn cache_reason(stmt: Node<'_>, cond: Node<'_>, src: &str) -> String {
+    format!(
+        "it runs only when the file checked at line {} (`{}`) is missing, and is saved \
+         there, so each item computes it once, not every epoch",
+        stmt.start_position().row + 1,
+        text(cond, src).chars().take(60).collect::<String>()
+    )
 }
 
 /// `DataLoader(...)` calls of a file.
