@@ -77,7 +77,7 @@
 //! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section (a Python file: no trainer's settings among its literals) | nothing was checked (exit 0) | pass the training config |
 //! | `config-python-unreadable` | info | a Python config (`.py`, or Python content) does not parse | no setting was read (exit 0) | correct the Python at the line shown |
 //! | `pin-memory-off` | info | another trainer's `pin_memory` key is false | the copy to the GPU cannot overlap compute | `true` |
-//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`, Tacotron 2's `load_mel_from_disk`) | recomputed every epoch, per item | `true` (Tacotron 2: save the mels first) |
+//! | `feature-cache-off` | info | another trainer's cache key is false (`allow_cache`, `compute_input_seq_cache`, Tacotron 2's and Glow-TTS' `load_mel_from_disk`) | recomputed every epoch, per item | `true` (Tacotron 2: save the mels first) |
 //! | `tf-native-loading-off` | warning | `data.use_tf_native_loading: false` | MyXTTS decodes with librosa inside `tf.numpy_function`, under the GIL, one item at a time (the seeds' 2-40 % oscillation) | `gpufeed precompute`, or `use_tf_native_loading: true` (its features differ: HTK, [0, 1]) |
 //! | `gpu-prefetch-off` | warning | one GPU and `prefetch_to_gpu` or `enhanced_gpu_prefetch` false | no `prefetch_to_device`: the copy does not overlap the step | both `true` |
 //! | `loader-in-main-thread` | warning | `data.num_workers: 0` | batches are built between steps | `num_workers: N` |

@@ -354,9 +354,16 @@ pub const TRAINERS: &[Trainer] = &[
             s(BatchSize, &["train.batch_size"]),
             s(MixedPrecision, &["train.fp16_run"]),
             s(Evaluation, &["train.eval_interval"]),
+            advised(
+                FeatureCache,
+                &["data.load_mel_from_disk"],
+                "compute each clip's mel once (`np.save` / `torch.save`), list those files in \
+                 the filelists, then set data.load_mel_from_disk to true",
+            ),
         ],
         note: "its loader (workers, bucket sampler) is set in train.py; `gpufeed lint` reads the code",
-        source: "jaywalnut310/vits: configs/*.json",
+        source: "jaywalnut310/vits: configs/*.json; jaywalnut310/glow-tts: configs/*.json \
+                 (`data.load_mel_from_disk`, read by data_utils.py)",
     },
     Trainer {
         name: "HiFi-GAN",

@@ -92,6 +92,7 @@ fn each_trainer_is_recognised_and_checked_under_its_own_keys() {
         ("fastspeech2_train.yaml", "FastSpeech2", &[]),
         ("fastspeech2_preprocess.yaml", "FastSpeech2", &[]),
         ("vits_ljs.json", "VITS", &[("mixed-precision-off", Info)]),
+        ("glowtts_base.json", "VITS", &[("feature-cache-off", Info)]),
         ("hifigan_v1.json", "HiFi-GAN", &[("num-workers-low", Info)]),
         ("styletts2.yml", "StyleTTS2", &[("batch-size-small", Info)]),
         (
