@@ -190,6 +190,18 @@ pub(crate) fn positional(call: Node<'_>, i: usize) -> Option<Node<'_>> {
         .nth(i)
 }
 
+/// The keyword names a call passes (`sr` of `load(p, sr=22050)`).
+pub(crate) fn keywords<'s>(call: Node<'_>, src: &'s str) -> Vec<&'s str> {
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return Vec::new();
+    };
+    let mut c = args.walk();
+    args.named_children(&mut c)
+        .filter(|a| a.kind() == "keyword_argument")
+        .filter_map(|a| a.child_by_field_name("name").map(|n| text(n, src)))
+        .collect()
+}
+
 /// True when some argument of the call (positional, or a keyword's value) satisfies `f`.
 pub(crate) fn args_any(call: Node<'_>, mut f: impl FnMut(Node<'_>) -> bool) -> bool {
     let Some(args) = call.child_by_field_name("arguments") else {

@@ -74,6 +74,27 @@ pub(super) fn is_feature_name(name: &str) -> bool {
         || ((has("fbank") || has("mfcc") || has("stft")) && !has("inverse"))
 }
 
+/// A call named like an audio loader (`load_audio`, `load_wav`, `read_audio`,
+/// `audio.load`) that is asked for a sample rate (`sr=`, `sample_rate=`, `target_sr=`,
+/// `sampling_rate=`): decoding and resampling, whatever library is behind it (NeMo's
+/// `AudioSegment`, Coqui's `ap.load_wav`, librosa). Without a rate it may be a plain WAV
+/// read, which is not heavy.
+pub(super) fn is_resampling_load(name: &str, keywords: &[&str]) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+    let words: Vec<&str> = last.split('_').collect();
+    let loads = words.iter().any(|w| matches!(*w, "load" | "read"))
+        && words
+            .iter()
+            .any(|w| matches!(*w, "audio" | "wav" | "wave" | "waveform"));
+    let rate = keywords.iter().any(|k| {
+        matches!(
+            *k,
+            "sr" | "sample_rate" | "sampling_rate" | "target_sr" | "target_sample_rate" | "fs"
+        )
+    });
+    loads && rate
+}
+
 /// How much a heavy call costs, to name the heaviest in evidence: features (STFT, mel,
 /// pitch) over resampling over decoding.
 pub(super) fn weight(name: &str) -> u8 {
@@ -171,6 +192,14 @@ def precompute(paths):
         ] {
             assert!(!super::is_feature_name(no), "{no}");
         }
+    }
+
+    #[test]
+    fn audio_loads_asked_for_a_rate() {
+        assert!(super::is_resampling_load("load_audio", &["sample_rate"]));
+        assert!(super::is_resampling_load("self.ap.load_wav", &["sr"]));
+        assert!(!super::is_resampling_load("load_wav", &[]));
+        assert!(!super::is_resampling_load("load_checkpoint", &["sr"]));
     }
 
     #[test]

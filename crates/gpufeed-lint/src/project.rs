@@ -858,7 +858,9 @@ impl<'a, 't> Project<'a, 't> {
             // Known heavy work, or a feature computed by code gpufeed does not know (a
             // conv1d STFT module, a function of an import outside the linted files): its
             // name says what it is.
-            if known || (out.len() == before && all_entered && decode::is_feature_name(&name)) {
+            let by_name = decode::is_feature_name(&name)
+                || decode::is_resampling_load(&name, &ast::keywords(call, src));
+            if known || (out.len() == before && all_entered && by_name) {
                 out.push(Heavy {
                     file: func.file,
                     node: call,
