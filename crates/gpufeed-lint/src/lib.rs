@@ -39,9 +39,8 @@
 //! body of a class's `training_step` method (PyTorch Lightning runs it for every batch) is
 //! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every
 //! N steps and is not reported by the loop rules, unless it is a gradient-accumulation gate
-//! (its condition names `accum`, or its body steps an optimizer: `if (i + 1) % accum_grad
-//! == 0: optimizer.step()` runs at every optimizer step, every step with an accumulation
-//! of 1).
+//! (its body steps an optimizer: `if (i + 1) % accum_grad == 0: optimizer.step()` runs at
+//! every optimizer step, every step with an accumulation of 1).
 //!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,

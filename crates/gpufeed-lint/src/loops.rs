@@ -316,33 +316,29 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
     })
 }
 
-/// An `if` whose condition names gradient accumulation, or whose body steps an optimizer
-/// (`optimizer.step()`, `scaler.step(opt)`, `apply_gradients`).
+/// An `if` whose body steps an optimizer (`optimizer.step()`, `scaler.step(opt)`,
+/// `apply_gradients`). Its condition's names do not decide: `global_step % (save_every *
+/// grad_accumulation_steps)` gates a checkpoint, not the optimizer.
 fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
-    let names_accumulation = node
-        .child_by_field_name("condition")
-        .is_some_and(|c| text(c, src).to_ascii_lowercase().contains("accum"));
-    names_accumulation
-        || node.child_by_field_name("consequence").is_some_and(|body| {
-            let mut steps = false;
-            ast::walk(body, &mut |n| {
-                if n.kind() == "call" {
-                    let recv = ast::receiver(n)
-                        .map(|r| text(r, src).to_ascii_lowercase())
-                        .unwrap_or_default();
-                    steps |= match ast::method(n, src) {
-                        Some("step") => {
-                            (recv.contains("opt") || recv.contains("scaler"))
-                                && !recv.contains("sched")
-                        }
-                        Some("apply_gradients") => true,
-                        _ => false,
-                    };
-                }
-                !steps && !ast::is_scope(n)
-            });
-            steps
-        })
+    node.child_by_field_name("consequence").is_some_and(|body| {
+        let mut steps = false;
+        ast::walk(body, &mut |n| {
+            if n.kind() == "call" {
+                let recv = ast::receiver(n)
+                    .map(|r| text(r, src).to_ascii_lowercase())
+                    .unwrap_or_default();
+                steps |= match ast::method(n, src) {
+                    Some("step") => {
+                        (recv.contains("opt") || recv.contains("scaler")) && !recv.contains("sched")
+                    }
+                    Some("apply_gradients") => true,
+                    _ => false,
+                };
+            }
+            !steps && !ast::is_scope(n)
+        });
+        steps
+    })
 }
 
 /// Calls of a loop body (or a function body reached from it) in source order: not inside
