@@ -184,8 +184,11 @@ pub fn analyze_file_with(
                 }
                 i => i,
             };
-            let timed = t.gpus.iter().all(|g| sampling_interval(&g.t).is_some());
-            if t.has_timestamps && timed && interval.is_some() {
+            // Only with `--interval`: each `sampling_interval` sorts the log's differences.
+            if interval.is_some()
+                && t.has_timestamps
+                && t.gpus.iter().all(|g| sampling_interval(&g.t).is_some())
+            {
                 warnings.push(format!(
                     "`{}` has timestamps, which time it; `--interval` is not used",
                     path.display()
