@@ -240,5 +240,5 @@ def test_python_attach_refuses_its_own_process_and_returns_the_document(tmp_path
     finally:
         p.kill()
         p.wait()
-    assert doc["schema_version"] == 1 and doc["samples"] > 20
+    assert doc["schema_version"] == 2 and doc["samples"] > 20
     assert doc["verdict"] in {"input-bound", "sync-bound", "compute-bound", "undetermined"}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use gpufeed_contract::{
     Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines,
-    Document as _, TopFrame,
+    Document as _, SpeedupIfFixed, TopFrame,
 };
 use gpufeed_stats::sampling;
 use gpufeed_stats::thresholds::{self as th, Level};
@@ -572,6 +572,7 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         &tally,
         worker_text.as_ref().and_then(|w| w.1.as_ref()),
     );
+    let (if_fixed, no_estimate) = estimate(verdict, &shares);
     let reads = rec.reads;
     Attach {
         schema_version: Attach::VERSION,
@@ -592,10 +593,53 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         gpus: rec.gpus.clone(),
         evidence,
         fix,
+        if_fixed,
+        no_estimate,
         cost: AttachCost {
             reads,
             cpu_ms_per_read: rec.cpu_s * 1000.0 / reads.max(1) as f64,
         },
+    }
+}
+
+/// What fixing the verdict's cause is worth, from its share of the training thread's
+/// samples (docs/what-if.md, "Running jobs"): the loop's time is its shares' sum, so
+/// removing one share gives `1 / (1 - share)` the steps per second.
+fn estimate(
+    verdict: AttachVerdict,
+    shares: &AttachShares,
+) -> (Option<SpeedupIfFixed>, Option<String>) {
+    let est = match verdict {
+        AttachVerdict::InputBound => SpeedupIfFixed::removing(
+            shares.data_wait,
+            "a fixed pipeline always has the next batch ready (workers or prefetch keep up), \
+             and the loop's other work stays as it was sampled",
+        ),
+        AttachVerdict::SyncBound => SpeedupIfFixed::removing(
+            shares.sync,
+            "the GPU idles while the host waits in these syncs (the sync-bound rule), so \
+             reading the values every N steps removes the waits and nothing else changes",
+        ),
+        AttachVerdict::ComputeBound => {
+            return (
+                None,
+                Some(
+                    "the loop computes (or waits on a busy GPU): no input or sync time to \
+                     remove; `gpufeed profile step` or a profiler trace times each phase"
+                        .to_owned(),
+                ),
+            );
+        }
+        AttachVerdict::Undetermined => {
+            return (None, Some("no verdict, so no cause to estimate".to_owned()));
+        }
+    };
+    match est {
+        Some(e) => (Some(e), None),
+        None => (
+            None,
+            Some("the cause's share is 0 or 1 of the samples".to_owned()),
+        ),
     }
 }
 
@@ -653,4 +697,29 @@ pub fn rules_table() -> Vec<String> {
         .iter()
         .map(|r| format!("{}: {} ({})", r.class.key(), r.what, r.source))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_removes_the_causes_share() {
+        let shares = AttachShares {
+            data_wait: 0.6,
+            sync: 0.1,
+            compute: 0.3,
+            ..AttachShares::default()
+        };
+        let (f, why) = estimate(AttachVerdict::InputBound, &shares);
+        let f = f.unwrap_or_else(|| panic!("input-bound has an estimate"));
+        assert!((f.speedup - 2.5).abs() < 1e-12, "{}", f.speedup);
+        assert!(why.is_none());
+        let (f, _) = estimate(AttachVerdict::SyncBound, &shares);
+        assert!((f.map_or(0.0, |f| f.speedup) - 1.0 / 0.9).abs() < 1e-12);
+        for v in [AttachVerdict::ComputeBound, AttachVerdict::Undetermined] {
+            let (f, why) = estimate(v, &shares);
+            assert!(f.is_none() && why.is_some(), "{v:?}");
+        }
+    }
 }

@@ -41,6 +41,17 @@ pub fn render(doc: &Attach) -> String {
         }
     }
     o.push_str(&format!("\nfix: {}\n", doc.fix));
+    if let Some(f) = &doc.if_fixed {
+        let words = match doc.verdict {
+            gpufeed_contract::AttachVerdict::SyncBound => "drop the host synchronisations",
+            _ => "fix the input pipeline",
+        };
+        o.push_str(&format!(
+            "if fixed: {} (assumes {})\n",
+            f.line(words),
+            f.assumes
+        ));
+    }
     o.push_str(&format!(
         "\ncost: {} stack reads, {:.3} ms of gpufeed's CPU per read\n",
         doc.cost.reads, doc.cost.cpu_ms_per_read

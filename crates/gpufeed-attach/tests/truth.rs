@@ -155,6 +155,12 @@ fn slow_source_is_input_bound_within_5_points() {
         "gpufeed {} vs the loop's own {own}",
         doc.shares.data_wait
     );
+    // What removing the wait is worth: 1 / (1 - data_wait), about 2.5x at 0.6.
+    let f = doc
+        .if_fixed
+        .as_ref()
+        .unwrap_or_else(|| panic!("no if_fixed"));
+    assert!((f.speedup - 1.0 / (1.0 - doc.shares.data_wait)).abs() < 1e-9);
     assert!(doc.samples > 800, "{}", doc.samples);
     assert!(doc.ranks[0].training_thread.starts_with("main thread"));
     // The fix names the loop's own line.

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Document;
+use crate::estimate::SpeedupIfFixed;
 
 /// What the training loop is bound by, as seen from its stacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -190,12 +191,19 @@ pub struct Attach {
     pub evidence: Vec<String>,
     /// The change to try, naming the user's own line.
     pub fix: String,
+    /// What fixing the verdict's cause is worth: the steps per second after over before,
+    /// from its share of the samples (docs/what-if.md); `null` with `no_estimate` for a
+    /// `compute-bound` or `undetermined` job.
+    pub if_fixed: Option<SpeedupIfFixed>,
+    /// Why `if_fixed` is `null`.
+    pub no_estimate: Option<String>,
     /// What the sampling cost gpufeed.
     pub cost: AttachCost,
 }
 
 impl Document for Attach {
     const NAME: &'static str = "attach";
-    const VERSION: u32 = 1;
+    /// 2: `if_fixed` and `no_estimate` (issue 29).
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed attach";
 }

@@ -53,6 +53,35 @@ impl IfFixed {
     }
 }
 
+/// What fixing a cause is worth where only shares of the loop's time are known, not its
+/// step time (`gpufeed attach`'s stack samples): the steps per second after over before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpeedupIfFixed {
+    /// Steps per second with the cause removed over now: 1.6 is 1.6 times as many.
+    pub speedup: f64,
+    /// What the estimate takes for granted, in one sentence.
+    pub assumes: String,
+}
+
+impl SpeedupIfFixed {
+    /// Removing a `share` (0..1) of the loop's time: `1 / (1 - share)`. `None` for a share
+    /// that is not in `(0, 1)`: nothing to remove, or nothing left.
+    #[must_use]
+    pub fn removing(share: f64, assumes: impl Into<String>) -> Option<Self> {
+        (share > 0.0 && share < 1.0).then(|| Self {
+            speedup: 1.0 / (1.0 - share),
+            assumes: assumes.into(),
+        })
+    }
+
+    /// The text report's line: "fix the input pipeline: ~1.6x the steps per second".
+    #[must_use]
+    pub fn line(&self, what: &str) -> String {
+        format!("{what}: ~{:.1}x the steps per second", self.speedup)
+    }
+}
+
 /// The words of a fix for a cause's id, as the text report's lines begin: "fix the
 /// input pipeline".
 #[must_use]
@@ -120,6 +149,14 @@ mod tests {
 
     #[test]
     fn the_line_and_the_order() {
+        let s = SpeedupIfFixed::removing(0.375, "a").unwrap_or_else(|| panic!("valid"));
+        assert!((s.speedup - 1.6).abs() < 1e-12);
+        assert_eq!(
+            s.line("fix the input pipeline"),
+            "fix the input pipeline: ~1.6x the steps per second"
+        );
+        assert!(SpeedupIfFixed::removing(0.0, "a").is_none());
+        assert!(SpeedupIfFixed::removing(1.0, "a").is_none());
         let f = IfFixed::new(240.0, 150.0, "a").unwrap_or_else(|| panic!("valid"));
         assert!((f.speedup - 1.6).abs() < 1e-12);
         assert_eq!(

@@ -46,7 +46,7 @@ pub use data::{
     Breakdown, Cell, DataConfig, DataProfile, Judged, LoaderSettings, OverLengthCount,
     Recommendation,
 };
-pub use estimate::IfFixed;
+pub use estimate::{IfFixed, SpeedupIfFixed};
 pub use findings::{Finding, Findings, Severity};
 pub use phases::{
     Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseCause, PhaseSeries, PhaseSteps,

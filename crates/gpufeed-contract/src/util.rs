@@ -256,7 +256,7 @@ impl Monitor {
 impl Document for Monitor {
     const NAME: &'static str = "monitor";
     /// 2: `gpus[].training`, as in `util` 2. 3: `attach` (`watch`). 4:
-    /// `gpus[].training.breaks`, as in `util` 3.
+    /// `gpus[].training.breaks`, as in `util` 3, and `attach` version 2 (`if_fixed`).
     const VERSION: u32 = 4;
     const WRITER: &'static str = "gpufeed monitor | watch --format json";
 }

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 /// document is version 3 and its `phase-steps` document version 2 (each cause's
 /// `if_fixed`, issue 29), and since `attach` (the running job's samples, `analyze --attach
 /// PID`) and `inputs.attach`; 5 since its `util` document is version 3
-/// (`gpus[].training.breaks`: idle stretches of a minute or more between phases).
+/// (`gpus[].training.breaks`: idle stretches of a minute or more between phases) and its
+/// `attach` document version 2 (`if_fixed`: the speedup from the cause's share).
 pub const SCHEMA: u32 = 5;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage

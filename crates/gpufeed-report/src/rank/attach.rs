@@ -71,10 +71,16 @@ pub(crate) fn causes(a: &Attach) -> Option<Cause> {
         stages: vec![STAGE.to_owned()],
         source: Source::YourRun,
         if_fixed: None,
-        no_estimate: Some(
-            "stack samples give shares of the loop's time, not its step time: record the loop \
-             with gpufeed.StepTimer (or a profiler trace) for an estimate"
+        no_estimate: Some(match &a.if_fixed {
+            Some(f) => format!(
+                "stack samples give shares of the loop's time, not its step time: fixing it \
+                 would give ~{:.1}x the steps per second (the attach document's `if_fixed`); \
+                 record the loop with gpufeed.StepTimer (or a profiler trace) for step times",
+                f.speedup
+            ),
+            None => "stack samples give shares of the loop's time, not its step time: record \
+                     the loop with gpufeed.StepTimer (or a profiler trace) for an estimate"
                 .to_owned(),
-        ),
+        }),
     })
 }
