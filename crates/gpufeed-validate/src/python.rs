@@ -29,6 +29,8 @@ use std::path::Path;
 use gpufeed_config::{EntrySpan, OutlineScalar, OutlineValue, Span};
 use tree_sitter::{Node, Parser};
 
+use gpufeed_findings::constants::MAX_NESTING;
+
 use crate::keys::{Dialect, Keys, PyForm};
 
 /// Why a Python file could not be read.
@@ -106,6 +108,7 @@ pub fn read(text: &str) -> Result<Keys, Unreadable> {
     }
     let mut r = Reader {
         text,
+        depth: 0,
         entries: Vec::new(),
         scalars: HashMap::new(),
         forms: HashMap::new(),
@@ -127,15 +130,18 @@ fn first_error(node: Node<'_>) -> Option<Node<'_>> {
 }
 
 fn first<'t>(node: Node<'t>, wanted: &dyn Fn(Node<'t>) -> bool) -> Option<Node<'t>> {
-    if wanted(node) {
-        return Some(node);
+    // Depth first in source order, with a stack of its own: a file nested thousands of
+    // brackets deep must not exhaust the thread's.
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if wanted(n) {
+            return Some(n);
+        }
+        let mut cursor = n.walk();
+        let children: Vec<Node<'t>> = n.children(&mut cursor).filter(|c| c.has_error()).collect();
+        stack.extend(children.into_iter().rev());
     }
-    let mut cursor = node.walk();
-    let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
-    children
-        .into_iter()
-        .filter(|c| c.has_error())
-        .find_map(|c| first(c, wanted))
+    None
 }
 
 /// Where a node is: 1-based line, column in characters.
@@ -156,6 +162,10 @@ fn span(text: &str, node: Node<'_>) -> Span {
 
 struct Reader<'t> {
     text: &'t str,
+    /// How deep `statements` and `container` are: settings nested deeper than
+    /// `MAX_NESTING` are not read (no hparams file nests so; a generated one must not
+    /// exhaust the stack).
+    depth: u64,
     entries: Vec<EntrySpan>,
     scalars: HashMap<String, OutlineScalar>,
     forms: HashMap<String, PyForm>,
@@ -169,6 +179,15 @@ impl Reader<'_> {
     /// Walks the whole file: module and class attributes are settings; every call and
     /// every dict not already read as a setting's value holds settings at the top level.
     fn statements(&mut self, node: Node<'_>) {
+        if self.depth >= MAX_NESTING {
+            return;
+        }
+        self.depth += 1;
+        self.statements_within(node);
+        self.depth -= 1;
+    }
+
+    fn statements_within(&mut self, node: Node<'_>) {
         match node.kind() {
             "assignment" if attribute_level(node) => {
                 let (Some(left), Some(right)) = (
@@ -211,6 +230,15 @@ impl Reader<'_> {
     /// that are not settings (positional arguments, lambdas) are walked for calls and
     /// dicts of their own.
     fn container(&mut self, prefix: &str, node: Node<'_>) {
+        if self.depth >= MAX_NESTING {
+            return;
+        }
+        self.depth += 1;
+        self.container_within(prefix, node);
+        self.depth -= 1;
+    }
+
+    fn container_within(&mut self, prefix: &str, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         for child in children {
@@ -339,6 +367,39 @@ fn attribute_level(assignment: Node<'_>) -> bool {
 /// A literal's value: numbers (with a sign), `True`/`False`, `None`, plain strings (no
 /// f-string, no implicit concatenation).
 fn literal(text: &str, node: Node<'_>) -> Option<OutlineValue> {
+    // `((32))`, `-(-2)`: parentheses and signs are unwrapped in a loop, not by recursion
+    // (a generated file may nest them thousands deep).
+    let (mut node, mut negative, mut signed) = (node, false, false);
+    for _ in 0..MAX_NESTING {
+        match node.kind() {
+            "parenthesized_expression" => {
+                let mut cursor = node.walk();
+                let inner: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                match inner.as_slice() {
+                    [one] => node = *one,
+                    _ => return None,
+                }
+            }
+            "unary_operator" => {
+                let src = node.utf8_text(text.as_bytes()).ok()?;
+                negative ^= src.trim_start().starts_with('-');
+                signed = true;
+                node = node.child_by_field_name("argument")?;
+            }
+            _ => break,
+        }
+    }
+    match (plain_literal(text, node)?, signed) {
+        (OutlineValue::Int(i), _) if negative => Some(OutlineValue::Int(-i)),
+        (OutlineValue::Float(f), _) if negative => Some(OutlineValue::Float(-f)),
+        (v @ (OutlineValue::Int(_) | OutlineValue::Float(_)), true) => Some(v),
+        (_, true) => None,
+        (v, false) => Some(v),
+    }
+}
+
+/// A literal without parentheses or a sign.
+fn plain_literal(text: &str, node: Node<'_>) -> Option<OutlineValue> {
     let src = node.utf8_text(text.as_bytes()).ok()?;
     match node.kind() {
         "integer" => {
@@ -377,24 +438,6 @@ fn literal(text: &str, node: Node<'_>) -> Option<OutlineValue> {
                 }
             }
             Some(OutlineValue::Str(content))
-        }
-        "unary_operator" => {
-            let operand = node.child_by_field_name("argument")?;
-            let negative = src.trim_start().starts_with('-');
-            match literal(text, operand)? {
-                OutlineValue::Int(i) if negative => Some(OutlineValue::Int(-i)),
-                OutlineValue::Float(f) if negative => Some(OutlineValue::Float(-f)),
-                v @ (OutlineValue::Int(_) | OutlineValue::Float(_)) => Some(v),
-                _ => None,
-            }
-        }
-        "parenthesized_expression" => {
-            let mut cursor = node.walk();
-            let inner: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-            match inner.as_slice() {
-                [one] => literal(text, *one),
-                _ => None,
-            }
         }
         _ => None,
     }

@@ -95,3 +95,21 @@ proptest! {
         prop_assert!(!again.changes(), "second run changed:\n{}\n->\n{}", p.fixed, again.fixed);
     }
 }
+
+/// A Python hparams file nested 50,000 deep (brackets, calls, dicts, signs) is read
+/// without exhausting the stack: settings below `MAX_NESTING` levels are not read.
+#[test]
+fn deep_python_does_not_exhaust_the_stack() {
+    let n = 50_000;
+    for src in [
+        format!("x = {}1{}\n", "(".repeat(n), ")".repeat(n)),
+        format!("x = {}1{}\n", "dict(a=".repeat(n), ")".repeat(n)),
+        format!("x = {}1{}\n", "{\"a\": ".repeat(n), "}".repeat(n)),
+        format!("x = {}1{}\n", "[".repeat(n), "]".repeat(n)),
+        format!("x = {}1\n", "-".repeat(n)),
+        format!("x = {}1\n", "(".repeat(n)),
+    ] {
+        let v = validate_text(&src, Path::new("hparams.py"), &Context::default());
+        assert!(!v.findings.is_empty());
+    }
+}
