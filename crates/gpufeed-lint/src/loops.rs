@@ -174,10 +174,23 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
     if on_host(node, src, names) {
         return false;
     }
-    // `out.squeeze(1)`, `loss.detach()`: a tensor method of a tensor gives a tensor.
+    // `out.squeeze(1)`, `loss.detach()`: a tensor method of a tensor gives a tensor. The
+    // chain is followed in a loop (a generated one may be thousands of calls long).
+    let mut node = node;
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        if node.kind() != "call" {
+            break;
+        }
+        if !ast::method(node, src).is_some_and(|m| TENSOR_METHODS.contains(&m)) {
+            return false;
+        }
+        match ast::receiver(node) {
+            Some(r) if !on_host(r, src, names) => node = r,
+            _ => return false,
+        }
+    }
     if node.kind() == "call" {
-        return ast::method(node, src).is_some_and(|m| TENSOR_METHODS.contains(&m))
-            && ast::receiver(node).is_some_and(|r| tensor_like(r, src, names));
+        return false;
     }
     let mut root = node;
     while matches!(root.kind(), "attribute" | "subscript") {

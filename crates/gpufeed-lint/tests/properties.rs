@@ -28,6 +28,11 @@ fn deep_nesting_does_not_exhaust_the_stack() {
         format!("x = a{}\n", ".b".repeat(n)),
         format!("x = {}{}\n", "[".repeat(n), "]".repeat(n)),
         format!("x = {}1\n", "lambda: ".repeat(5_000)),
+        // A tensor method chain inside a training loop (the sync rules follow it).
+        format!(
+            "for b in loader:\n    loss = model(b)\n    loss.backward()\n    print(float(loss{}))\n",
+            ".squeeze()".repeat(n)
+        ),
     ] {
         let _ = lint_source(&src, Path::new("deep.py"));
     }
