@@ -335,6 +335,8 @@ pub(crate) struct File<'t> {
     pub(crate) map_args: Vec<(Node<'t>, String)>,
     /// Byte ranges of the training loops (found by the project pass).
     pub(crate) training_loops: Vec<(usize, usize)>,
+    /// The file's `DataLoader(...)` calls (found by the torch rules).
+    pub(crate) loaders: Vec<Node<'t>>,
     /// `DataLoader` calls that serve evaluation (byte range, why; the project pass).
     pub(crate) eval_loaders: Vec<(usize, usize, String)>,
     pub(crate) hits: Vec<Hit>,
@@ -516,6 +518,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 item_roots: Vec::new(),
                 map_args: Vec::new(),
                 training_loops: Vec::new(),
+                loaders: Vec::new(),
                 eval_loaders: Vec::new(),
                 hits: Vec::new(),
             };
@@ -580,20 +583,19 @@ fn place(
             .at(path, line, column)
             .evidence(evidence)
             .fix(hit.fix);
-        let why_not = paths
-            .why(me, hit.byte)
-            .or_else(|| hit.root.and_then(|(i, b)| paths.why(i, b)));
-        if let Some(why) = &hit.info
+        // Why the finding is only info: the hit's own reason (a cached feature), else why
+        // its place (or the loop it was reached from) is not the training path.
+        let info = hit.info.clone().or_else(|| {
+            paths
+                .why(me, hit.byte)
+                .or_else(|| hit.root.and_then(|(i, b)| paths.why(i, b)))
+                .map(|why| format!("{why}, not the training path"))
+        });
+        if let Some(why) = info
             && f.severity > gpufeed_findings::Severity::Info
         {
             f.severity = gpufeed_findings::Severity::Info;
             f.message.push_str(&format!("; reported as info: {why}"));
-        } else if let Some(why) = why_not
-            && f.severity > gpufeed_findings::Severity::Info
-        {
-            f.severity = gpufeed_findings::Severity::Info;
-            f.message
-                .push_str(&format!("; reported as info: {why}, not the training path"));
         }
         findings.push(f);
     }

@@ -16,21 +16,29 @@ use super::ast::{self, text};
 
 /// The call that makes a loop a training loop, if this is one.
 pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
-    let method = ast::method(call, src);
-    let receiver = ast::receiver(call).map(|r| text(r, src).to_ascii_lowercase());
-    let recv = receiver.as_deref().unwrap_or("");
-    match method {
+    match ast::method(call, src) {
         Some("backward" | "apply_gradients" | "minimize" | "train_on_batch") => return true,
-        Some("step") => {
-            return (recv.contains("opt") || recv.contains("scaler")) && !recv.contains("sched");
+        Some("step") => return steps_optimizer(call, src),
+        Some("gradient") => {
+            return ast::receiver(call)
+                .is_some_and(|r| text(r, src).to_ascii_lowercase().contains("tape"));
         }
-        Some("gradient") => return recv.contains("tape"),
         _ => {}
     }
     names.callee(call, src).is_some_and(|n| {
         let last = n.rsplit('.').next().unwrap_or(&n).to_ascii_lowercase();
         last.contains("train_step") || last.contains("training_step")
     })
+}
+
+/// `optimizer.step()`, `scaler.step(opt)`: `.step()` on a receiver named like an optimizer
+/// or a scaler, not a scheduler.
+fn steps_optimizer(call: Node<'_>, src: &str) -> bool {
+    ast::method(call, src) == Some("step")
+        && ast::receiver(call).is_some_and(|r| {
+            let recv = text(r, src).to_ascii_lowercase();
+            (recv.contains("opt") || recv.contains("scaler")) && !recv.contains("sched")
+        })
 }
 
 /// Calls in a loop's own body: not in nested loops, functions, classes or lambdas.
@@ -337,16 +345,7 @@ fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
         let mut steps = false;
         ast::walk(body, &mut |n| {
             if n.kind() == "call" {
-                let recv = ast::receiver(n)
-                    .map(|r| text(r, src).to_ascii_lowercase())
-                    .unwrap_or_default();
-                steps |= match ast::method(n, src) {
-                    Some("step") => {
-                        (recv.contains("opt") || recv.contains("scaler")) && !recv.contains("sched")
-                    }
-                    Some("apply_gradients") => true,
-                    _ => false,
-                };
+                steps |= steps_optimizer(n, src) || ast::method(n, src) == Some("apply_gradients");
             }
             !steps && !ast::is_scope(n)
         });

@@ -43,8 +43,6 @@ struct Project<'a, 't> {
     /// Per file: names bound to a feature transform object (`to_mel`, `self.mel_fn`) ->
     /// the constructor (`torchaudio.transforms.MelSpectrogram`).
     transforms: Vec<HashMap<String, String>>,
-    /// Per file: its `DataLoader(...)` calls.
-    loaders: Vec<Vec<Node<'t>>>,
     /// The heavy calls found from each per-item function, by (file, definition id). Roots
     /// are followed on several threads; two that reach one function at once both compute
     /// it (the same result), which is cheaper than holding the lock while walking.
@@ -131,7 +129,8 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     }
                 }
                 let f = &files[fi];
-                let eval: Vec<_> = p.loaders[fi]
+                let eval: Vec<_> = files[fi]
+                    .loaders
                     .iter()
                     .filter_map(|&l| {
                         evaluation_loader(l, &loops, f.src)
@@ -229,7 +228,6 @@ impl<'a, 't> Project<'a, 't> {
             by_name,
             imported: Vec::new(),
             transforms: files.par_iter().map(transform_objects).collect(),
-            loaders: files.par_iter().map(loaders).collect(),
             heavy_memo: Mutex::new(HashMap::new()),
             cross,
         };
@@ -728,7 +726,7 @@ impl<'a, 't> Project<'a, 't> {
                     out.push((def, context.clone()));
                 }
             }
-            for &loader in &self.loaders[fi] {
+            for &loader in &self.files[fi].loaders {
                 if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     for def in self.functions_of(fi, arg) {
                         out.push((
@@ -923,77 +921,73 @@ impl<'a, 't> Project<'a, 't> {
         hits.extend(per_file.into_iter().flatten());
     }
 
+    /// `decode-per-item-few-workers` for the loaders of file `fi`.
     fn few_workers_in(&self, fi: usize, hits: &mut Vec<(usize, Hit)>) {
-        {
-            let src = self.src(fi);
-            for &loader in &self.loaders[fi] {
-                if ast::has_splat(loader) {
-                    continue;
-                }
-                let workers = match sig::arg(loader, torch::LOADER, "num_workers", src) {
-                    None => 0,
-                    Some(w) => match text(w, src).parse::<u32>() {
-                        Ok(n @ (0 | 1)) => n,
-                        _ => continue,
-                    },
-                };
-                let mut roots = Vec::new();
-                if let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src)
-                    && let Some((cf, class)) = self.dataset_class(fi, loader, ds)
-                {
-                    roots.extend(self.method_of(cf, class, "__getitem__", 0));
-                }
-                if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
-                    roots.extend(self.functions_of(fi, c));
-                }
-                // The heaviest call names the work (the mel, not the WAV read before it);
-                // the first of equals.
-                let Some(h) = roots
-                    .into_iter()
-                    .flat_map(|r| self.heavy_from(r))
-                    .enumerate()
-                    .max_by_key(|(i, h)| {
-                        (
-                            h.cached.is_none(),
-                            decode::weight(&h.name),
-                            std::cmp::Reverse(*i),
-                        )
-                    })
-                    .map(|(_, h)| h)
-                else {
-                    continue;
-                };
-                let mut chain = h.chain.clone();
-                chain.push(format!(
-                    "{}:{} {}",
-                    self.files[h.file].rel.display(),
-                    h.node.start_position().row + 1,
-                    h.name
-                ));
-                let how = if workers == 0 {
-                    "no worker process (`num_workers` 0)".to_owned()
-                } else {
-                    "one worker process (`num_workers=1`)".to_owned()
-                };
-                hits.push((
-                    fi,
-                    Hit {
-                        id: "decode-per-item-few-workers",
-                        byte: loader.start_byte(),
-                        specific: format!(
-                            "`DataLoader` with {how} while every item runs `{}`",
-                            h.name
-                        ),
-                        context: Some(format!("per item: {}", chain.join(" -> "))),
-                        fix: "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
-                              the cores; better, precompute the features once (`gpufeed \
-                              precompute`)"
-                            .to_owned(),
-                        root: None,
-                        info: h.cached.clone(),
-                    },
-                ));
+        let src = self.src(fi);
+        for &loader in &self.files[fi].loaders {
+            if ast::has_splat(loader) {
+                continue;
             }
+            let workers = match sig::arg(loader, torch::LOADER, "num_workers", src) {
+                None => 0,
+                Some(w) => match text(w, src).parse::<u32>() {
+                    Ok(n @ (0 | 1)) => n,
+                    _ => continue,
+                },
+            };
+            let mut roots = Vec::new();
+            if let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src)
+                && let Some((cf, class)) = self.dataset_class(fi, loader, ds)
+            {
+                roots.extend(self.method_of(cf, class, "__getitem__", 0));
+            }
+            if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
+                roots.extend(self.functions_of(fi, c));
+            }
+            // The heaviest call names the work (the mel, not the WAV read before it);
+            // the first of equals.
+            let Some(h) = roots
+                .into_iter()
+                .flat_map(|r| self.heavy_from(r))
+                .enumerate()
+                .max_by_key(|(i, h)| {
+                    (
+                        h.cached.is_none(),
+                        decode::weight(&h.name),
+                        std::cmp::Reverse(*i),
+                    )
+                })
+                .map(|(_, h)| h)
+            else {
+                continue;
+            };
+            let mut chain = h.chain.clone();
+            chain.push(format!(
+                "{}:{} {}",
+                self.files[h.file].rel.display(),
+                h.node.start_position().row + 1,
+                h.name
+            ));
+            let how = if workers == 0 {
+                "no worker process (`num_workers` 0)".to_owned()
+            } else {
+                "one worker process (`num_workers=1`)".to_owned()
+            };
+            hits.push((
+                fi,
+                Hit {
+                    id: "decode-per-item-few-workers",
+                    byte: loader.start_byte(),
+                    specific: format!("`DataLoader` with {how} while every item runs `{}`", h.name),
+                    context: Some(format!("per item: {}", chain.join(" -> "))),
+                    fix: "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
+                          the cores; better, precompute the features once (`gpufeed \
+                          precompute`)"
+                        .to_owned(),
+                    root: None,
+                    info: h.cached.clone(),
+                },
+            ));
         }
     }
 
@@ -1112,22 +1106,6 @@ fn cache_reason(stmt: Node<'_>, cond: Node<'_>, src: &str) -> String {
         stmt.start_position().row + 1,
         text(cond, src).chars().take(60).collect::<String>()
     )
-}
-
-/// `DataLoader(...)` calls of a file.
-fn loaders<'t>(f: &File<'t>) -> Vec<Node<'t>> {
-    let mut out = Vec::new();
-    ast::walk(f.root, &mut |n| {
-        if n.kind() == "call"
-            && f.names
-                .callee(n, f.src)
-                .is_some_and(|name| torch::is_data_loader(&name, f.names.imports_torch))
-        {
-            out.push(n);
-        }
-        true
-    });
-    out
 }
 
 /// `self.x = ...` in a method): calling one computes the feature.

@@ -56,9 +56,10 @@ pub(super) fn check(file: &mut File<'_>) {
         }
         true
     });
-    for call in loaders {
+    for &call in &loaders {
         loader(file, call, uses_cuda);
     }
+    file.loaders = loaders;
     for call in parallel {
         file.hit(
             "torch-data-parallel",
