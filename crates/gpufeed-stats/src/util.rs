@@ -332,10 +332,14 @@ fn phase_break_samples(interval_s: f64) -> usize {
     }
 }
 
-/// `phase` without its idle runs of `break_len` samples or more between busy ones: the samples left, the
-/// breaks (in samples: their mean and longest are sample counts), and the longest stretch
-/// between breaks (its range in `phase`).
-fn without_breaks(phase: &[f64], break_len: usize) -> (Vec<f64>, IdleGaps, std::ops::Range<usize>) {
+/// `phase` without its idle runs of `break_len` samples or more between busy ones: the
+/// samples left, the breaks (timed at `interval_s`), and the longest stretch between
+/// breaks (its range in `phase`).
+fn without_breaks(
+    phase: &[f64],
+    break_len: usize,
+    interval_s: f64,
+) -> (Vec<f64>, IdleGaps, std::ops::Range<usize>) {
     let spans: Vec<(usize, usize)> = idle_gap_spans(phase, IDLE_UTIL_PCT)
         .into_iter()
         // Between busy stretches only: an idle run at either end of the phase is an edge
@@ -357,9 +361,9 @@ fn without_breaks(phase: &[f64], break_len: usize) -> (Vec<f64>, IdleGaps, std::
         mean_s: if spans.is_empty() {
             0.0
         } else {
-            total as f64 / spans.len() as f64
+            total as f64 / spans.len() as f64 * interval_s
         },
-        max_s: spans.iter().map(|s| s.1).max().unwrap_or(0) as f64,
+        max_s: spans.iter().map(|s| s.1).max().unwrap_or(0) as f64 * interval_s,
     };
     (kept, breaks, longest)
 }
@@ -375,7 +379,7 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
     let gaps = idle_gaps(values, IDLE_UTIL_PCT, interval_s);
     let break_len = phase_break_samples(interval_s);
     let range = training_phase_within(values, break_len);
-    let (training, breaks, longest) = without_breaks(&values[range.clone()], break_len);
+    let (training, breaks, longest) = without_breaks(&values[range.clone()], break_len, interval_s);
     let phase_summary = summarize(&training)?;
     let phase_idle =
         training.iter().filter(|v| **v < IDLE_UTIL_PCT).count() as f64 / training.len() as f64;
@@ -423,11 +427,7 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
             summary: phase_summary,
             idle_fraction: phase_idle,
             idle_gaps: phase_gaps,
-            breaks: IdleGaps {
-                mean_s: breaks.mean_s * interval_s,
-                max_s: breaks.max_s * interval_s,
-                ..breaks
-            },
+            breaks,
         },
         period,
         period_s: period.map(|p| p.period * interval_s),
