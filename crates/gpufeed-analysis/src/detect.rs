@@ -16,8 +16,8 @@ use std::io::{BufRead as _, Read as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use gpufeed_kineto::report::TraceFormat as ProfilerFormat;
-use gpufeed_telemetry::trace::{TraceFormat as LogFormat, TraceKind, detect_kind};
+use gpufeed_contract::format::{TraceFormat, TraceKind};
+use gpufeed_telemetry::trace::detect_kind;
 
 /// What the user says a trace holds (`--kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub enum TraceSource {
         path: PathBuf,
         /// Its format, from its first non-empty line (`None`: empty or unreadable, and
         /// the reader says why).
-        format: Option<LogFormat>,
+        format: Option<TraceFormat>,
         /// `--kind util|steps`, when given.
         kind: Option<TraceKind>,
     },
@@ -56,7 +56,7 @@ pub enum TraceSource {
         /// The file or folder.
         path: PathBuf,
         /// `--kind pytorch|tensorflow`, when given (detected from the content otherwise).
-        format: Option<ProfilerFormat>,
+        format: Option<TraceFormat>,
     },
 }
 
@@ -67,7 +67,7 @@ impl TraceSource {
         matches!(
             self,
             Self::Log {
-                format: Some(LogFormat::PhaseSteps),
+                format: Some(TraceFormat::PhaseSteps),
                 ..
             }
         )
@@ -87,13 +87,13 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
         Some(Kind::Pytorch) => {
             return Ok(TraceSource::Profiler {
                 path: path.to_owned(),
-                format: Some(ProfilerFormat::Pytorch),
+                format: Some(TraceFormat::Pytorch),
             });
         }
         Some(Kind::Tensorflow) => {
             return Ok(TraceSource::Profiler {
                 path: path.to_owned(),
-                format: Some(ProfilerFormat::Tensorflow),
+                format: Some(TraceFormat::Tensorflow),
             });
         }
         None => None,
@@ -108,7 +108,7 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
         first_line(path).map(|l| detect_kind(&l).1)
     };
     if log_kind.is_none()
-        && format != Some(LogFormat::PhaseSteps)
+        && format != Some(TraceFormat::PhaseSteps)
         && looks_like_profiler_trace(path)
     {
         return Ok(TraceSource::Profiler {
@@ -181,10 +181,10 @@ mod tests {
             TraceSource::Profiler { .. } => Some("profiler"),
             TraceSource::Stdin { .. } => Some("stdin"),
         };
-        assert_eq!(fmt(&smi), Some(LogFormat::NvidiaSmiCsv.describe()));
-        assert_eq!(fmt(&rec), Some(LogFormat::PhaseSteps.describe()));
+        assert_eq!(fmt(&smi), Some(TraceFormat::NvidiaSmiCsv.describe()));
+        assert_eq!(fmt(&rec), Some(TraceFormat::PhaseSteps.describe()));
         assert!(detect(&rec, None).unwrap().is_step_recording());
-        assert_eq!(fmt(&list), Some(LogFormat::StepList.describe()));
+        assert_eq!(fmt(&list), Some(TraceFormat::StepList.describe()));
         assert_eq!(fmt(&gz), Some("profiler"));
         assert_eq!(fmt(&json), Some("profiler"));
         assert_eq!(fmt(d), Some("profiler"));
@@ -204,7 +204,7 @@ mod tests {
             detect(&smi, Some(Kind::Tensorflow)).unwrap(),
             TraceSource::Profiler {
                 path: smi.clone(),
-                format: Some(ProfilerFormat::Tensorflow)
+                format: Some(TraceFormat::Tensorflow)
             }
         );
     }

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Result;
-use gpufeed_kineto::report::{RankReport, Report, TraceFormat};
+use gpufeed_contract::TraceFormat;
+use gpufeed_kineto::report::{RankReport, Report};
 use gpufeed_kineto::{Options, analyze_path};
 use gpufeed_stats::fmt::us as ms;
 
@@ -31,12 +32,12 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
     let mut warnings = report.warnings.clone();
     if report.gpu_events() == 0 && report.tf_profiler.is_none() {
         let how = match report.format {
-            TraceFormat::Pytorch => "with `ProfilerActivity.CUDA` (PyTorch)",
             // JAX's profiler writes the same format (`jax.profiler.trace`).
             TraceFormat::Tensorflow => {
                 "with a TensorFlow or JAX that sees the GPU (`tf.config.list_physical_devices('GPU')` \
                  or `jax.devices()` lists it)"
             }
+            _ => "with `ProfilerActivity.CUDA` (PyTorch)",
         };
         warnings.push(format!(
             "`{}` holds no GPU events (kernels, copies or sets): a CPU-only profile? Profile \
@@ -170,10 +171,7 @@ fn render_rank(o: &mut String, r: &RankReport, format: TraceFormat) {
 #[must_use]
 pub fn render_text(r: &Report) -> String {
     let mut o = String::new();
-    let format = match r.format {
-        TraceFormat::Pytorch => "PyTorch profiler trace",
-        TraceFormat::Tensorflow => "TensorFlow profiler trace",
-    };
+    let format = r.format.name();
     let _ = writeln!(
         o,
         "{}: {format}, {} rank{}",

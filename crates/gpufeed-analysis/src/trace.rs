@@ -382,17 +382,6 @@ fn step_advice(v: StepVerdict) -> &'static str {
     }
 }
 
-fn format_name(f: TraceFormat) -> &'static str {
-    match f {
-        TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
-        TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
-        TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
-        TraceFormat::GpufeedJsonl => "gpufeed recording",
-        TraceFormat::StepList => "step-time list",
-        TraceFormat::PhaseSteps => "step recording",
-    }
-}
-
 /// The human report: verdict first, then the numbers behind it. For a step recording,
 /// exactly [`phase_steps::render_text`].
 #[must_use]
@@ -406,7 +395,7 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
                 o,
                 "{}: {}, {} GPU{}, {} samples every {} ({} per GPU)",
                 path.display(),
-                format_name(r.format),
+                r.format.name(),
                 r.gpus.len(),
                 if r.gpus.len() == 1 { "" } else { "s" },
                 r.samples,

@@ -30,6 +30,7 @@ pub mod compare;
 pub mod data;
 pub mod estimate;
 pub mod findings;
+pub mod format;
 pub mod phases;
 pub mod registry;
 pub mod steps;
@@ -48,6 +49,7 @@ pub use data::{
 };
 pub use estimate::{IfFixed, SpeedupIfFixed};
 pub use findings::{Finding, Findings, Severity};
+pub use format::{TraceFormat, TraceKind};
 pub use phases::{
     Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseCause, PhaseSeries, PhaseSteps,
     PhaseStepsKind, PhaseVerdict, StepConfig, StepPhases, StepProfile,

@@ -42,7 +42,7 @@ pub mod xplane;
 use std::path::Path;
 
 pub use error::{Error, Result};
-pub use report::{Options, RankReport, Report, TraceFormat, analyze, analyze_path};
+pub use report::{Options, RankReport, Report, analyze, analyze_path};
 pub use verdict::{Bottleneck, CauseShare};
 
 /// Reads one trace from bytes (a generated one, in tests) and analyses it.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpufeed_contract::Document;
+use gpufeed_contract::{Document, TraceFormat};
 use gpufeed_stats::outliers::modified_z_scores;
 use gpufeed_stats::thresholds::{HOST_STALL_MODERATE, OUTLIER_MODIFIED_Z};
 use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
@@ -19,20 +19,11 @@ use crate::steps::{self, LaunchStats, Markers, StepFigures};
 use crate::tf;
 use crate::verdict::{self, Bottleneck, CauseShare, Level, Shares};
 
-/// Which profiler wrote the trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TraceFormat {
-    /// PyTorch profiler (Kineto) Chrome trace.
-    Pytorch,
-    /// TensorFlow profiler trace viewer JSON (`*.trace.json.gz`).
-    Tensorflow,
-}
-
 /// How to read and analyse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Options {
-    /// Force a format instead of detecting it.
+    /// Force a profiler format instead of detecting it (a log format is none, and is
+    /// ignored).
     pub format: Option<TraceFormat>,
     /// Skip HTA's ns rounding (as `HTA_DISABLE_NS_ROUNDING=1` does for HTA).
     pub no_rounding: bool,
@@ -226,6 +217,7 @@ pub struct Report {
     /// Always `profiler`.
     pub kind: ProfilerKind,
     /// Which profiler.
+    #[schemars(schema_with = "gpufeed_contract::format::profiler_format_schema")]
     pub format: TraceFormat,
     /// What was read.
     pub path: String,
@@ -539,7 +531,7 @@ fn fullness(t: &RawTrace) -> (usize, usize, usize) {
 /// Analyses traces already read, one per rank.
 #[must_use]
 pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report {
-    let format = opts.format.unwrap_or_else(|| {
+    let format = opts.format.filter(|f| f.is_profiler()).unwrap_or_else(|| {
         if traces.iter().any(tf::is_tensorflow) {
             TraceFormat::Tensorflow
         } else {
@@ -690,14 +682,14 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
 #[must_use]
 pub fn no_steps_hint(format: TraceFormat) -> &'static str {
     match format {
-        TraceFormat::Pytorch => {
-            "no step markers: profile with a schedule and call `prof.step()` each iteration \
-             (or iterate a DataLoader, whose `__next__` calls then mark the iterations)"
-        }
         TraceFormat::Tensorflow => {
             "no step markers: wrap each step in `tf.profiler.experimental.Trace(\"train\", \
              step_num=step, _r=1)` (Keras' `fit` marks its steps; JAX: \
              `jax.profiler.StepTraceAnnotation(\"train\", step_num=step)`)"
+        }
+        _ => {
+            "no step markers: profile with a schedule and call `prof.step()` each iteration \
+             (or iterate a DataLoader, whose `__next__` calls then mark the iterations)"
         }
     }
 }
@@ -792,8 +784,8 @@ fn rank_report(
     let idle_breakdown = hta::idle_breakdown(rows, t);
     let kernel_types = hta::kernel_types(rows);
     let (step_rows, markers) = match format {
-        TraceFormat::Pytorch => steps::profiler_steps(rows, t),
         TraceFormat::Tensorflow => tf::steps(t, device_pid),
+        _ => steps::profiler_steps(rows, t),
     };
     let steps_in_file = match (format, markers) {
         (TraceFormat::Pytorch, Some(Markers::ProfilerStep | Markers::ProfilerStepGpu)) => {

@@ -7,8 +7,9 @@
 
 use std::path::Path;
 
+use gpufeed_contract::TraceFormat;
 use gpufeed_kineto::synth::{Case, generate, generate_with_truth};
-use gpufeed_kineto::{Error, Options, Report, TraceFormat, analyze, analyze_path, read, xplane};
+use gpufeed_kineto::{Error, Options, Report, analyze, analyze_path, read, xplane};
 use serde_json::Value;
 
 fn report(case: &Case, name: &str) -> Report {

@@ -132,7 +132,9 @@ impl ReplaySource {
             found @ (TraceFormat::StepList
             | TraceFormat::PhaseSteps
             | TraceFormat::NvidiaSmiJob
-            | TraceFormat::NvidiaSmiDmon) => {
+            | TraceFormat::NvidiaSmiDmon
+            | TraceFormat::Pytorch
+            | TraceFormat::Tensorflow) => {
                 return Err(SourceError::NotReplayable {
                     path: path.to_owned(),
                     found,

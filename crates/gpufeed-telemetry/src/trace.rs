@@ -55,83 +55,7 @@ use crate::lines::{MAX_LINE, is_blank, read_line};
 use crate::phase_steps::PhaseStepTrace;
 use crate::{TraceError, jsonl, nvsmi, phase_steps, steps};
 
-/// What a trace measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceKind {
-    /// GPU utilisation over time.
-    Util,
-    /// Durations of training steps.
-    Steps,
-}
-
-impl TraceKind {
-    /// The name used on the command line: `util` or `steps`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TraceKind::Util => "util",
-            TraceKind::Steps => "steps",
-        }
-    }
-
-    /// "a GPU utilisation log" or "a list of step times", for messages.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TraceKind::Util => "a GPU utilisation log",
-            TraceKind::Steps => "a list of step times",
-        }
-    }
-}
-
-impl fmt::Display for TraceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// The file format a trace was read from. Serialises as `nvidia_smi_csv`,
-/// `nvidia_smi_job`, `nvidia_smi_dmon`, `gpufeed_jsonl`, `step_list` or `phase_steps`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceFormat {
-    /// `nvidia-smi --query-gpu=... --format=csv` output, see [`crate::nvsmi`].
-    NvidiaSmiCsv,
-    /// Job output (LSF, Slurm) holding `nvidia-smi` tables, see [`crate::nvsmi::job`].
-    NvidiaSmiJob,
-    /// `nvidia-smi dmon` output, see [`crate::nvsmi::dmon`].
-    NvidiaSmiDmon,
-    /// gpufeed's own recording, see [`crate::jsonl`].
-    GpufeedJsonl,
-    /// Step times, one per line or a CSV column, see [`crate::steps`].
-    StepList,
-    /// Step times with their phases (the Python `StepTimer`), see [`crate::phase_steps`].
-    PhaseSteps,
-}
-
-impl TraceFormat {
-    /// The kind of trace this format holds.
-    pub fn kind(self) -> TraceKind {
-        match self {
-            TraceFormat::NvidiaSmiCsv
-            | TraceFormat::NvidiaSmiJob
-            | TraceFormat::NvidiaSmiDmon
-            | TraceFormat::GpufeedJsonl => TraceKind::Util,
-            TraceFormat::StepList | TraceFormat::PhaseSteps => TraceKind::Steps,
-        }
-    }
-
-    /// "an nvidia-smi log", "a gpufeed JSONL recording", "a list of step times" or "a
-    /// gpufeed step recording".
-    pub fn describe(self) -> &'static str {
-        match self {
-            TraceFormat::NvidiaSmiCsv => "an nvidia-smi log",
-            TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
-            TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
-            TraceFormat::GpufeedJsonl => "a gpufeed JSONL recording",
-            TraceFormat::StepList => "a list of step times",
-            TraceFormat::PhaseSteps => "a gpufeed step recording",
-        }
-    }
-}
+pub use gpufeed_contract::format::{TraceFormat, TraceKind};
 
 /// The utilisation samples of one GPU, in file order.
 #[derive(Debug, Clone, PartialEq)]
@@ -366,6 +290,13 @@ pub fn read_trace_from(
         }
         Some(TraceKind::Util) => TraceFormat::NvidiaSmiCsv,
         Some(TraceKind::Steps) => TraceFormat::StepList,
+        Some(requested @ TraceKind::Profiler) => {
+            return Err(TraceError::WrongKind {
+                path: path.to_owned(),
+                found: sniff.format,
+                requested,
+            });
+        }
     };
     Ok(match format {
         TraceFormat::NvidiaSmiCsv => Trace::Util(nvsmi::read(reader, path)?),
@@ -376,6 +307,16 @@ pub fn read_trace_from(
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
         TraceFormat::StepList => Trace::Steps(steps::read(reader, path)?),
         TraceFormat::PhaseSteps => Trace::PhaseSteps(phase_steps::read(reader, path)?),
+        // `sniff` never gives these: profiler traces are told apart, and read, by
+        // gpufeed-kineto.
+        TraceFormat::Pytorch | TraceFormat::Tensorflow => {
+            return Err(TraceError::Unsupported {
+                path: path.to_owned(),
+                line: 1,
+                what: format.describe().to_owned(),
+                instead: "`gpufeed trace FILE` reads profiler traces".to_owned(),
+            });
+        }
     })
 }
 

@@ -565,10 +565,7 @@ fn own_step_doc(path: &Path) -> Result<(PhaseSteps, String)> {
 fn profiler_doc(path: &Path) -> Result<(gpufeed_report::model::Profiler, String)> {
     let (report, warnings) = profiler::analyze(path, None)?;
     let steps: usize = report.ranks.iter().map(|r| r.steps.len()).sum();
-    let format = match report.format {
-        gpufeed_kineto::TraceFormat::Pytorch => "PyTorch",
-        gpufeed_kineto::TraceFormat::Tensorflow => "TensorFlow",
-    };
+    let format = report.format.framework().unwrap_or("profiler");
     let verdict = match (report.verdict, report.verdict_rank) {
         (Some(v), Some(r)) if report.ranks.len() > 1 => format!("{} (rank {r})", v.as_str()),
         (Some(v), _) => v.as_str().to_owned(),

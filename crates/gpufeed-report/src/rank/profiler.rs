@@ -50,14 +50,11 @@ fn whose(p: &Profiler, r: &RankReport) -> String {
 fn steps_line(p: &Profiler, r: &RankReport) -> Option<String> {
     let (st, sh) = (r.step_time.as_ref()?, r.shares?);
     Some(format!(
-        "{} steps of `{}` analysed ({} trace): mean {}, median {}; GPU busy {} of the step \
+        "{} steps of `{}` analysed ({}): mean {}, median {}; GPU busy {} of the step \
          (compute {})",
         st.samples,
         r.file,
-        match p.format {
-            gpufeed_kineto::TraceFormat::Pytorch => "PyTorch profiler",
-            gpufeed_kineto::TraceFormat::Tensorflow => "TensorFlow profiler",
-        },
+        p.format.name(),
         ms(st.mean_ms),
         ms(st.median_ms),
         pct(sh.gpu_busy),

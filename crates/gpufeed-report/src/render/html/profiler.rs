@@ -4,8 +4,6 @@
 
 use std::fmt::Write as _;
 
-use gpufeed_kineto::TraceFormat;
-
 use super::super::svg::esc;
 use super::super::svg::profiler::{MAX_IDLE_ROWS, MAX_STEP_BARS, idle_plot, steps_plot};
 use super::code;
@@ -18,10 +16,7 @@ pub(super) fn section(o: &mut String, r: &Report) {
         return;
     };
     o.push_str("<section id=\"profiler\"><h2>Your profiler trace</h2>\n");
-    let format = match p.format {
-        TraceFormat::Pytorch => "PyTorch profiler trace",
-        TraceFormat::Tensorflow => "TensorFlow profiler trace",
-    };
+    let format = p.format.name();
     let _ = write!(
         o,
         "<p class=\"muted\"><code>{}</code> ({format}), {} rank(s): where the GPU's time goes \

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
+use gpufeed_kineto::RankReport;
 use gpufeed_kineto::report::StragglerBy;
-use gpufeed_kineto::{RankReport, TraceFormat};
 
 use super::{cell, line};
 use crate::model::{Profiler, Report};
@@ -31,10 +31,7 @@ pub(super) fn section(o: &mut String, r: &Report) {
         return;
     };
     let _ = writeln!(o, "### Profiler trace (your own run, `--trace`)\n");
-    let format = match p.format {
-        TraceFormat::Pytorch => "PyTorch profiler trace",
-        TraceFormat::Tensorflow => "TensorFlow profiler trace",
-    };
+    let format = p.format.name();
     let run = match (p.verdict, p.verdict_rank) {
         (Some(v), Some(rank)) if p.ranks.len() > 1 => {
             format!("; the run's verdict: **{}** (rank {rank})", v.as_str())
