@@ -32,7 +32,7 @@ use std::time::Duration;
 pub use analysis::{judge, rules_table};
 pub use error::AttachError;
 pub use gpufeed_contract::Attach;
-pub use render::render;
+pub use render::{live_line, render};
 pub use sample::{Recording, record};
 
 /// What to sample and how.
@@ -83,6 +83,42 @@ fn check(opts: &Options) -> Result<(), AttachError> {
         return Err(AttachError::OwnProcess { pid: opts.pid });
     }
     Ok(())
+}
+
+/// Live mode (`gpufeed attach PID --live`): [`attach`] over one window after another,
+/// each of `opts.duration`, handing each window's document to `each` as it ends, until
+/// `opts.stop` is set (Ctrl-C), the target exits, or `each` returns `false`. The target is
+/// resolved again for every window, so ranks a launcher starts later are found. Returns
+/// how many windows were reported.
+///
+/// # Errors
+///
+/// The first window's error, as [`attach`]'s (a bad target). Once a window has been
+/// reported, a target that is gone ends the loop without an error.
+pub fn live(opts: &Options, mut each: impl FnMut(&Attach) -> bool) -> Result<usize, AttachError> {
+    check(opts)?;
+    let stopped = || {
+        opts.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+    let mut windows = 0;
+    while !stopped() {
+        let doc = match procs::resolve(opts.pid) {
+            Ok(target) => {
+                let rec = record(&target, opts)?;
+                judge(&target, &rec, opts)
+            }
+            Err(AttachError::NoSuchProcess { .. }) if windows > 0 => break,
+            Err(e) => return Err(e),
+        };
+        windows += 1;
+        // A window cut short by Ctrl-C is still reported: it is what was sampled.
+        if !each(&doc) || doc.exited {
+            break;
+        }
+    }
+    Ok(windows)
 }
 
 /// How often [`follow`] looks again for a Python interpreter to read.

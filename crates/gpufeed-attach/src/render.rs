@@ -1,7 +1,7 @@
 //! The `attach` document as people read it: the verdict first, then the evidence, the GPUs,
 //! the fix and what the sampling cost.
 
-use gpufeed_contract::Attach;
+use gpufeed_contract::{Attach, AttachVerdict};
 
 /// The human report: verdict first, then the evidence and the fix.
 #[must_use]
@@ -43,7 +43,7 @@ pub fn render(doc: &Attach) -> String {
     o.push_str(&format!("\nfix: {}\n", doc.fix));
     if let Some(f) = &doc.if_fixed {
         let words = match doc.verdict {
-            gpufeed_contract::AttachVerdict::SyncBound => "drop the host synchronisations",
+            AttachVerdict::SyncBound => "drop the host synchronisations",
             _ => "fix the input pipeline",
         };
         o.push_str(&format!(
@@ -57,4 +57,56 @@ pub fn render(doc: &Attach) -> String {
         doc.cost.reads, doc.cost.cpu_ms_per_read
     ));
     o
+}
+
+/// One window of live mode on one line, for a log or a pipe: the time is the caller's.
+/// `input-bound (high): data wait 61 %, sync 0 %, compute 39 %, checkpoint/logging 0 %,
+/// other 0 % (500 samples, 5.0 s); at `main` (loop.py:32)`.
+#[must_use]
+pub fn live_line(doc: &Attach) -> String {
+    let s = &doc.shares;
+    let mut o = doc.verdict.to_string();
+    if let Some(level) = doc.level {
+        o.push_str(&format!(" ({})", level.as_str()));
+    }
+    o.push_str(&format!(
+        ": data wait {}, sync {}, compute {}, checkpoint/logging {}, other {} ({} samples, {:.1} s)",
+        pct0(s.data_wait),
+        pct0(s.sync),
+        pct0(s.compute),
+        pct0(s.checkpoint_logging),
+        pct0(s.other),
+        doc.samples,
+        doc.window_s
+    ));
+    let class = match doc.verdict {
+        AttachVerdict::InputBound => Some("data_wait"),
+        AttachVerdict::SyncBound => Some("sync"),
+        AttachVerdict::ComputeBound => Some("compute"),
+        AttachVerdict::Undetermined => None,
+    };
+    if let Some(top) = class
+        .and_then(|c| doc.lines.iter().find(|l| l.class == c))
+        .and_then(|l| l.top.first())
+    {
+        o.push_str(&format!(
+            "; at `{}` ({}:{})",
+            top.function,
+            short_file(&top.file),
+            top.line
+        ));
+    }
+    if doc.exited {
+        o.push_str("; the target exited");
+    }
+    o
+}
+
+fn pct0(x: f64) -> String {
+    format!("{:.0} %", x * 100.0)
+}
+
+/// The file's name without its folders, as the evidence writes it.
+fn short_file(file: &str) -> &str {
+    file.rsplit('/').next().unwrap_or(file)
 }

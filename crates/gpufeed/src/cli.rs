@@ -213,6 +213,11 @@ pub struct AttachArgs {
     /// Stack samples per second (1-1000)
     #[arg(long, default_value_t = 100.0)]
     pub rate: f64,
+    /// Keep going: one window of `--duration` after another, the verdict refreshed after
+    /// each, until Ctrl-C or the target exits (text: a redrawn panel on a terminal, a line
+    /// per window otherwise; JSON: one document per line)
+    #[arg(long)]
+    pub live: bool,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     pub format: Format,

@@ -17,6 +17,16 @@ pub fn data(text: &str) -> io::Result<()> {
     }
 }
 
+/// [`data`] for output that goes on (`attach --live`): `Ok(false)` once the reader has
+/// closed the pipe (`gpufeed attach PID --live | head`), so the caller can stop.
+pub fn data_while_read(text: &str) -> io::Result<bool> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
+        other => other.map(|()| true),
+    }
+}
+
 /// A warning on stderr.
 pub fn warn(message: &str) {
     eprintln!("warning: {message}");

@@ -154,3 +154,126 @@ fn a_python_loop_gives_a_valid_document() {
     assert!(text.starts_with("verdict: "), "{text}");
     assert!(text.contains("fix: "), "{text}");
 }
+
+/// A Python loop that runs for `seconds`, then exits.
+fn python_loop_for(seconds: f64) -> Option<Target> {
+    let target = python_loop()?;
+    drop(target);
+    let child = StdCommand::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import time\nend = time.monotonic() + {seconds}\nx = 0\nwhile time.monotonic() < end:\n    for i in range(100000):\n        x += i\n    time.sleep(0.005)\n"
+            ),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    Some(Target(child))
+}
+
+/// Waits up to `limit` for `child` to exit.
+fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+#[test]
+fn live_mode_reports_every_window_until_the_target_exits() {
+    let Some(target) = python_loop_for(2.5) else {
+        return;
+    };
+    let pid = target.0.id().to_string();
+    let out = gpufeed()
+        .args([
+            "attach",
+            &pid,
+            "--live",
+            "--duration",
+            "0.5s",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // About 2 s of the loop's life were left: 3 or 4 windows of 0.5 s, the last one
+    // maybe cut short by the exit.
+    assert!(docs.len() >= 3, "{} windows", docs.len());
+    for d in &docs {
+        assert_valid("attach", d);
+    }
+    assert!(docs[0]["samples"].as_u64().unwrap() > 10, "{}", docs[0]);
+}
+
+#[test]
+fn live_mode_stops_on_ctrl_c_and_when_its_reader_leaves() {
+    let Some(target) = python_loop() else { return };
+    let pid = target.0.id().to_string();
+    let args = ["attach", &pid, "--live", "--duration", "0.3s"];
+    // Ctrl-C: the window under way is reported, and the run ends with success.
+    let mut live = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let sent = StdCommand::new("kill")
+        .args(["-INT", &live.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = wait_for(&mut live, Duration::from_secs(5)).expect("still running after Ctrl-C");
+    let out = live.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(status.success(), "{stderr}");
+    // Piped text is one line per window: the time, the verdict and the shares.
+    assert!(stdout.lines().count() >= 2, "{stdout}");
+    for line in stdout.lines() {
+        assert!(
+            line.starts_with('+') && line.contains("data wait"),
+            "{line}"
+        );
+    }
+    assert!(stderr.contains("windows reported"), "{stderr}");
+    assert!(
+        target.0.id() > 0 && Path::new(&format!("/proc/{pid}")).exists(),
+        "the target lives on"
+    );
+    // A reader that closes the pipe ends it too (`gpufeed attach PID --live | head -1`).
+    let mut live = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(live.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("data wait"), "{first}");
+    let status = wait_for(&mut live, Duration::from_secs(5)).expect("still running with no reader");
+    assert!(status.success());
+}
