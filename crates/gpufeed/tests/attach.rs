@@ -22,6 +22,20 @@ impl Drop for Target {
 }
 
 fn python_loop() -> Option<Target> {
+    python_running(
+        "import time\nx = 0\nwhile True:\n    for i in range(100000):\n        x += i\n    time.sleep(0.005)\n",
+    )
+}
+
+/// A Python loop that runs for `seconds`, then exits.
+fn python_loop_for(seconds: f64) -> Option<Target> {
+    python_running(&format!(
+        "import time\nend = time.monotonic() + {seconds}\nx = 0\nwhile time.monotonic() < end:\n    for i in range(100000):\n        x += i\n    time.sleep(0.005)\n"
+    ))
+}
+
+/// `python3 -c code`, once its interpreter is set up; `None` (skipped) without python3.
+fn python_running(code: &str) -> Option<Target> {
     let ok = StdCommand::new("python3")
         .args(["-c", "pass"])
         .status()
@@ -31,18 +45,12 @@ fn python_loop() -> Option<Target> {
         return None;
     }
     let child = StdCommand::new("python3")
-        .args([
-            "-c",
-            "import time\nx = 0\nwhile True:\n    for i in range(100000):\n        x += i\n    time.sleep(0.005)\n",
-        ])
+        .args(["-c", code])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     // The interpreter is set up once its maps hold it and a moment has passed.
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_millis(500) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    std::thread::sleep(Duration::from_millis(500));
     Some(Target(child))
 }
 
@@ -153,24 +161,6 @@ fn a_python_loop_gives_a_valid_document() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.starts_with("verdict: "), "{text}");
     assert!(text.contains("fix: "), "{text}");
-}
-
-/// A Python loop that runs for `seconds`, then exits.
-fn python_loop_for(seconds: f64) -> Option<Target> {
-    let target = python_loop()?;
-    drop(target);
-    let child = StdCommand::new("python3")
-        .args([
-            "-c",
-            &format!(
-                "import time\nend = time.monotonic() + {seconds}\nx = 0\nwhile time.monotonic() < end:\n    for i in range(100000):\n        x += i\n    time.sleep(0.005)\n"
-            ),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    Some(Target(child))
 }
 
 /// Waits up to `limit` for `child` to exit.
