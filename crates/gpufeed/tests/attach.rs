@@ -34,14 +34,21 @@ fn python_loop_for(seconds: f64) -> Option<Target> {
     ))
 }
 
-/// `python3 -c code`, once its interpreter is set up; `None` (skipped) without python3.
-fn python_running(code: &str) -> Option<Target> {
+/// Whether python3 runs; says the test is skipped when not.
+fn has_python() -> bool {
     let ok = StdCommand::new("python3")
         .args(["-c", "pass"])
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
         eprintln!("skipped: python3 not found");
+    }
+    ok
+}
+
+/// `python3 -c code`, once its interpreter is set up; `None` (skipped) without python3.
+fn python_running(code: &str) -> Option<Target> {
+    if !has_python() {
         return None;
     }
     let child = StdCommand::new("python3")
@@ -266,4 +273,61 @@ fn live_mode_stops_on_ctrl_c_and_when_its_reader_leaves() {
     assert!(first.contains("data wait"), "{first}");
     let status = wait_for(&mut live, Duration::from_secs(5)).expect("still running with no reader");
     assert!(status.success());
+}
+
+/// The GPU branch of the sync rule, through NVML as `attach` loads it (the fake NVML of
+/// gpufeed-telemetry, which reports the target's per-process utilisation): the same loop,
+/// waiting 2 ms in a native call on its own line every 6 ms step, is compute-bound next to
+/// a busy GPU and sync-bound next to an idle one, and the evidence says NVML decided.
+#[test]
+fn a_gpu_reading_decides_whether_syncs_starve_the_gpu() {
+    if !has_python() {
+        return;
+    }
+    let loops = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpufeed-attach/tests/loops");
+    let dir = tempfile::tempdir().unwrap();
+    let child = StdCommand::new("python3")
+        .arg(loops.join("item_sync.py"))
+        .arg(dir.path().join("truth.txt"))
+        .current_dir(&loops)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let target = Target(child);
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = target.0.id().to_string();
+    for (sm, verdict, says) in [
+        ("95", "compute-bound", "the host waits for a busy GPU"),
+        ("10", "sync-bound", "the GPU idles around the syncs"),
+    ] {
+        let out = gpufeed()
+            .args(["attach", &pid, "--duration", "2.5s", "--format", "json"])
+            .env("GPUFEED_NVML_LIB", common::fake_nvml())
+            .env("FAKE_NVML_PROCESS_PID", &pid)
+            .env("FAKE_NVML_PROCESS_SM", sm)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_valid("attach", &doc);
+        let gpus = doc["gpus"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no GPU reading: {doc}"));
+        assert_eq!(gpus.len(), 1, "only fake GPU 0 ran the target: {doc}");
+        assert_eq!(
+            gpus[0]["process_util_pct"],
+            sm.parse::<f64>().unwrap(),
+            "{doc}"
+        );
+        assert_eq!(doc["verdict"], verdict, "{doc}");
+        let evidence = doc["evidence"].to_string();
+        assert!(
+            evidence.contains("GPU reading (NVML)") && evidence.contains(says),
+            "{evidence}"
+        );
+    }
 }

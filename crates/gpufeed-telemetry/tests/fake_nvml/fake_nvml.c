@@ -31,6 +31,10 @@
  * "Fake GPU k" with UUID GPU-fa4e0000-0000-4000-8000-00000000000k (k in hex, 12 digits),
  * so that many-GPU machines can be tested and benchmarked.
  *
+ * With FAKE_NVML_PROCESS_PID=P in the environment, the per-process utilisation reports
+ * process P where it reports 4242, at FAKE_NVML_PROCESS_SM percent (90 when unset): so a
+ * test can give a real process (the target of `gpufeed attach`) a GPU that is busy or idle.
+ *
  * With FAKE_NVML_LOST_GPU set in the environment, NVML lists one more GPU whose handle
  * fails with NVML_ERROR_GPU_IS_LOST (a card fallen off the bus).
  *
@@ -425,9 +429,12 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizat
     unsigned long long first = 0, last = 0;
     if (!d->busy || newer_readings(lastSeen, &first, &last) == 0) return NVML_ERROR_NOT_FOUND;
     /* One entry per process that ran since lastSeen, stamped with the newest reading. */
+    const char *pid = getenv("FAKE_NVML_PROCESS_PID");
+    const char *sm = getenv("FAKE_NVML_PROCESS_SM");
     const nvmlProcessUtilizationSample_t entries[2] = {
         {(unsigned int)getpid(), reading_us(last), 40, 10, 0, 0},
-        {4242, reading_us(last), 90, 20, 0, 0},
+        {pid ? (unsigned int)strtoul(pid, NULL, 10) : 4242, reading_us(last),
+         sm ? (unsigned int)strtoul(sm, NULL, 10) : 90, 20, 0, 0},
     };
     if (u == NULL || *count < 2) {
         *count = 2;
