@@ -314,7 +314,8 @@ fn sampling_sentence(tally: &Tally, rec: &Recording) -> String {
     let n_eff = sampling::effective_n(tally.weight(), tally.weight_sq);
     let margin = sampling::share_margin(n_eff);
     let priority = match rec.nice {
-        Some(n) if n < 0 => format!("at raised priority (nice {n})"),
+        _ if rec.realtime => "at real-time priority (SCHED_FIFO: a read due while the target's threads hold every core runs at once)".to_owned(),
+        Some(n) if n < 0 => format!("at raised priority (nice {n}; real-time priority was not allowed, so reads due while the target's threads hold every core wait for one)"),
         _ => "at normal priority (raising it needs root or CAP_SYS_NICE; on a busy machine a late read shifts samples from compute to the wait that follows)".to_owned(),
     };
     format!(
