@@ -106,6 +106,7 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
             "call" if ast::method(n, src) == Some("backward") => {
                 if let Some(r) = ast::receiver(n) {
                     names.insert(text(r, src).to_owned());
+                    names.insert(device_mark(text(r, src)));
                 }
             }
             "assignment" if assigns_host_value(n, src) => {
@@ -353,7 +354,8 @@ fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
     })
 }
 
-/// Calls of a loop body (or a function body reached from it) in source order: not inside
+/// Calls of a loop body (or a function body reached from it) in source order, with the
+/// names that decide a branch (`if stop > 0:`, which [`sync`] judges too): not inside
 /// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
 /// N steps (its `elif`/`else` run on the other steps and count).
 pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<Node<'t>> {
@@ -376,12 +378,151 @@ fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<
             }
             return false;
         }
-        if n.kind() == "call" {
+        if n.kind() == "call" || (n.kind() == "identifier" && decides_branch(n)) {
             calls.push(n);
         }
         true
     });
     calls
+}
+
+/// Marks, in a set of tensor names, a name known to hold a tensor on the device: built
+/// there (`torch.tensor(0).to(device)`, `torch.zeros(1, device="cuda")`, `.cuda()`) or
+/// the receiver of `.backward()`. Only these count when a bare name decides a branch:
+/// the other tensor names are guesses from what they are called.
+const DEVICE: char = '@';
+
+/// The mark of a name that holds a device tensor, for a set of tensor names.
+fn device_mark(name: &str) -> String {
+    format!("{DEVICE}{name}")
+}
+
+/// The names `scope` (a function or module body, not its nested functions) binds to a
+/// tensor built on the device, as [`DEVICE`] marks for a set of tensor names.
+pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    ast::walk(scope, &mut |n| {
+        if n.id() != scope.id() && ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "identifier"
+            && built_on_device(right, src)
+        {
+            out.insert(device_mark(text(left, src)));
+        }
+        true
+    });
+    out
+}
+
+/// `torch.tensor(0).to(device)`, `torch.zeros(2).cuda()`, `torch.ones(1, device=dev)`:
+/// a tensor made by a `torch` factory and put on (or made on) a device other than the
+/// CPU.
+fn built_on_device(node: Node<'_>, src: &str) -> bool {
+    if node.kind() != "call" {
+        return false;
+    }
+    match ast::method(node, src) {
+        Some("cuda") => ast::receiver(node).is_some_and(|r| torch_factory(r, src)),
+        Some("to") => {
+            ast::receiver(node).is_some_and(|r| torch_factory(r, src))
+                && ast::positional(node, 0)
+                    .or_else(|| ast::kwarg(node, "device", src))
+                    .is_some_and(|d| names_a_device(d, src))
+        }
+        _ => {
+            torch_factory(node, src)
+                && ast::kwarg(node, "device", src).is_some_and(|d| names_a_device(d, src))
+        }
+    }
+}
+
+/// `"cuda"`, `"cuda:0"`, `device`, `self.device`, `args.gpu`, `rank`, `"cuda" if ngpu > 0
+/// else "cpu"`: a device other than the CPU, as trainers name it (for a choice between
+/// the two, the GPU run's).
+fn names_a_device(node: Node<'_>, src: &str) -> bool {
+    let t = text(node, src).to_ascii_lowercase();
+    match node.kind() {
+        "string" => !t.contains("cpu"),
+        "identifier" | "attribute" => ["device", "cuda", "gpu", "rank"]
+            .iter()
+            .any(|k| t.contains(k)),
+        // `torch.device("cuda", rank)`
+        "call" => t.starts_with("torch.device(") && !t.contains("cpu"),
+        "conditional_expression" => {
+            let mut c = node.walk();
+            let mut values = node.named_children(&mut c);
+            // `a if condition else b`: the first and last children are the values.
+            let first = values.next();
+            let last = values.last();
+            first
+                .into_iter()
+                .chain(last)
+                .any(|v| names_a_device(v, src))
+        }
+        _ => false,
+    }
+}
+
+/// A call of `torch.tensor`, `torch.zeros`, `torch.ones`, `torch.full` or `torch.empty`.
+fn torch_factory(node: Node<'_>, src: &str) -> bool {
+    node.kind() == "call"
+        && node.child_by_field_name("function").is_some_and(|f| {
+            matches!(
+                text(f, src),
+                "torch.tensor" | "torch.zeros" | "torch.ones" | "torch.full" | "torch.empty"
+            )
+        })
+}
+
+/// `if stop > 0:` on a name holding a device tensor: `Tensor.__bool__` reads it. An
+/// identity or membership test (`is None`, `in`) reads nothing.
+fn device_name_decides(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
+    let name = text(node, src);
+    if !tensors.contains(&device_mark(name)) || tensors.contains(&host_mark(name)) {
+        return None;
+    }
+    let mut top = node;
+    while let Some(p) = top.parent() {
+        if p.kind() == "comparison_operator" {
+            let mut c = p.walk();
+            let identity = p
+                .children(&mut c)
+                .any(|o| !o.is_named() && matches!(text(o, src), "is" | "in" | "not"));
+            if identity {
+                return None;
+            }
+        }
+        if matches!(
+            p.kind(),
+            "if_statement" | "elif_clause" | "while_statement" | "assert_statement"
+        ) {
+            break;
+        }
+        top = p;
+    }
+    // `if loss > prev_loss:` is one read: reported at its first device name.
+    let mut first = None;
+    ast::walk(top, &mut |n| {
+        if first.is_none()
+            && n.kind() == "identifier"
+            && tensors.contains(&device_mark(text(n, src)))
+            && !tensors.contains(&host_mark(text(n, src)))
+        {
+            first = Some(n.id());
+        }
+        first.is_none()
+    });
+    if first != Some(node.id()) {
+        return None;
+    }
+    let line: String = text(top, src).chars().take(40).collect();
+    Some(format!("if {line}"))
 }
 
 /// A per-step sync a call makes.
@@ -404,6 +545,14 @@ pub(super) fn sync(
     src: &str,
     tensors: &HashSet<String>,
 ) -> Option<Sync> {
+    if call.kind() == "identifier" {
+        return device_name_decides(call, src, tensors).map(|what| Sync {
+            id: "host-sync-in-loop",
+            what,
+            does: "reads a device tensor on the host to take the branch",
+            fix: "decide on the device (`torch.where`), or check every N steps",
+        });
+    }
     let name = names.callee(call, src).unwrap_or_default();
     let method = ast::method(call, src);
     let nargs = ast::arg_count(call);

@@ -496,7 +496,16 @@ impl<'a, 't> Project<'a, 't> {
             return;
         };
         let src = self.src(fi);
-        let tensors = loops::tensor_names(body, src);
+        let mut tensors = loops::tensor_names(body, src);
+        // Flags built on the device before the loop (`stop = torch.tensor(0).to(device)`).
+        let scope = ast::enclosing(lp, "function_definition").unwrap_or_else(|| {
+            let mut root = lp;
+            while let Some(p) = root.parent() {
+                root = p;
+            }
+            root
+        });
+        tensors.extend(loops::device_tensors(scope, src));
         let mut found = Vec::new();
         let mut walk = Walk::new();
         self.syncs_in(fi, body, &tensors, &[], 0, &mut walk, &mut found);

@@ -191,6 +191,15 @@ fn implicit_syncs() {
     check("implicit-syncs");
 }
 
+/// A bare name deciding a branch syncs when it holds a device tensor: a flag built on the
+/// device before the loop and all-reduced each step (ESPnet's `iterator_stop`), the loss
+/// after `backward()` (one finding for a condition that names it twice); not a CPU tensor,
+/// not `is None` / `in`, not under `step % N`.
+#[test]
+fn device_flags() {
+    check("device-flags");
+}
+
 /// A feature computed only when its cached file is missing, then saved (VITS' `.spec.pt`),
 /// is info; one computed every epoch beside an unrelated save is not; a plain WAV read
 /// is not heavy work.
