@@ -378,7 +378,10 @@ fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<
             }
             return false;
         }
-        if n.kind() == "call" || (n.kind() == "identifier" && decides_branch(n)) {
+        if n.kind() == "call"
+            || n.kind() == "slice"
+            || (n.kind() == "identifier" && decides_branch(n))
+        {
             calls.push(n);
         }
         true
@@ -397,10 +400,9 @@ fn device_mark(name: &str) -> String {
     format!("{DEVICE}{name}")
 }
 
-/// The names `scope` (a function or module body, not its nested functions) binds to a
-/// tensor built on the device, as [`DEVICE`] marks for a set of tensor names.
-pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
+/// Calls `f(name, value)` for each `name = value` in `scope` (a function or module body,
+/// not its nested functions), in source order.
+fn simple_assignments<'t>(scope: Node<'t>, src: &str, mut f: impl FnMut(&str, Node<'t>)) {
     ast::walk(scope, &mut |n| {
         if n.id() != scope.id() && ast::is_scope(n) {
             return false;
@@ -411,11 +413,21 @@ pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
                 n.child_by_field_name("right"),
             )
             && left.kind() == "identifier"
-            && built_on_device(right, src)
         {
-            out.insert(device_mark(text(left, src)));
+            f(text(left, src), right);
         }
         true
+    });
+}
+
+/// The names `scope` binds to a tensor built on the device, as [`DEVICE`] marks for a set
+/// of tensor names.
+pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    simple_assignments(scope, src, |name, value| {
+        if built_on_device(value, src) {
+            out.insert(device_mark(name));
+        }
     });
     out
 }
@@ -478,6 +490,52 @@ fn torch_factory(node: Node<'_>, src: &str) -> bool {
                 "torch.tensor" | "torch.zeros" | "torch.ones" | "torch.full" | "torch.empty"
             )
         })
+}
+
+/// `x[i, :, start:end]` where `start` or `end` is a tensor (VITS' `slice_segments`: one
+/// element of the batch's random offsets per row): Python needs an `int`, so
+/// `Tensor.__index__` copies the value to the host, once per bound per row.
+fn tensor_bound(slice: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
+    let mut c = slice.walk();
+    let tensor = slice
+        .named_children(&mut c)
+        .any(|b| bound_is_tensor(b, src, tensors));
+    tensor.then(|| {
+        format!(
+            "[{}]",
+            text(slice, src).chars().take(40).collect::<String>()
+        )
+    })
+}
+
+/// A slice bound that holds a tensor: a tensor name, an element of one (`ids[i]`), or
+/// arithmetic on one (`ids[i] + n`).
+fn bound_is_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    match node.kind() {
+        "identifier" => {
+            let name = text(node, src);
+            tensors.contains(name) && !tensors.contains(&host_mark(name))
+        }
+        "subscript" => node
+            .child_by_field_name("value")
+            .is_some_and(|v| bound_is_tensor(v, src, tensors)),
+        "binary_operator" | "parenthesized_expression" => node
+            .named_children(&mut node.walk())
+            .any(|n| bound_is_tensor(n, src, tensors)),
+        _ => false,
+    }
+}
+
+/// Adds to `names` the names `body` assigns from an element of a tensor or arithmetic on
+/// one (`idx_str = ids_str[i]`, `idx_end = idx_str + segment_size`), in source order.
+pub(super) fn derived_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
+    simple_assignments(body, src, |name, value| {
+        if matches!(value.kind(), "subscript" | "binary_operator")
+            && bound_is_tensor(value, src, names)
+        {
+            names.insert(name.to_owned());
+        }
+    });
 }
 
 /// `if stop > 0:` on a name holding a device tensor: `Tensor.__bool__` reads it. An
@@ -545,6 +603,15 @@ pub(super) fn sync(
     src: &str,
     tensors: &HashSet<String>,
 ) -> Option<Sync> {
+    if call.kind() == "slice" {
+        return tensor_bound(call, src, tensors).map(|what| Sync {
+            id: "host-sync-in-loop",
+            what,
+            does: "slices with a tensor as a bound (`Tensor.__index__` reads it on the host)",
+            fix: "read the bounds once outside the per-row loop (`starts = ids.tolist()`), or \
+                  gather on the device (`torch.gather`, `unfold`, a mask)",
+        });
+    }
     if call.kind() == "identifier" {
         return device_name_decides(call, src, tensors).map(|what| Sync {
             id: "host-sync-in-loop",

@@ -506,6 +506,7 @@ impl<'a, 't> Project<'a, 't> {
             root
         });
         tensors.extend(loops::device_tensors(scope, src));
+        loops::derived_tensors(body, src, &mut tensors);
         let mut found = Vec::new();
         let mut walk = Walk::new();
         self.syncs_in(fi, body, &tensors, &[], 0, &mut walk, &mut found);
@@ -616,6 +617,7 @@ impl<'a, 't> Project<'a, 't> {
                 let tsrc = self.src(target.file);
                 let mut names = self.bind(fi, call, tensors, target);
                 names.extend(loops::tensor_names(inner, tsrc));
+                loops::derived_tensors(inner, tsrc, &mut names);
                 let mut next = chain.to_vec();
                 next.push(self.link(fi, call));
                 self.syncs_in(target.file, inner, &names, &next, depth + 1, walk, out);

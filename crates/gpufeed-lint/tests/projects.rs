@@ -200,6 +200,14 @@ fn device_flags() {
     check("device-flags");
 }
 
+/// A slice bound that is an element of a tensor (VITS' `slice_segments`: each row's random
+/// offset, on the GPU) reads it on the host once per row, in a helper the loop calls; an
+/// `int` width and a `len()` bound read nothing.
+#[test]
+fn slice_bounds() {
+    check("slice-bounds");
+}
+
 /// A feature computed only when its cached file is missing, then saved (VITS' `.spec.pt`),
 /// is info; one computed every epoch beside an unrelated save is not; a plain WAV read
 /// is not heavy work.
