@@ -101,6 +101,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let mut hits: Vec<(usize, Hit)> = Vec::new();
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
+    let numpy_batches;
     {
         let p = Project::new(files);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -147,6 +148,25 @@ pub(super) fn check(files: &mut [File<'_>]) {
         }
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
+        numpy_batches = p.numpy_collates();
+    }
+    // `pin_memory=True` is the wrong fix for a loader whose batches are NumPy arrays: it
+    // pins only tensors.
+    for (fi, byte, collate) in numpy_batches {
+        if let Some(hit) = files.get_mut(fi).and_then(|f| {
+            f.hits
+                .iter_mut()
+                .find(|h| h.id == "torch-loader-no-pin-memory" && h.byte == byte)
+        }) {
+            hit.specific.push_str(&format!(
+                "; its batches are NumPy arrays (its collate function {collate} builds them \
+                 with NumPy and no `torch` call), which `pin_memory` does not pin"
+            ));
+            hit.fix = "return tensors from the collate_fn (`torch.from_numpy(...)`), then \
+                       DataLoader(..., pin_memory=True); batch = batch.to(device, \
+                       non_blocking=True)"
+                .to_owned();
+        }
     }
     for (fi, range) in loops_found {
         if let Some(f) = files.get_mut(fi) {
@@ -1000,6 +1020,80 @@ impl<'a, 't> Project<'a, 't> {
                 },
             ));
         }
+    }
+
+    /// Loaders whose `collate_fn` returns NumPy arrays: `(file, loader byte, the function
+    /// named with its place)`. The function (a function, or a method of the dataset's class
+    /// as `dataset.collate_fn`), with the methods it calls on `self`, calls NumPy and
+    /// nothing of `torch` (FastSpeech2's `collate_fn` and `reprocess`).
+    fn numpy_collates(&self) -> Vec<(usize, usize, String)> {
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let src = f.src;
+            for &loader in &f.loaders {
+                let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) else {
+                    continue;
+                };
+                let mut defs = self.functions_of(fi, arg);
+                // `collate_fn=dataset.collate_fn`: a method of the loader's dataset.
+                if defs.is_empty()
+                    && arg.kind() == "attribute"
+                    && let (Some(obj), Some(attr)) = (
+                        arg.child_by_field_name("object"),
+                        arg.child_by_field_name("attribute"),
+                    )
+                    && let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src)
+                    && text(ds, src) == text(obj, src)
+                    && let Some((cf, class)) = self.dataset_class(fi, loader, ds)
+                {
+                    defs = self.method_of(cf, class, text(attr, src), 0);
+                }
+                let [def] = defs.as_slice() else {
+                    continue;
+                };
+                if self.builds_numpy(*def) {
+                    let fsrc = self.src(def.file);
+                    let name = def
+                        .def
+                        .child_by_field_name("name")
+                        .map_or("lambda", |n| text(n, fsrc));
+                    out.push((
+                        fi,
+                        loader.start_byte(),
+                        format!(
+                            "`{name}` at {}:{}",
+                            self.files[def.file].rel.display(),
+                            def.def.start_position().row + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether `def` and the methods it calls on `self` call NumPy (`np.`, `numpy.`) and
+    /// name nothing of `torch`.
+    fn builds_numpy(&self, def: Func<'t>) -> bool {
+        let src = self.src(def.file);
+        let mut bodies = vec![def.def];
+        if let Some(class) = ast::enclosing(def.def, "class_definition") {
+            ast::walk(def.def, &mut |n| {
+                if n.kind() == "call"
+                    && let Some(f) = n.child_by_field_name("function")
+                    && let Some(m) = text(f, src).strip_prefix("self.")
+                    && !m.contains('.')
+                {
+                    bodies.extend(ast::methods(class, m, src));
+                }
+                true
+            });
+        }
+        let texts: Vec<&str> = bodies.iter().map(|b| text(*b, src)).collect();
+        texts.iter().all(|t| !t.contains("torch"))
+            && texts
+                .iter()
+                .any(|t| t.contains("np.") || t.contains("numpy."))
     }
 
     /// The project class of a `DataLoader`'s dataset: `DataLoader(Speech(...))`, or a name

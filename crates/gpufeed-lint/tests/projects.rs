@@ -208,6 +208,30 @@ fn slice_bounds() {
     check("slice-bounds");
 }
 
+/// A loader whose `collate_fn` builds NumPy arrays (a method of its dataset, with the
+/// method it calls on `self`: FastSpeech2's `collate_fn` and `reprocess`) still lacks
+/// pinned memory, but the fix is to return tensors first: `pin_memory` pins only tensors.
+/// A collate function that builds tensors keeps the plain fix.
+#[test]
+fn numpy_collate() {
+    check("numpy-collate");
+    let outcome = lint_paths(&[project("numpy-collate")]).unwrap();
+    let pins: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.id == "torch-loader-no-pin-memory")
+        .map(|f| (f.line, f.fix.as_str()))
+        .collect();
+    assert_eq!(pins.len(), 2, "{pins:?}");
+    for (line, fix) in pins {
+        assert_eq!(
+            fix.contains("torch.from_numpy"),
+            line == Some(12),
+            "line {line:?}: {fix}"
+        );
+    }
+}
+
 /// A feature computed only when its cached file is missing, then saved (VITS' `.spec.pt`),
 /// is info; one computed every epoch beside an unrelated save is not; a plain WAV read
 /// is not heavy work.
