@@ -56,7 +56,8 @@
 //! project (or once among the files the caller imports). From each training loop, the
 //! per-step host syncs of the functions it calls are found (`MAX_CALL_DEPTH` calls deep,
 //! `MAX_FUNCTIONS_PER_ROOT` functions per loop, cycles visited once), and the first sync of
-//! each step is named as such; a parameter that receives a tensor, and the values of
+//! each step is named as such (the first not under an `if`/`else`/`except` on the way,
+//! which may not run every step; else the first); a parameter that receives a tensor, and the values of
 //! `for k, v in losses.items()`, are tensors. From every `__getitem__`, the `__call__` of
 //! `*Collate*` classes, every function or object given as `collate_fn`, and functions
 //! passed to `Dataset.map`, per-item decoding and features are found the same way. The

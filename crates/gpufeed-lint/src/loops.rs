@@ -583,6 +583,27 @@ fn device_name_decides(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
     Some(format!("if {line}"))
 }
 
+/// Whether `node` runs only on a branch inside `body`: in the body of an `if`, `elif`,
+/// `else` or `except` (an `if`'s condition runs every time).
+pub(super) fn on_a_branch(node: Node<'_>, body: Node<'_>) -> bool {
+    let mut n = node;
+    while let Some(p) = n.parent() {
+        if p.id() == body.id() {
+            return false;
+        }
+        if n.kind() == "block"
+            && matches!(
+                p.kind(),
+                "if_statement" | "elif_clause" | "else_clause" | "except_clause"
+            )
+        {
+            return true;
+        }
+        n = p;
+    }
+    false
+}
+
 /// A per-step sync a call makes.
 pub(super) struct Sync {
     pub(super) id: &'static str,

@@ -82,6 +82,10 @@ struct Found<'t> {
     sync: loops::Sync,
     /// The links from the loop to the call (empty when it is in the loop's own body).
     chain: Vec<String>,
+    /// Whether it runs only on a branch (under an `if`/`else`/`except`, in the loop or in
+    /// a function on the way): it may not run every step, so it is never called the first
+    /// sync of each step.
+    branch: bool,
 }
 
 /// Heavy per-item work reached from a per-item function.
@@ -529,7 +533,7 @@ impl<'a, 't> Project<'a, 't> {
         loops::derived_tensors(body, src, &mut tensors);
         let mut found = Vec::new();
         let mut walk = Walk::new();
-        self.syncs_in(fi, body, &tensors, &[], 0, &mut walk, &mut found);
+        self.syncs_in(fi, body, &tensors, &[], false, 0, &mut walk, &mut found);
         let rel = self.files[fi].rel.display();
         let loop_line = lp.start_position().row + 1;
         let step_text: String = text(step, src)
@@ -546,11 +550,16 @@ impl<'a, 't> Project<'a, 't> {
         } else {
             "the training loop"
         };
-        let mut first_done = false;
-        for item in found {
-            let first =
-                !first_done && matches!(item.sync.id, "host-sync-in-loop" | "cuda-sync-in-loop");
-            first_done |= first;
+        // The first sync of each step: the first that runs on every step, else (every one
+        // is on a branch, as `if distributed: ... else: ...` can make them) the first.
+        let drains =
+            |item: &Found<'_>| matches!(item.sync.id, "host-sync-in-loop" | "cuda-sync-in-loop");
+        let first_at = found
+            .iter()
+            .position(|item| drains(item) && !item.branch)
+            .or_else(|| found.iter().position(drains));
+        for (at, item) in found.into_iter().enumerate() {
+            let first = Some(at) == first_at;
             let what = &item.sync.what;
             let mut specific = if item.chain.is_empty() {
                 format!("`{what}` in {the_loop} {} every step", item.sync.does)
@@ -611,18 +620,21 @@ impl<'a, 't> Project<'a, 't> {
         body: Node<'t>,
         tensors: &HashSet<String>,
         chain: &[String],
+        branch: bool,
         depth: u64,
         walk: &mut Walk,
         out: &mut Vec<Found<'t>>,
     ) {
         let f = &self.files[fi];
         for call in loops::per_step_calls(body, f.src) {
+            let branch = branch || loops::on_a_branch(call, body);
             if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
                 out.push(Found {
                     file: fi,
                     node: call,
                     sync,
                     chain: chain.to_vec(),
+                    branch,
                 });
                 continue;
             }
@@ -640,7 +652,16 @@ impl<'a, 't> Project<'a, 't> {
                 loops::derived_tensors(inner, tsrc, &mut names);
                 let mut next = chain.to_vec();
                 next.push(self.link(fi, call));
-                self.syncs_in(target.file, inner, &names, &next, depth + 1, walk, out);
+                self.syncs_in(
+                    target.file,
+                    inner,
+                    &names,
+                    &next,
+                    branch,
+                    depth + 1,
+                    walk,
+                    out,
+                );
             }
         }
     }

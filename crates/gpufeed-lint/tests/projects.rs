@@ -141,6 +141,21 @@ fn float_of_the_losses_is_the_first_sync() {
     assert_eq!(first, vec![Some(9)]);
 }
 
+/// A sync under `if aux_head is not None:` (off by default) may not run every step, so
+/// the first sync that surely does is named the first of each step.
+#[test]
+fn a_sync_on_a_branch_is_not_the_first_of_each_step() {
+    check("rare-branch-sync");
+    let outcome = lint_paths(&[project("rare-branch-sync")]).unwrap();
+    let first: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.message.contains("first host sync"))
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(first, vec![Some(14)]);
+}
+
 /// A mel spectrogram computed in a `collate_fn` (a class with `__call__`) for each item.
 #[test]
 fn mel_in_collate_fn() {
