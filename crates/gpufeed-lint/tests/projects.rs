@@ -131,14 +131,18 @@ fn sync_two_calls_deep() {
 #[test]
 fn float_of_the_losses_is_the_first_sync() {
     check("float-first-sync");
-    let outcome = lint_paths(&[project("float-first-sync")]).unwrap();
-    let first: Vec<_> = outcome
+    assert_eq!(first_sync_lines("float-first-sync"), vec![Some(9)]);
+}
+
+/// The lines of the findings named the first host sync of each step.
+fn first_sync_lines(name: &str) -> Vec<Option<usize>> {
+    let outcome = lint_paths(&[project(name)]).unwrap();
+    outcome
         .findings
         .iter()
         .filter(|f| f.message.contains("first host sync"))
         .map(|f| f.line)
-        .collect();
-    assert_eq!(first, vec![Some(9)]);
+        .collect()
 }
 
 /// A sync under `if aux_head is not None:` (off by default) may not run every step, so
@@ -146,14 +150,7 @@ fn float_of_the_losses_is_the_first_sync() {
 #[test]
 fn a_sync_on_a_branch_is_not_the_first_of_each_step() {
     check("rare-branch-sync");
-    let outcome = lint_paths(&[project("rare-branch-sync")]).unwrap();
-    let first: Vec<_> = outcome
-        .findings
-        .iter()
-        .filter(|f| f.message.contains("first host sync"))
-        .map(|f| f.line)
-        .collect();
-    assert_eq!(first, vec![Some(14)]);
+    assert_eq!(first_sync_lines("rare-branch-sync"), vec![Some(14)]);
 }
 
 /// A mel spectrogram computed in a `collate_fn` (a class with `__call__`) for each item.
