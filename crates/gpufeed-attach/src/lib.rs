@@ -104,11 +104,11 @@ pub fn live(opts: &Options, mut each: impl FnMut(&Attach) -> bool) -> Result<usi
     };
     let mut windows = 0;
     while !stopped() {
-        let doc = match procs::resolve(opts.pid) {
-            Ok(target) => {
-                let rec = record(&target, opts)?;
-                judge(&target, &rec, opts)
-            }
+        // The target may exit between two windows, or as one opens.
+        let doc = match procs::resolve(opts.pid)
+            .and_then(|target| record(&target, opts).map(|rec| judge(&target, &rec, opts)))
+        {
+            Ok(doc) => doc,
             Err(AttachError::NoSuchProcess { .. }) if windows > 0 => break,
             Err(e) => return Err(e),
         };
