@@ -358,16 +358,29 @@ fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
 /// names that decide a branch (`if stop > 0:`, which [`sync`] judges too): not inside
 /// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
 /// N steps (its `elif`/`else` run on the other steps and count).
-pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<Node<'t>> {
+pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<(Node<'t>, bool)> {
     per_step_calls_within(body, src, 0)
 }
 
-fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<'t>> {
+/// [`per_step_calls`], each with whether it runs only on a branch inside `body` (in the
+/// body of an `if`, `elif`, `else` or `except`; an `if`'s condition runs every time). The
+/// branch blocks are tracked during the walk: `Node::parent` walks down from the root, so
+/// asking it of every call made a 50,000-call chain cubic.
+fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<(Node<'t>, bool)> {
     let mut calls = Vec::new();
+    // The byte ranges of the branch blocks around the node visited, innermost last. Blocks
+    // nest or are disjoint, and the walk is in source order; only the consequence of the
+    // `if` just visited can be open but not yet entered (while its condition is walked).
+    let mut open: Vec<(usize, usize)> = Vec::new();
     ast::walk(body, &mut |n| {
         if n.id() != body.id() && ast::is_scope(n) {
             return false;
         }
+        let at = n.start_byte();
+        while open.last().is_some_and(|&(_, end)| end <= at) {
+            open.pop();
+        }
+        let branch = open.iter().rev().take(2).any(|&(start, _)| start <= at);
         if n.kind() == "if_statement" && periodic(n, src) {
             // Bounded: generated code can nest `if`s thousands deep.
             if depth < gpufeed_findings::constants::MAX_NESTING {
@@ -378,11 +391,20 @@ fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<Node<
             }
             return false;
         }
+        if matches!(
+            n.kind(),
+            "if_statement" | "elif_clause" | "else_clause" | "except_clause"
+        ) {
+            let mut c = n.walk();
+            if let Some(block) = n.children(&mut c).find(|b| b.kind() == "block") {
+                open.push((block.start_byte(), block.end_byte()));
+            }
+        }
         if n.kind() == "call"
             || n.kind() == "slice"
             || (n.kind() == "identifier" && decides_branch(n))
         {
-            calls.push(n);
+            calls.push((n, branch));
         }
         true
     });
@@ -581,27 +603,6 @@ fn device_name_decides(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
     }
     let line: String = text(top, src).chars().take(40).collect();
     Some(format!("if {line}"))
-}
-
-/// Whether `node` runs only on a branch inside `body`: in the body of an `if`, `elif`,
-/// `else` or `except` (an `if`'s condition runs every time).
-pub(super) fn on_a_branch(node: Node<'_>, body: Node<'_>) -> bool {
-    let mut n = node;
-    while let Some(p) = n.parent() {
-        if p.id() == body.id() {
-            return false;
-        }
-        if n.kind() == "block"
-            && matches!(
-                p.kind(),
-                "if_statement" | "elif_clause" | "else_clause" | "except_clause"
-            )
-        {
-            return true;
-        }
-        n = p;
-    }
-    false
 }
 
 /// A per-step sync a call makes.

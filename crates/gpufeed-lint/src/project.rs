@@ -626,8 +626,8 @@ impl<'a, 't> Project<'a, 't> {
         out: &mut Vec<Found<'t>>,
     ) {
         let f = &self.files[fi];
-        for call in loops::per_step_calls(body, f.src) {
-            let branch = branch || loops::on_a_branch(call, body);
+        for (call, on_branch) in loops::per_step_calls(body, f.src) {
+            let branch = branch || on_branch;
             if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
                 out.push(Found {
                     file: fi,
