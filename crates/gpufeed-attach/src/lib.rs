@@ -6,7 +6,8 @@
 //! library, in its non-blocking mode: the target is never stopped, so ending gpufeed at any
 //! moment leaves it running as before. A stack that changed under three reads in a row
 //! (torn) is counted and reported, never used. The instants are a Poisson process of the
-//! rate asked (no loop rhythm can lock onto them), read at nice -10 where allowed.
+//! rate asked (no loop rhythm can lock onto them), read at real-time priority
+//! (`SCHED_FIFO`) where allowed, else at nice -10 where allowed.
 //!
 //! Each sample of the training thread is classified by one table ([`rules::RULES`]) into
 //! data wait, sync, compute, checkpoint/logging or other, and the shares are judged with
@@ -51,6 +52,14 @@ pub struct Options {
 }
 
 impl Options {
+    /// Whether `stop` has been set (Ctrl-C in live mode; the command's exit in `watch`).
+    #[must_use]
+    pub fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
     /// 10 s at 100 Hz, with NVML.
     #[must_use]
     pub fn new(pid: u32) -> Self {
@@ -97,13 +106,8 @@ fn check(opts: &Options) -> Result<(), AttachError> {
 /// reported, a target that is gone ends the loop without an error.
 pub fn live(opts: &Options, mut each: impl FnMut(&Attach) -> bool) -> Result<usize, AttachError> {
     check(opts)?;
-    let stopped = || {
-        opts.stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-    };
     let mut windows = 0;
-    while !stopped() {
+    while !opts.stopped() {
         // The target may exit between two windows, or as one opens.
         let doc = match procs::resolve(opts.pid)
             .and_then(|target| record(&target, opts).map(|rec| judge(&target, &rec, opts)))
@@ -130,11 +134,6 @@ const RETRY: Duration = Duration::from_millis(250);
 /// Python gives the last error ([`AttachError::NotPython`]); one that exits first, too.
 pub fn follow(opts: &Options) -> Result<Attach, AttachError> {
     check(opts)?;
-    let stopped = || {
-        opts.stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-    };
     let start = std::time::Instant::now();
     let mut last: Option<AttachError> = None;
     loop {
@@ -150,7 +149,7 @@ pub fn follow(opts: &Options) -> Result<Attach, AttachError> {
             Ok(doc) => return Ok(doc),
             // Not Python yet (a shell before its exec), or an interpreter not yet set up.
             Err(e @ (AttachError::NotPython { .. } | AttachError::Unreadable { .. })) => {
-                if stopped() || start.elapsed() >= opts.duration || !procs::exists(opts.pid) {
+                if opts.stopped() || start.elapsed() >= opts.duration || !procs::exists(opts.pid) {
                     return Err(e);
                 }
                 last = Some(e);

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use gpufeed_contract::GpuUse;
@@ -369,12 +368,7 @@ pub fn record(target: &Target, opts: &Options) -> Result<Recording, AttachError>
     let exited: bool;
     loop {
         let now = start.elapsed();
-        if now >= opts.duration
-            || opts
-                .stop
-                .as_ref()
-                .is_some_and(|s| s.load(Ordering::Relaxed))
-        {
+        if now >= opts.duration || opts.stopped() {
             // Stopped because the command ended (`watch`), or at the window's end: the
             // target may have exited since the last read.
             exited = ranks
