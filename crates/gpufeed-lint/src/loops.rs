@@ -266,9 +266,16 @@ const REDUCTIONS: &[&str] = &[
     "allclose",
 ];
 
-/// True when `node`'s value decides an `if`, `elif`, `while` or `assert`: it is the
-/// condition, or part of a comparison, `not`, `and`/`or` or parentheses that is.
+/// True when `node`'s value decides an `if`, `elif`, `while` or `assert` (see
+/// [`branch_condition`]).
 fn decides_branch(node: Node<'_>) -> bool {
+    branch_condition(node).is_some()
+}
+
+/// The condition of the `if`, `elif`, `while` or `assert` that `node`'s value decides:
+/// `node` itself, or the comparison, `not`, `and`/`or` or parentheses around it that is
+/// the condition.
+fn branch_condition(node: Node<'_>) -> Option<Node<'_>> {
     let mut n = node;
     while let Some(p) = n.parent() {
         match p.kind() {
@@ -279,13 +286,19 @@ fn decides_branch(node: Node<'_>) -> bool {
             "if_statement" | "elif_clause" | "while_statement" => {
                 return p
                     .child_by_field_name("condition")
-                    .is_some_and(|c| c.id() == n.id());
+                    .is_some_and(|c| c.id() == n.id())
+                    .then_some(n);
             }
-            "assert_statement" => return p.named_child(0).is_some_and(|c| c.id() == n.id()),
-            _ => return false,
+            "assert_statement" => {
+                return p
+                    .named_child(0)
+                    .is_some_and(|c| c.id() == n.id())
+                    .then_some(n);
+            }
+            _ => return None,
         }
     }
-    false
+    None
 }
 
 /// A reduction on the device whose result decides a branch: `if torch.min(y) < -1.:`,
@@ -422,6 +435,17 @@ fn device_mark(name: &str) -> String {
     format!("{DEVICE}{name}")
 }
 
+/// Whether `name` holds a tensor here: in `tensors`, and not marked as assigned a host
+/// value since.
+fn holds_tensor(name: &str, tensors: &HashSet<String>) -> bool {
+    tensors.contains(name) && !tensors.contains(&host_mark(name))
+}
+
+/// Whether `name` holds a device tensor here ([`DEVICE`]), not a host value since.
+fn holds_device_tensor(name: &str, tensors: &HashSet<String>) -> bool {
+    tensors.contains(&device_mark(name)) && !tensors.contains(&host_mark(name))
+}
+
 /// Calls `f(name, value)` for each `name = value` in `scope` (a function or module body,
 /// not its nested functions), in source order.
 fn simple_assignments<'t>(scope: Node<'t>, src: &str, mut f: impl FnMut(&str, Node<'t>)) {
@@ -534,10 +558,7 @@ fn tensor_bound(slice: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option
 /// arithmetic on one (`ids[i] + n`).
 fn bound_is_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     match node.kind() {
-        "identifier" => {
-            let name = text(node, src);
-            tensors.contains(name) && !tensors.contains(&host_mark(name))
-        }
+        "identifier" => holds_tensor(text(node, src), tensors),
         "subscript" => node
             .child_by_field_name("value")
             .is_some_and(|v| bound_is_tensor(v, src, tensors)),
@@ -563,42 +584,31 @@ pub(super) fn derived_tensors(body: Node<'_>, src: &str, names: &mut HashSet<Str
 /// `if stop > 0:` on a name holding a device tensor: `Tensor.__bool__` reads it. An
 /// identity or membership test (`is None`, `in`) reads nothing.
 fn device_name_decides(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
-    let name = text(node, src);
-    if !tensors.contains(&device_mark(name)) || tensors.contains(&host_mark(name)) {
+    if !holds_device_tensor(text(node, src), tensors) {
         return None;
     }
-    let mut top = node;
-    while let Some(p) = top.parent() {
-        if p.kind() == "comparison_operator" {
-            let mut c = p.walk();
-            let identity = p
-                .children(&mut c)
-                .any(|o| !o.is_named() && matches!(text(o, src), "is" | "in" | "not"));
-            if identity {
-                return None;
-            }
-        }
-        if matches!(
-            p.kind(),
-            "if_statement" | "elif_clause" | "while_statement" | "assert_statement"
-        ) {
-            break;
-        }
-        top = p;
-    }
-    // `if loss > prev_loss:` is one read: reported at its first device name.
+    let top = branch_condition(node)?;
+    // `x is None`, `k in d` around it, and `if loss > prev_loss:` read once, at the first
+    // device name.
+    let mut identity = false;
     let mut first = None;
     ast::walk(top, &mut |n| {
-        if first.is_none()
-            && n.kind() == "identifier"
-            && tensors.contains(&device_mark(text(n, src)))
-            && !tensors.contains(&host_mark(text(n, src)))
+        if n.kind() == "comparison_operator"
+            && n.start_byte() <= node.start_byte()
+            && node.end_byte() <= n.end_byte()
+        {
+            let mut c = n.walk();
+            identity |= n
+                .children(&mut c)
+                .any(|o| !o.is_named() && matches!(text(o, src), "is" | "in" | "not"));
+        }
+        if first.is_none() && n.kind() == "identifier" && holds_device_tensor(text(n, src), tensors)
         {
             first = Some(n.id());
         }
-        first.is_none()
+        true
     });
-    if first != Some(node.id()) {
+    if identity || first != Some(node.id()) {
         return None;
     }
     let line: String = text(top, src).chars().take(40).collect();

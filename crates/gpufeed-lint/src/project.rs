@@ -522,13 +522,7 @@ impl<'a, 't> Project<'a, 't> {
         let src = self.src(fi);
         let mut tensors = loops::tensor_names(body, src);
         // Flags built on the device before the loop (`stop = torch.tensor(0).to(device)`).
-        let scope = ast::enclosing(lp, "function_definition").unwrap_or_else(|| {
-            let mut root = lp;
-            while let Some(p) = root.parent() {
-                root = p;
-            }
-            root
-        });
+        let scope = ast::enclosing(lp, "function_definition").unwrap_or(self.files[fi].root);
         tensors.extend(loops::device_tensors(scope, src));
         loops::derived_tensors(body, src, &mut tensors);
         let mut found = Vec::new();
