@@ -61,6 +61,17 @@ fn python_running(code: &str) -> Option<Target> {
     Some(Target(child))
 }
 
+/// The standard output of a run that must succeed (its stderr shown when it does not).
+fn succeeded(cmd: &mut assert_cmd::Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Exit 2 and exactly one line on stderr, containing each of `parts`.
 fn one_line_error(args: &[&str], parts: &[&str]) {
     let out = gpufeed().args(args).output().unwrap();
@@ -149,16 +160,9 @@ fn is_root() -> bool {
 fn a_python_loop_gives_a_valid_document() {
     let Some(target) = python_loop() else { return };
     let pid = target.0.id().to_string();
-    let out = gpufeed()
-        .args(["attach", &pid, "--duration", "1s", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout =
+        succeeded(gpufeed().args(["attach", &pid, "--duration", "1s", "--format", "json"]));
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_valid("attach", &doc);
     assert!(doc["samples"].as_u64().unwrap() > 20, "{doc}");
     let text = gpufeed()
@@ -189,24 +193,16 @@ fn live_mode_reports_every_window_until_the_target_exits() {
         return;
     };
     let pid = target.0.id().to_string();
-    let out = gpufeed()
-        .args([
-            "attach",
-            &pid,
-            "--live",
-            "--duration",
-            "0.5s",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    let stdout = succeeded(gpufeed().args([
+        "attach",
+        &pid,
+        "--live",
+        "--duration",
+        "0.5s",
+        "--format",
+        "json",
+    ]));
+    let docs: Vec<serde_json::Value> = String::from_utf8_lossy(&stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -300,19 +296,14 @@ fn a_gpu_reading_decides_whether_syncs_starve_the_gpu() {
         ("95", "compute-bound", "the host waits for a busy GPU"),
         ("10", "sync-bound", "the GPU idles around the syncs"),
     ] {
-        let out = gpufeed()
-            .args(["attach", &pid, "--duration", "2.5s", "--format", "json"])
-            .env("GPUFEED_NVML_LIB", common::fake_nvml())
-            .env("FAKE_NVML_PROCESS_PID", &pid)
-            .env("FAKE_NVML_PROCESS_SM", sm)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let stdout = succeeded(
+            gpufeed()
+                .args(["attach", &pid, "--duration", "2.5s", "--format", "json"])
+                .env("GPUFEED_NVML_LIB", common::fake_nvml())
+                .env("FAKE_NVML_PROCESS_PID", &pid)
+                .env("FAKE_NVML_PROCESS_SM", sm),
         );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
         assert_valid("attach", &doc);
         let gpus = doc["gpus"]
             .as_array()
