@@ -54,7 +54,7 @@ pub fn ensure_cache(
     ui: &dyn Ui,
 ) -> Result<PathBuf> {
     let report =
-        gpufeed_data::precompute::run(&settings::precompute_options(data, cache, config), ui)?;
+        gpufeed_data::precompute::run(&settings::precompute_options(data, cache, config)?, ui)?;
     ui.note(&report.summary());
     if !report.complete {
         anyhow::bail!("the cache `{}` is not complete", report.cache_dir.display());

@@ -124,6 +124,8 @@
 //! | key | type | default | meaning |
 //! |---|---|---|---|
 //! | `dataset_path` | path | unset | dataset folder; relative to the working directory; unset: `--data` |
+//! | `layout` | string | unset | dataset layout (`ljspeech`, `libritts`, `vctk`, `common_voice`, `nemo`, `kaldi`, `lhotse`, `webdataset`, `huggingface`, `table`, `gpufeed`); unset: detected |
+//! | `columns` | string | unset | which column holds what (`audio=path,text=sentence` or `id,text,speaker`) |
 //! | `cache_dir` | path | unset | feature cache folder; unset: the tool's default |
 //! | `batch_size` | integer | `56` | items per batch; > 0 |
 //! | `num_workers` | integer | unset | loader threads; unset: the number of cores; 0: the calling thread |

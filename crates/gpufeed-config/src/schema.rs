@@ -313,6 +313,14 @@ section! {
         /// Dataset folder (`metadata.csv` + `wavs/`), as written: a relative path is
         /// relative to the working directory, like the trainer. Unset: give `--data`.
         dataset_path: Option<PathBuf> = None;
+        /// Dataset layout: `ljspeech`, `libritts`, `vctk`, `common_voice`, `nemo`, `kaldi`,
+        /// `lhotse`, `webdataset`, `huggingface`, `table` or `gpufeed`. Unset: detected from
+        /// what the dataset path holds (`--layout` overrides it).
+        layout: Option<String> = None;
+        /// Which column of the dataset's manifest holds what: by name
+        /// (`audio=path,text=sentence,speaker=client_id`) or by position for a headerless
+        /// file (`id,text,speaker`). Unset: the layout's own names (`--columns` overrides it).
+        columns: Option<String> = None;
         /// Feature cache folder. Unset: the tool's default cache location.
         cache_dir: Option<PathBuf> = None;
         /// Items per batch.

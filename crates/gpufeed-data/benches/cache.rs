@@ -126,6 +126,7 @@ fn open(dir: &Path) {
                 },
                 over_text_length: false,
                 over_mel_frames: false,
+                ..CachedItem::default()
             });
         }
         let file = format!("shard-{s:05}-000000000000.safetensors");
@@ -146,6 +147,9 @@ fn open(dir: &Path) {
         symbols: serde_json::json!({}),
         limits: Default::default(),
         dataset: "metadata.csv".into(),
+        layout: "ljspeech".into(),
+        speakers: Vec::new(),
+        languages: Vec::new(),
         written_by: "bench".into(),
         shards,
         items,

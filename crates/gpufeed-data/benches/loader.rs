@@ -82,6 +82,7 @@ fn build(dir: &Path) -> Cache {
                 },
                 over_text_length: false,
                 over_mel_frames: false,
+                ..CachedItem::default()
             });
         }
         let file = format!("shard-{s:05}-bench.safetensors");
@@ -99,6 +100,9 @@ fn build(dir: &Path) -> Cache {
         symbols: serde_json::Value::Null,
         limits: Default::default(),
         dataset: "metadata.csv".into(),
+        layout: "ljspeech".into(),
+        speakers: Vec::new(),
+        languages: Vec::new(),
         written_by: "bench".into(),
         shards,
         items,

@@ -67,8 +67,10 @@ pub const FORMAT: &str = "gpufeed-cache";
 /// 2: shards carry a blake3 hash in the manifest. 3: an xxh3-128 checksum instead (a
 /// tenth of the CPU time: it is computed for every shard written), header padded so that
 /// `mel` starts on a 4096-byte boundary. 4: each item carries its transcript (`text`), for
-/// readers that show or re-tokenise it (the Python `Cache[i]`).
-pub const VERSION: u32 = 4;
+/// readers that show or re-tokenise it (the Python `Cache[i]`). 5: items carry their
+/// segment, speaker, language and other fields, the manifest the layout and the speaker and
+/// language tables, and the symbol table is built from the dataset's text.
+pub const VERSION: u32 = 5;
 /// Utterances per shard: ~45 MB of LJSpeech features, large enough for sequential reads,
 /// small enough that a killed run loses little.
 pub const SHARD_ITEMS: usize = 256;
@@ -113,7 +115,7 @@ impl FeatureSettings {
 }
 
 /// Identity of a source file: if any of these change, the features are recomputed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub struct SourceId {
     /// Path relative to the dataset root.
     pub path: PathBuf,
@@ -142,7 +144,7 @@ impl SourceId {
 }
 
 /// Audio facts about an utterance, measured while decoding.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct AudioFacts {
     /// Duration in seconds.
     pub duration_s: f64,
@@ -157,7 +159,7 @@ pub struct AudioFacts {
 }
 
 /// One cached utterance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct CachedItem {
     /// Its id.
     pub id: String,
@@ -178,6 +180,23 @@ pub struct CachedItem {
     pub audio: AudioFacts,
     /// Source file identity.
     pub source: SourceId,
+    /// Segment of the source: start, seconds (0 for a whole file).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_s: f64,
+    /// Segment of the source: length asked for, seconds (`None`: to its end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment_s: Option<f64>,
+    /// Speaker, as the dataset names it; its index is its place in
+    /// [`Manifest::speakers`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+    /// Language, as the dataset writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Other string fields the dataset gives (the original text beside the normalised
+    /// one, gender, ...).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fields: std::collections::BTreeMap<String, String>,
     /// More tokens than the manifest's `limits.max_text_length`: kept, for the loader's
     /// over-length policy (skip or truncate) to decide.
     #[serde(default)]
@@ -185,6 +204,11 @@ pub struct CachedItem {
     /// More frames than `limits.max_mel_frames`: likewise.
     #[serde(default)]
     pub over_mel_frames: bool,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// The length caps the flags of a manifest were computed with.
@@ -324,6 +348,15 @@ pub struct Manifest {
     pub limits: Limits,
     /// The dataset manifest the cache was built from.
     pub dataset: PathBuf,
+    /// The dataset's layout (`ljspeech`, `libritts`, `nemo`, ...).
+    #[serde(default)]
+    pub layout: String,
+    /// Speakers of the cached items, sorted: an item's speaker index is its place here.
+    #[serde(default)]
+    pub speakers: Vec<String>,
+    /// Languages of the cached items, sorted.
+    #[serde(default)]
+    pub languages: Vec<String>,
     /// Which gpufeed wrote it.
     pub written_by: String,
     /// Shards in index order.
@@ -1139,6 +1172,7 @@ pub(crate) fn synthetic(
                 },
                 over_text_length: false,
                 over_mel_frames: false,
+                ..CachedItem::default()
             });
         }
         let file = format!("shard-{s:05}-test.safetensors");
@@ -1169,6 +1203,9 @@ pub(crate) fn synthetic(
         symbols: serde_json::Value::Null,
         limits: Limits::default(),
         dataset: "metadata.csv".into(),
+        layout: "ljspeech".into(),
+        speakers: Vec::new(),
+        languages: Vec::new(),
         written_by: "test".into(),
         shards,
         items,
@@ -1269,6 +1306,7 @@ mod tests {
             },
             over_text_length: false,
             over_mel_frames: false,
+            ..CachedItem::default()
         }
     }
 

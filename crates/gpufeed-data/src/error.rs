@@ -31,6 +31,69 @@ pub enum DataError {
         /// The folder.
         dir: PathBuf,
     },
+    /// No dataset layout takes the path.
+    #[error(
+        "`{}` is {what}; gpufeed reads the layouts {layouts}; if it is one of them, say which with `--layout NAME` (and `--columns` for a table)",
+        path.display()
+    )]
+    UnknownLayout {
+        /// The path given.
+        path: PathBuf,
+        /// What it looked like.
+        what: String,
+        /// The layouts tried.
+        layouts: String,
+    },
+    /// Two layouts fit the path equally well.
+    #[error(
+        "`{}` fits two dataset layouts equally, `{first}` and `{second}`; say which with `--layout {first}` or `--layout {second}`",
+        path.display()
+    )]
+    AmbiguousLayout {
+        /// The path given.
+        path: PathBuf,
+        /// One layout.
+        first: &'static str,
+        /// The other.
+        second: &'static str,
+    },
+    /// A run that cached no item.
+    #[error(
+        "no item was cached: all {skipped} were left out (listed in `{}`); first: {first}",
+        list.display()
+    )]
+    NothingCached {
+        /// Items left out.
+        skipped: usize,
+        /// `skipped.json`.
+        list: PathBuf,
+        /// The first reasons.
+        first: String,
+    },
+    /// A run that left out more items than allowed.
+    #[error(
+        "{skipped} of {total} items ({percent:.1} %) were left out, more than the {allowed:.0} % allowed; the cache is not marked complete. They are listed in `{}`; first: {first}. Fix them, or pass `--max-skipped {:.2}` to accept this",
+        list.display(),
+        (percent / 100.0 + 0.005).min(1.0)
+    )]
+    TooManySkipped {
+        /// Items left out.
+        skipped: usize,
+        /// Items in the dataset.
+        total: usize,
+        /// Their share, percent.
+        percent: f64,
+        /// The share allowed, percent.
+        allowed: f64,
+        /// `skipped.json`.
+        list: PathBuf,
+        /// The first reasons.
+        first: String,
+    },
+    /// A dataset that cannot be read as given (a layout option, a folder where a file is
+    /// needed, several manifests where one is): the message names the path and what to do.
+    #[error("{0}")]
+    Dataset(String),
     /// A generic CSV manifest without lines.
     #[error("`{}` is empty; expected a header `audio_path,text` and one line per utterance", path.display())]
     EmptyManifest {

@@ -32,6 +32,7 @@ pub mod aligned;
 pub mod array_job;
 pub mod cache;
 pub mod demo;
+pub mod layout;
 pub mod loader;
 pub mod manifest;
 pub mod precompute;

@@ -33,24 +33,102 @@
 //! [`MAX_MANIFEST_LINES`] (4 194 304 non-blank lines); past either, [`Dataset::open`] is one
 //! error naming the file (and the line) that says to split the dataset.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::DataError;
+pub use crate::layout::Layout;
+
+/// Where an item's audio bytes are when they are not a file of their own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Member {
+    /// A member of an uncompressed tar archive (a WebDataset shard): its name, and the
+    /// offset and size of its bytes in the archive, so it is read without unpacking.
+    Tar {
+        /// The member's name in the archive (its extension is the format hint).
+        name: String,
+        /// Offset of its first byte in the archive.
+        offset: u64,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// Encoded audio bytes in a row of a Parquet or Arrow table (a Hugging Face `Audio`
+    /// column).
+    Row {
+        /// The file name the row gives (its extension is the format hint), or the column.
+        name: String,
+        /// The column holding the audio struct.
+        column: String,
+        /// Row group (Parquet) or record batch (Arrow) index.
+        group: usize,
+        /// Row within it.
+        row: usize,
+    },
+}
 
 /// One utterance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Item {
     /// Unique id (LJSpeech: `LJ001-0001`).
     pub id: String,
-    /// Audio file, relative to the dataset root.
+    /// Audio file, relative to the dataset root (or absolute where the layout allows it:
+    /// NeMo, Kaldi, Lhotse); the archive or table file when [`Item::member`] is set.
     pub audio: PathBuf,
+    /// The audio's bytes inside [`Item::audio`], for archives and tables.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<Member>,
     /// The transcript to tokenise (normalised column when present and wanted).
     pub text: String,
-    /// Line of the manifest it came from (1-based).
+    /// Text the user has already tokenised (a `phonemes` or `tokens` field): used as given,
+    /// character by character, instead of cleaning [`Item::text`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<String>,
+    /// Start of the segment in the recording, seconds (0: the start).
+    #[serde(default)]
+    pub offset_s: f64,
+    /// Length of the segment, seconds (`None`: to the end of the recording).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Channel of the recording (`None`: all channels mixed to mono).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<u16>,
+    /// Speaker, as the dataset names it (never coerced: `"19"` stays a string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+    /// Language, as the dataset writes it (a code or a name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Other string fields of the item (the original text beside the normalised one,
+    /// gender, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, String>,
+    /// Where it came from, 1-based: its manifest line where the layout has one manifest,
+    /// else its position in the layout's own order (files sorted by path).
     pub line: usize,
+}
+
+impl Item {
+    /// An item of the whole file `audio`, with no speaker, language or other field.
+    #[must_use]
+    pub fn new(id: String, audio: PathBuf, text: String, line: usize) -> Self {
+        Self {
+            id,
+            audio,
+            member: None,
+            text,
+            tokens: None,
+            offset_s: 0.0,
+            duration_s: None,
+            channel: None,
+            speaker: None,
+            language: None,
+            fields: BTreeMap::new(),
+            line,
+        }
+    }
 }
 
 /// A line of a manifest that was left out, and why.
@@ -64,90 +142,64 @@ pub struct Problem {
     pub reason: String,
 }
 
-/// Which manifest format was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ManifestKind {
-    /// `metadata.csv` + `wavs/`.
-    LjSpeech,
-    /// `manifest.jsonl`.
-    Jsonl,
-    /// `manifest.csv`.
-    Csv,
-}
-
-/// A dataset: its root, its utterances in manifest order, and the lines left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A dataset: its root, its utterances in the layout's order, and what was left out.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Dataset {
     /// Folder the audio paths are relative to.
     pub root: PathBuf,
-    /// The manifest file read.
+    /// The manifest file read (the folder, for layouts of many files).
     pub manifest: PathBuf,
-    /// Its format.
-    pub kind: ManifestKind,
-    /// Utterances, in manifest order.
+    /// The layout read.
+    pub layout: Layout,
+    /// How the layout was chosen: `given` (`--layout`) or what detection saw.
+    pub detected: String,
+    /// Choices the reader made that a user should know (which text column, which
+    /// microphone, which table), one line each.
+    pub notes: Vec<String>,
+    /// Utterances, in order.
     pub items: Vec<Item>,
-    /// Lines left out.
+    /// Lines (or files) left out.
     pub problems: Vec<Problem>,
 }
 
 impl Dataset {
-    /// Reads the dataset at `path`: a folder with `metadata.csv` (LJSpeech),
-    /// `manifest.jsonl` or `manifest.csv`, or one of those files itself.
+    /// Reads the dataset at `path` with the layout detected from what is there (see
+    /// [`crate::layout`]); `use_normalized_text` picks LJSpeech's and LibriTTS' normalised
+    /// text.
     pub fn open(path: &Path, use_normalized_text: bool) -> Result<Self, DataError> {
-        let (root, manifest) = if path.is_dir() {
-            let found = ["metadata.csv", "manifest.jsonl", "manifest.csv"]
-                .iter()
-                .map(|name| path.join(name))
-                .find(|p| p.is_file());
-            match found {
-                Some(m) => (path.to_path_buf(), m),
-                None => {
-                    return Err(DataError::NoManifest {
-                        dir: path.to_path_buf(),
-                    });
-                }
-            }
-        } else if path.is_file() {
-            let root = path
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            (root, path.to_path_buf())
-        } else {
-            return Err(DataError::NotFound {
-                path: path.to_path_buf(),
-            });
+        let options = crate::layout::ReadOptions {
+            use_normalized_text,
+            ..crate::layout::ReadOptions::default()
         };
-        let bytes = read_capped(&manifest)?;
-        let name = manifest
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        let (kind, parsed) = if name.ends_with(".jsonl") {
-            (ManifestKind::Jsonl, parse_jsonl(&bytes))
-        } else if name == "manifest.csv" {
-            (ManifestKind::Csv, parse_generic_csv(&bytes, &manifest)?)
-        } else {
-            (
-                ManifestKind::LjSpeech,
-                parse_ljspeech(&bytes, use_normalized_text),
-            )
-        };
-        let (items, problems) = parsed;
-        Ok(Self {
-            root,
-            manifest,
-            kind,
-            items,
-            problems,
-        })
+        crate::layout::open(path, &options)
     }
 
-    /// Absolute (or root-joined) path of an item's audio.
+    /// Absolute (or root-joined) path of an item's audio (its archive or table for a
+    /// member).
     #[must_use]
     pub fn audio_path(&self, item: &Item) -> PathBuf {
         self.root.join(&item.audio)
     }
+
+    /// Distinct speakers, sorted.
+    #[must_use]
+    pub fn speakers(&self) -> Vec<&str> {
+        distinct(self.items.iter().filter_map(|i| i.speaker.as_deref()))
+    }
+
+    /// Distinct languages, sorted.
+    #[must_use]
+    pub fn languages(&self) -> Vec<&str> {
+        distinct(self.items.iter().filter_map(|i| i.language.as_deref()))
+    }
+}
+
+/// The distinct values, sorted.
+fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut v: Vec<&str> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// The largest manifest read: 512 MiB, about 1.8 million LJSpeech lines (`metadata.csv` of
@@ -166,7 +218,7 @@ const SPLIT_IT: &str = "split the dataset into folders of their own, each with i
 /// The manifest's bytes: [`DataError::Io`] naming it when it is larger than
 /// [`MAX_MANIFEST_BYTES`] (read no further than one byte past the cap, so a pipe or a device
 /// is refused too), [`DataError::BadLine`] on its first line past [`MAX_MANIFEST_LINES`].
-fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
+pub(crate) fn read_capped(path: &Path) -> Result<Vec<u8>, DataError> {
     let bytes = crate::fsx::read_capped(path, MAX_MANIFEST_BYTES)?.map_err(|size| {
         let reason = format!(
             "the manifest has {size}, and gpufeed reads {} MiB at most; {SPLIT_IT}",
@@ -203,7 +255,7 @@ fn line_past(bytes: &[u8], max: usize) -> Option<usize> {
 /// Lines of a manifest with their numbers, BOM and `\r` removed; invalid UTF-8 lines are
 /// reported, with the id `id_of` reads from the valid bytes before the bad one (the bad
 /// byte may well be in the text, after an id that reads fine).
-fn lines(
+pub(crate) fn lines(
     bytes: &[u8],
     problems: &mut Vec<Problem>,
     id_of: fn(&str) -> Option<String>,
@@ -231,7 +283,7 @@ fn lines(
 }
 
 /// Is `rel` a relative path that stays inside the dataset folder?
-fn stays_inside(rel: &Path) -> bool {
+pub(crate) fn stays_inside(rel: &Path) -> bool {
     let mut depth: i32 = 0;
     for c in rel.components() {
         match c {
@@ -249,328 +301,87 @@ fn stays_inside(rel: &Path) -> bool {
     depth > 0
 }
 
-/// Adds an item after the checks every format shares.
-fn push_item(
-    items: &mut Vec<Item>,
-    problems: &mut Vec<Problem>,
-    seen: &mut HashMap<String, usize>,
-    item: Item,
-) {
-    let problem = |reason: String| Problem {
-        line: item.line,
-        id: Some(item.id.clone()),
-        reason,
-    };
-    if item.id.is_empty() {
-        problems.push(Problem {
-            line: item.line,
-            id: None,
-            reason: "empty id".into(),
-        });
-    } else if item.text.trim().is_empty() {
-        problems.push(problem("empty text".into()));
-    } else if !stays_inside(&item.audio) {
-        problems.push(problem(format!(
-            "audio path `{}` leaves the dataset folder; paths must be relative and inside it",
-            item.audio.display()
-        )));
-    } else if let Some(first) = seen.get(&item.id) {
-        problems.push(problem(format!("duplicate id, first seen on line {first}")));
-    } else {
-        seen.insert(item.id.clone(), item.line);
-        items.push(item);
-    }
+/// The items and problems a reader collects, with the checks every layout shares.
+#[derive(Debug, Default)]
+pub(crate) struct Sink {
+    pub(crate) items: Vec<Item>,
+    pub(crate) problems: Vec<Problem>,
+    seen: HashMap<String, usize>,
+    /// Whether absolute audio paths are allowed (NeMo, Kaldi, Lhotse and generic tables
+    /// write them; gpufeed's own manifest and LJSpeech keep audio inside the folder).
+    absolute_ok: bool,
 }
 
-/// The id of an LJSpeech line, or of its start: what comes before the first `|`, trimmed.
-fn ljspeech_id(line: &str) -> Option<String> {
-    let id = line.split('|').next().unwrap_or("").trim();
-    (!id.is_empty()).then(|| id.to_owned())
-}
-
-/// Formats whose id cannot be read from part of a line.
-fn no_id(_: &str) -> Option<String> {
-    None
-}
-
-fn parse_ljspeech(bytes: &[u8], use_normalized: bool) -> (Vec<Item>, Vec<Problem>) {
-    let mut problems = Vec::new();
-    let mut items = Vec::new();
-    let mut seen = HashMap::new();
-    for (n, (line_no, line)) in lines(bytes, &mut problems, ljspeech_id)
-        .into_iter()
-        .enumerate()
-    {
-        let lower = line.to_ascii_lowercase();
-        if n == 0
-            && ["id|", "fileid|", "wav_id|", "audio|"]
-                .iter()
-                .any(|h| lower.starts_with(h))
-        {
-            continue;
+impl Sink {
+    pub(crate) fn new(absolute_ok: bool) -> Self {
+        Self {
+            absolute_ok,
+            ..Self::default()
         }
-        let (Some(first), Some(last)) = (line.find('|'), line.rfind('|')) else {
-            problems.push(Problem {
-                line: line_no,
-                // The whole line is the id: a transcript is missing.
-                id: ljspeech_id(&line),
-                reason: "no `|` separator; expected `id|text` or `id|text|normalised text`".into(),
-            });
-            continue;
-        };
-        let id = line[..first].trim().to_string();
-        let text = if first == last {
-            line[first + 1..].trim()
-        } else if use_normalized {
-            line[last + 1..].trim()
-        } else {
-            line[first + 1..last].trim()
-        };
-        let audio = Path::new("wavs").join(format!("{id}.wav"));
-        push_item(
-            &mut items,
-            &mut problems,
-            &mut seen,
-            Item {
-                id,
-                audio,
-                text: text.to_string(),
-                line: line_no,
-            },
-        );
     }
-    (items, problems)
+
+    /// Leaves out line `line` (item `id` when known) for `reason`.
+    pub(crate) fn problem(&mut self, line: usize, id: Option<&str>, reason: impl Into<String>) {
+        self.problems.push(Problem {
+            line,
+            id: id.map(str::to_owned),
+            reason: reason.into(),
+        });
+    }
+
+    /// Adds `item` after the checks every layout shares: an id, a text (or given tokens),
+    /// an audio path that stays inside the dataset (or is absolute where allowed), a
+    /// sane segment, an id not seen before.
+    pub(crate) fn push(&mut self, item: Item) {
+        let reason = if item.id.is_empty() {
+            Some("empty id".to_owned())
+        } else if item.text.trim().is_empty()
+            && item.tokens.as_deref().is_none_or(|t| t.trim().is_empty())
+        {
+            Some("empty text".into())
+        } else if (item.audio.is_absolute() && !self.absolute_ok)
+            || (!item.audio.is_absolute() && !stays_inside(&item.audio))
+        {
+            Some(format!(
+                "audio path `{}` leaves the dataset folder; paths must be relative and inside it",
+                item.audio.display()
+            ))
+        } else if !(item.offset_s.is_finite() && item.offset_s >= 0.0) {
+            Some(format!(
+                "offset {} s: it must be a number of seconds >= 0",
+                item.offset_s
+            ))
+        } else if item.duration_s.is_some_and(|d| !(d.is_finite() && d > 0.0)) {
+            Some(format!(
+                "duration {} s: it must be a number of seconds > 0",
+                item.duration_s.unwrap_or_default()
+            ))
+        } else {
+            self.seen
+                .get(&item.id)
+                .map(|first| format!("duplicate id, first seen on line {first}"))
+        };
+        match reason {
+            Some(reason) if reason == "empty id" => self.problem(item.line, None, reason),
+            Some(reason) => self.problem(item.line, Some(&item.id), reason),
+            None => {
+                self.seen.insert(item.id.clone(), item.line);
+                self.items.push(item);
+            }
+        }
+    }
 }
 
-#[derive(Deserialize)]
-struct JsonlEntry {
-    audio_path: PathBuf,
-    text: String,
-    id: Option<String>,
-}
-
-fn stem(path: &Path) -> String {
+/// The file name of `path` without its extension (`a/x.flac` → `x`).
+pub(crate) fn stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
-fn parse_jsonl(bytes: &[u8]) -> (Vec<Item>, Vec<Problem>) {
-    let mut problems = Vec::new();
-    let mut items = Vec::new();
-    let mut seen = HashMap::new();
-    for (line_no, line) in lines(bytes, &mut problems, no_id) {
-        match serde_json::from_str::<JsonlEntry>(&line) {
-            Ok(e) => {
-                let id = e.id.unwrap_or_else(|| stem(&e.audio_path));
-                push_item(
-                    &mut items,
-                    &mut problems,
-                    &mut seen,
-                    Item {
-                        id,
-                        audio: e.audio_path,
-                        text: e.text,
-                        line: line_no,
-                    },
-                );
-            }
-            Err(e) => problems.push(Problem {
-                line: line_no,
-                id: None,
-                reason: format!("{e}; expected {{\"audio_path\": \"...\", \"text\": \"...\"}}"),
-            }),
-        }
-    }
-    (items, problems)
-}
-
-fn parse_generic_csv(bytes: &[u8], path: &Path) -> Result<(Vec<Item>, Vec<Problem>), DataError> {
-    let mut problems = Vec::new();
-    let mut items = Vec::new();
-    let mut seen = HashMap::new();
-    let all = lines(bytes, &mut problems, no_id);
-    let Some(((header_line, header), rows)) = all.split_first() else {
-        return Err(DataError::EmptyManifest {
-            path: path.to_path_buf(),
-        });
-    };
-    let names: Vec<String> = header
-        .split(',')
-        .map(|h| h.trim().to_ascii_lowercase())
-        .collect();
-    let col = |name: &str| names.iter().position(|n| n == name);
-    let (Some(audio_col), Some(text_col)) = (col("audio_path"), col("text")) else {
-        return Err(DataError::ManifestHeader {
-            path: path.to_path_buf(),
-            line: *header_line,
-            found: names.join(", "),
-        });
-    };
-    if text_col + 1 != names.len() {
-        return Err(DataError::ManifestHeader {
-            path: path.to_path_buf(),
-            line: *header_line,
-            found: format!("{} (`text` must be the last column)", names.join(", ")),
-        });
-    }
-    let id_col = col("id");
-    for (line_no, line) in rows {
-        // The text is last and may hold commas: split off the other fields only.
-        let fields: Vec<&str> = line.splitn(names.len(), ',').map(str::trim).collect();
-        if fields.len() != names.len() {
-            problems.push(Problem {
-                line: *line_no,
-                id: None,
-                reason: format!("{} fields, the header has {}", fields.len(), names.len()),
-            });
-            continue;
-        }
-        let audio = PathBuf::from(fields[audio_col]);
-        let id = id_col.map_or_else(|| stem(&audio), |c| fields[c].to_string());
-        push_item(
-            &mut items,
-            &mut problems,
-            &mut seen,
-            Item {
-                id,
-                audio,
-                text: fields[text_col].to_string(),
-                line: *line_no,
-            },
-        );
-    }
-    Ok((items, problems))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lj(text: &str) -> (Vec<Item>, Vec<Problem>) {
-        parse_ljspeech(text.as_bytes(), true)
-    }
-
-    #[test]
-    fn real_mini_metadata() {
-        let path = crate::test_data().join("ljspeech-mini");
-        let d = Dataset::open(&path, true).unwrap();
-        assert_eq!(d.kind, ManifestKind::LjSpeech);
-        assert_eq!(d.items.len(), 8);
-        assert!(d.problems.is_empty());
-        assert_eq!(d.items[6].id, "LJ001-0007");
-        assert!(d.items[6].text.contains("fourteen fifty-five"));
-        assert!(d.audio_path(&d.items[0]).ends_with("wavs/LJ001-0001.wav"));
-        let raw = Dataset::open(&path, false).unwrap();
-        assert!(raw.items[6].text.contains("1455"));
-    }
-
-    #[test]
-    fn real_full_metadata_crlf_and_quotes() {
-        let path = crate::test_data().join("ljspeech-metadata/metadata.csv");
-        let d = Dataset::open(&path, true).unwrap();
-        assert_eq!(d.items.len(), 13_100);
-        assert!(
-            d.problems.is_empty(),
-            "{:?}",
-            &d.problems[..d.problems.len().min(3)]
-        );
-        assert!(
-            d.items
-                .iter()
-                .all(|i| !i.text.ends_with('\r') && !i.id.is_empty())
-        );
-        let quoted = d.items.iter().find(|i| i.id == "LJ004-0011").unwrap();
-        assert!(quoted.text.contains('"'));
-    }
-
-    #[test]
-    fn tolerant_of_what_real_files_hold() {
-        let (items, problems) = lj(
-            "\u{feff}id|text|normalized\r\nA1|Hello there|Hello there\r\n\r\nB2|only two\nC3|a|b|c normalised\n",
-        );
-        assert!(problems.is_empty(), "{problems:?}");
-        let texts: Vec<_> = items
-            .iter()
-            .map(|i| (i.id.as_str(), i.text.as_str()))
-            .collect();
-        assert_eq!(
-            texts,
-            [
-                ("A1", "Hello there"),
-                ("B2", "only two"),
-                ("C3", "c normalised")
-            ]
-        );
-        let (items, _) = parse_ljspeech(b"C3|a|b|c normalised\n", false);
-        assert_eq!(items[0].text, "a|b", "first and last separator");
-    }
-
-    #[test]
-    fn malformed_lines_are_reported_with_their_line() {
-        let (items, problems) = lj(
-            "A1|fine|fine\nno separator here\n|no id|no id\nB2||\nA1|again|again\n../../etc/passwd|x|x\n",
-        );
-        assert_eq!(items.len(), 1);
-        let got: Vec<(usize, &str)> = problems
-            .iter()
-            .map(|p| (p.line, p.reason.as_str()))
-            .collect();
-        assert_eq!(got.len(), 5, "{got:?}");
-        assert_eq!(got[0].0, 2);
-        assert!(got[0].1.contains("no `|`"));
-        // The line is the id (its transcript is missing), not `?`.
-        assert_eq!(problems[0].id.as_deref(), Some("no separator here"));
-        assert_eq!(got[1], (3, "empty id"));
-        assert_eq!(got[2], (4, "empty text"));
-        assert_eq!(got[3], (5, "duplicate id, first seen on line 1"));
-        assert_eq!(got[4].0, 6);
-        assert!(got[4].1.contains("leaves the dataset folder"));
-    }
-
-    #[test]
-    fn invalid_utf8_is_reported() {
-        let (items, problems) = parse_ljspeech(b"A|ok|ok\nB|caf\xe9|caf\xe9\n", true);
-        assert_eq!(items.len(), 1);
-        assert_eq!(problems[0].line, 2);
-        assert!(problems[0].reason.contains("UTF-8"));
-        // The id before the bad byte reads fine.
-        assert_eq!(problems[0].id.as_deref(), Some("B"));
-        // A bad byte inside the id: the bytes before it.
-        let (_, problems) = parse_ljspeech(b"LJ00\xff1-0001|text|text\n", true);
-        assert_eq!(problems[0].id.as_deref(), Some("LJ00"));
-        // Nothing readable before it: no id.
-        let (_, problems) = parse_ljspeech(b"\xff|text|text\n", true);
-        assert_eq!(problems[0].id, None);
-    }
-
-    #[test]
-    fn generic_manifests() {
-        let (items, problems) = parse_jsonl(
-            b"{\"audio_path\":\"a/x.flac\",\"text\":\"Hi\"}\n{\"audio_path\":\"/etc/passwd\",\"text\":\"no\"}\nnot json\n",
-        );
-        assert_eq!(items.len(), 1);
-        assert_eq!(
-            (items[0].id.as_str(), items[0].audio.as_path()),
-            ("x", Path::new("a/x.flac"))
-        );
-        assert_eq!(problems.iter().map(|p| p.line).collect::<Vec<_>>(), [2, 3]);
-        let p = Path::new("manifest.csv");
-        let (items, problems) = parse_generic_csv(
-            b"id,audio_path,text\nu1,w/u1.wav,Hello, world\nu2,w/u2.wav\n",
-            p,
-        )
-        .unwrap();
-        assert_eq!(items[0].text, "Hello, world");
-        assert_eq!(problems[0].line, 3);
-        let err = parse_generic_csv(b"path,words\n", p)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("line 1") && err.contains("audio_path"),
-            "{err}"
-        );
-    }
 
     #[test]
     fn path_containment() {

@@ -42,7 +42,8 @@ use crate::cache::{
 };
 use crate::error::DataError;
 use crate::fsx;
-use crate::manifest::{Dataset, Item};
+use crate::layout::ReadOptions;
+use crate::manifest::{Dataset, Item, Member};
 
 /// What to do with an utterance that cannot be processed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -111,7 +112,17 @@ pub struct Options {
     pub shard_items: usize,
     /// How shards are written (direct I/O where the file system allows).
     pub io: WriteIo,
+    /// How the dataset is read: `--layout`, `--columns`, `--mic` (its
+    /// `use_normalized_text` is taken from [`Options::text`]).
+    pub read: ReadOptions,
+    /// The largest share of the dataset's items that may be left out (bad lines, audio that
+    /// does not decode) before the run is an error: 0.05 unless `--max-skipped` says
+    /// otherwise; 1.0 accepts any number, but never zero items cached.
+    pub max_skipped: f64,
 }
+
+/// The share of items a run may leave out by default ([`Options::max_skipped`]).
+pub const MAX_SKIPPED: f64 = 0.05;
 
 impl Options {
     /// Default options for a dataset and a cache root: default settings, all cores, skip
@@ -130,6 +141,8 @@ impl Options {
             shard: None,
             shard_items: SHARD_ITEMS,
             io: WriteIo::Direct,
+            read: ReadOptions::default(),
+            max_skipped: MAX_SKIPPED,
         }
     }
 }
@@ -187,13 +200,29 @@ pub struct Report {
     pub elapsed_s: f64,
     /// Threads used.
     pub jobs: usize,
+    /// The dataset's layout.
+    pub layout: String,
+    /// How it was chosen (`given`, or what detection saw).
+    pub detected: String,
+    /// What the reader chose that a user should know (text column, microphone, table).
+    pub notes: Vec<String>,
+    /// Distinct speakers of the dataset's items.
+    pub speakers: usize,
+    /// Distinct languages of the dataset's items.
+    pub languages: usize,
 }
 
 impl Report {
     /// A one-paragraph summary for people.
     #[must_use]
     pub fn summary(&self) -> String {
-        let mut s = String::new();
+        let mut s = format!(
+            "dataset: {} layout ({}); {} speaker(s), {} language(s)\n",
+            self.layout, self.detected, self.speakers, self.languages
+        );
+        for note in &self.notes {
+            let _ = writeln!(s, "  {note}");
+        }
         let _ = if self.was_complete {
             write!(
                 s,
@@ -268,7 +297,7 @@ struct Plan {
 /// The outcome of one utterance.
 enum Outcome {
     Done {
-        record: CachedItem,
+        record: Box<CachedItem>,
         mel: Vec<f32>,
         frames: usize,
         tokens: Vec<i32>,
@@ -300,7 +329,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
-    let mut report = Report::new(&dir, &key, dataset.items.len(), plans.len(), jobs);
+    let mut report = Report::new(&dir, &key, &dataset, plans.len(), jobs);
 
     // Fast path: a complete cache for exactly these shards and length caps. (Other caps
     // need no new features, only new flags: the merge below rewrites the manifest.)
@@ -402,7 +431,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
 
     // Merge: the manifest is written once every shard of the cache exists.
     if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, written, opts)? {
-        write_manifest(&dir, &plans, manifest, &mut report)?;
+        write_manifest(&dir, &plans, manifest, &mut report, opts.max_skipped)?;
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
@@ -412,7 +441,11 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
 /// manifest without items), checks the feature settings; returns the dataset, the settings,
 /// their key and the cache folder.
 fn open_dataset(opts: &Options) -> Result<(Dataset, FeatureSettings, String, PathBuf), DataError> {
-    let dataset = Dataset::open(&opts.data, opts.text.use_normalized_text)?;
+    let read = ReadOptions {
+        use_normalized_text: opts.text.use_normalized_text,
+        ..opts.read.clone()
+    };
+    let dataset = crate::layout::open(&opts.data, &read)?;
     if let (OnError::Fail, Some(p)) = (opts.on_error, dataset.problems.first()) {
         return Err(DataError::BadLine {
             path: dataset.manifest.clone(),
@@ -446,6 +479,7 @@ fn write_manifest(
     plans: &[Plan],
     manifest: Manifest,
     report: &mut Report,
+    max_skipped: f64,
 ) -> Result<(), DataError> {
     let json = serde_json::to_vec_pretty(&manifest).map_err(|e| DataError::Corrupt {
         path: dir.join(MANIFEST),
@@ -456,11 +490,58 @@ fn write_manifest(
         reason: e.to_string(),
     })?;
     fsx::write_atomic(&dir.join(SKIPPED), &skipped)?;
+    // A cache of nothing, or of a dataset most of which was left out, is not "done": the
+    // manifest is not written (the shards stay, so a run with `--max-skipped` finishes
+    // at once), and the error names the first reasons.
+    too_many_skipped(dir, &manifest, max_skipped)?;
     fsx::write_atomic(&dir.join(MANIFEST), &json)?;
     remove_stale(dir, plans);
     report.complete = true;
     report.skipped = manifest.skipped;
     count_over(report, &manifest.items);
+    Ok(())
+}
+
+/// [`DataError::NothingCached`] when no item was cached, [`DataError::TooManySkipped`]
+/// when more than `max_skipped` of them were left out.
+fn too_many_skipped(dir: &Path, manifest: &Manifest, max_skipped: f64) -> Result<(), DataError> {
+    let (cached, skipped) = (manifest.items.len(), manifest.skipped.len());
+    let total = cached + skipped;
+    let first = || {
+        let mut reasons: Vec<String> = Vec::new();
+        for s in &manifest.skipped {
+            // One example per distinct reason start, three at most.
+            let head: String = s.reason.chars().take(40).collect();
+            if reasons.len() < 3 && !reasons.iter().any(|r| r.contains(&head)) {
+                reasons.push(format!(
+                    "line {}: {}: {}",
+                    s.line,
+                    s.id.as_deref().unwrap_or("?"),
+                    s.reason
+                ));
+            }
+        }
+        reasons.join("; ")
+    };
+    if cached == 0 {
+        return Err(DataError::NothingCached {
+            skipped,
+            list: dir.join(SKIPPED),
+            first: first(),
+        });
+    }
+    #[allow(clippy::cast_precision_loss)] // a share
+    let share = skipped as f64 / total as f64;
+    if share > max_skipped {
+        return Err(DataError::TooManySkipped {
+            skipped,
+            total,
+            percent: share * 100.0,
+            allowed: max_skipped * 100.0,
+            list: dir.join(SKIPPED),
+            first: first(),
+        });
+    }
     Ok(())
 }
 
@@ -516,7 +597,7 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
             list,
         });
     }
-    let mut report = Report::new(&dir, &key, dataset.items.len(), plans.len(), 1);
+    let mut report = Report::new(&dir, &key, &dataset, plans.len(), 1);
     report.shards_reused = plans.len();
     if report.already_complete(&plans, opts, started) {
         return Ok(report);
@@ -536,7 +617,7 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
         total: plans.len(),
         list: "a shard was deleted while merging".to_owned(),
     })?;
-    write_manifest(&dir, &plans, manifest, &mut report)?;
+    write_manifest(&dir, &plans, manifest, &mut report, opts.max_skipped)?;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -560,11 +641,16 @@ fn slice_counts(dir: &Path) -> Vec<usize> {
 
 impl Report {
     /// A run on cache folder `dir` that has done nothing yet.
-    fn new(dir: &Path, key: &str, items: usize, shards_total: usize, jobs: usize) -> Self {
+    fn new(dir: &Path, key: &str, dataset: &Dataset, shards_total: usize, jobs: usize) -> Self {
         Self {
             cache_dir: dir.to_path_buf(),
             key: key.to_owned(),
-            items,
+            items: dataset.items.len(),
+            layout: dataset.layout.name().to_owned(),
+            detected: dataset.detected.clone(),
+            notes: dataset.notes.clone(),
+            speakers: dataset.speakers().len(),
+            languages: dataset.languages().len(),
             shards_total,
             shards_built: 0,
             shards_reused: 0,
@@ -655,6 +741,20 @@ fn plan_shards(key: &str, items: &[Item], sources: &[SourceId], per_shard: usize
                 h.update(&src.size.to_le_bytes());
                 h.update(&src.mtime_ns.to_le_bytes());
                 h.update(&(it.line as u64).to_le_bytes());
+                // What else the shard stores of the item, or reads of its source.
+                let rest = serde_json::to_vec(&(
+                    &it.speaker,
+                    &it.language,
+                    &it.tokens,
+                    it.offset_s,
+                    it.duration_s,
+                    it.channel,
+                    &it.member,
+                    &it.fields,
+                ))
+                .unwrap_or_default();
+                h.update(&(rest.len() as u64).to_le_bytes());
+                h.update(&rest);
             }
             let hash = h.finalize().to_hex();
             Plan {
@@ -698,9 +798,9 @@ impl Worker {
             Ok(m) => m,
             Err(e) => return skipped(e.clone()),
         };
-        let audio = match gpufeed_audio::decode::load(&dataset.audio_path(item), self.sample_rate) {
+        let audio = match read_audio(&dataset.audio_path(item), item, self.sample_rate) {
             Ok(a) => a,
-            Err(e) => return skipped(e.to_string()),
+            Err(e) => return skipped(e),
         };
         let mut frames_buf = buffers.take();
         let frames = match mel.compute_into(&audio.samples, &mut frames_buf) {
@@ -735,16 +835,58 @@ impl Worker {
                 silence_fraction: audio.info.silence_fraction,
             },
             source: source.clone(),
+            offset_s: item.offset_s,
+            segment_s: item.duration_s,
+            speaker: item.speaker.clone(),
+            language: item.language.clone(),
+            fields: item.fields.clone(),
             over_text_length: false,
             over_mel_frames: false,
         };
         Outcome::Done {
-            record,
+            record: Box::new(record),
             mel: frames_buf,
             frames,
             tokens,
         }
     }
+}
+
+/// Decodes `item`'s audio at `rate`: its file, or its bytes inside an archive.
+fn read_audio(path: &Path, item: &Item, rate: u32) -> Result<gpufeed_audio::decode::Audio, String> {
+    match &item.member {
+        None => gpufeed_audio::decode::load(path, rate).map_err(|e| e.to_string()),
+        Some(Member::Tar { name, offset, size }) => {
+            let bytes = read_at(path, *offset, *size)?;
+            let name = PathBuf::from(format!("{}:{name}", path.display()));
+            gpufeed_audio::decode::decode_bytes(&bytes, &name, rate).map_err(|e| e.to_string())
+        }
+        Some(Member::Row { .. }) => Err(format!(
+            "`{}`: audio inside a table is not read by this build",
+            path.display()
+        )),
+    }
+}
+
+/// `size` bytes of `path` from `offset` (a member of an archive), with one positioned read.
+fn read_at(path: &Path, offset: u64, size: u64) -> Result<Vec<u8>, String> {
+    use std::os::unix::fs::FileExt as _;
+    if size > gpufeed_audio::decode::MAX_AUDIO_FILE_BYTES {
+        return Err(format!(
+            "`{}`: a member of {size} bytes, more than the {} MiB gpufeed reads",
+            path.display(),
+            gpufeed_audio::decode::MAX_AUDIO_FILE_BYTES >> 20
+        ));
+    }
+    let file = fsx::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = vec![0; usize::try_from(size).unwrap_or(usize::MAX)];
+    file.read_exact_at(&mut bytes, offset).map_err(|e| {
+        format!(
+            "`{}`: reading a member at byte {offset}: {e}",
+            path.display()
+        )
+    })?;
+    Ok(bytes)
 }
 
 /// The message of a panic payload (`panic!` gives a `&str` or a `String`).
@@ -916,7 +1058,7 @@ impl Builder<'_> {
                 self.buffers.give(mel);
                 pushed?;
                 writer.write_ready(&self.data)?;
-                meta.items.push(record);
+                meta.items.push(*record);
             }
             Outcome::Skipped(s) => {
                 if self.on_error == OnError::Fail {
@@ -1008,12 +1150,23 @@ fn merge(
         symbols,
         limits,
         dataset: dataset.manifest.clone(),
+        layout: dataset.layout.name().to_owned(),
+        speakers: distinct(items.iter().filter_map(|i| i.speaker.clone())),
+        languages: distinct(items.iter().filter_map(|i| i.language.clone())),
         written_by: concat!("gpufeed ", env!("CARGO_PKG_VERSION")).into(),
         shards,
         items,
         skipped,
         totals,
     }))
+}
+
+/// The distinct values, sorted.
+fn distinct(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = values.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Seconds a temporary file other than a shard's must be left alone before it counts as a
@@ -1122,6 +1275,8 @@ mod tests {
         let o = Options {
             jobs: Some(2),
             shard_items: 2,
+            // One of four left out is over the default 5 %.
+            max_skipped: 0.25,
             ..Options::new(&data, tmp.path().join("cache"))
         };
         let r = run(&o, &Silent).unwrap();
@@ -1166,11 +1321,13 @@ mod tests {
     #[test]
     fn plans_change_only_where_the_data_changed() {
         let items: Vec<Item> = (0..600)
-            .map(|i| Item {
-                id: format!("u{i}"),
-                audio: format!("wavs/u{i}.wav").into(),
-                text: "hi".into(),
-                line: i + 1,
+            .map(|i| {
+                Item::new(
+                    format!("u{i}"),
+                    format!("wavs/u{i}.wav").into(),
+                    "hi".into(),
+                    i + 1,
+                )
             })
             .collect();
         let sources: Vec<SourceId> = items

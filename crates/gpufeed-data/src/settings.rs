@@ -36,6 +36,7 @@ use std::path::Path;
 
 use gpufeed_config::{Config, OverLength as ConfigOverLength};
 
+use crate::DataError;
 use crate::loader::{LoaderConfig, OverLength, Padding};
 use crate::precompute::Options;
 
@@ -278,15 +279,40 @@ pub fn cache_root(cache: Option<&Path>, config: &Config, data: &Path) -> std::pa
 
 /// Precompute options for dataset `data` with `config`'s feature settings and length caps,
 /// into [`cache_root`].
-#[must_use]
-pub fn precompute_options(data: &Path, cache: Option<&Path>, config: &Config) -> Options {
-    Options {
+///
+/// # Errors
+///
+/// [`DataError::Settings`] for a `data.layout` or `data.columns` that does not parse.
+pub fn precompute_options(
+    data: &Path,
+    cache: Option<&Path>,
+    config: &Config,
+) -> Result<Options, DataError> {
+    let layout = config
+        .data
+        .layout
+        .as_deref()
+        .map(str::parse::<crate::layout::Layout>)
+        .transpose()?;
+    let columns = config
+        .data
+        .columns
+        .as_deref()
+        .map(crate::layout::Columns::parse)
+        .transpose()?
+        .unwrap_or_default();
+    Ok(Options {
+        read: crate::layout::ReadOptions {
+            layout,
+            columns,
+            ..crate::layout::ReadOptions::default()
+        },
         audio: config.data.audio(),
         text: config.data.text(),
         max_text_length: Some(config.data.max_text_length),
         max_mel_frames: Some(config.data.max_mel_frames),
         ..Options::new(data, cache_root(cache, config, data))
-    }
+    })
 }
 
 #[cfg(test)]

@@ -282,7 +282,19 @@ fn bad_dataset(dir: &Path) -> PathBuf {
 fn bad_inputs_are_listed_and_the_rest_is_cached() {
     let tmp = tempfile::tempdir().unwrap();
     let data = bad_dataset(tmp.path());
-    let r: Report = run(&opts(&data, &tmp.path().join("cache")), &Silent).unwrap();
+    // Nine of eleven left out: by default an error that names the list, not "done".
+    let e = run(&opts(&data, &tmp.path().join("cache")), &Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("9 of 11 items (81.8 %) were left out") && e.contains("--max-skipped 0.82"),
+        "{e}"
+    );
+    let accept = Options {
+        max_skipped: 1.0,
+        ..opts(&data, &tmp.path().join("cache"))
+    };
+    let r: Report = run(&accept, &Silent).unwrap();
     assert!(r.complete);
     let c = Cache::open(&r.cache_dir).unwrap();
     assert_eq!(c.len(), 2, "the two good clips");
@@ -339,8 +351,12 @@ fn on_error_fail_stops_at_the_first_bad_item_and_keeps_the_cache_consistent() {
         .path();
     assert!(!dir.join("manifest.json").exists());
     assert!(shard_files(&dir).len() <= 1);
-    // Skipping finishes the job from there.
-    let r = run(&opts(&data, &cache), &Silent).unwrap();
+    // Skipping finishes the job from there (one of four is over the default 5 %).
+    let skip = Options {
+        max_skipped: 0.25,
+        ..opts(&data, &cache)
+    };
+    let r = run(&skip, &Silent).unwrap();
     assert!(r.complete);
     assert_eq!(r.skipped.len(), 1);
     assert_eq!(Cache::open(&r.cache_dir).unwrap().len(), 3);
@@ -391,7 +407,7 @@ fn missing_dataset_and_manifest() {
         .unwrap_err()
         .to_string();
     assert!(
-        msg.contains("metadata.csv") && msg.contains("demo-data"),
+        msg.contains("an empty folder") && msg.contains("ljspeech") && msg.contains("demo-data"),
         "{msg}"
     );
 }

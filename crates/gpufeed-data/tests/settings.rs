@@ -18,7 +18,7 @@ use gpufeed_data::settings::{
 fn cache_of(dir: &Path, config: &Config) -> Arc<Cache> {
     let data = dir.join("data");
     gpufeed_data::demo::generate(&data, 23, 7).unwrap();
-    let report = run(&precompute_options(&data, None, config), &Silent).unwrap();
+    let report = run(&precompute_options(&data, None, config).unwrap(), &Silent).unwrap();
     Arc::new(Cache::open(&report.cache_dir).unwrap())
 }
 

@@ -233,6 +233,7 @@ fn precompute_run<'py>(
         on_error,
         shard,
         ..gpufeed_data::settings::precompute_options(&data, cache.as_deref(), &config)
+            .map_err(errors::data)?
     };
     let report = py
         .detach(move || precompute::run(&options, &Silent))

@@ -162,7 +162,8 @@ fn open_source(
         return Py::new(py, Cache::open(py, &path)?);
     }
     let config = config_of(py, config_path)?;
-    let options = precompute_options(&path, cache_root.as_deref(), &config);
+    let options =
+        precompute_options(&path, cache_root.as_deref(), &config).map_err(errors::data)?;
     let report = py
         .detach(move || gpufeed_data::precompute::run(&options, &gpufeed_data::precompute::Silent))
         .map_err(errors::data)?;

@@ -415,9 +415,26 @@ pub struct DemoDataArgs {
 /// Arguments of `gpufeed precompute`.
 #[derive(Debug, Args)]
 pub struct PrecomputeArgs {
-    /// Dataset folder
+    /// Dataset folder or manifest, in any layout of `--layout` (detected when not given)
     #[arg(long)]
     pub data: PathBuf,
+    /// The dataset's layout: ljspeech, libritts, vctk, common_voice, nemo, kaldi, lhotse,
+    /// webdataset, huggingface, table or gpufeed (default: detected from what `--data`
+    /// holds; the config's `data.layout`)
+    #[arg(long)]
+    pub layout: Option<String>,
+    /// Which column holds what: by name (`audio=path,text=sentence,speaker=client_id`) or,
+    /// for a headerless file, by position (`id,text,speaker`). Roles: id, audio, text,
+    /// normalized_text, phonemes, speaker, language, offset, duration, channel, _
+    #[arg(long)]
+    pub columns: Option<String>,
+    /// VCTK 0.92: the microphone to read, mic1 or mic2 (default mic2)
+    #[arg(long)]
+    pub mic: Option<String>,
+    /// The largest share of items that may be left out (bad lines, audio that does not
+    /// decode) before the run fails (default 0.05; 1 accepts any)
+    #[arg(long, value_parser = parse_share)]
+    pub max_skipped: Option<f64>,
     /// Training config (YAML)
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -574,4 +591,14 @@ pub struct SchemaArgs {
     /// Write every schema as DIR/NAME.json instead
     #[arg(long, value_name = "DIR", conflicts_with = "name")]
     pub out: Option<PathBuf>,
+}
+
+/// A share between 0 and 1 (`--max-skipped`).
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "`{s}`: expected a share between 0 and 1, e.g. 0.1 for 10 %"
+        )),
+    }
 }

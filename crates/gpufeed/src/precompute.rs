@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result};
 
 use gpufeed_config::Config;
 use gpufeed_data::array_job;
+use gpufeed_data::layout::Columns;
 use gpufeed_data::precompute::{self, OnError, Options, ShardSpec};
 use gpufeed_data::settings::precompute_options;
 
@@ -65,8 +66,16 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         }
         other => other.map(ShardSpec::parse).transpose()?,
     };
-    let defaults = precompute_options(&args.data, args.cache.as_deref(), &config);
+    let mut defaults = precompute_options(&args.data, args.cache.as_deref(), &config)?;
+    if let Some(layout) = args.layout.as_deref() {
+        defaults.read.layout = Some(layout.parse()?);
+    }
+    if let Some(columns) = args.columns.as_deref() {
+        defaults.read.columns = Columns::parse(columns)?;
+    }
+    defaults.read.mic.clone_from(&args.mic);
     let opts = Options {
+        max_skipped: args.max_skipped.unwrap_or(defaults.max_skipped),
         jobs: args.jobs,
         on_error,
         shard,
