@@ -110,7 +110,9 @@ impl ByDefault {
             Self::Never => false,
             Self::Always => true,
             Self::LibrosaPath => !d.use_tf_native_loading,
-            Self::LibrosaPathSileroRate => !d.use_tf_native_loading && d.sample_rate % 8000 == 0,
+            Self::LibrosaPathSileroRate => {
+                !d.use_tf_native_loading && d.sample_rate.is_multiple_of(8000)
+            }
         }
     }
 
@@ -471,8 +473,9 @@ pub fn myxtts_marker(source: &Source) -> Option<&EntrySpan> {
         let Some(info) = key_info(&e.path) else {
             return false;
         };
-        !matches!(info.myxtts, Myxtts::NotAKey(_))
-            && !(info.section == "data" && SHARED.contains(&info.name))
+        let gpufeeds = matches!(info.myxtts, Myxtts::NotAKey(_));
+        let shared = info.section == "data" && SHARED.contains(&info.name);
+        !gpufeeds && !shared
     })
 }
 
