@@ -192,7 +192,7 @@ pub const TABLE: &[Entry] = &[
     Entry {
         key: "data.trim_silence",
         asks_when: "`true`",
-        asks_for: "leading and trailing silence trimmed",
+        asks_for: "the leading and trailing silence to be trimmed",
         instead: "gpufeed computes the features of the whole file, so the cache keeps the \
                   silence",
         fix: "trim the audio beforehand (`sox in.wav out.wav silence 1 0.1 1% reverse silence \
@@ -206,7 +206,7 @@ pub const TABLE: &[Entry] = &[
     Entry {
         key: "data.normalize_audio",
         asks_when: "`true`",
-        asks_for: "each clip normalised to one level",
+        asks_for: "each clip to be normalised to one level",
         instead: "gpufeed computes the features of the samples as recorded, so the cache keeps \
                   each file's level",
         fix: "normalise the files beforehand (`sox --norm=-1 in.wav out.wav`), or set \
@@ -272,7 +272,7 @@ pub const TABLE: &[Entry] = &[
     Entry {
         key: "data.enable_multilingual",
         asks_when: "`true`",
-        asks_for: "a language detected for each item (`language_detection_method`)",
+        asks_for: "a language to be detected for each item (`language_detection_method`)",
         instead: "gpufeed detects no language: every item is cleaned and tokenised alike and \
                   the cache holds no language per item",
         fix: "keep one language per dataset and precompute each with its own config, or set \
@@ -324,7 +324,7 @@ pub const TABLE: &[Entry] = &[
     Entry {
         key: "data.train_split",
         asks_when: "below 1, without `metadata_train_file`",
-        asks_for: "part of the items held out of training",
+        asks_for: "part of the items to be held out of training",
         instead: "gpufeed's cache and loader hold every item of the manifest",
         fix: "split the manifest yourself (`metadata_train.csv`, `metadata_eval.csv`) and \
               precompute the training part with `--data DIR/metadata_train.csv`; or set \

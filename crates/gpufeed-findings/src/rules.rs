@@ -383,7 +383,7 @@ pub const RULES: &[Rule] = &[
         "config-unhonoured-key",
         Warning,
         Validate,
-        "gpufeed's precompute and loader do not read this key, so the feature cache is the same whatever it says, and differs from what a trainer that does what the key asks would build",
+        "gpufeed's precompute and loader do not read this key, so the feature cache is the same whatever it says, which can differ from what the trainer would build from it",
         "do beforehand what the key asks (the finding says how), or set the key to what the cache holds",
     ),
     // ---- lint ----
