@@ -329,6 +329,7 @@ mod read;
 mod schema;
 pub mod settings;
 mod source;
+pub mod unhonoured;
 mod yaml;
 
 use std::path::Path;

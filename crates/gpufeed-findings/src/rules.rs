@@ -379,6 +379,13 @@ pub const RULES: &[Rule] = &[
         "MyXTTS builds its dataclasses with `DataConfig(**yaml['data'])`, which raises TypeError on a key it does not define (the shipped config crashed on `data.n_mels`)",
         "keep these keys out of the copy of the config MyXTTS reads",
     ),
+    rule(
+        "config-unhonoured-key",
+        Warning,
+        Validate,
+        "gpufeed's precompute and loader do not read this key, so the feature cache is the same whatever it says, which can differ from what the trainer would build from it",
+        "do beforehand what the key asks (the finding says how), or set the key to what the cache holds",
+    ),
     // ---- lint ----
     rule(
         "tf-py-function-in-map",

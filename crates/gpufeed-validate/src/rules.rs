@@ -13,13 +13,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use gpufeed_config::unhonoured::{self, Consequence};
 use gpufeed_config::{Loaded, Myxtts, key_info};
 
 use super::Context;
 use gpufeed_stats::thresholds::{BATCH_SIZE_SMALL, NUM_WORKERS_LOW};
 
 use gpufeed_findings::constants::MYXTTS_MAX_TEXT_TOKENS;
-use gpufeed_findings::finding::Finding;
+use gpufeed_findings::finding::{Finding, Severity};
 use gpufeed_findings::rules::finding;
 
 /// Every rule on a loaded config.
@@ -35,6 +36,7 @@ pub(super) fn check(loaded: &Loaded, ctx: &Context, path: &Path) -> Vec<Finding>
     gpus(&mut r);
     compute(&mut r);
     myxtts_keys(&mut r);
+    unhonoured(&mut r);
     r.out
 }
 
@@ -491,6 +493,37 @@ fn myxtts_keys(r: &mut Rules<'_>) {
     }
 }
 
+/// Keys whose value asks for what gpufeed's precompute and loader do not do
+/// (`gpufeed_config::unhonoured`, the table `gpufeed precompute` reports from too): a
+/// warning where the file writes the key, a note where only MyXTTS' default asks or the key
+/// changes nothing in gpufeed.
+fn unhonoured(r: &mut Rules<'_>) {
+    for hit in unhonoured::find(r.loaded) {
+        let mut evidence = r.show(hit.key, &hit.value);
+        if let Some(marker) = &hit.myxtts_marker {
+            let _ = write!(
+                evidence,
+                "; {} makes it a MyXTTS config",
+                r.show(marker, "")
+            );
+        }
+        for key in hit.default_keys {
+            let _ = write!(evidence, "; {}", r.show(key, ""));
+        }
+        let mut f = finding("config-unhonoured-key", &hit.message)
+            .evidence(evidence)
+            .fix(hit.fix);
+        f = match hit.written {
+            Some(span) => f.at(r.path, span.line, span.column),
+            None => f.in_file(r.path),
+        };
+        if hit.by_default() || hit.consequence == Consequence::Moot {
+            f.severity = Severity::Info;
+        }
+        r.out.push(f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,7 +547,8 @@ mod tests {
     }
 
     /// A config that passes every rule: static shapes, caps agree, XLA and graph mode,
-    /// prefetch on, 8 workers on 16 cores, one GPU.
+    /// prefetch on, 8 workers on 16 cores, one GPU, characters (MyXTTS' default is
+    /// phonemes, which gpufeed does not make).
     const GOOD: &str = "\
 data:
   batch_size: 32
@@ -524,6 +558,7 @@ data:
   max_text_tokens: 200
   use_tf_native_loading: true
   prefetch_to_gpu: true
+  use_phonemes: false
 training:
   enable_graph_mode: true
   enable_xla_compilation: true
@@ -744,6 +779,97 @@ training:
         assert!(
             f[0].message.contains("`data.n_mels`") && f[0].message.contains("`data.cache_dir`")
         );
+    }
+
+    #[test]
+    fn unhonoured_keys() {
+        fires(
+            "config-unhonoured-key",
+            &with("use_phonemes: false", "use_phonemes: true"),
+            None,
+        );
+        let all = |text: &str| {
+            let loaded =
+                gpufeed_config::check(text, Path::new("c.yaml")).unwrap_or_else(|e| panic!("{e}"));
+            check(&loaded, &Context::default(), Path::new("c.yaml"))
+                .into_iter()
+                .filter(|f| f.id == "config-unhonoured-key")
+                .collect::<Vec<_>>()
+        };
+        // Written: a warning at the key.
+        let written = all(&with("use_phonemes: false", "use_phonemes: true"));
+        let [f] = written.as_slice() else {
+            panic!("{written:?}")
+        };
+        assert_eq!(f.severity, Severity::Warning);
+        assert_eq!((f.line, f.column), (Some(9), Some(3)));
+        assert!(
+            f.message.starts_with(
+                "`data.use_phonemes: true` asks for phonemes, but gpufeed tokenises the \
+                 characters of the cleaned text"
+            ),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.message
+                .contains("; gpufeed's precompute and loader do not read this key")
+        );
+        assert_eq!(f.evidence, "`data.use_phonemes: true` (line 9)");
+        assert!(f.fix.contains("`phonemes` field or column of the manifest"));
+        // MyXTTS' default in a MyXTTS config: a note, nowhere in the file, saying why.
+        let default = all(&with("  use_phonemes: false\n", ""));
+        let [f] = default.as_slice() else {
+            panic!("{default:?}")
+        };
+        assert_eq!((f.severity, f.line), (Severity::Info, None));
+        assert_eq!(
+            f.evidence,
+            "`data.use_phonemes` not set (default: true); `data.max_text_tokens: 200` (line 6) \
+             makes it a MyXTTS config"
+        );
+        // The librosa path's defaults name the key that selects it.
+        let librosa = all(&with(
+            "use_tf_native_loading: true",
+            "use_tf_native_loading: false",
+        ));
+        let ids: Vec<_> = librosa
+            .iter()
+            .map(|f| f.message.split('`').nth(1))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                Some("data.trim_silence"),
+                Some("data.normalize_audio"),
+                Some("data.enable_loudness_normalization")
+            ]
+        );
+        assert!(
+            librosa[0]
+                .evidence
+                .ends_with("; `data.use_tf_native_loading: false` (line 7)"),
+            "{}",
+            librosa[0].evidence
+        );
+        // A key that changes nothing in gpufeed is a note even when written.
+        let speakers = all(&with(
+            "use_phonemes: false",
+            "use_phonemes: false\n  enable_multispeaker: true",
+        ));
+        assert_eq!(
+            speakers.iter().map(|f| f.severity).collect::<Vec<_>>(),
+            [Severity::Info]
+        );
+        // No other rule speaks of these keys: MyXTTS reads every one of them.
+        for e in gpufeed_config::unhonoured::TABLE {
+            assert_eq!(
+                key_info(e.key).map(|k| k.myxtts),
+                Some(Myxtts::Read),
+                "{}",
+                e.key
+            );
+        }
     }
 
     #[test]

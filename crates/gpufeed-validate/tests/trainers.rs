@@ -42,6 +42,7 @@ const MYXTTS_ONLY: &[&str] = &[
     "eager-train-step",
     "myxtts-unread-key",
     "myxtts-rejects-key",
+    "config-unhonoured-key",
     "config-wrong-type",
     "config-invalid-value",
 ];
@@ -195,6 +196,63 @@ fn a_small_myxtts_file_keeps_every_rule_typos_included() {
         !v.findings
             .iter()
             .any(|f| matches!(f.id, "config-trainer" | "config-unrecognised"))
+    );
+}
+
+/// The keys gpufeed's cache does not honour: a warning at each key that asks, a note for
+/// the one that changes nothing in gpufeed, nothing for the keys set to what the cache
+/// holds, and no edit for `--fix` (they change what the trainer does).
+#[test]
+fn a_myxtts_file_hears_which_keys_gpufeed_does_not_honour() {
+    use Severity::{Info, Warning};
+    let path = config("myxtts_unhonoured.yaml");
+    let v = validate_file(&path, &this_machine(8)).unwrap();
+    let got: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "config-unhonoured-key")
+        .map(|f| {
+            (
+                f.line,
+                f.severity,
+                f.message.split('`').nth(1).unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(6), Warning, "data.use_phonemes: true"),
+            (Some(8), Warning, "data.trim_silence: true"),
+            (Some(7), Info, "data.enable_multispeaker: true"),
+        ]
+    );
+    assert!(
+        v.findings
+            .iter()
+            .all(|f| f.id != "config-unhonoured-key" || f.edit.is_none())
+    );
+    let p = fix::plan(&v, &this_machine(8)).unwrap();
+    assert!(!p.changes(), "{}", p.fixed);
+    // `false` asks for nothing, and neither does a file of gpufeed's own keys.
+    let text = fs_err::read_to_string(&path)
+        .unwrap()
+        .replace(": true", ": false");
+    let v = validate_text(&text, &path, &this_machine(8));
+    assert!(
+        v.findings.iter().all(|f| f.id != "config-unhonoured-key"),
+        "{:?}",
+        v.findings
+    );
+    let own = validate_text(
+        "data:\n  sample_rate: 16000\n  batch_size: 32\n",
+        &path,
+        &this_machine(8),
+    );
+    assert!(
+        own.findings.iter().all(|f| f.id != "config-unhonoured-key"),
+        "{:?}",
+        own.findings
     );
 }
 
