@@ -114,6 +114,10 @@ fn transcript_like() -> impl Strategy<Value = String> {
         "['.#][0-9]{2}",
         "[ \t\n.,;:!?\"'()\\-&_~]",
         "[éüçß“”’—½²€£]",
+        "[А-Яа-яЁё]{1,8}",
+        "[ぁ-ゖ一-龯]{1,4}",
+        "[Α-Ωα-ωΣς]{1,6}",
+        "[a-zA-Z][\u{300}-\u{36f}]{1,2}",
         any::<char>().prop_map(String::from),
     ];
     prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.join(" "))
@@ -137,6 +141,34 @@ proptest! {
     #[test]
     fn clean_never_panics_on_transcripts(text in transcript_like(), cleaner in any_cleaner()) {
         let _ = clean(&text, cleaner);
+    }
+
+    #[test]
+    fn dataset_table_ignores_text_order(mut texts in prop::collection::vec(transcript_like(), 0..8), seed: u64) {
+        let table = SymbolTable::from_texts(texts.iter().map(String::as_str));
+        // A deterministic shuffle from the seed, and duplicated texts: same table.
+        let n = texts.len().max(1);
+        texts.rotate_left(usize::try_from(seed % n as u64).unwrap_or(0));
+        texts.reverse();
+        texts.extend(texts.clone());
+        prop_assert_eq!(SymbolTable::from_texts(texts.iter().map(String::as_str)), table.clone());
+        let english = SymbolTable::english();
+        prop_assert!(table.symbols().starts_with(english.symbols()));
+        let extra = &table.symbols()[english.symbols().len()..];
+        prop_assert!(extra.windows(2).all(|w| w[0] < w[1]), "sorted, distinct: {:?}", extra);
+    }
+
+    #[test]
+    fn dataset_table_round_trips_every_cleaned_text(texts in prop::collection::vec(any::<String>(), 1..6), settings in any_settings()) {
+        let cleaned: Vec<String> = texts.iter().map(|t| clean(t, settings.cleaner)).collect();
+        let table = SymbolTable::from_texts(cleaned.iter().map(String::as_str));
+        let tokenizer = Tokenizer::with_symbols(&settings, table);
+        for (raw, cleaned) in texts.iter().zip(&cleaned) {
+            let encoded = tokenizer.encode_with_stats(cleaned);
+            prop_assert_eq!(encoded.unknown, 0);
+            prop_assert_eq!(&tokenizer.decode(&encoded.ids), cleaned);
+            prop_assert_eq!(tokenizer.encode_text(raw), encoded.ids);
+        }
     }
 
     #[test]
