@@ -420,6 +420,7 @@ fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) 
         None => config.data.cleaner = mapped,
         Some(span) if config.data.cleaner != mapped => {
             let name = |c: Cleaner| match c {
+                Cleaner::Unicode => "unicode",
                 Cleaner::English => "english",
                 Cleaner::Basic => "basic",
                 Cleaner::None => "none",

@@ -17,8 +17,8 @@
 //! This is every character of LJSpeech's normalised column after the English cleaner (the
 //! raw column adds only `$ & £` and digits, which the cleaner turns into words), plus
 //! nothing else: the brief's `!'(),-.:;?"` and the `[ ]` that 7 LJSpeech lines contain.
-//! Any other character (another script, digits or capitals left by the `basic` and `none`
-//! cleaners, `_`, `~`, a character transliteration did not know) is encoded as
+//! Any other character (another script, digits or capitals left by the `unicode`, `basic`
+//! and `none` cleaners, `_`, `~`, a character transliteration did not know) is encoded as
 //! [`UNK`] and counted by [`Tokenizer::encode_with_stats`]; nothing is dropped.
 //!
 //! ## A dataset's table
@@ -30,10 +30,10 @@
 //! and read back with [`Tokenizer::with_symbols`].
 //!
 //! ```
-//! use gpufeed_config::{Cleaner, TextSettings};
+//! use gpufeed_config::TextSettings;
 //! use gpufeed_text::{SymbolTable, Tokenizer, clean};
 //!
-//! let settings = TextSettings { cleaner: Cleaner::Basic, ..TextSettings::default() };
+//! let settings = TextSettings::default(); // the `unicode` cleaner
 //! let texts: Vec<String> = ["Привет, мир!", "日本語"].iter().map(|t| clean(t, settings.cleaner)).collect();
 //! let table = SymbolTable::from_texts(texts.iter().map(String::as_str));
 //! assert!(table.symbols().starts_with(SymbolTable::english().symbols()));
@@ -546,7 +546,7 @@ mod tests {
         ];
         for add_blank in [false, true] {
             let settings = TextSettings {
-                cleaner: Cleaner::Basic,
+                cleaner: Cleaner::Unicode,
                 add_blank,
                 add_eos: true,
                 use_normalized_text: true,

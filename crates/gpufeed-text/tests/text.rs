@@ -61,11 +61,34 @@ const GOLDEN: [(&str, &str); 16] = [
     ("", ""),
 ];
 
+/// Golden outputs of the `unicode` cleaner, which `basic` shares since version 2.
+const GOLDEN_UNICODE: [(&str, &str); 9] = [
+    ("Привет,  МИР!", "привет, мир!"),
+    ("日本語のテキスト", "日本語のテキスト"),
+    ("ΟΔΟΣ ΚΑΙ Ο ΔΡΟΜΟΣ", "οδος και ο δρομος"),
+    ("Cafe\u{301} NOE\u{308}L", "café noël"),
+    ("\u{212b}ngstr\u{f6}m J\u{30c}", "ångström \u{1f0}"),
+    (
+        "Dr. Smith paid $3.50 on the 1st.",
+        "dr. smith paid $3.50 on the 1st.",
+    ),
+    ("“Café” — ½ a_b~c", "“café” — ½ a_b~c"),
+    (
+        "  Multiple \u{a0}\u{2003} spaces\tand\nnewlines  ",
+        "multiple spaces and newlines",
+    ),
+    ("", ""),
+];
+
 #[test]
-fn golden_english_outputs_pin_the_cleaner_version() {
-    assert_eq!(CLEANER_VERSION, 1, "update GOLDEN with the new outputs");
+fn golden_outputs_pin_the_cleaner_version() {
+    assert_eq!(CLEANER_VERSION, 2, "update GOLDEN with the new outputs");
     for (raw, cleaned) in GOLDEN {
         assert_eq!(clean(raw, Cleaner::English), cleaned, "{raw:?}");
+    }
+    for (raw, cleaned) in GOLDEN_UNICODE {
+        assert_eq!(clean(raw, Cleaner::Unicode), cleaned, "{raw:?}");
+        assert_eq!(clean(raw, Cleaner::Basic), cleaned, "{raw:?}");
     }
 }
 
@@ -80,6 +103,7 @@ fn settings(cleaner: Cleaner, add_blank: bool, add_eos: bool) -> TextSettings {
 
 fn any_cleaner() -> impl Strategy<Value = Cleaner> {
     prop_oneof![
+        Just(Cleaner::Unicode),
         Just(Cleaner::English),
         Just(Cleaner::Basic),
         Just(Cleaner::None)
@@ -141,6 +165,23 @@ proptest! {
     #[test]
     fn clean_never_panics_on_transcripts(text in transcript_like(), cleaner in any_cleaner()) {
         let _ = clean(&text, cleaner);
+    }
+
+    #[test]
+    fn unicode_is_idempotent(text in any::<String>()) {
+        let once = clean(&text, Cleaner::Unicode);
+        prop_assert_eq!(clean(&once, Cleaner::Unicode), once);
+    }
+
+    #[test]
+    fn unicode_is_idempotent_on_transcripts(text in transcript_like()) {
+        let once = clean(&text, Cleaner::Unicode);
+        prop_assert_eq!(clean(&once, Cleaner::Unicode), once);
+    }
+
+    #[test]
+    fn basic_is_unicode(text in any::<String>()) {
+        prop_assert_eq!(clean(&text, Cleaner::Basic), clean(&text, Cleaner::Unicode));
     }
 
     #[test]
