@@ -32,6 +32,10 @@
 //! `basic_cleaners` maps to. [`Cleaner::None`] returns the text unchanged.
 //!
 //! Every cleaner is idempotent: cleaning cleaned text changes nothing (property-tested).
+//!
+//! [`clean_checked`] also says which characters a cleaner lost (transliterated or dropped),
+//! so that a dataset in another script cleaned with `english` is reported, not silently
+//! turned into ASCII.
 //! `_` and `~` are ordinary characters here; the tokenizer maps them to
 //! [`UNK`](crate::UNK), never to the blank or end-of-sequence ids.
 //!
@@ -51,6 +55,7 @@
 //! (`myxtts.md` section 3.3).
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use gpufeed_config::Cleaner;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
@@ -100,6 +105,69 @@ pub fn clean(text: &str, cleaner: Cleaner) -> String {
         Cleaner::English => english(text),
         Cleaner::Basic => basic(text),
         Cleaner::None => text.to_owned(),
+    }
+}
+
+/// A cleaned text and the characters the cleaner lost.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Checked {
+    /// What [`clean`] returns.
+    pub text: String,
+    /// The characters the cleaner lost, as [`clean_checked`] defines them, in the order
+    /// they first appear in the text; empty when nothing was lost.
+    pub lost: Vec<char>,
+}
+
+/// Cleans `text` like [`clean`] and lists the characters the cleaner lost.
+///
+/// Let `N(s)` be `s` in NFC, lowercased, in NFC again (steps 1 and 2 of
+/// [`Cleaner::Unicode`]). A character is *lost* when it occurs in `N(text)`, is not ASCII,
+/// is not whitespace, and does not occur in `N(cleaned)`. Each is listed once, in the
+/// order of its first occurrence in `N(text)`.
+///
+/// So transliteration and dropping count ("Привет" under `english` loses п р и в е т,
+/// "café" loses é, "£5" loses £ for "five pounds", curly quotes are lost for straight
+/// ones), while case, composition (NFC) and whitespace do not: under `unicode`, `basic` and
+/// `none` nothing is ever lost. Replacing one ASCII character by another (digits by number
+/// words) is not a loss either: it is what the English cleaner is for.
+///
+/// Cost: an ASCII text is checked for free; otherwise one normalisation of the text (and
+/// of the output when it is not ASCII), one pass over it, and a set of the output's
+/// non-ASCII characters.
+///
+/// ```
+/// use gpufeed_text::{Cleaner, clean_checked};
+/// let checked = clean_checked("Привет, café", Cleaner::English);
+/// assert_eq!(checked.text, "privet, cafe");
+/// assert_eq!(checked.lost, ['п', 'р', 'и', 'в', 'е', 'т', 'é']);
+/// assert!(clean_checked("Привет, café", Cleaner::Unicode).lost.is_empty());
+/// ```
+#[must_use]
+pub fn clean_checked(text: &str, cleaner: Cleaner) -> Checked {
+    let cleaned = clean(text, cleaner);
+    if text.is_ascii() {
+        // N keeps ASCII ASCII: there is nothing to lose.
+        return Checked {
+            text: cleaned,
+            lost: Vec::new(),
+        };
+    }
+    let kept: HashSet<char> = if cleaned.is_ascii() {
+        HashSet::new()
+    } else {
+        nfc_lowercase(&cleaned)
+            .chars()
+            .filter(|c| !c.is_ascii())
+            .collect()
+    };
+    let mut seen = HashSet::new();
+    let lost = nfc_lowercase(text)
+        .chars()
+        .filter(|&c| !c.is_ascii() && !c.is_whitespace() && !kept.contains(&c) && seen.insert(c))
+        .collect();
+    Checked {
+        text: cleaned,
+        lost,
     }
 }
 
@@ -461,6 +529,56 @@ mod tests {
         assert!(matches!(nfc("plain ascii"), Cow::Borrowed(_)));
         assert!(matches!(nfc("café привет 日本"), Cow::Borrowed(_)));
         assert!(matches!(nfc("cafe\u{301}"), Cow::Owned(_)));
+    }
+
+    fn lost(text: &str, cleaner: Cleaner) -> String {
+        clean_checked(text, cleaner).lost.into_iter().collect()
+    }
+
+    #[test]
+    fn english_loses_what_it_transliterates() {
+        let checked = clean_checked("Привет", Cleaner::English);
+        assert_eq!(checked.text, "privet");
+        assert_eq!(checked.lost, ['п', 'р', 'и', 'в', 'е', 'т']);
+        // Distinct, in first-seen order, lowercase.
+        assert_eq!(lost("Мама мыла раму", Cleaner::English), "маылру");
+        assert_eq!(
+            lost("日本語のテキスト", Cleaner::English),
+            "日本語のテキスト"
+        );
+        assert_eq!(
+            lost("Café, naïve, Müller, Straße", Cleaner::English),
+            "éïüß"
+        );
+        assert_eq!(
+            lost("Cafe\u{301}", Cleaner::English),
+            "é",
+            "decomposed counts as é"
+        );
+        assert_eq!(lost("“quoted” — £5", Cleaner::English), "“”—£");
+        // ASCII in, nothing lost, whatever the expansion.
+        assert_eq!(lost("Dr. Smith paid $3.50", Cleaner::English), "");
+        // Whitespace is collapsed, not lost.
+        assert_eq!(lost("a\u{a0}b\u{2003}c", Cleaner::English), "");
+    }
+
+    #[test]
+    fn keeping_cleaners_lose_nothing() {
+        let texts = [
+            "Привет, МИР",
+            "日本語のテキスト",
+            "Café, naïve, Müller, Straße",
+            "Cafe\u{301} NOE\u{308}L",
+            "ΟΔΟΣ \u{212b} J\u{30c} \u{130}",
+            "“quoted” — £5\u{a0}½",
+        ];
+        for cleaner in [Cleaner::Unicode, Cleaner::Basic, Cleaner::None] {
+            for text in texts {
+                let checked = clean_checked(text, cleaner);
+                assert_eq!(checked.text, clean(text, cleaner));
+                assert!(checked.lost.is_empty(), "{cleaner:?} {text:?}: {checked:?}");
+            }
+        }
     }
 
     #[test]

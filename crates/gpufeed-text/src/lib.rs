@@ -4,7 +4,7 @@
 //!
 //! | module | does |
 //! |---|---|
-//! | [`clean`](mod@clean) | the `unicode` (default), `english`, `basic` and `none` cleaners of [`Cleaner`] |
+//! | [`clean`](mod@clean) | the `unicode` (default), `english`, `basic` and `none` cleaners of [`Cleaner`]; [`clean_checked`] says what a cleaner lost |
 //! | [`numbers`] | English: digits, currency, dates, times and regnal numerals to words |
 //! | [`tokenizer`] | [`Tokenizer`], [`SymbolTable`] (built-in, or built from a dataset's texts) and the id layout (blanks, EOS) |
 //! | [`ljspeech`] | how closely the English cleaner reproduces LJSpeech's own normalisation |
@@ -47,7 +47,7 @@ pub mod ljspeech;
 pub mod numbers;
 pub mod tokenizer;
 
-pub use clean::clean;
+pub use clean::{Checked, clean, clean_checked};
 pub use gpufeed_config::{Cleaner, TextSettings};
 pub use tokenizer::{Encoded, SymbolTable, SymbolTableError, Tokenizer};
 

@@ -3,7 +3,7 @@
 use gpufeed_text::numbers::{cardinal, normalize_numbers, ordinal, year};
 use gpufeed_text::{
     BLANK, CLEANER_VERSION, Cleaner, EOS, FIRST_SYMBOL_ID, PAD, SymbolTable, TextSettings,
-    Tokenizer, UNK, clean,
+    Tokenizer, UNK, clean, clean_checked,
 };
 use proptest::prelude::*;
 
@@ -182,6 +182,26 @@ proptest! {
     #[test]
     fn basic_is_unicode(text in any::<String>()) {
         prop_assert_eq!(clean(&text, Cleaner::Basic), clean(&text, Cleaner::Unicode));
+    }
+
+    #[test]
+    fn keeping_cleaners_lose_nothing(text in any::<String>(), cleaner in prop_oneof![
+        Just(Cleaner::Unicode), Just(Cleaner::Basic), Just(Cleaner::None)
+    ]) {
+        let checked = clean_checked(&text, cleaner);
+        prop_assert_eq!(&checked.text, &clean(&text, cleaner));
+        prop_assert!(checked.lost.is_empty(), "{:?}", checked.lost);
+    }
+
+    #[test]
+    fn lost_characters_are_distinct_non_ascii_and_absent(text in transcript_like(), cleaner in any_cleaner()) {
+        let checked = clean_checked(&text, cleaner);
+        let mut seen = std::collections::HashSet::new();
+        for &c in &checked.lost {
+            prop_assert!(!c.is_ascii() && !c.is_whitespace(), "{:?}", c);
+            prop_assert!(seen.insert(c), "{:?} twice", c);
+            prop_assert!(!checked.text.contains(c), "{:?} is in {:?}", c, checked.text);
+        }
     }
 
     #[test]
