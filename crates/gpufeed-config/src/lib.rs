@@ -66,7 +66,9 @@
 //!   Both are accepted; features use the `data` values and a warning says when the two
 //!   differ.
 //! - MyXTTS' `data.text_cleaners` sets `data.cleaner` when `cleaner` is not written
-//!   (`english_cleaners` → `english`, `basic_cleaners` → `basic`, `[]` → `none`).
+//!   (`english_cleaners` and Coqui's `transliteration_cleaners` → `english`,
+//!   `basic_cleaners` → `basic`, `multilingual_cleaners` → `unicode`, `[]` → `none`); with
+//!   neither written the cleaner is `unicode`.
 //!
 //! # YAML library
 //!
