@@ -101,13 +101,15 @@ fn settings(cleaner: Cleaner, add_blank: bool, add_eos: bool) -> TextSettings {
     }
 }
 
+const CLEANERS: [Cleaner; 4] = [
+    Cleaner::Unicode,
+    Cleaner::English,
+    Cleaner::Basic,
+    Cleaner::None,
+];
+
 fn any_cleaner() -> impl Strategy<Value = Cleaner> {
-    prop_oneof![
-        Just(Cleaner::Unicode),
-        Just(Cleaner::English),
-        Just(Cleaner::Basic),
-        Just(Cleaner::None)
-    ]
+    prop::sample::select(CLEANERS.to_vec())
 }
 
 fn any_settings() -> impl Strategy<Value = TextSettings> {
@@ -168,15 +170,19 @@ proptest! {
     }
 
     #[test]
-    fn unicode_is_idempotent(text in any::<String>()) {
-        let once = clean(&text, Cleaner::Unicode);
-        prop_assert_eq!(clean(&once, Cleaner::Unicode), once);
+    fn every_cleaner_is_idempotent(text in any::<String>()) {
+        for cleaner in CLEANERS {
+            let once = clean(&text, cleaner);
+            prop_assert_eq!(clean(&once, cleaner), once, "{:?}", cleaner);
+        }
     }
 
     #[test]
-    fn unicode_is_idempotent_on_transcripts(text in transcript_like()) {
-        let once = clean(&text, Cleaner::Unicode);
-        prop_assert_eq!(clean(&once, Cleaner::Unicode), once);
+    fn every_cleaner_is_idempotent_on_transcripts(text in transcript_like()) {
+        for cleaner in CLEANERS {
+            let once = clean(&text, cleaner);
+            prop_assert_eq!(clean(&once, cleaner), once, "{:?}", cleaner);
+        }
     }
 
     #[test]
@@ -230,24 +236,6 @@ proptest! {
             prop_assert_eq!(&tokenizer.decode(&encoded.ids), cleaned);
             prop_assert_eq!(tokenizer.encode_text(raw), encoded.ids);
         }
-    }
-
-    #[test]
-    fn basic_is_idempotent(text in any::<String>()) {
-        let once = clean(&text, Cleaner::Basic);
-        prop_assert_eq!(clean(&once, Cleaner::Basic), once);
-    }
-
-    #[test]
-    fn english_is_idempotent(text in any::<String>()) {
-        let once = clean(&text, Cleaner::English);
-        prop_assert_eq!(clean(&once, Cleaner::English), once);
-    }
-
-    #[test]
-    fn english_is_idempotent_on_transcripts(text in transcript_like()) {
-        let once = clean(&text, Cleaner::English);
-        prop_assert_eq!(clean(&once, Cleaner::English), once);
     }
 
     #[test]
