@@ -66,7 +66,9 @@
 //!   Both are accepted; features use the `data` values and a warning says when the two
 //!   differ.
 //! - MyXTTS' `data.text_cleaners` sets `data.cleaner` when `cleaner` is not written
-//!   (`english_cleaners` → `english`, `basic_cleaners` → `basic`, `[]` → `none`).
+//!   (`english_cleaners` and Coqui's `transliteration_cleaners` → `english`,
+//!   `basic_cleaners` → `basic`, `multilingual_cleaners` → `unicode`, `[]` → `none`); with
+//!   neither written the cleaner is `unicode`.
 //!
 //! # YAML library
 //!
@@ -114,7 +116,7 @@
 //!
 //! | key | type | default | meaning |
 //! |---|---|---|---|
-//! | `cleaner` | `english` \| `basic` \| `none` | `english` | cleaning; unset: from `text_cleaners` |
+//! | `cleaner` | `unicode` \| `english` \| `basic` \| `none` | `unicode` | cleaning: `unicode` keeps every script (NFC, lowercase), `english` transliterates to ASCII and reads numbers; unset: from `text_cleaners` |
 //! | `add_blank` | bool | `false` | blank token between symbols (MyXTTS defaulted to true) |
 //! | `add_eos` | bool | `true` | append end-of-sequence |
 //! | `use_normalized_text` | bool | `true` | LJSpeech: read the normalised (third) column |
@@ -151,7 +153,7 @@
 //! | `wavs_eval_dir` | path | unset | wavs of the custom eval metadata |
 //! | `trim_silence` | bool | `true` | trim silence (librosa path only) |
 //! | `normalize_audio` | bool | `true` | normalise loudness (librosa path only) |
-//! | `text_cleaners` | list of strings | unset | MyXTTS cleaners; unset: `[english_cleaners]` |
+//! | `text_cleaners` | list of strings | unset | MyXTTS cleaners, mapped onto `cleaner`; unset: `cleaner`'s default (MyXTTS' was `[english_cleaners]`) |
 //! | `language` | string | `en` | text language |
 //! | `use_phonemes` | bool | `true` | phonemise with espeak |
 //! | `phoneme_language` | string | unset | phonemiser language |

@@ -359,7 +359,23 @@ fn reconcile(r: &mut Reader<'_>, config: &mut Config, source: &Source) {
     reconcile_cleaners(r, config, source);
 }
 
-/// Maps MyXTTS' `text_cleaners` onto gpufeed's `cleaner`.
+/// What gpufeed reads MyXTTS' `multilingual_cleaners` as (research notes, `myxtts.md` 3.3).
+const MULTILINGUAL_CLEANERS: &str = "gpufeed has no `multilingual_cleaners` (MyXTTS: \
+    lowercase, expand English abbreviations, strip accents); it reads it as `cleaner: \
+    unicode` (NFC, lowercase, collapse whitespace), which keeps every script and its accents \
+    and expands nothing; set `data.cleaner` to choose";
+
+/// What gpufeed reads Coqui's (and Keith Ito's) `transliteration_cleaners` as.
+const TRANSLITERATION_CLEANERS: &str = "gpufeed has no `transliteration_cleaners` (Coqui, \
+    Keith Ito: to ASCII, lowercase, collapse whitespace); it reads it as `cleaner: english`, \
+    which also spells out numbers, abbreviations and `& %` as English words; set \
+    `data.cleaner` to choose";
+
+/// Maps MyXTTS' `text_cleaners` onto gpufeed's `cleaner`: `english_cleaners` → `english`,
+/// `basic_cleaners` → `basic`, `multilingual_cleaners` → `unicode` (keeps every script, as
+/// MyXTTS' did; a warning says what differs), Coqui's `transliteration_cleaners` →
+/// `english` (a warning says it also reads numbers), `[]` → `none`. Unset, nothing is
+/// mapped and `cleaner`'s default (`unicode`) stays.
 fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) {
     let Some(names) = config.data.text_cleaners.clone() else {
         return;
@@ -373,24 +389,11 @@ fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) 
     for (i, name) in names.iter().enumerate() {
         let item = format!("data.text_cleaners[{i}]");
         let span = value_span(source, &item).or(list_span);
-        let this = match name.as_str() {
-            "english_cleaners" => Cleaner::English,
-            "basic_cleaners" => Cleaner::Basic,
-            "multilingual_cleaners" => {
-                if let Some(span) = span {
-                    r.warn(
-                        span,
-                        &item,
-                        WarningKind::Cleaners,
-                        "gpufeed has no `multilingual_cleaners` (lowercase, expand \
-                         abbreviations, strip accents); it uses `cleaner: basic` (lowercase, \
-                         collapse whitespace) instead; set `data.cleaner` to choose"
-                            .to_owned(),
-                        None,
-                    );
-                }
-                Cleaner::Basic
-            }
+        let (this, note) = match name.as_str() {
+            "english_cleaners" => (Cleaner::English, None),
+            "basic_cleaners" => (Cleaner::Basic, None),
+            "multilingual_cleaners" => (Cleaner::Unicode, Some(MULTILINGUAL_CLEANERS)),
+            "transliteration_cleaners" => (Cleaner::English, Some(TRANSLITERATION_CLEANERS)),
             other => {
                 if let Some(span) = span {
                     r.warn(
@@ -399,7 +402,8 @@ fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) 
                         WarningKind::Cleaners,
                         format!(
                             "unknown cleaner `{other}`; MyXTTS knows `english_cleaners`, \
-                             `basic_cleaners` and `multilingual_cleaners`; gpufeed ignores it"
+                             `basic_cleaners` and `multilingual_cleaners` (gpufeed also reads \
+                             `transliteration_cleaners`); gpufeed ignores it"
                         ),
                         None,
                     );
@@ -407,7 +411,11 @@ fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) 
                 continue;
             }
         };
-        // English includes what basic does; the strongest cleaner in the list wins.
+        if let (Some(note), Some(span)) = (note, span) {
+            r.warn(span, &item, WarningKind::Cleaners, note.to_owned(), None);
+        }
+        // English includes what basic and unicode do; the strongest cleaner in the list
+        // wins, else the last one.
         mapped = Some(match (mapped, this) {
             (Some(Cleaner::English), _) | (_, Cleaner::English) => Cleaner::English,
             _ => this,
@@ -420,6 +428,7 @@ fn reconcile_cleaners(r: &mut Reader<'_>, config: &mut Config, source: &Source) 
         None => config.data.cleaner = mapped,
         Some(span) if config.data.cleaner != mapped => {
             let name = |c: Cleaner| match c {
+                Cleaner::Unicode => "unicode",
                 Cleaner::English => "english",
                 Cleaner::Basic => "basic",
                 Cleaner::None => "none",

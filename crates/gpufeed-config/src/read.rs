@@ -633,8 +633,9 @@ named!(
 );
 named!(
     Cleaner,
-    "one of `english`, `basic`, `none`",
+    "one of `unicode`, `english`, `basic`, `none`",
     [
+        ("unicode", Cleaner::Unicode),
         ("english", Cleaner::English),
         ("basic", Cleaner::Basic),
         ("none", Cleaner::None),

@@ -299,7 +299,8 @@ section! {
         log_floor: f64 = AudioSettings::default().log_floor => "a positive number";
 
         // ---- text (TextSettings) ----
-        /// `english`, `basic` or `none`. When unset, derived from MyXTTS' `text_cleaners`.
+        /// `unicode`, `english`, `basic` or `none`. When unset, derived from MyXTTS'
+        /// `text_cleaners`, else `unicode`.
         cleaner: Cleaner = TextSettings::default().cleaner;
         /// Intersperse the blank token between symbols. (MyXTTS defaulted to true; gpufeed
         /// to false: set it explicitly when comparing with the trainer.)
@@ -368,8 +369,9 @@ section! {
         trim_silence: bool = true;
         /// Normalise loudness (MyXTTS' librosa path only).
         normalize_audio: bool = true;
-        /// MyXTTS cleaner names, applied in order (unset: `[english_cleaners]`). gpufeed maps
-        /// them to `cleaner` when `cleaner` is not set.
+        /// MyXTTS cleaner names, applied in order. gpufeed maps them to `cleaner` when
+        /// `cleaner` is not set; unset, `cleaner`'s default (`unicode`) applies (MyXTTS'
+        /// own default was `[english_cleaners]`).
         text_cleaners: Option<Vec<String>> = None;
         /// Language code of the text.
         language: String = "en".to_owned();

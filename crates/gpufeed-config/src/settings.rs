@@ -128,11 +128,14 @@ impl AudioSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Cleaner {
+    /// Keep every script: Unicode NFC, lowercase, collapse whitespace; no transliteration,
+    /// digits stay digits. The default: datasets come in every language.
+    #[default]
+    Unicode,
     /// Transliterate to ASCII, lowercase, expand abbreviations and numbers, collapse
     /// whitespace (Keith Ito's `english_cleaners`, fixed).
-    #[default]
     English,
-    /// Lowercase and collapse whitespace only.
+    /// Unicode NFC, lowercase and collapse whitespace.
     Basic,
     /// Leave the text as it is.
     None,
@@ -155,7 +158,7 @@ pub struct TextSettings {
 impl Default for TextSettings {
     fn default() -> Self {
         Self {
-            cleaner: Cleaner::English,
+            cleaner: Cleaner::Unicode,
             add_blank: false,
             add_eos: true,
             use_normalized_text: true,

@@ -450,7 +450,7 @@ fn every_warning_kind() {
     assert!(c.data.center);
     assert_eq!(c.data.language, "no");
     assert_eq!(c.data.seed, 10);
-    assert_eq!(c.data.cleaner, Cleaner::Basic);
+    assert_eq!(c.data.cleaner, Cleaner::Unicode, "multilingual_cleaners");
     assert_eq!(c.data.num_workers, None);
     assert_eq!(c.data.n_mels, 80, "features keep data.n_mels");
     assert_eq!(c.model.n_mels, 100);
@@ -582,6 +582,53 @@ fn model_and_data_keys_and_cleaners() {
     let loaded = from_str("data:\n  text_cleaners: []\n", Path::new("c.yaml")).unwrap();
     assert_eq!(loaded.config.data.cleaner, Cleaner::None);
     assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn text_cleaners_map_onto_cleaner() {
+    // (the `data` section, the cleaner gpufeed uses, what its one warning says, if any)
+    let cases: [(&str, Cleaner, &[&str]); 8] = [
+        // Neither key: gpufeed's default keeps every script.
+        ("batch_size: 8", Cleaner::Unicode, &[]),
+        ("cleaner: unicode", Cleaner::Unicode, &[]),
+        ("text_cleaners: [english_cleaners]", Cleaner::English, &[]),
+        ("text_cleaners: [basic_cleaners]", Cleaner::Basic, &[]),
+        (
+            "text_cleaners: [multilingual_cleaners]",
+            Cleaner::Unicode,
+            &["it reads it as `cleaner: unicode`", "keeps every script"],
+        ),
+        (
+            "text_cleaners: [transliteration_cleaners]",
+            Cleaner::English,
+            &["it reads it as `cleaner: english`", "spells out numbers"],
+        ),
+        // English is the strongest whatever the order.
+        (
+            "text_cleaners: [english_cleaners, multilingual_cleaners]",
+            Cleaner::English,
+            &["it reads it as `cleaner: unicode`"],
+        ),
+        // An explicit cleaner wins, with a warning.
+        (
+            "cleaner: unicode\n  text_cleaners: [english_cleaners]",
+            Cleaner::Unicode,
+            &["`data.cleaner: unicode` differs from what `data.text_cleaners` means (`english`"],
+        ),
+    ];
+    for (data, cleaner, says) in cases {
+        let loaded = from_str(&format!("data:\n  {data}\n"), Path::new("c.yaml")).unwrap();
+        assert_eq!(loaded.config.data.cleaner, cleaner, "{data}");
+        let warnings: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings.len(),
+            usize::from(!says.is_empty()),
+            "{data}: {warnings:?}"
+        );
+        for phrase in says {
+            assert!(warnings[0].contains(phrase), "{data}: {}", warnings[0]);
+        }
+    }
 }
 
 #[test]

@@ -1,5 +1,17 @@
 //! Text cleaners: what a transcript goes through before the [tokenizer](crate::tokenizer).
 //!
+//! [`Cleaner::Unicode`], the default, keeps every script and runs, in this order:
+//!
+//! 1. Unicode NFC ([`nfc`]): a letter and its combining accent become one character, so
+//!    "e\u{301}" and "é" are the same symbol.
+//! 2. lowercase with [`str::to_lowercase`] (the full Unicode mapping, final sigma
+//!    included: "ΟΔΟΣ" → "οδος"), then NFC again, because a lowercase letter may compose
+//!    where its capital did not ("J\u{30c}" → "ǰ").
+//! 3. [`collapse_whitespace`].
+//!
+//! Nothing is transliterated and nothing is expanded: digits stay digits, since number
+//! words are language-specific.
+//!
 //! [`Cleaner::English`] runs, in this order:
 //!
 //! 1. [`transliterate`]: every non-ASCII character to ASCII with `deunicode` ("é" → "e",
@@ -15,20 +27,26 @@
 //!    → its name.
 //! 5. lowercase, then [`collapse_whitespace`] (runs of whitespace to one space, trimmed).
 //!
-//! [`Cleaner::Basic`] only lowercases and collapses whitespace; [`Cleaner::None`] returns the
-//! text unchanged.
+//! [`Cleaner::Basic`] runs the same steps as [`Cleaner::Unicode`] (NFC, lowercase, collapse
+//! whitespace), so its output is the same; it is kept as the name MyXTTS'
+//! `basic_cleaners` maps to. [`Cleaner::None`] returns the text unchanged.
 //!
 //! Every cleaner is idempotent: cleaning cleaned text changes nothing (property-tested).
+//!
+//! [`clean_checked`] also says which characters a cleaner lost (transliterated or dropped),
+//! so that a dataset in another script cleaned with `english` is reported, not silently
+//! turned into ASCII.
 //! `_` and `~` are ordinary characters here; the tokenizer maps them to
 //! [`UNK`](crate::UNK), never to the blank or end-of-sequence ids.
 //!
 //! ```
 //! use gpufeed_text::{clean, Cleaner};
+//! assert_eq!(clean("  Привет,   МИР! 日本語 42 ", Cleaner::Unicode), "привет, мир! 日本語 42");
 //! assert_eq!(
 //!     clean("Dr. Smith went to Morocco. He paid £500 in 1455!", Cleaner::English),
 //!     "doctor smith went to morocco. he paid five hundred pounds in fourteen fifty-five!"
 //! );
-//! assert_eq!(clean("  Café   NOIR ", Cleaner::Basic), "café noir");
+//! assert_eq!(clean("  Cafe\u{301}   NOIR ", Cleaner::Basic), "café noir");
 //! assert_eq!(clean("  As Is ", Cleaner::None), "  As Is ");
 //! ```
 //!
@@ -36,7 +54,11 @@
 //! failures of its substring-based descendants are in the project's research notes
 //! (`myxtts.md` section 3.3).
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use gpufeed_config::Cleaner;
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
 use crate::numbers::normalize_numbers;
 
@@ -79,9 +101,111 @@ const CURRENCY_SIGNS: [char; 4] = ['£', '€', '¥', '¢'];
 #[must_use]
 pub fn clean(text: &str, cleaner: Cleaner) -> String {
     match cleaner {
+        Cleaner::Unicode => unicode(text),
         Cleaner::English => english(text),
         Cleaner::Basic => basic(text),
         Cleaner::None => text.to_owned(),
+    }
+}
+
+/// A cleaned text and the characters the cleaner lost.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Checked {
+    /// What [`clean`] returns.
+    pub text: String,
+    /// The characters the cleaner lost, as [`clean_checked`] defines them, in the order
+    /// they first appear in the text; empty when nothing was lost.
+    pub lost: Vec<char>,
+}
+
+/// Cleans `text` like [`clean`] and lists the characters the cleaner lost.
+///
+/// Let `N(s)` be `s` in NFC, lowercased, in NFC again (steps 1 and 2 of
+/// [`Cleaner::Unicode`]). A character is *lost* when it occurs in `N(text)`, is not ASCII,
+/// is not whitespace, and does not occur in `N(cleaned)`. Each is listed once, in the
+/// order of its first occurrence in `N(text)`.
+///
+/// So transliteration and dropping count ("Привет" under `english` loses п р и в е т,
+/// "café" loses é, "£5" loses £ for "five pounds", curly quotes are lost for straight
+/// ones), while case, composition (NFC) and whitespace do not: under `unicode`, `basic` and
+/// `none` nothing is ever lost. Replacing one ASCII character by another (digits by number
+/// words) is not a loss either: it is what the English cleaner is for.
+///
+/// Cost: an ASCII text is checked for free; otherwise one normalisation of the text (and
+/// of the output when it is not ASCII), one pass over it, and a set of the output's
+/// non-ASCII characters.
+///
+/// ```
+/// use gpufeed_text::{Cleaner, clean_checked};
+/// let checked = clean_checked("Привет, café", Cleaner::English);
+/// assert_eq!(checked.text, "privet, cafe");
+/// assert_eq!(checked.lost, ['п', 'р', 'и', 'в', 'е', 'т', 'é']);
+/// assert!(clean_checked("Привет, café", Cleaner::Unicode).lost.is_empty());
+/// ```
+#[must_use]
+pub fn clean_checked(text: &str, cleaner: Cleaner) -> Checked {
+    let cleaned = clean(text, cleaner);
+    if text.is_ascii() {
+        // N keeps ASCII ASCII: there is nothing to lose.
+        return Checked {
+            text: cleaned,
+            lost: Vec::new(),
+        };
+    }
+    let kept: HashSet<char> = if cleaned.is_ascii() {
+        HashSet::new()
+    } else {
+        nfc_lowercase(&cleaned)
+            .chars()
+            .filter(|c| !c.is_ascii())
+            .collect()
+    };
+    let mut seen = HashSet::new();
+    let lost = nfc_lowercase(text)
+        .chars()
+        .filter(|&c| !c.is_ascii() && !c.is_whitespace() && !kept.contains(&c) && seen.insert(c))
+        .collect();
+    Checked {
+        text: cleaned,
+        lost,
+    }
+}
+
+/// The default pipeline: NFC, lowercase, NFC, whitespace (see the [module docs](self)).
+/// Every script is kept; digits stay digits.
+///
+/// ```
+/// use gpufeed_text::clean::unicode;
+/// assert_eq!(unicode("ΟΔΟΣ  Straße\t№ 5"), "οδος straße № 5");
+/// ```
+#[must_use]
+pub fn unicode(text: &str) -> String {
+    collapse_whitespace(&nfc_lowercase(text))
+}
+
+/// `text` in Unicode NFC (canonical composition); borrowed when it already is (always for
+/// ASCII).
+///
+/// ```
+/// use gpufeed_text::clean::nfc;
+/// assert_eq!(nfc("Cafe\u{301}"), "Café");
+/// ```
+#[must_use]
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    // The quick check answers Yes for most text without allocating; Maybe means compose.
+    if text.is_ascii() || is_nfc_quick(text.chars()) == IsNormalized::Yes {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.nfc().collect())
+    }
+}
+
+/// NFC, lowercase, NFC: steps 1 and 2 of [`Cleaner::Unicode`].
+fn nfc_lowercase(text: &str) -> String {
+    let lower = nfc(text).to_lowercase();
+    match nfc(&lower) {
+        Cow::Borrowed(_) => lower,
+        Cow::Owned(composed) => composed,
     }
 }
 
@@ -101,15 +225,17 @@ pub fn english(text: &str) -> String {
     collapse_whitespace(&text.to_lowercase())
 }
 
-/// Lowercase and collapse whitespace.
+/// NFC, lowercase and collapse whitespace: the same steps as [`unicode`] (since cleaner
+/// version 2, which added NFC).
 ///
 /// ```
 /// use gpufeed_text::clean::basic;
 /// assert_eq!(basic("\tHello,\n  World  "), "hello, world");
+/// assert_eq!(basic("NOE\u{308}L"), "noël");
 /// ```
 #[must_use]
 pub fn basic(text: &str) -> String {
-    collapse_whitespace(&text.to_lowercase())
+    unicode(text)
 }
 
 /// Runs of Unicode whitespace to one space, without leading or trailing space.
@@ -354,7 +480,7 @@ mod tests {
 
     #[test]
     fn empty_and_whitespace() {
-        for cleaner in [Cleaner::English, Cleaner::Basic] {
+        for cleaner in [Cleaner::Unicode, Cleaner::English, Cleaner::Basic] {
             assert_eq!(clean("", cleaner), "");
             assert_eq!(clean(" \t\r\n ", cleaner), "");
             assert_eq!(clean("\u{a0}\u{2003}", cleaner), "");
@@ -366,6 +492,93 @@ mod tests {
     fn reserved_looking_characters_stay_text() {
         assert_eq!(english("a_b~c"), "a_b~c");
         assert_eq!(basic("A_B~C"), "a_b~c");
+    }
+
+    #[test]
+    fn unicode_keeps_every_script() {
+        assert_eq!(unicode("Привет, МИР"), "привет, мир");
+        assert_eq!(unicode("日本語のテキスト"), "日本語のテキスト");
+        assert_eq!(unicode("Ελληνικά ΟΔΟΣ"), "ελληνικά οδος", "final sigma");
+        assert_eq!(unicode("مرحبا  بالعالم"), "مرحبا بالعالم");
+        assert_eq!(
+            unicode("Dr. Smith paid $3.50"),
+            "dr. smith paid $3.50",
+            "no expansion"
+        );
+        assert_eq!(unicode("“Café” — ½"), "“café” — ½", "no transliteration");
+        assert_eq!(unicode("a_b~C"), "a_b~c");
+    }
+
+    #[test]
+    fn unicode_and_basic_compose() {
+        // Decomposed and precomposed spellings become one symbol.
+        for cleaner in [Cleaner::Unicode, Cleaner::Basic] {
+            assert_eq!(clean("Cafe\u{301}", cleaner), "café");
+            assert_eq!(clean("Cafe\u{301}", cleaner), clean("Café", cleaner));
+            assert_eq!(clean("\u{212b}ngstr\u{f6}m", cleaner), "ångström");
+            // A lowercase letter may compose where its capital did not.
+            assert_eq!(clean("J\u{30c}", cleaner), "\u{1f0}");
+            assert_eq!(clean("\u{130}", cleaner), "i\u{307}");
+        }
+        assert_eq!(clean("Cafe\u{301}", Cleaner::None), "Cafe\u{301}");
+        assert_eq!(clean("Cafe\u{301}", Cleaner::English), "cafe");
+    }
+
+    #[test]
+    fn nfc_borrows_when_already_composed() {
+        assert!(matches!(nfc("plain ascii"), Cow::Borrowed(_)));
+        assert!(matches!(nfc("café привет 日本"), Cow::Borrowed(_)));
+        assert!(matches!(nfc("cafe\u{301}"), Cow::Owned(_)));
+    }
+
+    fn lost(text: &str, cleaner: Cleaner) -> String {
+        clean_checked(text, cleaner).lost.into_iter().collect()
+    }
+
+    #[test]
+    fn english_loses_what_it_transliterates() {
+        let checked = clean_checked("Привет", Cleaner::English);
+        assert_eq!(checked.text, "privet");
+        assert_eq!(checked.lost, ['п', 'р', 'и', 'в', 'е', 'т']);
+        // Distinct, in first-seen order, lowercase.
+        assert_eq!(lost("Мама мыла раму", Cleaner::English), "маылру");
+        assert_eq!(
+            lost("日本語のテキスト", Cleaner::English),
+            "日本語のテキスト"
+        );
+        assert_eq!(
+            lost("Café, naïve, Müller, Straße", Cleaner::English),
+            "éïüß"
+        );
+        assert_eq!(
+            lost("Cafe\u{301}", Cleaner::English),
+            "é",
+            "decomposed counts as é"
+        );
+        assert_eq!(lost("“quoted” — £5", Cleaner::English), "“”—£");
+        // ASCII in, nothing lost, whatever the expansion.
+        assert_eq!(lost("Dr. Smith paid $3.50", Cleaner::English), "");
+        // Whitespace is collapsed, not lost.
+        assert_eq!(lost("a\u{a0}b\u{2003}c", Cleaner::English), "");
+    }
+
+    #[test]
+    fn keeping_cleaners_lose_nothing() {
+        let texts = [
+            "Привет, МИР",
+            "日本語のテキスト",
+            "Café, naïve, Müller, Straße",
+            "Cafe\u{301} NOE\u{308}L",
+            "ΟΔΟΣ \u{212b} J\u{30c} \u{130}",
+            "“quoted” — £5\u{a0}½",
+        ];
+        for cleaner in [Cleaner::Unicode, Cleaner::Basic, Cleaner::None] {
+            for text in texts {
+                let checked = clean_checked(text, cleaner);
+                assert_eq!(checked.text, clean(text, cleaner));
+                assert!(checked.lost.is_empty(), "{cleaner:?} {text:?}: {checked:?}");
+            }
+        }
     }
 
     #[test]

@@ -4,30 +4,40 @@
 //!
 //! | module | does |
 //! |---|---|
-//! | [`clean`](mod@clean) | the `english`, `basic` and `none` cleaners of [`Cleaner`] |
-//! | [`numbers`] | digits, currency, dates, times and regnal numerals to words |
-//! | [`tokenizer`] | [`Tokenizer`], [`SymbolTable`] and the id layout (blanks, EOS) |
+//! | [`clean`](mod@clean) | the `unicode` (default), `english`, `basic` and `none` cleaners of [`Cleaner`]; [`clean_checked`] says what a cleaner lost |
+//! | [`numbers`] | English: digits, currency, dates, times and regnal numerals to words |
+//! | [`tokenizer`] | [`Tokenizer`], [`SymbolTable`] (built-in, or built from a dataset's texts) and the id layout (blanks, EOS) |
 //! | [`ljspeech`] | how closely the English cleaner reproduces LJSpeech's own normalisation |
 //!
 //! The cache key of tokenised text is [`settings_fingerprint`]: it covers every
 //! [`TextSettings`] field and the versions of the cleaner and the symbol table, so changing
 //! any of them invalidates cached ids.
 //!
+//! The default cleaner, `unicode`, keeps every script (NFC, lowercase, whitespace); the
+//! `english` cleaner, chosen in the config, transliterates to ASCII and reads numbers and
+//! abbreviations as English words.
+//!
 //! ```
 //! use gpufeed_config::TextSettings;
-//! use gpufeed_text::{EOS, Tokenizer, clean, settings_fingerprint};
+//! use gpufeed_text::{Cleaner, EOS, SymbolTable, Tokenizer, clean, settings_fingerprint};
 //!
-//! let settings = TextSettings::default(); // English cleaner, no blanks, EOS
+//! let settings = TextSettings::default(); // unicode cleaner, no blanks, EOS
+//! assert_eq!(settings.cleaner, Cleaner::Unicode);
+//! assert_eq!(clean("Привет,  МИР! 1st", settings.cleaner), "привет, мир! 1st");
 //! assert_eq!(
-//!     clean("Mr. Smith paid $3.50 on the 1st.", settings.cleaner),
+//!     clean("Mr. Smith paid $3.50 on the 1st.", Cleaner::English),
 //!     "mister smith paid three dollars, fifty cents on the first."
 //! );
-//! let tokenizer = Tokenizer::new(&settings);
-//! let ids = tokenizer.encode_text("Hello, world!");
+//!
+//! // The symbol table comes from the dataset's cleaned texts.
+//! let texts = ["Hello, world!", "Привет, мир!"].map(|t| clean(t, settings.cleaner));
+//! let table = SymbolTable::from_texts(texts.iter().map(String::as_str));
+//! let tokenizer = Tokenizer::with_symbols(&settings, table);
+//! let ids = tokenizer.encode_text("Привет, мир!");
 //! assert_eq!(ids.last(), Some(&EOS));
-//! assert_eq!(tokenizer.decode(&ids), "hello, world!");
+//! assert_eq!(tokenizer.decode(&ids), "привет, мир!");
 //! assert!(ids.iter().all(|&id| (id as usize) < tokenizer.vocab_size()));
-//! assert!(settings_fingerprint(&settings).contains("cleaner=english"));
+//! assert!(settings_fingerprint(&settings).contains("cleaner=unicode"));
 //! ```
 //!
 //! Nothing here prints or reads files; [`ljspeech::measure`] takes the metadata's text.
@@ -37,7 +47,7 @@ pub mod ljspeech;
 pub mod numbers;
 pub mod tokenizer;
 
-pub use clean::clean;
+pub use clean::{Checked, clean, clean_checked};
 pub use gpufeed_config::{Cleaner, TextSettings};
 pub use tokenizer::{Encoded, SymbolTable, SymbolTableError, Tokenizer};
 
@@ -55,7 +65,9 @@ pub const FIRST_SYMBOL_ID: u32 = 4;
 /// Version of the cleaners' output. Bump it whenever any cleaner's output changes for some
 /// input, so that cached tokens are rebuilt (the golden test in `tests/text.rs` fails
 /// first).
-pub const CLEANER_VERSION: u32 = 1;
+///
+/// 2: the `unicode` cleaner; `basic` composes to NFC first ("e\u{301}" → "é").
+pub const CLEANER_VERSION: u32 = 2;
 
 /// Version of the built-in symbol table and id layout. Bump it whenever the table or the
 /// blank/EOS layout changes.
@@ -63,7 +75,7 @@ pub const TOKENIZER_VERSION: u32 = 1;
 
 /// A stable string for the feature cache key, covering every text setting and the cleaner
 /// and tokenizer versions, e.g.
-/// `gpufeed-text cleaner-v1 tokenizer-v1 cleaner=english add_blank=false add_eos=true use_normalized_text=true`.
+/// `gpufeed-text cleaner-v2 tokenizer-v1 cleaner=unicode add_blank=false add_eos=true use_normalized_text=true`.
 ///
 /// ```
 /// use gpufeed_config::TextSettings;
@@ -76,6 +88,7 @@ pub const TOKENIZER_VERSION: u32 = 1;
 pub fn settings_fingerprint(settings: &TextSettings) -> String {
     // Spelled out, not Debug, so that renaming a Rust variant cannot change cache keys.
     let cleaner = match settings.cleaner {
+        Cleaner::Unicode => "unicode",
         Cleaner::English => "english",
         Cleaner::Basic => "basic",
         Cleaner::None => "none",
@@ -95,6 +108,10 @@ mod tests {
         let base = TextSettings::default();
         let variants = [
             base.clone(),
+            TextSettings {
+                cleaner: Cleaner::English,
+                ..base.clone()
+            },
             TextSettings {
                 cleaner: Cleaner::Basic,
                 ..base.clone()
@@ -121,7 +138,7 @@ mod tests {
         assert_eq!(prints.len(), variants.len());
         assert_eq!(
             settings_fingerprint(&base),
-            "gpufeed-text cleaner-v1 tokenizer-v1 cleaner=english add_blank=false add_eos=true use_normalized_text=true"
+            "gpufeed-text cleaner-v2 tokenizer-v1 cleaner=unicode add_blank=false add_eos=true use_normalized_text=true"
         );
     }
 }

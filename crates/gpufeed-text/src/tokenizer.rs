@@ -5,7 +5,7 @@
 //! end of sequence. (The original tokenizer this replaces put `_` and `~` in its symbol
 //! list twice, so text containing them collided with its blank and EOS ids.)
 //!
-//! ## The symbol set (table version 1)
+//! ## The built-in symbol set (table version 1)
 //!
 //! | ids | symbols |
 //! |---|---|
@@ -17,9 +17,31 @@
 //! This is every character of LJSpeech's normalised column after the English cleaner (the
 //! raw column adds only `$ & £` and digits, which the cleaner turns into words), plus
 //! nothing else: the brief's `!'(),-.:;?"` and the `[ ]` that 7 LJSpeech lines contain.
-//! Any other character (digits or capitals left by the `basic` and `none` cleaners, `_`,
-//! `~`, a character transliteration did not know) is encoded as [`UNK`] and counted by
-//! [`Tokenizer::encode_with_stats`]; nothing is dropped.
+//! Any other character (another script, digits or capitals left by the `unicode`, `basic`
+//! and `none` cleaners, `_`, `~`, a character transliteration did not know) is encoded as
+//! [`UNK`] and counted by [`Tokenizer::encode_with_stats`]; nothing is dropped.
+//!
+//! ## A dataset's table
+//!
+//! [`SymbolTable::from_texts`] builds the table of a dataset from its cleaned texts: the
+//! built-in symbols first, with their ids, then every other character the texts contain,
+//! by code point. An English dataset gets exactly the built-in ids; "Привет" and "日本語"
+//! get ids of their own. The table is stored with the features (it serialises as below),
+//! and read back with [`Tokenizer::with_symbols`].
+//!
+//! ```
+//! use gpufeed_config::TextSettings;
+//! use gpufeed_text::{SymbolTable, Tokenizer, clean};
+//!
+//! let settings = TextSettings::default(); // the `unicode` cleaner
+//! let texts: Vec<String> = ["Привет, мир!", "日本語"].iter().map(|t| clean(t, settings.cleaner)).collect();
+//! let table = SymbolTable::from_texts(texts.iter().map(String::as_str));
+//! assert!(table.symbols().starts_with(SymbolTable::english().symbols()));
+//! let tokenizer = Tokenizer::with_symbols(&settings, table);
+//! let encoded = tokenizer.encode_with_stats(&texts[0]);
+//! assert_eq!(encoded.unknown, 0);
+//! assert_eq!(tokenizer.decode(&encoded.ids), "привет, мир!");
+//! ```
 //!
 //! ## Layout
 //!
@@ -48,7 +70,7 @@
 //! assert_eq!(tokenizer.decode(&ids), "hi!");
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use gpufeed_config::TextSettings;
 use serde::{Deserialize, Serialize};
@@ -147,6 +169,39 @@ impl SymbolTable {
             Ok(table) => table,
             // SYMBOLS_V1 has distinct characters; the unit tests check it.
             Err(_) => unreachable!("the built-in symbol set has duplicates"),
+        }
+    }
+
+    /// The table of a dataset, from its cleaned texts: the [`english`](Self::english)
+    /// symbols first, in their order (so an English dataset keeps exactly their ids), then
+    /// every other character of the texts, sorted by code point, each once. The same set
+    /// of texts gives the same table whatever their order.
+    ///
+    /// Pass the texts as the tokenizer will see them, cleaned: a character cleaned away
+    /// needs no id.
+    ///
+    /// ```
+    /// use gpufeed_text::{FIRST_SYMBOL_ID, SymbolTable};
+    /// let table = SymbolTable::from_texts(["añb", "ñ日"]);
+    /// let english = SymbolTable::english().symbols().len();
+    /// assert_eq!(&table.symbols()[english..], ['ñ', '日']);
+    /// assert_eq!(table.id('a'), SymbolTable::english().id('a'));
+    /// assert_eq!(table.id('日'), Some(FIRST_SYMBOL_ID + english as u32 + 1));
+    /// ```
+    #[must_use]
+    pub fn from_texts<'a>(cleaned: impl IntoIterator<Item = &'a str>) -> Self {
+        let english = Self::english();
+        let extra: BTreeSet<char> = cleaned
+            .into_iter()
+            .flat_map(str::chars)
+            .filter(|&c| english.id(c).is_none())
+            .collect();
+        let mut symbols = english.symbols;
+        symbols.extend(extra);
+        match Self::from_symbols(symbols) {
+            Ok(table) => table,
+            // The extra characters are distinct (a set) and none is an English symbol.
+            Err(_) => unreachable!("from_texts added a symbol twice"),
         }
     }
 
@@ -279,7 +334,9 @@ pub struct Tokenizer {
 }
 
 impl Tokenizer {
-    /// A tokenizer with the built-in symbol table ([`SymbolTable::english`]).
+    /// A tokenizer with the built-in symbol table ([`SymbolTable::english`]): characters
+    /// outside it are [`UNK`]. For text in other scripts build the table with
+    /// [`SymbolTable::from_texts`] and use [`with_symbols`](Self::with_symbols).
     #[must_use]
     pub fn new(settings: &TextSettings) -> Self {
         Self::with_symbols(settings, SymbolTable::english())
@@ -478,6 +535,70 @@ mod tests {
         assert_eq!(tokenizer.decode(&ids), "doctor who?");
         assert_eq!(tokenizer.decode(&[PAD, EOS, BLANK, UNK, 18]), "a");
         assert_eq!(tokenizer.decode(&[18, 1000]), "a\u{fffd}");
+    }
+
+    #[test]
+    fn dataset_table_round_trips_other_scripts() {
+        let raw = [
+            "Привет, мир",
+            "日本語のテキスト",
+            "Ελληνικά ΟΔΟΣ; Cafe\u{301} 42",
+        ];
+        for add_blank in [false, true] {
+            let settings = TextSettings {
+                cleaner: Cleaner::Unicode,
+                add_blank,
+                add_eos: true,
+                use_normalized_text: true,
+            };
+            let cleaned: Vec<String> = raw.iter().map(|t| clean(t, settings.cleaner)).collect();
+            let table = SymbolTable::from_texts(cleaned.iter().map(String::as_str));
+            let tokenizer = Tokenizer::with_symbols(&settings, table);
+            for (raw, cleaned) in raw.iter().zip(&cleaned) {
+                let encoded = tokenizer.encode_with_stats(cleaned);
+                assert_eq!(encoded.unknown, 0, "{raw}");
+                assert!(!encoded.ids.contains(&UNK));
+                assert_eq!(encoded.ids, tokenizer.encode_text(raw));
+                assert_eq!(&tokenizer.decode(&encoded.ids), cleaned);
+            }
+            assert_eq!(
+                tokenizer.decode(&tokenizer.encode_text("Привет, мир")),
+                "привет, мир"
+            );
+            assert_eq!(
+                tokenizer.decode(&tokenizer.encode_text("日本語のテキスト")),
+                "日本語のテキスト"
+            );
+            // The built-in table knows none of it.
+            let english = Tokenizer::new(&settings).encode_with_stats(&cleaned[0]);
+            assert_eq!(english.unknown, "приветмир".chars().count());
+        }
+    }
+
+    #[test]
+    fn dataset_table_keeps_the_english_ids() {
+        let english = SymbolTable::english();
+        let table = SymbolTable::from_texts(["hello, world!", "привет", "digits 0 1 2 and A"]);
+        assert!(table.symbols().starts_with(english.symbols()));
+        for &c in english.symbols() {
+            assert_eq!(table.id(c), english.id(c), "{c:?}");
+        }
+        let extra: String = table.symbols()[english.symbols().len()..].iter().collect();
+        assert_eq!(extra, "012Aвеипрт", "by code point, each once");
+        // Texts with only English symbols give exactly the built-in table.
+        assert_eq!(SymbolTable::from_texts(["hello, world!", ""]), english);
+        assert_eq!(SymbolTable::from_texts(std::iter::empty()), english);
+    }
+
+    #[test]
+    fn dataset_table_serde_round_trip() {
+        let table = SymbolTable::from_texts(["привет", "日本語", "\u{1f600}"]);
+        let json = serde_json::to_string(&table).unwrap();
+        let back: SymbolTable = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, table);
+        assert_eq!(back.id('日'), table.id('日'));
+        assert_eq!(back.id('\u{1f600}'), table.id('\u{1f600}'));
+        assert_eq!(back.vocab_size(), table.vocab_size());
     }
 
     #[test]

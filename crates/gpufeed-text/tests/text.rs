@@ -3,7 +3,7 @@
 use gpufeed_text::numbers::{cardinal, normalize_numbers, ordinal, year};
 use gpufeed_text::{
     BLANK, CLEANER_VERSION, Cleaner, EOS, FIRST_SYMBOL_ID, PAD, SymbolTable, TextSettings,
-    Tokenizer, UNK, clean,
+    Tokenizer, UNK, clean, clean_checked,
 };
 use proptest::prelude::*;
 
@@ -61,11 +61,34 @@ const GOLDEN: [(&str, &str); 16] = [
     ("", ""),
 ];
 
+/// Golden outputs of the `unicode` cleaner, which `basic` shares since version 2.
+const GOLDEN_UNICODE: [(&str, &str); 9] = [
+    ("Привет,  МИР!", "привет, мир!"),
+    ("日本語のテキスト", "日本語のテキスト"),
+    ("ΟΔΟΣ ΚΑΙ Ο ΔΡΟΜΟΣ", "οδος και ο δρομος"),
+    ("Cafe\u{301} NOE\u{308}L", "café noël"),
+    ("\u{212b}ngstr\u{f6}m J\u{30c}", "ångström \u{1f0}"),
+    (
+        "Dr. Smith paid $3.50 on the 1st.",
+        "dr. smith paid $3.50 on the 1st.",
+    ),
+    ("“Café” — ½ a_b~c", "“café” — ½ a_b~c"),
+    (
+        "  Multiple \u{a0}\u{2003} spaces\tand\nnewlines  ",
+        "multiple spaces and newlines",
+    ),
+    ("", ""),
+];
+
 #[test]
-fn golden_english_outputs_pin_the_cleaner_version() {
-    assert_eq!(CLEANER_VERSION, 1, "update GOLDEN with the new outputs");
+fn golden_outputs_pin_the_cleaner_version() {
+    assert_eq!(CLEANER_VERSION, 2, "update GOLDEN with the new outputs");
     for (raw, cleaned) in GOLDEN {
         assert_eq!(clean(raw, Cleaner::English), cleaned, "{raw:?}");
+    }
+    for (raw, cleaned) in GOLDEN_UNICODE {
+        assert_eq!(clean(raw, Cleaner::Unicode), cleaned, "{raw:?}");
+        assert_eq!(clean(raw, Cleaner::Basic), cleaned, "{raw:?}");
     }
 }
 
@@ -78,12 +101,15 @@ fn settings(cleaner: Cleaner, add_blank: bool, add_eos: bool) -> TextSettings {
     }
 }
 
+const CLEANERS: [Cleaner; 4] = [
+    Cleaner::Unicode,
+    Cleaner::English,
+    Cleaner::Basic,
+    Cleaner::None,
+];
+
 fn any_cleaner() -> impl Strategy<Value = Cleaner> {
-    prop_oneof![
-        Just(Cleaner::English),
-        Just(Cleaner::Basic),
-        Just(Cleaner::None)
-    ]
+    prop::sample::select(CLEANERS.to_vec())
 }
 
 fn any_settings() -> impl Strategy<Value = TextSettings> {
@@ -114,6 +140,10 @@ fn transcript_like() -> impl Strategy<Value = String> {
         "['.#][0-9]{2}",
         "[ \t\n.,;:!?\"'()\\-&_~]",
         "[éüçß“”’—½²€£]",
+        "[А-Яа-яЁё]{1,8}",
+        "[ぁ-ゖ一-龯]{1,4}",
+        "[Α-Ωα-ωΣς]{1,6}",
+        "[a-zA-Z][\u{300}-\u{36f}]{1,2}",
         any::<char>().prop_map(String::from),
     ];
     prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.join(" "))
@@ -140,21 +170,72 @@ proptest! {
     }
 
     #[test]
-    fn basic_is_idempotent(text in any::<String>()) {
-        let once = clean(&text, Cleaner::Basic);
-        prop_assert_eq!(clean(&once, Cleaner::Basic), once);
+    fn every_cleaner_is_idempotent(text in any::<String>()) {
+        for cleaner in CLEANERS {
+            let once = clean(&text, cleaner);
+            prop_assert_eq!(clean(&once, cleaner), once, "{:?}", cleaner);
+        }
     }
 
     #[test]
-    fn english_is_idempotent(text in any::<String>()) {
-        let once = clean(&text, Cleaner::English);
-        prop_assert_eq!(clean(&once, Cleaner::English), once);
+    fn every_cleaner_is_idempotent_on_transcripts(text in transcript_like()) {
+        for cleaner in CLEANERS {
+            let once = clean(&text, cleaner);
+            prop_assert_eq!(clean(&once, cleaner), once, "{:?}", cleaner);
+        }
     }
 
     #[test]
-    fn english_is_idempotent_on_transcripts(text in transcript_like()) {
-        let once = clean(&text, Cleaner::English);
-        prop_assert_eq!(clean(&once, Cleaner::English), once);
+    fn basic_is_unicode(text in any::<String>()) {
+        prop_assert_eq!(clean(&text, Cleaner::Basic), clean(&text, Cleaner::Unicode));
+    }
+
+    #[test]
+    fn keeping_cleaners_lose_nothing(text in any::<String>(), cleaner in prop_oneof![
+        Just(Cleaner::Unicode), Just(Cleaner::Basic), Just(Cleaner::None)
+    ]) {
+        let checked = clean_checked(&text, cleaner);
+        prop_assert_eq!(&checked.text, &clean(&text, cleaner));
+        prop_assert!(checked.lost.is_empty(), "{:?}", checked.lost);
+    }
+
+    #[test]
+    fn lost_characters_are_distinct_non_ascii_and_absent(text in transcript_like(), cleaner in any_cleaner()) {
+        let checked = clean_checked(&text, cleaner);
+        let mut seen = std::collections::HashSet::new();
+        for &c in &checked.lost {
+            prop_assert!(!c.is_ascii() && !c.is_whitespace(), "{:?}", c);
+            prop_assert!(seen.insert(c), "{:?} twice", c);
+            prop_assert!(!checked.text.contains(c), "{:?} is in {:?}", c, checked.text);
+        }
+    }
+
+    #[test]
+    fn dataset_table_ignores_text_order(mut texts in prop::collection::vec(transcript_like(), 0..8), seed: u64) {
+        let table = SymbolTable::from_texts(texts.iter().map(String::as_str));
+        // A deterministic shuffle from the seed, and duplicated texts: same table.
+        let n = texts.len().max(1);
+        texts.rotate_left(usize::try_from(seed % n as u64).unwrap_or(0));
+        texts.reverse();
+        texts.extend(texts.clone());
+        prop_assert_eq!(SymbolTable::from_texts(texts.iter().map(String::as_str)), table.clone());
+        let english = SymbolTable::english();
+        prop_assert!(table.symbols().starts_with(english.symbols()));
+        let extra = &table.symbols()[english.symbols().len()..];
+        prop_assert!(extra.windows(2).all(|w| w[0] < w[1]), "sorted, distinct: {:?}", extra);
+    }
+
+    #[test]
+    fn dataset_table_round_trips_every_cleaned_text(texts in prop::collection::vec(any::<String>(), 1..6), settings in any_settings()) {
+        let cleaned: Vec<String> = texts.iter().map(|t| clean(t, settings.cleaner)).collect();
+        let table = SymbolTable::from_texts(cleaned.iter().map(String::as_str));
+        let tokenizer = Tokenizer::with_symbols(&settings, table);
+        for (raw, cleaned) in texts.iter().zip(&cleaned) {
+            let encoded = tokenizer.encode_with_stats(cleaned);
+            prop_assert_eq!(encoded.unknown, 0);
+            prop_assert_eq!(&tokenizer.decode(&encoded.ids), cleaned);
+            prop_assert_eq!(tokenizer.encode_text(raw), encoded.ids);
+        }
     }
 
     #[test]
