@@ -210,6 +210,15 @@ pub struct Report {
     pub speakers: usize,
     /// Distinct languages of the dataset's items.
     pub languages: usize,
+    /// The cleaner (`data.cleaner`).
+    pub cleaner: gpufeed_config::Cleaner,
+    /// Items whose text the cleaner transliterated or dropped characters of (a warning:
+    /// `cleaner: unicode` keeps every script).
+    pub text_changed: usize,
+    /// Those characters, each once (the first 24).
+    pub text_lost: String,
+    /// Distinct characters of the dataset's symbol table (ids from 4 on).
+    pub symbols: usize,
 }
 
 impl Report {
@@ -222,6 +231,22 @@ impl Report {
         );
         for note in &self.notes {
             let _ = writeln!(s, "  {note}");
+        }
+        if self.text_changed > 0 {
+            let _ = writeln!(
+                s,
+                "warning: the `{}` cleaner transliterated or dropped characters of {} item(s) ({}); `cleaner: unicode` keeps every script",
+                serde_json::to_value(self.cleaner)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                self.text_changed,
+                self.text_lost
+                    .chars()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
         }
         let _ = if self.was_complete {
             write!(
@@ -320,16 +345,23 @@ impl Outcome {
 /// Runs a precompute.
 pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError> {
     let started = Instant::now();
-    let (dataset, settings, key, dir) = open_dataset(opts)?;
-    fsx::create_dir_all(&dir)?;
-    let _lock = Lock::acquire(&dir, opts.shard)?;
+    let opened = open_dataset(opts)?;
+    let Opened {
+        dataset,
+        key,
+        dir,
+        texts,
+        ..
+    } = &opened;
+    fsx::create_dir_all(dir)?;
+    let _lock = Lock::acquire(dir, opts.shard)?;
 
-    let (sources, plans) = plans_of(opts, &dataset, &key);
+    let (sources, plans) = plans_of(opts, dataset, key, texts);
     let jobs = opts
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
-    let mut report = Report::new(&dir, &key, &dataset, plans.len(), jobs);
+    let mut report = Report::new(&opened, opts, plans.len(), jobs);
 
     // Fast path: a complete cache for exactly these shards and length caps. (Other caps
     // need no new features, only new flags: the merge below rewrites the manifest.)
@@ -360,14 +392,14 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     let buffers = BufferPool::default();
     let next = AtomicUsize::new(0);
     let mut builder = Builder {
-        key: &key,
-        dir: &dir,
+        key,
+        dir,
         todo: &todo,
         n_mels: opts.audio.n_mels,
         on_error: opts.on_error,
         io: opts.io,
         buffers: &buffers,
-        dataset: &dataset,
+        dataset,
         data: ShardData::new(),
         current: None,
         shard: 0,
@@ -382,7 +414,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
             std::thread::Builder::new()
                 .name(format!("precompute-{n}"))
                 .spawn_scoped(scope, move || {
-                    let mut worker = Worker::new(opts);
+                    let mut worker = Worker::new(opts, &texts.table);
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
                         if k >= order.len() || !window.wait_for(k) {
@@ -395,10 +427,10 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
                         // forever): it becomes this utterance's error, and the worker's
                         // state, which it may have left half-updated, is rebuilt.
                         let run = std::panic::AssertUnwindSafe(|| {
-                            worker.process(dataset, item, &sources[i], buffers)
+                            worker.process(dataset, item, &texts.cleaned[i], &sources[i], buffers)
                         });
                         let out = std::panic::catch_unwind(run).unwrap_or_else(|panic| {
-                            worker = Worker::new(opts);
+                            worker = Worker::new(opts, &texts.table);
                             Outcome::skipped(
                                 item,
                                 format!(
@@ -430,8 +462,8 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     drop(builder);
 
     // Merge: the manifest is written once every shard of the cache exists.
-    if let Some(manifest) = merge(&dir, &key, &settings, &dataset, &plans, written, opts)? {
-        write_manifest(&dir, &plans, manifest, &mut report, opts.max_skipped)?;
+    if let Some(manifest) = merge(&opened, &plans, written, opts)? {
+        write_manifest(dir, &plans, manifest, &mut report, opts.max_skipped)?;
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
@@ -440,7 +472,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
 /// Opens the dataset of `opts` (refusing a bad line under `--on-error fail`, and a
 /// manifest without items), checks the feature settings; returns the dataset, the settings,
 /// their key and the cache folder.
-fn open_dataset(opts: &Options) -> Result<(Dataset, FeatureSettings, String, PathBuf), DataError> {
+fn open_dataset(opts: &Options) -> Result<Opened, DataError> {
     let read = ReadOptions {
         use_normalized_text: opts.text.use_normalized_text,
         ..opts.read.clone()
@@ -469,7 +501,79 @@ fn open_dataset(opts: &Options) -> Result<(Dataset, FeatureSettings, String, Pat
     let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone());
     let key = settings.key();
     let dir = opts.cache_root.join(&key);
-    Ok((dataset, settings, key, dir))
+    let texts = Texts::of(&dataset, &opts.text);
+    Ok(Opened {
+        dataset,
+        settings,
+        key,
+        dir,
+        texts,
+    })
+}
+
+/// A dataset opened for a run: its items, the feature settings and their key, the cache
+/// folder, and every item's text as it is tokenised.
+struct Opened {
+    dataset: Dataset,
+    settings: FeatureSettings,
+    key: String,
+    dir: PathBuf,
+    texts: Texts,
+}
+
+/// Every item's text as it is tokenised, and the symbol table built from all of them.
+struct Texts {
+    /// Per item: its text cleaned by the configured cleaner, or its given tokens
+    /// (`phonemes`) as they are.
+    cleaned: Vec<String>,
+    /// The dataset's characters: the English table first (English datasets keep their ids),
+    /// then every other character of `cleaned` by code point.
+    table: gpufeed_text::SymbolTable,
+    /// Items whose text the cleaner transliterated or dropped characters of.
+    changed: usize,
+    /// Those characters, each once, in order of first appearance (at most [`LOST_SHOWN`]).
+    lost: Vec<char>,
+}
+
+/// The most lost characters a report lists.
+const LOST_SHOWN: usize = 24;
+
+impl Texts {
+    fn of(dataset: &Dataset, settings: &gpufeed_config::TextSettings) -> Self {
+        let mut changed = 0;
+        let mut lost: Vec<char> = Vec::new();
+        let cleaned: Vec<String> = dataset
+            .items
+            .iter()
+            .map(|item| {
+                if let Some(tokens) = &item.tokens {
+                    return tokens.trim().to_owned();
+                }
+                let checked = gpufeed_text::clean_checked(&item.text, settings.cleaner);
+                if !checked.lost.is_empty() {
+                    changed += 1;
+                    for c in checked.lost {
+                        if lost.len() < LOST_SHOWN && !lost.contains(&c) {
+                            lost.push(c);
+                        }
+                    }
+                }
+                checked.text
+            })
+            .collect();
+        let table = gpufeed_text::SymbolTable::from_texts(cleaned.iter().map(String::as_str));
+        Self {
+            cleaned,
+            table,
+            changed,
+            lost,
+        }
+    }
+
+    /// The table as the manifest stores it (and the shards' names hash it).
+    fn table_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.table).unwrap_or_default()
+    }
 }
 
 /// Writes `skipped.json` and then `manifest.json` (each atomically), deletes what earlier
@@ -551,20 +655,27 @@ fn too_many_skipped(dir: &Path, manifest: &Manifest, max_skipped: f64) -> Result
 /// `--shard I/N` slice that builds it when the slices' lock files tell N), never skipped.
 pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
     let started = Instant::now();
-    let (dataset, settings, key, dir) = open_dataset(opts)?;
-    let (_, plans) = plans_of(opts, &dataset, &key);
+    let opened = open_dataset(opts)?;
+    let Opened {
+        dataset,
+        key,
+        dir,
+        texts,
+        ..
+    } = &opened;
+    let (_, plans) = plans_of(opts, dataset, key, texts);
     if !dir.is_dir() {
         return Err(DataError::MissingShards {
             list: "the folder does not exist, so no slice has run on it (is `--cache` the \
                    folder the array tasks were given, with the same `--config`?)"
                 .to_owned(),
-            dir,
+            dir: dir.clone(),
             missing: plans.len(),
             total: plans.len(),
         });
     }
-    let _lock = Lock::acquire(&dir, None)?;
-    let slices = slice_counts(&dir);
+    let _lock = Lock::acquire(dir, None)?;
+    let slices = slice_counts(dir);
     let mut missing = Vec::new();
     for plan in &plans {
         let path = dir.join(&plan.file);
@@ -591,33 +702,25 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
             let _ = write!(list, "; and {} more", missing.len() - SHOWN);
         }
         return Err(DataError::MissingShards {
-            dir,
+            dir: dir.clone(),
             missing: missing.len(),
             total: plans.len(),
             list,
         });
     }
-    let mut report = Report::new(&dir, &key, &dataset, plans.len(), 1);
+    let mut report = Report::new(&opened, opts, plans.len(), 1);
     report.shards_reused = plans.len();
     if report.already_complete(&plans, opts, started) {
         return Ok(report);
     }
-    let manifest = merge(
-        &dir,
-        &key,
-        &settings,
-        &dataset,
-        &plans,
-        HashMap::new(),
-        opts,
-    )?
-    .ok_or_else(|| DataError::MissingShards {
-        dir: dir.clone(),
-        missing: 1,
-        total: plans.len(),
-        list: "a shard was deleted while merging".to_owned(),
-    })?;
-    write_manifest(&dir, &plans, manifest, &mut report, opts.max_skipped)?;
+    let manifest =
+        merge(&opened, &plans, HashMap::new(), opts)?.ok_or_else(|| DataError::MissingShards {
+            dir: dir.clone(),
+            missing: 1,
+            total: plans.len(),
+            list: "a shard was deleted while merging".to_owned(),
+        })?;
+    write_manifest(dir, &plans, manifest, &mut report, opts.max_skipped)?;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -641,8 +744,19 @@ fn slice_counts(dir: &Path) -> Vec<usize> {
 
 impl Report {
     /// A run on cache folder `dir` that has done nothing yet.
-    fn new(dir: &Path, key: &str, dataset: &Dataset, shards_total: usize, jobs: usize) -> Self {
+    fn new(opened: &Opened, opts: &Options, shards_total: usize, jobs: usize) -> Self {
+        let Opened {
+            dataset,
+            key,
+            dir,
+            texts,
+            ..
+        } = opened;
         Self {
+            cleaner: opts.text.cleaner,
+            text_changed: texts.changed,
+            text_lost: texts.lost.iter().collect(),
+            symbols: texts.table.symbols().len(),
             cache_dir: dir.to_path_buf(),
             key: key.to_owned(),
             items: dataset.items.len(),
@@ -709,13 +823,21 @@ fn count_over(report: &mut Report, items: &[CachedItem]) {
 }
 
 /// The source identity of every utterance of `dataset`, and its shards under `key`.
-fn plans_of(opts: &Options, dataset: &Dataset, key: &str) -> (Vec<SourceId>, Vec<Plan>) {
+fn plans_of(
+    opts: &Options,
+    dataset: &Dataset,
+    key: &str,
+    texts: &Texts,
+) -> (Vec<SourceId>, Vec<Plan>) {
     let sources: Vec<SourceId> = dataset
         .items
         .iter()
         .map(|it| SourceId::of(&dataset.root, &it.audio))
         .collect();
-    let plans = plan_shards(key, &dataset.items, &sources, opts.shard_items.max(1));
+    // The symbol table is the dataset's: a new character anywhere changes ids everywhere,
+    // so every shard's name covers it.
+    let salted = format!("{key} {}", texts.table_json());
+    let plans = plan_shards(&salted, &dataset.items, &sources, opts.shard_items.max(1));
     (sources, plans)
 }
 
@@ -774,10 +896,10 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(opts: &Options) -> Self {
+    fn new(opts: &Options, table: &gpufeed_text::SymbolTable) -> Self {
         Self {
             mel: gpufeed_audio::mel::MelExtractor::new(&opts.audio).map_err(|e| e.to_string()),
-            tokenizer: gpufeed_text::Tokenizer::new(&opts.text),
+            tokenizer: gpufeed_text::Tokenizer::with_symbols(&opts.text, table.clone()),
             sample_rate: opts.audio.sample_rate,
         }
     }
@@ -786,6 +908,7 @@ impl Worker {
         &mut self,
         dataset: &Dataset,
         item: &Item,
+        cleaned: &str,
         source: &SourceId,
         buffers: &BufferPool,
     ) -> Outcome {
@@ -812,7 +935,7 @@ impl Worker {
         };
         let tokens: Vec<i32> = self
             .tokenizer
-            .encode_text(&item.text)
+            .encode(cleaned)
             .into_iter()
             .map(|t| i32::try_from(t).unwrap_or(i32::MAX))
             .collect();
@@ -1087,14 +1210,18 @@ impl Builder<'_> {
 
 /// The manifest, if every shard exists; `None` while some are missing.
 fn merge(
-    dir: &Path,
-    key: &str,
-    settings: &FeatureSettings,
-    dataset: &Dataset,
+    opened: &Opened,
     plans: &[Plan],
     mut written: HashMap<String, (ShardEntry, ShardMeta)>,
     opts: &Options,
 ) -> Result<Option<Manifest>, DataError> {
+    let Opened {
+        dataset,
+        settings,
+        key,
+        dir,
+        texts,
+    } = opened;
     let mut items = Vec::with_capacity(dataset.items.len());
     let mut skipped: Vec<Skipped> = dataset
         .problems
@@ -1137,11 +1264,7 @@ fn merge(
     limits.flag(&mut items);
     totals.items = items.len();
     totals.skipped = skipped.len();
-    let symbols = serde_json::to_value(gpufeed_text::Tokenizer::new(&opts.text).symbols())
-        .map_err(|e| DataError::Corrupt {
-            path: dir.join(MANIFEST),
-            reason: e.to_string(),
-        })?;
+    let symbols = texts.table_json();
     Ok(Some(Manifest {
         format: cache::FORMAT.into(),
         version: cache::VERSION,

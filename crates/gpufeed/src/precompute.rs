@@ -28,6 +28,23 @@ pub fn load_config(path: Option<&Path>) -> Result<Config> {
     Ok(config)
 }
 
+/// Loads `--config FILE` as [`load_config`] does, and says once, on stderr, each key of it
+/// whose behaviour the cache will not have (`use_phonemes: true`, `trim_silence: true`, ...:
+/// `gpufeed_config::unhonoured`).
+fn load_config_for_cache(path: Option<&Path>) -> Result<Config> {
+    let (loaded, warnings) = gpufeed_analysis::config::load_source(path)?;
+    for w in &warnings {
+        printer::warn(w);
+    }
+    let Some(loaded) = loaded else {
+        return Ok(Config::default());
+    };
+    for hit in gpufeed_config::unhonoured::find(&loaded) {
+        printer::warn(&hit.to_string());
+    }
+    Ok(loaded.config)
+}
+
 /// `gpufeed demo-data DIR [--clips N] [--seed S]`.
 pub fn demo_data(args: &DemoDataArgs) -> Result<ExitCode> {
     let report =
@@ -49,7 +66,7 @@ pub fn demo_data(args: &DemoDataArgs) -> Result<ExitCode> {
 
 /// `gpufeed precompute --data DIR ...`.
 pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
-    let config = load_config(args.config.as_deref())?;
+    let config = load_config_for_cache(args.config.as_deref())?;
     let on_error = match args.on_error.as_str() {
         "skip" => OnError::Skip,
         "fail" => OnError::Fail,

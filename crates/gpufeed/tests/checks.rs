@@ -76,10 +76,17 @@ fn validate_myxtts_config() {
         ("text-cap-mismatch", 53),
         ("myxtts-unread-key", 56),
         ("myxtts-unread-key", 60),
+        // Keys whose behaviour gpufeed's cache does not have: normalize_audio,
+        // trim_silence, train_split.
+        ("config-unhonoured-key", 44),
+        ("config-unhonoured-key", 45),
+        ("config-unhonoured-key", 49),
     ]
     .into_iter()
     .map(|(id, line)| (id.to_owned(), Some(line)))
     .collect();
+    // MyXTTS phonemises by default (`use_phonemes` not written): an info without a line.
+    want.insert(("config-unhonoured-key".to_owned(), None));
     if cores() < 16 {
         want.insert(("num-workers-above-cores".to_owned(), Some(52)));
     }

@@ -373,14 +373,12 @@ fn detect(probe: &Probe) -> Result<(Layout, String), DataError> {
         }),
         [(layout, score), ..] => Ok((
             *layout,
-            format!(
-                "detected ({})",
-                match score {
-                    3 => "its own files",
-                    2 => "likely",
-                    _ => "a generic table",
-                }
-            ),
+            match score {
+                3 => "detected from its own files",
+                2 => "detected: the likeliest fit",
+                _ => "detected: a generic table",
+            }
+            .to_owned(),
         )),
     }
 }
