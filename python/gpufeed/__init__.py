@@ -21,6 +21,7 @@ framework; they import the framework only when imported.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _gpufeed
@@ -88,12 +89,21 @@ def precompute(
     shard: str | tuple[int, int] | None = None,
     on_error: str = "skip",
     config: str | os.PathLike[str] | None = None,
+    layout: str | None = None,
+    columns: str | Mapping[str, str] | Sequence[str] | None = None,
+    mic: str | None = None,
+    max_skipped: float | None = None,
 ) -> Any:
     """Computes the features of every utterance of ``data`` into the cache, as
     ``gpufeed precompute`` does, and returns the :class:`Cache`.
 
-    ``data`` is a dataset folder in LJSpeech layout (``metadata.csv`` + ``wavs/``) or a
-    manifest. ``cache`` is the cache root (default: ``data.cache_dir`` of the config, else
+    ``data`` is a dataset folder or manifest in any layout gpufeed reads (LJSpeech,
+    LibriTTS, VCTK, Common Voice, NeMo, Kaldi, Lhotse, WebDataset, generic CSV/TSV/JSONL,
+    gpufeed's own), detected from what is there; ``layout`` names one instead, and
+    ``columns`` says which column holds what (``{"audio": "path", "text": "sentence"}``
+    or ``"audio=path,text=sentence"``; a list or ``"id,text,speaker"`` names a headerless
+    file's columns by position). ``mic`` picks VCTK's microphone. More than
+    ``max_skipped`` (default 0.05) of the items left out raises. ``cache`` is the cache root (default: ``data.cache_dir`` of the config, else
     ``DATA/.gpufeed-cache``). A complete cache with the same settings is reused, a partial
     one finished. ``jobs`` threads (default: every core); ``on_error`` ``"skip"`` lists bad
     utterances in ``cache.skipped``, ``"fail"`` raises on the first. ``config`` is a YAML
@@ -110,10 +120,23 @@ def precompute(
         shard=shard,
         on_error=on_error,
         config=None if config is None else os.fspath(config),
+        layout=layout,
+        columns=_columns(columns),
+        mic=mic,
+        max_skipped=max_skipped,
     )
     if not report["complete"]:
         return report
     return Cache._with_report(report["cache_dir"], report)
+
+
+def _columns(columns: str | Mapping[str, str] | Sequence[str] | None) -> str | None:
+    """``columns`` as the CLI's ``--columns`` string."""
+    if columns is None or isinstance(columns, str):
+        return columns
+    if isinstance(columns, Mapping):
+        return ",".join(f"{role}={name}" for role, name in columns.items())
+    return ",".join(columns)
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

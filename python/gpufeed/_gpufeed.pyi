@@ -42,6 +42,9 @@ class Batch(TypedDict):
     """The rows' utterance ids ("" for filler rows)."""
     items: npt.NDArray[np.int64]
     """[B]: the rows' indices in the cache (-1 for filler rows)."""
+    speakers: npt.NDArray[np.int64]
+    """[B]: the rows' speakers, indices into ``Cache.speaker_table`` (-1: none, or a
+    filler row)."""
     epoch: int
     index: int
     """The batch's position in its epoch."""
@@ -53,6 +56,8 @@ class Item(TypedDict):
     """[n], a read-only view of the mapped shard."""
     id: str
     text: str
+    speaker: str | None
+    language: str | None
     index: int
 
 def schema_text(name: str) -> str: ...
@@ -79,6 +84,10 @@ def precompute_run(
     shard: str | tuple[int, int] | None = None,
     on_error: str = "skip",
     config: str | None = None,
+    layout: str | None = None,
+    columns: str | None = None,
+    mic: str | None = None,
+    max_skipped: float | None = None,
 ) -> dict[str, Any]: ...
 def load_config(path: str) -> dict[str, Any]: ...
 def phase_steps_report(
@@ -109,6 +118,18 @@ class Cache:
     def ids(self) -> list[str]: ...
     @property
     def texts(self) -> list[str]: ...
+    @property
+    def speakers(self) -> npt.NDArray[np.int64]:
+        """Each item's index into ``speaker_table`` (-1: no speaker)."""
+    @property
+    def speaker_table(self) -> list[str]:
+        """The speakers, sorted; a speaker's index is its place here."""
+    @property
+    def languages(self) -> list[str | None]:
+        """Each item's language as the dataset writes it."""
+    @property
+    def layout(self) -> str:
+        """The dataset's layout (``ljspeech``, ``libritts``, ``nemo``, ...)."""
     @property
     def mel_lengths(self) -> npt.NDArray[np.int64]: ...
     @property
@@ -157,6 +178,8 @@ class Loader:
         epoch: int = 0,
         cache: str | os.PathLike[str] | None = None,
         config: str | os.PathLike[str] | None = None,
+        layout: str | None = None,
+        columns: str | None = None,
     ) -> Self: ...
     def __iter__(self) -> LoaderIter: ...
     def __len__(self) -> int: ...

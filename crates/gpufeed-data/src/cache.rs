@@ -875,6 +875,8 @@ pub struct Cache {
     dir: PathBuf,
     manifest: Manifest,
     shards: Vec<ShardView>,
+    /// Each item's index into [`Manifest::speakers`], -1 when it has no speaker.
+    speaker_ids: Vec<i64>,
 }
 
 impl Cache {
@@ -919,11 +921,43 @@ impl Cache {
                 });
             }
         }
+        let table: HashMap<&str, i64> = manifest
+            .speakers
+            .iter()
+            .enumerate()
+            .map(|(k, s)| (s.as_str(), i64::try_from(k).unwrap_or(i64::MAX)))
+            .collect();
+        let mut speaker_ids = Vec::with_capacity(manifest.items.len());
+        for it in &manifest.items {
+            speaker_ids.push(match it.speaker.as_deref() {
+                None => -1,
+                Some(s) => *table.get(s).ok_or_else(|| DataError::Corrupt {
+                    path: dir.join(MANIFEST),
+                    reason: format!(
+                        "item `{}` has speaker `{s}`, which `speakers` does not list",
+                        it.id
+                    ),
+                })?,
+            });
+        }
         Ok(Self {
             dir: dir.to_path_buf(),
             manifest,
             shards,
+            speaker_ids,
         })
+    }
+
+    /// Utterance `i`'s speaker: its index into [`Cache::speaker_table`], -1 for none.
+    #[must_use]
+    pub fn speaker(&self, i: usize) -> i64 {
+        self.speaker_ids[i]
+    }
+
+    /// The speakers, sorted: a speaker's index is its place here.
+    #[must_use]
+    pub fn speaker_table(&self) -> &[String] {
+        &self.manifest.speakers
     }
 
     /// Checks every shard against the xxh3 checksum in the manifest (reads every byte, at

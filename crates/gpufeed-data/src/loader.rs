@@ -154,6 +154,7 @@ pub struct Batch {
     text_lengths: Vec<i32>,
     mel_lengths: Vec<i32>,
     items: Vec<u32>,
+    speakers: AlignedVec<i64>,
     rows: usize,
     max_text: usize,
     max_frames: usize,
@@ -195,6 +196,7 @@ impl Batch {
             text_lengths: Vec::new(),
             mel_lengths: Vec::new(),
             items: Vec::new(),
+            speakers: AlignedVec::new(),
             int64: Int64::default(),
             rows: 0,
             max_text: 0,
@@ -250,6 +252,13 @@ impl Batch {
         &self.items
     }
 
+    /// Each row's speaker, `[rows]`: its index into the cache's speaker table
+    /// ([`Cache::speaker_table`]), -1 for an item without a speaker and for filler rows.
+    #[must_use]
+    pub fn speakers(&self) -> &[i64] {
+        self.speakers.as_slice()
+    }
+
     /// The integers as `i64` when the loader was asked for them ([`LoaderConfig::int64`]).
     #[must_use]
     pub fn int64(&self) -> Option<&Int64> {
@@ -266,6 +275,7 @@ impl Drop for Batch {
             std::mem::swap(&mut spare.text_lengths, &mut self.text_lengths);
             std::mem::swap(&mut spare.mel_lengths, &mut self.mel_lengths);
             std::mem::swap(&mut spare.items, &mut self.items);
+            std::mem::swap(&mut spare.speakers, &mut self.speakers);
             std::mem::swap(&mut spare.int64, &mut self.int64);
             // The loader may be gone already; then the buffers are simply freed.
             let _ = tx.send(spare);
@@ -467,6 +477,13 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
     batch
         .items
         .extend(items.iter().copied().filter(|&i| i != FILLER));
+    batch.speakers.resize(rows);
+    for (r, d) in batch.speakers.as_mut_slice().iter_mut().enumerate() {
+        *d = match items.get(r) {
+            Some(&i) if i != FILLER => cache.speaker(i as usize),
+            _ => -1,
+        };
+    }
     batch.text_lengths.clear();
     batch.mel_lengths.clear();
     // Reused buffers: resize without reallocating once they have reached this shape.

@@ -159,6 +159,8 @@ impl Cache {
         d.set_item("tokens", view(slf.clone().into_any(), tokens))?;
         d.set_item("id", &item.id)?;
         d.set_item("text", &item.text)?;
+        d.set_item("speaker", &item.speaker)?;
+        d.set_item("language", &item.language)?;
         d.set_item("index", i)?;
         Ok(d)
     }
@@ -202,6 +204,37 @@ impl Cache {
             .iter()
             .map(|it| it.text.clone())
             .collect()
+    }
+
+    /// Each item's speaker, int64: its index into [`speaker_table`](Self::speaker_table),
+    /// -1 for an item without one.
+    #[getter]
+    fn speakers<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        let n = self.inner.len();
+        PyArray1::from_vec(py, (0..n).map(|i| self.inner.speaker(i)).collect())
+    }
+
+    /// The speakers, sorted: a speaker's index is its place in this list.
+    #[getter]
+    fn speaker_table(&self) -> Vec<String> {
+        self.inner.speaker_table().to_vec()
+    }
+
+    /// Each item's language as the dataset writes it, `None` where it gives none.
+    #[getter]
+    fn languages(&self) -> Vec<Option<String>> {
+        self.inner
+            .manifest()
+            .items
+            .iter()
+            .map(|it| it.language.clone())
+            .collect()
+    }
+
+    /// The dataset's layout (`ljspeech`, `libritts`, `nemo`, ...).
+    #[getter]
+    fn layout(&self) -> &str {
+        &self.inner.manifest().layout
     }
 
     /// Frames per item, int64.

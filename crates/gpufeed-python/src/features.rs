@@ -184,7 +184,11 @@ fn mel<'py>(
 /// Runs `precompute` as the CLI does and returns its report as a dict. The GIL is released
 /// for the run.
 #[pyfunction]
-#[pyo3(signature = (data, cache = None, jobs = None, shard = None, on_error = "skip", config = None))]
+#[pyo3(signature = (
+    data, cache = None, jobs = None, shard = None, on_error = "skip", config = None,
+    layout = None, columns = None, mic = None, max_skipped = None
+))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments
 fn precompute_run<'py>(
     py: Python<'py>,
     data: PathBuf,
@@ -193,7 +197,17 @@ fn precompute_run<'py>(
     shard: Option<&Bound<'py, PyAny>>,
     on_error: &str,
     config: Option<PathBuf>,
+    layout: Option<String>,
+    columns: Option<String>,
+    mic: Option<String>,
+    max_skipped: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let read = read_options(layout.as_deref(), columns.as_deref(), mic)?;
+    if max_skipped.is_some_and(|x| !(0.0..=1.0).contains(&x)) {
+        return Err(PyValueError::new_err(
+            "max_skipped: pass a share between 0 and 1, e.g. 0.1 for 10 %",
+        ));
+    }
     let on_error = match on_error {
         "skip" => OnError::Skip,
         "fail" => OnError::Fail,
@@ -228,17 +242,62 @@ fn precompute_run<'py>(
         ));
     }
     let config = config_of(py, config)?;
-    let options = precompute::Options {
+    let mut options = precompute::Options {
         jobs,
         on_error,
         shard,
         ..gpufeed_data::settings::precompute_options(&data, cache.as_deref(), &config)
             .map_err(errors::data)?
     };
+    read.apply(&mut options);
+    if let Some(share) = max_skipped {
+        options.max_skipped = share;
+    }
     let report = py
         .detach(move || precompute::run(&options, &Silent))
         .map_err(errors::data)?;
     let dict = to_py(py, &report)?;
     dict.set_item("summary", report.summary())?;
     Ok(dict)
+}
+
+/// The dataset-reading options given in Python (`layout=`, `columns=`, `mic=`): each
+/// overrides the config's.
+#[derive(Debug, Default)]
+pub(crate) struct ReadChoice {
+    layout: Option<gpufeed_data::layout::Layout>,
+    columns: Option<gpufeed_data::layout::Columns>,
+    mic: Option<String>,
+}
+
+impl ReadChoice {
+    /// Sets what was given on `options`.
+    pub(crate) fn apply(self, options: &mut precompute::Options) {
+        if let Some(layout) = self.layout {
+            options.read.layout = Some(layout);
+        }
+        if let Some(columns) = self.columns {
+            options.read.columns = columns;
+        }
+        if self.mic.is_some() {
+            options.read.mic = self.mic;
+        }
+    }
+}
+
+/// Parses `layout=` and `columns=` (`"audio=path,text=sentence"` or a dict
+/// `{"audio": "path"}` turned into that string by the Python wrapper).
+pub(crate) fn read_options(
+    layout: Option<&str>,
+    columns: Option<&str>,
+    mic: Option<String>,
+) -> PyResult<ReadChoice> {
+    Ok(ReadChoice {
+        layout: layout.map(str::parse).transpose().map_err(errors::data)?,
+        columns: columns
+            .map(gpufeed_data::layout::Columns::parse)
+            .transpose()
+            .map_err(errors::data)?,
+        mic,
+    })
 }

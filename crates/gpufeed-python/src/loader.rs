@@ -26,6 +26,7 @@
 
 #![allow(unsafe_code)] // the mel array borrows the batch's buffer: see `batch_dict`.
 
+use crate::features::ReadChoice;
 use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, TryLockError};
@@ -143,6 +144,7 @@ fn open_source(
     source: &Bound<'_, PyAny>,
     cache_root: Option<PathBuf>,
     config_path: Option<PathBuf>,
+    read: ReadChoice,
 ) -> PyResult<Py<Cache>> {
     if let Ok(c) = source.cast::<Cache>() {
         return Ok(c.clone().unbind());
@@ -156,14 +158,16 @@ fn open_source(
                 .map_or_else(|_| "?".to_owned(), |n| n.to_string())
         ))
     })?;
+    // A cache folder is opened; anything else that exists is a dataset in some layout
+    // (precomputed first; its reader says what it is, or why no layout fits).
     let is_cache = path.join(gpufeed_data::cache::MANIFEST).is_file();
-    let is_dataset = path.is_file() || path.join("metadata.csv").is_file();
-    if is_cache || !is_dataset {
+    if is_cache || !path.exists() {
         return Py::new(py, Cache::open(py, &path)?);
     }
     let config = config_of(py, config_path)?;
-    let options =
+    let mut options =
         precompute_options(&path, cache_root.as_deref(), &config).map_err(errors::data)?;
+    read.apply(&mut options);
     let report = py
         .detach(move || gpufeed_data::precompute::run(&options, &gpufeed_data::precompute::Silent))
         .map_err(errors::data)?;
@@ -324,6 +328,10 @@ impl Loader {
         )?;
         d.set_item(intern!(py, "ids"), ids)?;
         d.set_item(intern!(py, "items"), borrow(&owner, &view1(&wide.items)))?;
+        d.set_item(
+            intern!(py, "speakers"),
+            borrow(&owner, &ndarray::ArrayView1::from(b.speakers())),
+        )?;
         d.set_item(intern!(py, "epoch"), epoch)?;
         d.set_item(intern!(py, "index"), index)?;
         Ok(d)
@@ -353,7 +361,8 @@ impl Loader {
         source, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
         pad = None, max_text_length = None, max_mel_frames = None, pad_to_multiple = None,
         bucket_window = None, drop_last = None, over_length = None, rank = None,
-        world_size = None, epoch = 0, cache = None, config = None
+        world_size = None, epoch = 0, cache = None, config = None, layout = None,
+        columns = None
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
@@ -376,6 +385,8 @@ impl Loader {
         epoch: u64,
         cache: Option<PathBuf>,
         config: Option<PathBuf>,
+        layout: Option<String>,
+        columns: Option<String>,
     ) -> PyResult<Self> {
         let env = Environment::of_process().map_err(|e| {
             PyValueError::new_err(format!(
@@ -424,7 +435,8 @@ impl Loader {
         // Refused settings before a precompute that can take minutes.
         LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, || (1, 1))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let cache_obj = open_source(py, source, cache, config)?;
+        let read = crate::features::read_options(layout.as_deref(), columns.as_deref(), None)?;
+        let cache_obj = open_source(py, source, cache, config, read)?;
         let rust_cache = Arc::clone(&cache_obj.get().inner);
         // The one resolution of the command line's and Python's settings
         // (`gpufeed_data::settings`); the dataset's longest item is the static shape when
