@@ -756,33 +756,8 @@ fn describe_codec(params: &AudioCodecParameters) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_write::{wav, wav_extensible};
     use proptest::prelude::*;
-
-    /// A canonical WAV file: `fmt ` chunk with `format_tag`, then `data`.
-    pub(crate) fn wav(
-        format_tag: u16,
-        channels: u16,
-        rate: u32,
-        bits: u16,
-        data: &[u8],
-    ) -> Vec<u8> {
-        let block_align = channels * bits / 8;
-        let mut b = Vec::new();
-        b.extend_from_slice(b"RIFF");
-        b.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-        b.extend_from_slice(b"WAVEfmt ");
-        b.extend_from_slice(&16u32.to_le_bytes());
-        b.extend_from_slice(&format_tag.to_le_bytes());
-        b.extend_from_slice(&channels.to_le_bytes());
-        b.extend_from_slice(&rate.to_le_bytes());
-        b.extend_from_slice(&(rate * u32::from(block_align)).to_le_bytes());
-        b.extend_from_slice(&block_align.to_le_bytes());
-        b.extend_from_slice(&bits.to_le_bytes());
-        b.extend_from_slice(b"data");
-        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        b.extend_from_slice(data);
-        b
-    }
 
     fn decode(bytes: &[u8], rate: u32) -> Result<Audio, AudioError> {
         decode_bytes(bytes, Path::new("test.wav"), rate)
@@ -822,34 +797,6 @@ mod tests {
             let slow = decode_with_symphonia(&bytes, &clip, false).unwrap();
             assert_eq!(fast.samples, slow.samples);
         }
-    }
-
-    /// A `WAVE_FORMAT_EXTENSIBLE` file whose sub-format GUID starts with `sub_tag`.
-    fn wav_extensible(sub_tag: u16, channels: u16, rate: u32, bits: u16, data: &[u8]) -> Vec<u8> {
-        let block_align = channels * bits / 8;
-        let mut b = Vec::new();
-        b.extend_from_slice(b"RIFF");
-        b.extend_from_slice(&(60 + data.len() as u32).to_le_bytes());
-        b.extend_from_slice(b"WAVEfmt ");
-        b.extend_from_slice(&40u32.to_le_bytes());
-        b.extend_from_slice(&0xfffeu16.to_le_bytes());
-        b.extend_from_slice(&channels.to_le_bytes());
-        b.extend_from_slice(&rate.to_le_bytes());
-        b.extend_from_slice(&(rate * u32::from(block_align)).to_le_bytes());
-        b.extend_from_slice(&block_align.to_le_bytes());
-        b.extend_from_slice(&bits.to_le_bytes());
-        b.extend_from_slice(&22u16.to_le_bytes()); // extension size
-        b.extend_from_slice(&bits.to_le_bytes()); // valid bits per sample
-        let mask: u32 = if channels == 1 { 0x4 } else { 0x3 }; // centre, or left + right
-        b.extend_from_slice(&mask.to_le_bytes());
-        // KSDATAFORMAT_SUBTYPE_*: {000000xx-0000-0010-8000-00aa00389b71}
-        b.extend_from_slice(&u32::from(sub_tag).to_le_bytes());
-        b.extend_from_slice(&[0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa]);
-        b.extend_from_slice(&[0x00, 0x38, 0x9b, 0x71]);
-        b.extend_from_slice(b"data");
-        b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        b.extend_from_slice(data);
-        b
     }
 
     #[test]

@@ -42,6 +42,12 @@ mod error;
 pub mod mel;
 pub mod npy;
 
+/// The file writers of the integration tests (WAV, FLAC, Ogg), for the unit tests.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../tests/audio/write.rs"]
+mod test_write;
+
 pub use decode::{Audio, AudioInfo};
 pub use error::AudioError;
 pub use mel::{MelExtractor, MelSpectrogram};

@@ -5,27 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gpufeed_audio::{AudioError, decode};
 
-use crate::common::{fixture, ljspeech_wav};
-
-/// A canonical 44-byte-header WAV file.
-fn wav(format_tag: u16, channels: u16, rate: u32, bits: u16, data: &[u8]) -> Vec<u8> {
-    let block_align = channels * bits / 8;
-    let mut b = Vec::new();
-    b.extend_from_slice(b"RIFF");
-    b.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-    b.extend_from_slice(b"WAVEfmt ");
-    b.extend_from_slice(&16u32.to_le_bytes());
-    b.extend_from_slice(&format_tag.to_le_bytes());
-    b.extend_from_slice(&channels.to_le_bytes());
-    b.extend_from_slice(&rate.to_le_bytes());
-    b.extend_from_slice(&(rate * u32::from(block_align)).to_le_bytes());
-    b.extend_from_slice(&block_align.to_le_bytes());
-    b.extend_from_slice(&bits.to_le_bytes());
-    b.extend_from_slice(b"data");
-    b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    b.extend_from_slice(data);
-    b
-}
+use crate::common::{assert_message, fixture, ljspeech_wav};
+use crate::write::wav;
 
 /// Writes `bytes` to `name` in a fresh temporary directory and loads it at 22050 Hz.
 fn load_bytes(
@@ -41,18 +22,6 @@ fn load_bytes(
     fs_err::write(&path, bytes).unwrap();
     let result = decode::load(&path, 22050);
     (dir, path, result)
-}
-
-/// The message is one line and names the file.
-fn assert_message(e: &AudioError, path: &Path, needle: &str) {
-    let msg = e.to_string();
-    eprintln!("message: {msg}");
-    assert!(!msg.contains('\n'), "multi-line message: {msg}");
-    assert!(
-        msg.contains(&path.display().to_string()),
-        "no file name in: {msg}"
-    );
-    assert!(msg.contains(needle), "`{needle}` not in: {msg}");
 }
 
 #[test]

@@ -11,3 +11,6 @@ mod common;
 mod decode;
 mod librosa;
 mod resample;
+// Shared with the unit tests and `fuzz_regressions.rs`: not every writer is used here.
+#[allow(dead_code)]
+mod write;
