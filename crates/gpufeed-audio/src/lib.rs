@@ -3,7 +3,9 @@
 //! enough to precompute a whole dataset on a few cores.
 //!
 //! - [`decode`]: WAV/FLAC/MP3/Ogg Vorbis to mono `f32` at a target rate ([`decode::load`]),
-//!   with measurements of the source ([`AudioInfo`]: duration, peak, clipping, silence).
+//!   or a span and channel of a longer recording, seeked to ([`decode::load_span`],
+//!   [`Span`]), with measurements of the source ([`AudioInfo`]: duration, peak, clipping,
+//!   silence).
 //! - [`mel`]: [`MelExtractor`], the STFT and mel filterbank of `librosa.stft` /
 //!   `librosa.filters.mel` / `librosa.feature.melspectrogram`, plus the log compression
 //!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
@@ -41,6 +43,7 @@ pub mod decode;
 mod error;
 pub mod mel;
 pub mod npy;
+mod span;
 
 /// The file writers of the integration tests (WAV, FLAC, Ogg), for the unit tests.
 #[cfg(test)]
@@ -48,6 +51,6 @@ pub mod npy;
 #[path = "../tests/audio/write.rs"]
 mod test_write;
 
-pub use decode::{Audio, AudioInfo};
+pub use decode::{Audio, AudioInfo, Span};
 pub use error::AudioError;
 pub use mel::{MelExtractor, MelSpectrogram};
