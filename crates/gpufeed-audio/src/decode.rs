@@ -12,7 +12,13 @@
 //!   or `WAVE_FORMAT_EXTENSIBLE`), FLAC, MP3 and Ogg Vorbis, all demuxed and decoded by
 //!   symphonia, except that 16-bit PCM packets are converted here (the same `x / 32768`,
 //!   ten times faster than symphonia's PCM decoder; the container is still symphonia's).
-//!   Anything else (ADPCM or A-law WAV, Opus, AAC ...) is [`AudioError::Unsupported`].
+//!   Anything else (ADPCM or A-law WAV, AAC ...) is [`AudioError::Unsupported`].
+//! - **Opus** is refused by name: a `.opus` file, or an Ogg stream whose first packet is
+//!   `OpusHead` whatever the file is called, is [`AudioError::Unsupported`] saying it is
+//!   Opus, which gpufeed does not decode yet (no Opus decoder meets the dependency policy:
+//!   symphonia has none, the others bind libopus), with the command that converts it:
+//!   `ffmpeg -i IN.opus -ar 48000 IN.flac`, or for a folder
+//!   `for f in *.opus; do ffmpeg -i "$f" -ar 48000 "${f%.opus}.flac"; done`.
 //! - **Spans** are cut at the file's own rate, before resampling:
 //!   `start = round(sr · offset_s)`, `end = start + round(sr · duration_s)`, rounded half
 //!   to even (librosa's audioread loader; see [`Span`] for how its soundfile loader, which
@@ -701,8 +707,8 @@ fn check_riff_fmt(bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses, then guards: an empty file and the WAV headers symphonia mishandles are errors
-/// before symphonia sees them, and a panic inside it on damaged input becomes an error
+/// Refuses, then guards: an empty file, Opus, and the WAV headers symphonia mishandles are
+/// errors before symphonia sees them, and a panic inside it on damaged input becomes an error
 /// for this file instead of taking the worker down. (The default panic hook may still report
 /// it on stderr; the known cases are checked before.) `head` is the file's first bytes.
 fn guarded<T>(
@@ -715,6 +721,7 @@ fn guarded<T>(
             path: path.to_path_buf(),
         });
     }
+    refuse_opus(head, path)?;
     check_wav_fmt(head).map_err(|reason| AudioError::Corrupt {
         path: path.to_path_buf(),
         reason,
@@ -1199,6 +1206,58 @@ fn first_frame_ts(packet: &Packet) -> i64 {
         .pts
         .get()
         .saturating_add(i64::try_from(packet.trim_start.get()).unwrap_or(i64::MAX))
+}
+
+/// Refuses Opus by name: a file named `*.opus`, or an Ogg stream whose first packet is an
+/// Opus identification header. No Opus decoder is in the dependency policy yet (symphonia
+/// has none; the others bind libopus), so the message says how to convert it.
+fn refuse_opus(head: &[u8], path: &Path) -> Result<(), AudioError> {
+    let named = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("opus"));
+    if !named && !is_ogg_opus(head) {
+        return Ok(());
+    }
+    let mut flac = path.with_extension("flac");
+    if flac == path {
+        flac = path.with_extension("from-opus.flac");
+    }
+    Err(AudioError::Unsupported {
+        path: path.to_path_buf(),
+        reason: format!(
+            "it is Opus audio, which gpufeed does not decode yet; convert it to FLAC first: \
+             `ffmpeg -i {} -ar 48000 {}` (a folder of them: `for f in *.opus; do ffmpeg -i \
+             \"$f\" -ar 48000 \"${{f%.opus}}.flac\"; done`)",
+            shell_word(path),
+            shell_word(&flac)
+        ),
+    })
+}
+
+/// Whether `bytes` start with an Ogg page whose first packet begins `OpusHead`, the magic of
+/// Opus's identification header (RFC 7845 section 5.1). An Ogg page header is 27 bytes, the
+/// last of them the number of lacing values; the table of those follows, then the packets
+/// (RFC 3533 section 6).
+fn is_ogg_opus(bytes: &[u8]) -> bool {
+    let Some(&lacing) = bytes.get(26) else {
+        return false;
+    };
+    bytes.starts_with(b"OggS")
+        && bytes
+            .get(27 + usize::from(lacing)..)
+            .is_some_and(|packet| packet.starts_with(b"OpusHead"))
+}
+
+/// `path` as one word of a POSIX shell command: as it is when it holds only characters the
+/// shell takes literally, else in single quotes.
+fn shell_word(path: &Path) -> String {
+    let s = path.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
 }
 
 /// A name for the codec of `params`, for messages: the ones a speech dataset may contain

@@ -71,7 +71,8 @@ pub enum AudioError {
         reason: String,
     },
 
-    /// The container or codec is recognised but not supported (ADPCM, Opus, A-law WAV ...).
+    /// The container or codec is recognised but not supported (ADPCM, A-law WAV, AAC ...),
+    /// or the file is Opus (the message then gives the `ffmpeg` command that converts it).
     #[error("`{}` uses an unsupported format or codec: {reason}", path.display())]
     Unsupported {
         /// The file.

@@ -5,7 +5,7 @@
 //! - [`decode`]: WAV/FLAC/MP3/Ogg Vorbis to mono `f32` at a target rate ([`decode::load`]),
 //!   or a span and channel of a longer recording, seeked to ([`decode::load_span`],
 //!   [`Span`]), with measurements of the source ([`AudioInfo`]: duration, peak, clipping,
-//!   silence).
+//!   silence). Opus is refused with the command that converts it.
 //! - [`mel`]: [`MelExtractor`], the STFT and mel filterbank of `librosa.stft` /
 //!   `librosa.filters.mel` / `librosa.feature.melspectrogram`, plus the log compression
 //!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
