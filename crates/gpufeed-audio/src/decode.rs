@@ -129,19 +129,20 @@ pub const RESAMPLE_MAX_BLOCK: usize = 1 << 16;
 /// 3 GB resident while resampled to 22 050 Hz).
 pub const RESAMPLE_MAX_UPSAMPLE: u32 = 16;
 
-/// Facts about a file's audio, measured on the source (all channels, source rate) before
-/// mixing down and resampling.
+/// Facts about a file's audio, measured on the source (the span decoded, all channels or the
+/// one taken, source rate) before mixing down and resampling. A channel not taken is not
+/// measured: its clipping is not the clip's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AudioInfo {
-    /// Frames / source rate, seconds.
+    /// Frames (of the span) / source rate, seconds.
     pub duration_s: f64,
-    /// Largest `|x|` over all channels, full scale 1.0.
+    /// Largest `|x|` over the channels measured, full scale 1.0.
     pub peak: f32,
-    /// Number of samples (over all channels) with `|x| >=` [`CLIP_THRESHOLD`].
+    /// Number of samples (over the channels measured) with `|x| >=` [`CLIP_THRESHOLD`].
     pub clipped_samples: usize,
-    /// Share of the 10 ms blocks of the mono mix (at the source rate; `round(rate / 100)`
-    /// samples, the last block possibly shorter) whose RMS is below [`SILENCE_DBFS`];
-    /// 0.0 to 1.0.
+    /// Share of the 10 ms blocks of the mono mix or the channel taken (at the source rate;
+    /// `round(rate / 100)` samples, the last block possibly shorter) whose RMS is below
+    /// [`SILENCE_DBFS`]; 0.0 to 1.0.
     pub silence_fraction: f64,
 }
 
