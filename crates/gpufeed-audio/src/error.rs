@@ -9,6 +9,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::span::Span;
+
 /// Why audio could not be loaded, a feature computed or an array file read or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -69,7 +71,8 @@ pub enum AudioError {
         reason: String,
     },
 
-    /// The container or codec is recognised but not supported (ADPCM, Opus, A-law WAV ...).
+    /// The container or codec is recognised but not supported (ADPCM, A-law WAV, AAC ...),
+    /// or the file is Opus (the message then gives the `ffmpeg` command that converts it).
     #[error("`{}` uses an unsupported format or codec: {reason}", path.display())]
     Unsupported {
         /// The file.
@@ -84,6 +87,20 @@ pub enum AudioError {
         /// The file.
         path: PathBuf,
         /// What the decoder reported.
+        reason: String,
+    },
+
+    /// The span asked of a file does not fit it: an offset or duration that is negative or
+    /// not finite, a span holding no samples, one starting at or past the end of the file or
+    /// ending more than [`SPAN_END_TOLERANCE_S`](crate::decode::SPAN_END_TOLERANCE_S) past
+    /// it, or a channel the file does not have.
+    #[error("cannot decode `{}` {span}: {reason}", path.display())]
+    Span {
+        /// The file.
+        path: PathBuf,
+        /// The span asked for.
+        span: Span,
+        /// Why it does not fit.
         reason: String,
     },
 
@@ -184,6 +201,14 @@ impl AudioError {
             op,
             path: path.into(),
             error,
+        }
+    }
+
+    pub(crate) fn span(path: impl Into<PathBuf>, span: &Span, reason: impl Into<String>) -> Self {
+        Self::Span {
+            path: path.into(),
+            span: *span,
+            reason: reason.into(),
         }
     }
 

@@ -3,7 +3,9 @@
 //! enough to precompute a whole dataset on a few cores.
 //!
 //! - [`decode`]: WAV/FLAC/MP3/Ogg Vorbis to mono `f32` at a target rate ([`decode::load`]),
-//!   with measurements of the source ([`AudioInfo`]: duration, peak, clipping, silence).
+//!   or a span and channel of a longer recording, seeked to ([`decode::load_span`],
+//!   [`Span`]), with measurements of the source ([`AudioInfo`]: duration, peak, clipping,
+//!   silence). Opus is refused with the command that converts it.
 //! - [`mel`]: [`MelExtractor`], the STFT and mel filterbank of `librosa.stft` /
 //!   `librosa.filters.mel` / `librosa.feature.melspectrogram`, plus the log compression
 //!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
@@ -41,7 +43,14 @@ pub mod decode;
 mod error;
 pub mod mel;
 pub mod npy;
+mod span;
 
-pub use decode::{Audio, AudioInfo};
+/// The file writers of the integration tests (WAV, FLAC, Ogg), for the unit tests.
+#[cfg(test)]
+#[allow(dead_code)]
+#[path = "../tests/audio/write.rs"]
+mod test_write;
+
+pub use decode::{Audio, AudioInfo, Span};
 pub use error::AudioError;
 pub use mel::{MelExtractor, MelSpectrogram};

@@ -5,10 +5,14 @@
 
 #[path = "../../../fuzz/src/audio.rs"]
 mod audio;
+// The file writers of the `audio` tests; only the FLAC frames are used here.
 #[path = "../../../fuzz/src/memory.rs"]
 mod memory;
 #[path = "../../../fuzz/src/replay.rs"]
 mod replay;
+#[allow(dead_code)]
+#[path = "audio/write.rs"]
+mod write;
 
 use std::path::Path;
 
@@ -124,66 +128,17 @@ fn wav_at_one_hertz_is_refused() {
 }
 
 /// A FLAC of `frames` blocks of 65 535 samples, 16-bit mono at 44.1 kHz, each block one
-/// constant subframe: 14 bytes a block, a decompression ratio of about 18 000.
+/// constant subframe (the value 1000): 14 bytes a block, a decompression ratio of about
+/// 18 000.
 fn flac_of_constant_blocks(frames: u32) -> Vec<u8> {
-    fn crc8(data: &[u8]) -> u8 {
-        data.iter().fold(0u8, |mut c, &b| {
-            c ^= b;
-            for _ in 0..8 {
-                c = if c & 0x80 != 0 {
-                    (c << 1) ^ 0x07
-                } else {
-                    c << 1
-                };
-            }
-            c
-        })
-    }
-    fn crc16(data: &[u8]) -> u16 {
-        data.iter().fold(0u16, |mut c, &b| {
-            c ^= u16::from(b) << 8;
-            for _ in 0..8 {
-                c = if c & 0x8000 != 0 {
-                    (c << 1) ^ 0x8005
-                } else {
-                    c << 1
-                };
-            }
-            c
-        })
-    }
     const BLOCK: u16 = 65_535;
-    let mut f = b"fLaC".to_vec();
-    // STREAMINFO, the last metadata block: block sizes, frame sizes unknown, 44 100 Hz,
-    // 1 channel, 16 bits, total samples unknown, no MD5.
-    f.extend_from_slice(&[0x80, 0, 0, 34]);
-    f.extend_from_slice(&BLOCK.to_be_bytes());
-    f.extend_from_slice(&BLOCK.to_be_bytes());
-    f.extend_from_slice(&[0; 6]);
-    f.extend_from_slice(&((44_100_u64 << 44) | (15 << 36)).to_be_bytes());
-    f.extend_from_slice(&[0; 16]);
-    for i in 0..frames {
-        // Sync, fixed blocks; block size in 16 bits at the end, 44.1 kHz; mono, 16 bits;
-        // the frame number in UTF-8's coding (up to 2^16 here).
-        let mut frame = vec![0xFF, 0xF8, 0x79, 0x08];
-        frame.extend_from_slice(&match i {
-            0..0x80 => vec![i as u8],
-            0x80..0x800 => vec![0xC0 | (i >> 6) as u8, 0x80 | (i & 0x3F) as u8],
-            _ => vec![
-                0xE0 | (i >> 12) as u8,
-                0x80 | ((i >> 6) & 0x3F) as u8,
-                0x80 | (i & 0x3F) as u8,
-            ],
-        });
-        frame.extend_from_slice(&(BLOCK - 1).to_be_bytes());
-        frame.push(crc8(&frame));
-        // One constant subframe: the value 1000.
-        frame.extend_from_slice(&[0x00, 0x03, 0xE8]);
-        let crc = crc16(&frame);
-        frame.extend_from_slice(&crc.to_be_bytes());
-        f.extend_from_slice(&frame);
-    }
-    f
+    write::flac(
+        44_100,
+        1,
+        BLOCK,
+        0,
+        (0..frames).map(|_| (BLOCK, vec![0x00, 0x03, 0xE8])),
+    )
 }
 
 /// A decompression bomb, found by reading the decoder, not by the fuzzer (its inputs are

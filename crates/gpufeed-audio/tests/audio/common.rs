@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpufeed_audio::npy;
+use gpufeed_audio::{AudioError, npy};
 
 /// `tests/fixtures/<name>`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -22,6 +22,18 @@ pub fn ljspeech_wav(name: &str) -> PathBuf {
         dir.display()
     );
     dir.join(name)
+}
+
+/// The message is one line and names the file.
+pub fn assert_message(e: &AudioError, path: &Path, needle: &str) {
+    let msg = e.to_string();
+    eprintln!("message: {msg}");
+    assert!(!msg.contains('\n'), "multi-line message: {msg}");
+    assert!(
+        msg.contains(&path.display().to_string()),
+        "no file name in: {msg}"
+    );
+    assert!(msg.contains(needle), "`{needle}` not in: {msg}");
 }
 
 /// A fixture array with its shape.

@@ -5,27 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gpufeed_audio::{AudioError, decode};
 
-use crate::common::{fixture, ljspeech_wav};
-
-/// A canonical 44-byte-header WAV file.
-fn wav(format_tag: u16, channels: u16, rate: u32, bits: u16, data: &[u8]) -> Vec<u8> {
-    let block_align = channels * bits / 8;
-    let mut b = Vec::new();
-    b.extend_from_slice(b"RIFF");
-    b.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-    b.extend_from_slice(b"WAVEfmt ");
-    b.extend_from_slice(&16u32.to_le_bytes());
-    b.extend_from_slice(&format_tag.to_le_bytes());
-    b.extend_from_slice(&channels.to_le_bytes());
-    b.extend_from_slice(&rate.to_le_bytes());
-    b.extend_from_slice(&(rate * u32::from(block_align)).to_le_bytes());
-    b.extend_from_slice(&block_align.to_le_bytes());
-    b.extend_from_slice(&bits.to_le_bytes());
-    b.extend_from_slice(b"data");
-    b.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    b.extend_from_slice(data);
-    b
-}
+use crate::common::{assert_message, fixture, ljspeech_wav};
+use crate::write::{crc, ogg_page, wav};
 
 /// Writes `bytes` to `name` in a fresh temporary directory and loads it at 22050 Hz.
 fn load_bytes(
@@ -41,18 +22,6 @@ fn load_bytes(
     fs_err::write(&path, bytes).unwrap();
     let result = decode::load(&path, 22050);
     (dir, path, result)
-}
-
-/// The message is one line and names the file.
-fn assert_message(e: &AudioError, path: &Path, needle: &str) {
-    let msg = e.to_string();
-    eprintln!("message: {msg}");
-    assert!(!msg.contains('\n'), "multi-line message: {msg}");
-    assert!(
-        msg.contains(&path.display().to_string()),
-        "no file name in: {msg}"
-    );
-    assert!(msg.contains(needle), "`{needle}` not in: {msg}");
 }
 
 #[test]
@@ -166,6 +135,81 @@ fn opus_is_unsupported() {
     let e = decode::load(&path, 22050).unwrap_err();
     assert!(matches!(e, AudioError::Unsupported { .. }), "{e}");
     assert_message(&e, &path, "unsupported");
+    assert_message(&e, &path, "Opus");
+}
+
+/// Opus's identification header (RFC 7845 section 5.1): mono, 312 samples of pre-skip,
+/// recorded at 48 kHz, no gain, channel mapping family 0.
+fn opus_head() -> Vec<u8> {
+    let mut p = b"OpusHead".to_vec();
+    p.push(1); // version
+    p.push(1); // channels
+    p.extend_from_slice(&312u16.to_le_bytes());
+    p.extend_from_slice(&48_000u32.to_le_bytes());
+    p.extend_from_slice(&0i16.to_le_bytes());
+    p.push(0);
+    p
+}
+
+#[test]
+fn ogg_crc_matches_a_real_page() {
+    // The first page of the Vorbis fixture, CRC zeroed and computed again.
+    let file = fs_err::read(fixture("codec_vorbis.ogg")).unwrap();
+    let len = 27
+        + usize::from(file[26])
+        + file[27..27 + usize::from(file[26])]
+            .iter()
+            .map(|&l| usize::from(l))
+            .sum::<usize>();
+    let mut page = file[..len].to_vec();
+    page[22..26].fill(0);
+    assert_eq!(crc(32, 0x04C1_1DB7, &page).to_le_bytes(), file[22..26]);
+}
+
+/// An Ogg stream whose first packet is `OpusHead` is refused as Opus whatever its name, and
+/// any `.opus` file is; the message says so and gives the command that converts it.
+#[test]
+fn opus_is_refused_by_name_with_the_command_to_convert_it() {
+    let page = ogg_page(&opus_head());
+    for name in ["speech.ogg", "speech.bin", "speech"] {
+        let (_dir, path, r) = load_bytes(name, &page);
+        let e = r.unwrap_err();
+        assert!(matches!(e, AudioError::Unsupported { .. }), "{e}");
+        assert_message(
+            &e,
+            &path,
+            "it is Opus audio, which gpufeed does not decode yet",
+        );
+        let flac = path.with_extension("flac");
+        let command = format!(
+            "`ffmpeg -i {} -ar 48000 {}`",
+            path.display(),
+            flac.display()
+        );
+        assert_message(&e, &path, &command);
+        assert_message(
+            &e,
+            &path,
+            r#"`for f in *.opus; do ffmpeg -i "$f" -ar 48000 "${f%.opus}.flac"; done`"#,
+        );
+        // A span of it, and the bytes in memory, are refused the same way.
+        let span = decode::Span {
+            offset_s: 0.5,
+            ..decode::Span::default()
+        };
+        let e = decode::load_span(&path, 22050, &span).unwrap_err();
+        assert_message(&e, &path, "it is Opus audio");
+        let e = decode::decode_bytes_span(&page, &path, 22050, &span).unwrap_err();
+        assert_message(&e, &path, "it is Opus audio");
+    }
+    // A `.opus` file is refused by its name, before its bytes are looked at.
+    let data: Vec<u8> = (0..64i16).flat_map(|v| v.to_le_bytes()).collect();
+    let (_dir, path, r) = load_bytes("speech.OPUS", &wav(1, 1, 16000, 16, &data));
+    assert_message(&r.unwrap_err(), &path, "it is Opus audio");
+    // A name the shell would split is quoted in the command.
+    let (_dir, path, r) = load_bytes("it's here.ogg", &page);
+    assert_message(&r.unwrap_err(), &path, r"`ffmpeg -i '");
+    assert!(path.display().to_string().contains("it's"));
 }
 
 #[test]

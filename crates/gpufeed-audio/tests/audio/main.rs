@@ -11,3 +11,7 @@ mod common;
 mod decode;
 mod librosa;
 mod resample;
+mod span;
+// Shared with the unit tests and `fuzz_regressions.rs`: not every writer is used here.
+#[allow(dead_code)]
+mod write;
