@@ -129,6 +129,16 @@ impl Item {
             line,
         }
     }
+
+    /// The span of the recording this item is, for the decoder.
+    #[must_use]
+    pub fn span(&self) -> gpufeed_audio::decode::Span {
+        gpufeed_audio::decode::Span {
+            offset_s: self.offset_s,
+            duration_s: self.duration_s,
+            channel: self.channel,
+        }
+    }
 }
 
 /// A line of a manifest that was left out, and why.

@@ -978,11 +978,14 @@ impl Worker {
 /// Decodes `item`'s audio at `rate`: its file, or its bytes inside an archive.
 fn read_audio(path: &Path, item: &Item, rate: u32) -> Result<gpufeed_audio::decode::Audio, String> {
     match &item.member {
-        None => gpufeed_audio::decode::load(path, rate).map_err(|e| e.to_string()),
+        None => {
+            gpufeed_audio::decode::load_span(path, rate, &item.span()).map_err(|e| e.to_string())
+        }
         Some(Member::Tar { name, offset, size }) => {
             let bytes = read_at(path, *offset, *size)?;
             let name = PathBuf::from(format!("{}:{name}", path.display()));
-            gpufeed_audio::decode::decode_bytes(&bytes, &name, rate).map_err(|e| e.to_string())
+            gpufeed_audio::decode::decode_bytes_span(&bytes, &name, rate, &item.span())
+                .map_err(|e| e.to_string())
         }
         Some(Member::Row { .. }) => Err(format!(
             "`{}`: audio inside a table is not read by this build",
