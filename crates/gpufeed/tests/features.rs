@@ -266,3 +266,60 @@ fn profile_data_names_the_epoch_tail_it_leaves_out() {
         "{text}"
     );
 }
+
+#[test]
+fn precompute_names_the_layout_and_says_each_unhonoured_key_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("demo");
+    run_ok(&["demo-data", s(&data), "--clips", "3", "--seed", "9"]);
+    let config = tmp.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "data:\n  use_phonemes: true\n  trim_silence: true\n",
+    )
+    .unwrap();
+    let out = gpufeed()
+        .args(["precompute", "--data", s(&data), "--config", s(&config)])
+        .args(["--cache", s(&tmp.path().join("c"))])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stdout.starts_with("dataset: ljspeech layout (detected from its own files)"),
+        "{stdout}"
+    );
+    // Each key once, with its line, on stderr (today's code said nothing).
+    for (key, line) in [("use_phonemes", 2), ("trim_silence", 3)] {
+        let hits: Vec<&str> = stderr.lines().filter(|l| l.contains(key)).collect();
+        assert_eq!(hits.len(), 1, "{stderr}");
+        assert!(
+            hits[0].contains(&format!("config.yaml:{line}:")),
+            "{}",
+            hits[0]
+        );
+    }
+}
+
+#[test]
+fn precompute_refuses_what_no_layout_reads_in_one_line() {
+    // Today's code read a binary file line by line: exit 0, an empty cache and thousands
+    // of "not valid UTF-8" lines.
+    let tmp = tempfile::tempdir().unwrap();
+    let junk = tmp.path().join("train.parquet");
+    std::fs::write(&junk, [0u8, 1, 2, 255].repeat(10_000)).unwrap();
+    let line = fails(&[
+        "precompute",
+        "--data",
+        s(&junk),
+        "--cache",
+        s(&tmp.path().join("c")),
+    ]);
+    assert!(
+        line.contains("train.parquet") && line.contains("--layout"),
+        "{line}"
+    );
+    let line = fails(&["precompute", "--data", s(tmp.path()), "--layout", "timit"]);
+    assert!(line.contains("unknown layout `timit`"), "{line}");
+}

@@ -409,7 +409,16 @@ pub(crate) struct Paths<'a> {
     pub(crate) prefix: Option<&'a str>,
 }
 
-impl Paths<'_> {
+impl<'a> Paths<'a> {
+    /// Paths as written, relative to the dataset root `base`.
+    fn relative_to(base: &'a Path) -> Self {
+        Self {
+            base,
+            join: false,
+            prefix: None,
+        }
+    }
+
     fn resolve(&self, value: &str) -> PathBuf {
         let value = value.trim();
         let path = match value.strip_prefix("~/") {
@@ -589,11 +598,7 @@ pub(super) fn read_table(probe: &Probe, options: &ReadOptions) -> Result<Dataset
     let mapping = Mapping::of(&rows, &options.columns, &[], &path)?;
     require_audio(&mapping, &rows, &path)?;
     let root = parent(&path);
-    let paths = Paths {
-        base: &root,
-        join: false,
-        prefix: None,
-    };
+    let paths = Paths::relative_to(&root);
     items(
         &rows,
         &mapping,
@@ -714,11 +719,7 @@ pub(super) fn read_gpufeed(probe: &Probe, options: &ReadOptions) -> Result<Datas
         });
     }
     let root = parent(&path);
-    let paths = Paths {
-        base: &root,
-        join: false,
-        prefix: None,
-    };
+    let paths = Paths::relative_to(&root);
     items(
         &rows,
         &mapping,
