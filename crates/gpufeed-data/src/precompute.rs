@@ -987,10 +987,12 @@ fn read_audio(path: &Path, item: &Item, rate: u32) -> Result<gpufeed_audio::deco
             gpufeed_audio::decode::decode_bytes_span(&bytes, &name, rate, &item.span())
                 .map_err(|e| e.to_string())
         }
-        Some(Member::Row { .. }) => Err(format!(
-            "`{}`: audio inside a table is not read by this build",
-            path.display()
-        )),
+        Some(member @ Member::Row { .. }) => {
+            let (bytes, name) = crate::layout::row_bytes(path, member)?;
+            let name = PathBuf::from(format!("{}:{name}", path.display()));
+            gpufeed_audio::decode::decode_bytes_span(&bytes, &name, rate, &item.span())
+                .map_err(|e| e.to_string())
+        }
     }
 }
 

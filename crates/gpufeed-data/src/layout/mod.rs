@@ -37,6 +37,8 @@ mod table;
 mod tree;
 mod webdataset;
 
+pub(crate) use hf::row_bytes;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
