@@ -1,7 +1,12 @@
 //! Speech datasets for gpufeed: read them, precompute their features once, serve them fast.
 //!
-//! - [`manifest`]: LJSpeech `metadata.csv` and generic CSV/JSONL manifests, tolerant of what
-//!   real files hold, every malformed line reported with its number.
+//! - [`layout`]: every common corpus layout (LJSpeech and its multi-speaker variants,
+//!   LibriTTS, VCTK, Common Voice, NeMo, Kaldi, Lhotse, WebDataset, Hugging Face, generic
+//!   CSV/TSV/JSONL, gpufeed's own manifest), detected or named, read into [`manifest::Item`]s
+//!   with their segment, speaker, language and fields; every malformed line or missing file
+//!   reported with its line and reason.
+//! - [`manifest`]: the item and dataset model every layout yields, and the checks they
+//!   share.
 //! - [`precompute`]: features of every utterance on all cores into the cache, resumable,
 //!   lockable, shardable over machines ([`array_job`]: the slice of a Slurm or Kubernetes
 //!   array task; [`precompute::merge_slices`]: the manifest once every slice has run).

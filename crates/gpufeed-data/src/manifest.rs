@@ -1,33 +1,10 @@
-//! Dataset manifests: which utterances a dataset has, where their audio is, what they say.
-//!
-//! # LJSpeech layout
-//!
-//! ```text
-//! DIR/metadata.csv     id|raw text|normalised text     (one utterance per line)
-//! DIR/wavs/<id>.wav
-//! ```
-//!
-//! Read the way real datasets need (see `shared/data/README.md`):
-//! - a UTF-8 byte-order mark, CRLF or LF line endings, blank lines;
-//! - a header line (`id|...`, `fileid|...`, `wav_id|...`, `audio|...`) is skipped;
-//! - `"` is text, not CSV quoting (LJSpeech has 523 lines with quotes, 104 unbalanced);
-//! - three or more fields: split on the **first** and **last** `|`, so a `|` inside the raw
-//!   text stays there; the normalised (last) field is used when
-//!   [`TextSettings::use_normalized_text`](gpufeed_config::TextSettings) is set, else the raw
-//!   one;
-//! - two fields (`id|text`): the text is both;
-//! - every malformed line is reported with its line number and reason (no separator, empty
-//!   id, empty text, duplicate id with the line of the first, invalid UTF-8, an id that
-//!   would leave the dataset folder) and left out; the rest is read.
-//!
-//! # Generic manifests
-//!
-//! For other datasets, `DIR/manifest.jsonl` (one object per line) or `DIR/manifest.csv`
-//! (header required, `,`-separated, the text column last so it may contain commas) with the
-//! fields `audio_path` (relative to DIR) and `text`, optionally `id` (default: the file stem).
-//! A path to such a file may also be given instead of a folder.
-//!
-//! Audio paths must stay inside the dataset folder: `../../etc/passwd` is refused.
+//! The dataset model every layout yields: a [`Dataset`] of [`Item`]s (id; audio file, or
+//! bytes inside an archive or table; segment; text; speaker; language; other fields) and the
+//! lines left out, each with its reason. How each corpus layout is read is in
+//! [`crate::layout`]; the checks every layout shares are here (`Sink`): an id, a text (or
+//! given phonemes), an audio path that stays inside the dataset folder (absolute paths only
+//! where the layout writes them: NeMo, Kaldi, Lhotse, generic tables; `../../etc/passwd` is
+//! refused), a sane segment, an id not seen before (the line of the first is named).
 //!
 //! A manifest is read whole, so its size is capped: [`MAX_MANIFEST_BYTES`] (512 MiB) and
 //! [`MAX_MANIFEST_LINES`] (4 194 304 non-blank lines); past either, [`Dataset::open`] is one

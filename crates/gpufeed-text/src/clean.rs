@@ -19,7 +19,7 @@
 //!    next step reads ("£500" → "five hundred pounds"; transliterating first is how Keith
 //!    Ito's cleaner turned "£500" into "ps five hundred"). A character `deunicode` does not
 //!    know is kept, so the tokenizer counts it as unknown instead of losing it.
-//! 2. [`normalize_numbers`](crate::numbers::normalize_numbers): digits and regnal numerals
+//! 2. [`normalize_numbers`]: digits and regnal numerals
 //!    to words.
 //! 3. [`expand_abbreviations`]: the classic titles and post-nominals, on word boundaries
 //!    only ("Dr. Smith" → "doctor smith"; "Morocco." stays "morocco.").

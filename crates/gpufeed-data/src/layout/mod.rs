@@ -19,7 +19,7 @@
 //! | `kaldi` | `wav.scp`, `text`, optional `segments`, `utt2spk`, `utt2lang`, `spk2gender` | `utt2spk`, `utt2lang` |
 //! | `lhotse` | `recordings` + `supervisions`, or `cuts` (`.jsonl` or `.jsonl.gz`) | `speaker`, `language` |
 //! | `webdataset` | `.tar` shards of `KEY.{wav,flac,mp3,ogg}` with `KEY.{txt,json}`, read in place | the `.json` member |
-//! | `huggingface` | Parquet files or a `save_to_disk` folder with an `Audio` column | `--columns speaker=...` or a `speaker` column |
+//! | `huggingface` | Parquet files (one, or the Hub's `data/SPLIT-*.parquet`) or a `save_to_disk` folder with an `Audio` column (embedded bytes, read per row group when features are computed, or paths) | `--columns`, else the column names of `table::DEFAULTS` |
 //! | `table` | any CSV (real quoting), TSV (tabs only) or JSON-lines manifest, with `--columns` | mapped columns |
 //! | `gpufeed` | gpufeed's own `manifest.jsonl` / `manifest.csv` (`audio_path`, `text`, `id`) | `speaker`, `language` |
 //!
