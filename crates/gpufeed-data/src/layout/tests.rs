@@ -873,6 +873,51 @@ fn open_detected_err(path: &Path) -> String {
     open(path, &ReadOptions::default()).unwrap_err().to_string()
 }
 
+#[test]
+fn table_segments_and_channels_come_from_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    wav(&dir.path().join("rec.wav"), 2.0, 2);
+    write(
+        &dir.path().join("segments.tsv"),
+        "audio\tstart\tduration\tchannel\ttext\tspeaker\nrec.wav\t0.25\t0.5\t1\tfirst\ts1\nrec.wav\t1.0\t0.75\t0\tsecond\ts2\nrec.wav\tsoon\t1\t0\tbad\ts2\n",
+    );
+    let d = read_with(&dir.path().join("segments.tsv"), |o| {
+        o.layout = Some(Layout::Table)
+    })
+    .unwrap();
+    check(
+        &d,
+        &[
+            t("rec-250", "first")
+                .spk("s1")
+                .span(0.25, Some(0.5))
+                .chan(1),
+            t("rec-1000", "second")
+                .spk("s2")
+                .span(1.0, Some(0.75))
+                .chan(0),
+        ],
+    );
+    assert!(
+        d.problems[0]
+            .reason
+            .contains("offset `soon` is not a number"),
+        "{:?}",
+        d.problems
+    );
+    let r = precompute(
+        &dir.path().join("segments.tsv"),
+        &dir.path().join("c"),
+        |o| {
+            o.read.layout = Some(Layout::Table);
+            o.max_skipped = 0.5;
+        },
+    );
+    let cache = crate::cache::Cache::open(&r.cache_dir).unwrap();
+    assert_eq!(cache.item(0).audio.duration_s, 0.5);
+    assert_eq!(cache.item(1).audio.duration_s, 0.75);
+}
+
 // ---- detection ----
 
 #[test]
