@@ -32,6 +32,7 @@ pub mod estimate;
 pub mod findings;
 pub mod format;
 pub mod phases;
+pub mod precompute;
 pub mod registry;
 pub mod steps;
 pub mod util;
@@ -54,6 +55,7 @@ pub use phases::{
     Loss, Ordered, Overhead, Phase, PhaseCategory, PhaseCause, PhaseSeries, PhaseSteps,
     PhaseStepsKind, PhaseVerdict, StepConfig, StepPhases, StepProfile,
 };
+pub use precompute::{DatasetRead, LeftOut, Precompute};
 pub use steps::{Steps, StepsKind};
 pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, TrainingPhase, Util, UtilKind};
 

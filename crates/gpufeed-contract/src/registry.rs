@@ -7,8 +7,8 @@
 //! [`Entry`].
 
 use crate::{
-    Attach, Compare, DataProfile, Document, Findings, Monitor, PhaseSteps, StepProfile, Steps,
-    Util, schema_of,
+    Attach, Compare, DataProfile, Document, Findings, Monitor, PhaseSteps, Precompute, StepProfile,
+    Steps, Util, schema_of,
 };
 
 /// One document of the contract.
@@ -45,6 +45,7 @@ pub fn own() -> Vec<Entry> {
         entry::<Findings>(),
         entry::<Monitor>(),
         entry::<PhaseSteps>(),
+        entry::<Precompute>(),
         entry::<StepProfile>(),
         entry::<Steps>(),
         entry::<Util>(),

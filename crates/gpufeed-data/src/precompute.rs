@@ -222,6 +222,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// The cleaner's name in the config (`unicode`, `english`, ...).
+    #[must_use]
+    pub fn cleaner_name(&self) -> String {
+        serde_json::to_value(self.cleaner)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+
     /// A one-paragraph summary for people.
     #[must_use]
     pub fn summary(&self) -> String {
@@ -236,10 +245,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "warning: the `{}` cleaner transliterated or dropped characters of {} item(s) ({}); `cleaner: unicode` keeps every script",
-                serde_json::to_value(self.cleaner)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                self.cleaner_name(),
                 self.text_changed,
                 self.text_lost
                     .chars()

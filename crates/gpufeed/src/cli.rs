@@ -435,6 +435,10 @@ pub struct PrecomputeArgs {
     /// decode) before the run fails (default 0.05; 1 accepts any)
     #[arg(long, value_parser = parse_share)]
     pub max_skipped: Option<f64>,
+    /// The output format: the summary, or the `precompute` document (`gpufeed schema
+    /// precompute`)
+    #[command(flatten)]
+    pub output: Output,
     /// Training config (YAML)
     #[arg(long)]
     pub config: Option<PathBuf>,

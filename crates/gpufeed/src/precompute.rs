@@ -10,12 +10,13 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 
 use gpufeed_config::Config;
+use gpufeed_contract::{DatasetRead, Document as _, LeftOut, Precompute};
 use gpufeed_data::array_job;
 use gpufeed_data::layout::Columns;
 use gpufeed_data::precompute::{self, OnError, Options, ShardSpec};
 use gpufeed_data::settings::precompute_options;
 
-use crate::cli::{DemoDataArgs, MelArgs, PrecomputeArgs};
+use crate::cli::{DemoDataArgs, Format, MelArgs, PrecomputeArgs};
 use crate::printer;
 use crate::ui::Terminal;
 
@@ -101,8 +102,13 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
             .map_or(defaults.shard_items, |n| n as usize),
         ..defaults
     };
+    let json = args.output.format == Format::Json;
     if args.merge {
         let report = precompute::merge_slices(&opts)?;
+        if json {
+            printer::data(&(serde_json::to_string(&document(&report))? + "\n"))?;
+            return Ok(ExitCode::SUCCESS);
+        }
         let what = if report.was_complete {
             "was already complete"
         } else {
@@ -118,8 +124,53 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = precompute::run(&opts, &Terminal::new())?;
-    printer::data(&(report.summary() + "\n"))?;
+    if json {
+        printer::data(&(serde_json::to_string(&document(&report))? + "\n"))?;
+    } else {
+        printer::data(&(report.summary() + "\n"))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `precompute` document of a run's report.
+fn document(r: &precompute::Report) -> Precompute {
+    Precompute {
+        schema_version: Precompute::VERSION,
+        cache_dir: r.cache_dir.display().to_string(),
+        key: r.key.clone(),
+        dataset: DatasetRead {
+            layout: r.layout.clone(),
+            detected: r.detected.clone(),
+            notes: r.notes.clone(),
+            items: r.items,
+            speakers: r.speakers,
+            languages: r.languages,
+            cleaner: r.cleaner_name(),
+            text_changed: r.text_changed,
+            text_lost: r.text_lost.clone(),
+            symbols: r.symbols,
+        },
+        shards_total: r.shards_total,
+        shards_built: r.shards_built,
+        shards_reused: r.shards_reused,
+        items_computed: r.items_computed,
+        audio_s_computed: r.audio_s_computed,
+        skipped: r
+            .skipped
+            .iter()
+            .map(|s| LeftOut {
+                id: s.id.clone(),
+                line: s.line,
+                reason: s.reason.clone(),
+            })
+            .collect(),
+        complete: r.complete,
+        was_complete: r.was_complete,
+        over_text_length: r.over_text_length,
+        over_mel_frames: r.over_mel_frames,
+        elapsed_s: r.elapsed_s,
+        jobs: r.jobs,
+    }
 }
 
 /// `gpufeed mel WAV --out FILE.npy [--config FILE]`.

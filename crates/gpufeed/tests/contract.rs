@@ -274,6 +274,19 @@ fn real_output_validates_against_its_schema() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    let cache = tmp.path().join("cache");
+    let doc = json_of(&[
+        "precompute",
+        "--data",
+        d,
+        "--cache",
+        cache.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["dataset"]["layout"], "ljspeech");
+    assert_eq!(doc["dataset"]["items"], 10);
+    assert_valid("precompute", &doc);
     // No consumer, an epoch tail (10 items in batches of 4), and the benchmark grid.
     let doc = json_of(&[
         "profile",
