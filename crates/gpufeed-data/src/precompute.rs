@@ -1,10 +1,13 @@
 //! `gpufeed precompute`: compute every utterance's features once, in parallel, into the
 //! cache (see [`crate::cache`] for the format).
 //!
-//! 1. Read the dataset manifest; stat every audio file (path, size, mtime).
-//! 2. The settings give the cache key, so the folder; the utterances, in manifest order,
-//!    are cut into shards of [`SHARD_ITEMS`]; each shard's name carries a hash of its
-//!    members (id, text, source identity).
+//! 1. Read the dataset in its layout ([`crate::layout`]); stat every audio file (path,
+//!    size, mtime); clean every text once and build the dataset's symbol table from them
+//!    (so every `--shard I/N` task builds the same one).
+//! 2. The settings give the cache key, so the folder; the utterances, in the layout's
+//!    order, are cut into shards of [`SHARD_ITEMS`]; each shard's name carries a hash of
+//!    the symbol table and of its members (id, text, segment, speaker, language, source
+//!    identity).
 //! 3. If `manifest.json` lists exactly these shards and they all exist, the cache is
 //!    complete: say so and stop (milliseconds).
 //! 4. Otherwise build the missing shards: worker threads (all cores; one feature extractor
@@ -475,9 +478,9 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     Ok(report)
 }
 
-/// Opens the dataset of `opts` (refusing a bad line under `--on-error fail`, and a
-/// manifest without items), checks the feature settings; returns the dataset, the settings,
-/// their key and the cache folder.
+/// Opens the dataset of `opts` in its layout (refusing a bad line under `--on-error fail`,
+/// and a dataset without items), checks the feature settings, cleans every text and builds
+/// the dataset's symbol table; returns them with the settings' key and the cache folder.
 fn open_dataset(opts: &Options) -> Result<Opened, DataError> {
     let read = ReadOptions {
         use_normalized_text: opts.text.use_normalized_text,

@@ -282,7 +282,7 @@ pub fn cache_root(cache: Option<&Path>, config: &Config, data: &Path) -> std::pa
 ///
 /// # Errors
 ///
-/// [`DataError::Settings`] for a `data.layout` or `data.columns` that does not parse.
+/// [`DataError::Dataset`] for a `data.layout` or `data.columns` that does not parse.
 pub fn precompute_options(
     data: &Path,
     cache: Option<&Path>,
