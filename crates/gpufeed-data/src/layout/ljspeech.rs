@@ -181,11 +181,7 @@ fn header_roles(line: &str) -> Option<Vec<Role>> {
 }
 
 fn describe(roles: &[Role]) -> String {
-    roles
-        .iter()
-        .map(|r| format!("{r:?}").to_lowercase())
-        .collect::<Vec<_>>()
-        .join("|")
+    roles.iter().map(|r| r.name()).collect::<Vec<_>>().join("|")
 }
 
 /// The audio files of `wavs/`, by stem, so that an id finds its file in any format.

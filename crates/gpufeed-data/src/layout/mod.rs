@@ -205,6 +205,15 @@ impl Role {
         ("_", Self::Ignore),
     ];
 
+    /// Its name in `--columns` (`normalized_text`, `speaker`, ...).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|&&(_, r)| r == self)
+            .map_or("_", |&(n, _)| n)
+    }
+
     fn parse(name: &str) -> Option<Self> {
         let name = name.trim().to_ascii_lowercase();
         Self::NAMES

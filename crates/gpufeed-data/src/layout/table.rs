@@ -352,8 +352,9 @@ impl Mapping {
                     path: path.to_path_buf(),
                     line: 1,
                     found: format!(
-                        "{} (`--columns` names `{name}` for {role:?}, and there is no such column)",
-                        rows.header.join(", ")
+                        "{} (`--columns` names `{name}` for `{}`, and there is no such column)",
+                        rows.header.join(", "),
+                        role.name()
                     ),
                 })?;
                 if role != Role::Ignore {
@@ -492,7 +493,7 @@ pub(crate) fn items(
             let field = get(role)?;
             let n = number(&field);
             if n.is_none() {
-                bad_number = Some(format!("{role:?} `{field}` is not a number").to_lowercase());
+                bad_number = Some(format!("{} `{field}` is not a number", role.name()));
             }
             n
         };
@@ -645,7 +646,7 @@ fn mapping_note(rows: &Rows, mapping: &Mapping, format: Format) -> String {
         .map(|(role, &k)| {
             format!(
                 "{}={}",
-                format!("{role:?}").to_lowercase(),
+                role.name(),
                 rows.header.get(k).map_or("?", String::as_str)
             )
         })
