@@ -109,7 +109,9 @@ fn objects(path: &Path, sink: &mut Sink) -> Result<Objects, DataError> {
     Ok(out)
 }
 
-fn string(map: &Map<String, Value>, key: &str) -> Option<String> {
+/// The text of `map[key]`: a non-blank string, trimmed, or a number as written (a speaker
+/// `19` stays `"19"`); `None` otherwise. WebDataset's `.json` members are read the same way.
+pub(super) fn string(map: &Map<String, Value>, key: &str) -> Option<String> {
     match map.get(key)? {
         Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
         Value::Number(n) => Some(n.to_string()),

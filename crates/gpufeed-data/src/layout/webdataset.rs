@@ -225,13 +225,7 @@ fn finish(sample: Sample, shard: &Path, ordinal: &mut usize, sink: &mut Sink) {
         return;
     };
     let json = sample.json.unwrap_or_default();
-    let field = |keys: &[&str]| {
-        keys.iter().find_map(|k| match json.get(*k) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
-            Some(Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        })
-    };
+    let field = |keys: &[&str]| keys.iter().find_map(|k| super::lhotse::string(&json, k));
     let text = sample
         .text
         .or_else(|| field(&["text", "transcript", "sentence"]))
