@@ -180,7 +180,10 @@ fn a_config_over_the_cap_is_not_read() {
         "{message}"
     );
     if let Some(growth) = growth {
-        assert!(growth < MIB, "peak resident memory grew {growth} bytes");
+        // Reading the file would add its 10 MiB; the unlocked tests running beside this one
+        // have added about 1 MiB to the process's peak on their own (the cache twin, CI
+        // stop 47), so the bound leaves them 4 MiB.
+        assert!(growth < 4 * MIB, "peak resident memory grew {growth} bytes");
     }
     let zero = Path::new("/dev/zero");
     if zero.exists() {

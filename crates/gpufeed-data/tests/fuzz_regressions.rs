@@ -192,7 +192,9 @@ fn shard_outside_the_cache_folder_is_refused() {
 
 /// A cache manifest larger than `MAX_CACHE_MANIFEST_BYTES` (a hostile or damaged cache) is
 /// refused as corrupt before it is read: a sparse file one byte over the cap, in bounded
-/// memory.
+/// memory. The bound is the other hostile-size tests' 16 MiB, 128 times less than the file:
+/// the corpus replays run beside this test unlocked, and they once added 1.04 MiB to the
+/// process's peak (CI, stop 47).
 #[test]
 fn cache_manifest_over_the_cap_is_not_read() {
     use gpufeed_data::cache::MAX_CACHE_MANIFEST_BYTES;
@@ -212,6 +214,9 @@ fn cache_manifest_over_the_cap_is_not_read() {
         "{message}"
     );
     if let Some(growth) = growth {
-        assert!(growth < MIB, "peak resident memory grew {growth} bytes");
+        assert!(
+            growth < 16 * MIB,
+            "peak resident memory grew {growth} bytes"
+        );
     }
 }
