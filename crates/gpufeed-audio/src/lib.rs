@@ -9,6 +9,9 @@
 //! - [`mel`]: [`MelExtractor`], the STFT and mel filterbank of `librosa.stft` /
 //!   `librosa.filters.mel` / `librosa.feature.melspectrogram`, plus the log compression
 //!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
+//!   [`MelExtractor::compute_with`] gives the linear spectrogram and the frame energy from
+//!   the same STFT.
+//! - [`pitch`]: [`Yin`], F0 and a voiced flag per mel frame, as `librosa.yin` computes it.
 //! - [`npy`]: float32 `.npy` files, written atomically.
 //!
 //! The defaults of `AudioSettings` are the NVIDIA Tacotron 2 / HiFi-GAN features:
@@ -43,6 +46,7 @@ pub mod decode;
 mod error;
 pub mod mel;
 pub mod npy;
+pub mod pitch;
 mod span;
 
 /// The file writers of the integration tests (WAV, FLAC, Ogg), for the unit tests.
@@ -53,4 +57,5 @@ mod test_write;
 
 pub use decode::{Audio, AudioInfo, Span};
 pub use error::AudioError;
-pub use mel::{MelExtractor, MelSpectrogram};
+pub use mel::{MelExtractor, MelSpectrogram, Spectra};
+pub use pitch::{PitchSettings, Yin};

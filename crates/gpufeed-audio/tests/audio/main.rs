@@ -7,6 +7,7 @@
 // stderr (`cargo test -p gpufeed-audio -- --nocapture` shows them).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
+mod arrays;
 mod common;
 mod decode;
 mod librosa;
