@@ -25,6 +25,9 @@ pub fn run(data: &[u8]) {
             Ok(cache) => {
                 for i in 0..cache.len() {
                     let _ = (cache.item(i), cache.mel(i), cache.tokens(i));
+                    for spec in cache.arrays() {
+                        let _ = cache.array(&spec.name, i);
+                    }
                 }
                 if let Err(e) = cache.verify() {
                     names_a_file(&e);

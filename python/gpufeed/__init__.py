@@ -93,6 +93,7 @@ def precompute(
     columns: str | Mapping[str, str] | Sequence[str] | None = None,
     mic: str | None = None,
     max_skipped: float | None = None,
+    features: str | Sequence[str] | None = None,
 ) -> Any:
     """Computes the features of every utterance of ``data`` into the cache, as
     ``gpufeed precompute`` does, and returns the :class:`Cache`.
@@ -109,6 +110,12 @@ def precompute(
     utterances in ``cache.skipped``, ``"fail"`` raises on the first. ``config`` is a YAML
     file read as the CLI's ``--config``. The GIL is released for the run.
 
+    ``features`` names the arrays cached per item, all from one decode (``"mel,f0"`` or
+    ``["mel", "linear", "energy", "f0", "wav"]``): ``mel`` (always), ``linear`` (the
+    magnitude spectrogram), ``energy`` (per frame), ``f0`` (pYIN's F0, 0 where unvoiced,
+    and ``voiced``; ``"f0:yin"`` for YIN), ``wav`` (int16, exactly ``frames * hop``
+    samples; ``"wav:float32"``). Default: the config's ``data.features``, else the mel.
+
     The returned cache's ``report`` says what was built, reused and skipped. With ``shard``
     (``"I/N"`` or ``(I, N)``: one machine's slice), a run that leaves the cache incomplete
     returns that report (a dict) instead: the last shard's run returns the cache.
@@ -124,6 +131,7 @@ def precompute(
         columns=_columns(columns),
         mic=mic,
         max_skipped=max_skipped,
+        features=[features] if isinstance(features, str) else features,
     )
     if not report["complete"]:
         return report

@@ -3,7 +3,7 @@
 import os
 import pathlib
 from collections.abc import Iterator
-from typing import Any, Literal, Self, TypedDict, final
+from typing import Any, Literal, NotRequired, Self, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,16 @@ class Item(TypedDict):
     """[frames, n_mels], a read-only view of the mapped shard."""
     tokens: npt.NDArray[np.int32]
     """[n], a read-only view of the mapped shard."""
+    linear: NotRequired[npt.NDArray[np.float32]]
+    """[frames, n_fft/2 + 1], the magnitude spectrogram (caches built with ``linear``)."""
+    energy: NotRequired[npt.NDArray[np.float32]]
+    """[frames], the L2 norm of each STFT frame (``energy``)."""
+    f0: NotRequired[npt.NDArray[np.float32]]
+    """[frames], F0 in Hz, 0 where unvoiced (``f0``)."""
+    voiced: NotRequired[npt.NDArray[np.uint8]]
+    """[frames], 1 where voiced (``f0``)."""
+    wav: NotRequired[npt.NDArray[np.int16] | npt.NDArray[np.float32]]
+    """[frames * hop_length], the waveform: frames [a, b) are samples [a*hop, b*hop)."""
     id: str
     text: str
     speaker: str | None
@@ -88,6 +98,7 @@ def precompute_run(
     columns: str | None = None,
     mic: str | None = None,
     max_skipped: float | None = None,
+    features: list[str] | None = None,
 ) -> dict[str, Any]: ...
 def load_config(path: str) -> dict[str, Any]: ...
 def phase_steps_report(
@@ -130,6 +141,10 @@ class Cache:
     @property
     def layout(self) -> str:
         """The dataset's layout (``ljspeech``, ``libritts``, ``nemo``, ...)."""
+    @property
+    def arrays(self) -> list[dict[str, Any]]:
+        """The arrays each item has besides ``mel`` and ``tokens``: name, numpy dtype,
+        width and rows per mel frame."""
     @property
     def mel_lengths(self) -> npt.NDArray[np.int64]: ...
     @property

@@ -101,7 +101,7 @@ fn find_cache(dir: &Path, config: &Config) -> Result<PathBuf> {
         .filter(|p| p.join(cache::MANIFEST).is_file())
         .collect();
     found.sort();
-    let wanted = cache::FeatureSettings::new(config.data.audio(), config.data.text()).key();
+    let wanted = gpufeed_data::settings::feature_settings(config)?.key();
     match found.len() {
         0 => bail!(
             "`{}` holds no complete cache; build one with `gpufeed precompute --data DIR --cache {}`",

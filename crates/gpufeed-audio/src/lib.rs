@@ -11,7 +11,7 @@
 //!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
 //!   [`MelExtractor::compute_with`] gives the linear spectrogram and the frame energy from
 //!   the same STFT.
-//! - [`pitch`]: [`Yin`], F0 and a voiced flag per mel frame, as `librosa.yin` computes it.
+//! - [`pitch`]: [`PitchTracker`], F0 and a voiced flag per mel frame, as `librosa.yin` computes it.
 //! - [`npy`]: float32 `.npy` files, written atomically.
 //!
 //! The defaults of `AudioSettings` are the NVIDIA Tacotron 2 / HiFi-GAN features:
@@ -58,4 +58,4 @@ mod test_write;
 pub use decode::{Audio, AudioInfo, Span};
 pub use error::AudioError;
 pub use mel::{MelExtractor, MelSpectrogram, Spectra};
-pub use pitch::{PitchSettings, Yin};
+pub use pitch::{PitchMethod, PitchSettings, PitchTracker};

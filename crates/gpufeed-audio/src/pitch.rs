@@ -81,7 +81,7 @@ pub enum PitchMethod {
 
 /// Computes F0 and the voiced flag per frame; holds the FFT plans and buffers, so one per
 /// worker thread allocates nothing per clip once its outputs have grown.
-pub struct Yin {
+pub struct PitchTracker {
     settings: PitchSettings,
     sample_rate: f64,
     hop: usize,
@@ -104,9 +104,9 @@ pub struct Yin {
     cmnd: Vec<f64>,
 }
 
-impl std::fmt::Debug for Yin {
+impl std::fmt::Debug for PitchTracker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Yin")
+        f.debug_struct("PitchTracker")
             .field("settings", &self.settings)
             .field("sample_rate", &self.sample_rate)
             .field("hop", &self.hop)
@@ -115,7 +115,7 @@ impl std::fmt::Debug for Yin {
     }
 }
 
-impl Yin {
+impl PitchTracker {
     /// YIN on the frame grid of a mel with this `hop`, at `sample_rate`: frame `t` is
     /// centred on sample `t·hop + centre` (`centre` is 0 for a centred mel, `n_fft / 2` for
     /// an uncentred one).

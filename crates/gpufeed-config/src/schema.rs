@@ -322,6 +322,14 @@ section! {
         /// (`audio=path,text=sentence,speaker=client_id`) or by position for a headerless
         /// file (`id,text,speaker`). Unset: the layout's own names (`--columns` overrides it).
         columns: Option<String> = None;
+        /// Arrays `precompute` caches per item: `mel` (always), `linear`, `energy`, `f0`
+        /// (pYIN F0 and voicing; `f0:yin` for YIN), `wav` (16-bit; `wav:float32`). Unset:
+        /// `[mel]` (`--features` overrides it).
+        features: Option<Vec<String>> = None;
+        /// Lowest F0 the `f0` array searches, Hz (librosa's C2 is 65.4).
+        f0_min: f64 = 65.0 => "a number (Hz)";
+        /// Highest F0 the `f0` array searches, Hz.
+        f0_max: f64 = 1000.0 => "a number (Hz)";
         /// Feature cache folder. Unset: the tool's default cache location.
         cache_dir: Option<PathBuf> = None;
         /// Items per batch.

@@ -81,6 +81,12 @@ pub struct Precompute {
     pub elapsed_s: f64,
     /// Threads used.
     pub jobs: usize,
+    /// The arrays cached per item, as `--features` names them (`mel` first).
+    pub arrays: Vec<String>,
+    /// Bytes of the cache's shards (0 until it is complete).
+    pub cache_bytes: u64,
+    /// Bytes of cache per hour of audio (0 until it is complete).
+    pub bytes_per_hour: u64,
 }
 
 impl Document for Precompute {

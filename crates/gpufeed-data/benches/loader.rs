@@ -103,6 +103,7 @@ fn build(dir: &Path) -> Cache {
         layout: "ljspeech".into(),
         speakers: Vec::new(),
         languages: Vec::new(),
+        arrays: Vec::new(),
         written_by: "bench".into(),
         shards,
         items,

@@ -32,7 +32,14 @@
 //! | `tokens` | I32 | `[total_tokens]` | token ids, one utterance after the other |
 //! | `token_offsets` | I64 | `[items + 1]` | the same for tokens |
 //!
-//! and `__metadata__["gpufeed"]`, a JSON object with the shard's utterances (the
+//! and, for each array of [`crate::arrays`] the cache was built with (`linear`, `energy`,
+//! `f0` and `voiced`, `wav`), a tensor `NAME` of shape `[rows]` or `[rows, width]` and
+//! `NAME_offsets` (I64, `[items + 1]`): utterance `i` is rows
+//! `NAME_offsets[i]..NAME_offsets[i+1]` (the mel's frames, or `frames × hop_length` samples
+//! for `wav`). The manifest lists them (`arrays`, each with its dtype, width and rows per
+//! frame). They follow `tokens`, widest elements first, so every tensor is aligned.
+//!
+//! `__metadata__["gpufeed"]` is a JSON object with the shard's utterances (the
 //! [`CachedItem`] records) and the ones skipped. Lengths are the true lengths, before any
 //! padding. Utterances longer than `data.max_text_length` / `data.max_mel_frames` are kept;
 //! the manifest flags them (`over_text_length`, `over_mel_frames`) and records the caps
@@ -58,6 +65,7 @@ use serde::{Deserialize, Serialize};
 
 use gpufeed_config::{AudioSettings, TextSettings};
 
+use crate::arrays::{ArraySpec, ItemArrays};
 use crate::error::DataError;
 use crate::fsx;
 
@@ -69,8 +77,10 @@ pub const FORMAT: &str = "gpufeed-cache";
 /// `mel` starts on a 4096-byte boundary. 4: each item carries its transcript (`text`), for
 /// readers that show or re-tokenise it (the Python `Cache[i]`). 5: items carry their
 /// segment, speaker, language and other fields, the manifest the layout and the speaker and
-/// language tables, and the symbol table is built from the dataset's text.
-pub const VERSION: u32 = 5;
+/// language tables, and the symbol table is built from the dataset's text. 6: the arrays
+/// beside the mel (`linear`, `energy`, `f0`/`voiced`, `wav`), listed in the manifest and
+/// part of the key.
+pub const VERSION: u32 = 6;
 /// Utterances per shard: ~45 MB of LJSpeech features, large enough for sequential reads,
 /// small enough that a killed run loses little.
 pub const SHARD_ITEMS: usize = 256;
@@ -88,6 +98,9 @@ pub struct FeatureSettings {
     pub text: TextSettings,
     /// Fingerprint of the text pipeline (settings and cleaner/tokenizer version).
     pub text_fingerprint: String,
+    /// The arrays cached besides the mel and tokens.
+    #[serde(default)]
+    pub arrays: crate::arrays::Arrays,
 }
 
 impl FeatureSettings {
@@ -99,7 +112,14 @@ impl FeatureSettings {
             audio,
             text,
             text_fingerprint,
+            arrays: crate::arrays::Arrays::default(),
         }
+    }
+
+    /// The same settings caching `arrays` besides the mel.
+    #[must_use]
+    pub fn with_arrays(self, arrays: crate::arrays::Arrays) -> Self {
+        Self { arrays, ..self }
     }
 
     /// The cache key: 16 hex digits of blake3 over the format, its version and the settings.
@@ -357,6 +377,9 @@ pub struct Manifest {
     /// Languages of the cached items, sorted.
     #[serde(default)]
     pub languages: Vec<String>,
+    /// The arrays each shard holds besides `mel` and `tokens`, in storage order.
+    #[serde(default)]
+    pub arrays: Vec<ArraySpec>,
     /// Which gpufeed wrote it.
     pub written_by: String,
     /// Shards in index order.
@@ -480,6 +503,17 @@ pub struct ShardData {
     tokens: Vec<i32>,
     /// Offsets into `tokens`, `items + 1` entries.
     token_offsets: Vec<i64>,
+    /// The other arrays, in storage order.
+    extras: Vec<Extra>,
+}
+
+/// One array beside the mel, while its shard is built.
+#[derive(Debug)]
+struct Extra {
+    spec: ArraySpec,
+    bytes: Vec<u8>,
+    /// Row offsets, `items + 1` entries.
+    offsets: Vec<i64>,
 }
 
 impl Default for ShardData {
@@ -489,6 +523,7 @@ impl Default for ShardData {
             mel_offsets: vec![0],
             tokens: Vec::new(),
             token_offsets: vec![0],
+            extras: Vec::new(),
         }
     }
 }
@@ -500,6 +535,23 @@ impl ShardData {
         Self::default()
     }
 
+    /// An empty shard holding `arrays` besides the mel and tokens (each item's are given
+    /// with [`ShardData::push_arrays`]).
+    #[must_use]
+    pub fn with_arrays(arrays: &[ArraySpec]) -> Self {
+        Self {
+            extras: arrays
+                .iter()
+                .map(|spec| Extra {
+                    spec: spec.clone(),
+                    bytes: Vec::new(),
+                    offsets: vec![0],
+                })
+                .collect(),
+            ..Self::default()
+        }
+    }
+
     /// Empties the shard, keeping its buffers for the next one.
     pub fn clear(&mut self) {
         self.body.truncate(0);
@@ -508,6 +560,44 @@ impl ShardData {
         self.mel_offsets.push(0);
         self.token_offsets.clear();
         self.token_offsets.push(0);
+        for e in &mut self.extras {
+            e.bytes.clear();
+            e.offsets.clear();
+            e.offsets.push(0);
+        }
+    }
+
+    /// Appends the other arrays of the utterance last pushed, in the order of the specs
+    /// the shard was made with.
+    ///
+    /// # Errors
+    ///
+    /// [`DataError::Corrupt`] when their number or sizes do not fit the specs (a bug, not
+    /// a data problem: nothing of it is written).
+    pub fn push_arrays(&mut self, arrays: &ItemArrays) -> Result<(), DataError> {
+        if arrays.0.len() != self.extras.len() {
+            return Err(DataError::Corrupt {
+                path: PathBuf::new(),
+                reason: format!(
+                    "{} arrays given for a shard of {}",
+                    arrays.0.len(),
+                    self.extras.len()
+                ),
+            });
+        }
+        for (e, bytes) in self.extras.iter_mut().zip(&arrays.0) {
+            let row = e.spec.row_bytes().max(1);
+            if bytes.len() % row != 0 {
+                return Err(DataError::Corrupt {
+                    path: PathBuf::new(),
+                    reason: format!("`{}`: {} bytes is not whole rows", e.spec.name, bytes.len()),
+                });
+            }
+            e.bytes.extend_from_slice(bytes);
+            let last = e.offsets.last().copied().unwrap_or(0);
+            e.offsets.push(last + (bytes.len() / row) as i64);
+        }
+        Ok(())
     }
 
     /// Appends one utterance; `mel` holds `frames × n_mels` values. Fails only when the
@@ -586,14 +676,22 @@ pub struct ShardWriter {
 const FLUSH_BYTES: usize = 8 << 20;
 
 /// Head bytes to reserve for a shard of `items` utterances whose ids and audio paths
-/// total `string_bytes`: an upper bound for the header and offsets in all but odd cases
+/// total `string_bytes`, with `arrays` arrays beside the mel: an upper bound for the header and offsets in all but odd cases
 /// (a record with every number at its widest, escaped twice, is under 640 bytes plus its
 /// strings, which escaping can at most multiply by 7; a skip reason takes the place of a
 /// record).
 #[must_use]
-pub fn head_reserve(items: usize, string_bytes: usize) -> usize {
-    (BLOCK + items * (HEAD_BYTES_PER_ITEM + 16) + 7 * string_bytes).next_multiple_of(BLOCK)
+pub fn head_reserve(items: usize, string_bytes: usize, arrays: usize) -> usize {
+    (BLOCK
+        + items * (HEAD_BYTES_PER_ITEM + 16 + 8 * arrays)
+        + arrays * HEAD_BYTES_PER_ARRAY
+        + 7 * string_bytes)
+        .next_multiple_of(BLOCK)
 }
+
+/// Header bytes of one array beside the mel: its two tensors' entries (name, dtype, shape,
+/// offsets), at their widest.
+const HEAD_BYTES_PER_ARRAY: usize = 256;
 
 /// See [`head_reserve`]; a test checks it against the widest record.
 const HEAD_BYTES_PER_ITEM: usize = 640;
@@ -698,8 +796,11 @@ impl ShardWriter {
                 },
             )
         };
-        let offsets_len = 8 * (data.mel_offsets.len() + data.token_offsets.len());
-        let tensors = vec![
+        let offsets_len = 8
+            * (data.mel_offsets.len()
+                + data.token_offsets.len()
+                + data.extras.iter().map(|e| e.offsets.len()).sum::<usize>());
+        let mut tensors = vec![
             info(
                 "mel_offsets",
                 Dtype::I64,
@@ -712,14 +813,41 @@ impl ShardWriter {
                 vec![data.token_offsets.len()],
                 8 * data.token_offsets.len(),
             ),
-            info("mel", Dtype::F32, vec![frames, self.n_mels], mel_bytes),
-            info(
-                "tokens",
-                Dtype::I32,
-                vec![data.tokens.len()],
-                4 * data.tokens.len(),
-            ),
         ];
+        for e in &data.extras {
+            tensors.push(info(
+                &e.spec.offsets_name(),
+                Dtype::I64,
+                vec![e.offsets.len()],
+                8 * e.offsets.len(),
+            ));
+        }
+        tensors.push(info(
+            "mel",
+            Dtype::F32,
+            vec![frames, self.n_mels],
+            mel_bytes,
+        ));
+        tensors.push(info(
+            "tokens",
+            Dtype::I32,
+            vec![data.tokens.len()],
+            4 * data.tokens.len(),
+        ));
+        for e in &data.extras {
+            let rows = e.bytes.len() / e.spec.row_bytes().max(1);
+            let shape = if e.spec.width == 1 {
+                vec![rows]
+            } else {
+                vec![rows, e.spec.width]
+            };
+            tensors.push(info(
+                &e.spec.name,
+                e.spec.dtype.safetensors(),
+                shape,
+                e.bytes.len(),
+            ));
+        }
         let meta_json = serde_json::to_string(meta).map_err(|e| corrupt(e.to_string()))?;
         let header = Metadata::new(
             Some(HashMap::from([("gpufeed".to_string(), meta_json)])),
@@ -742,6 +870,9 @@ impl ShardWriter {
         head.extend(&header)?;
         head.extend(bytemuck::cast_slice(&data.mel_offsets))?;
         head.extend(bytemuck::cast_slice(&data.token_offsets))?;
+        for e in &data.extras {
+            head.extend(bytemuck::cast_slice(&e.offsets))?;
+        }
         Ok(head)
     }
 
@@ -759,6 +890,9 @@ impl ShardWriter {
             self.flushed = 0;
         }
         data.body.extend(bytemuck::cast_slice(&data.tokens))?;
+        for e in &data.extras {
+            data.body.extend(&e.bytes)?;
+        }
         data.body.zero_pad();
         let body = &data.body;
         let total = head.len + body.len;
@@ -822,16 +956,16 @@ fn set_direct(file: &std::fs::File, on: bool) -> std::io::Result<()> {
 }
 
 /// Whether the shard at `path` is complete and consistent: its header parses, every tensor
-/// lies inside the file and its offsets agree. A run resumes only from such shards.
+/// (`arrays` beside the mel too) lies inside the file and its offsets agree. A run resumes only from such shards.
 #[must_use]
-pub fn shard_is_sound(path: &Path, n_mels: usize) -> bool {
-    check_shard(path, n_mels).is_ok()
+pub fn shard_is_sound(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> bool {
+    check_shard(path, n_mels, arrays).is_ok()
 }
 
 /// As [`shard_is_sound`], with what is wrong.
-pub fn check_shard(path: &Path, n_mels: usize) -> Result<(), DataError> {
+pub fn check_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<(), DataError> {
     read_shard_meta(path)?;
-    open_shard(path, n_mels).map(drop)
+    open_shard(path, n_mels, arrays).map(drop)
 }
 
 /// Reads a shard's metadata (header only; the arrays are not touched).
@@ -867,6 +1001,20 @@ struct ShardView {
     mel_offsets: Vec<i64>,
     tokens: std::ops::Range<usize>,
     token_offsets: Vec<i64>,
+    /// The arrays beside the mel, in the manifest's order: bytes and row offsets.
+    extras: Vec<(std::ops::Range<usize>, Vec<i64>)>,
+}
+
+/// One item's array beside the mel, straight from the mapping: `rows × width` elements of
+/// `dtype`, little-endian, aligned to the element.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayRef<'a> {
+    /// Its spec (name, dtype, width).
+    pub spec: &'a ArraySpec,
+    /// Rows.
+    pub rows: usize,
+    /// The bytes.
+    pub bytes: &'a [u8],
 }
 
 /// A complete cache, open for reading. Arrays are read zero-copy from the mapped shards.
@@ -902,7 +1050,7 @@ impl Cache {
         let shards = manifest
             .shards
             .iter()
-            .map(|s| open_shard(&dir.join(&s.file), n_mels))
+            .map(|s| open_shard(&dir.join(&s.file), n_mels, &manifest.arrays))
             .collect::<Result<Vec<_>, _>>()?;
         // Check every record against its shard once, so that `mel(i)` and `tokens(i)` can
         // index without a failure path.
@@ -913,6 +1061,11 @@ impl Cache {
                     && r + 1 < s.token_offsets.len()
                     && s.mel_offsets[r + 1] - s.mel_offsets[r] == i64::from(it.mel_frames)
                     && s.token_offsets[r + 1] - s.token_offsets[r] == i64::from(it.text_tokens)
+                    && manifest.arrays.iter().zip(&s.extras).all(|(spec, (_, o))| {
+                        r + 1 < o.len()
+                            && o[r + 1] - o[r]
+                                == i64::from(it.mel_frames) * spec.rows_per_frame as i64
+                    })
             });
             if !fits {
                 return Err(DataError::Corrupt {
@@ -1023,6 +1176,31 @@ impl Cache {
         &all[s.mel_offsets[row] as usize * n..s.mel_offsets[row + 1] as usize * n]
     }
 
+    /// The arrays the cache holds beside `mel` and `tokens`.
+    #[must_use]
+    pub fn arrays(&self) -> &[ArraySpec] {
+        &self.manifest.arrays
+    }
+
+    /// Utterance `i`'s array `name` (one of [`Cache::arrays`]), straight from the mapping;
+    /// `None` when the cache does not hold it.
+    #[must_use]
+    pub fn array(&self, name: &str, i: usize) -> Option<ArrayRef<'_>> {
+        let k = self.manifest.arrays.iter().position(|a| a.name == name)?;
+        let spec = &self.manifest.arrays[k];
+        let it = &self.manifest.items[i];
+        let s = &self.shards[it.shard as usize];
+        let (range, offsets) = &s.extras[k];
+        let row = it.row as usize;
+        let (a, b) = (offsets[row] as usize, offsets[row + 1] as usize);
+        let width = spec.row_bytes();
+        Some(ArrayRef {
+            spec,
+            rows: b - a,
+            bytes: &s.mmap[range.start + a * width..range.start + b * width],
+        })
+    }
+
     /// Utterance `i`'s token ids, straight from the mapping.
     #[must_use]
     pub fn tokens(&self, i: usize) -> &[i32] {
@@ -1092,7 +1270,7 @@ pub fn drop_page_cache(dir: &Path) -> Result<u64, DataError> {
     Ok(bytes)
 }
 
-fn open_shard(path: &Path, n_mels: usize) -> Result<ShardView, DataError> {
+fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardView, DataError> {
     let file = fsx::open(path)?;
     let mmap = map(&file, path)?;
     let corrupt = |reason: String| DataError::Corrupt {
@@ -1145,12 +1323,29 @@ fn open_shard(path: &Path, n_mels: usize) -> Result<ShardView, DataError> {
     };
     check(&mel_offsets, mel.len() / 4 / n_mels.max(1), "mel")?;
     check(&token_offsets, tokens.len() / 4, "tokens")?;
+    let mut extras = Vec::with_capacity(arrays.len());
+    for spec in arrays {
+        let bytes = range(&spec.name, spec.dtype.safetensors())?;
+        let offsets: Vec<i64> =
+            bytemuck::pod_collect_to_vec(&mmap[range(&spec.offsets_name(), Dtype::I64)?]);
+        if offsets.len() != mel_offsets.len() {
+            return Err(corrupt(format!(
+                "`{}` has {} offsets for {} items",
+                spec.offsets_name(),
+                offsets.len(),
+                mel_offsets.len().saturating_sub(1)
+            )));
+        }
+        check(&offsets, bytes.len() / spec.row_bytes().max(1), &spec.name)?;
+        extras.push((bytes, offsets));
+    }
     Ok(ShardView {
         mmap,
         mel,
         mel_offsets,
         tokens,
         token_offsets,
+        extras,
     })
 }
 
@@ -1233,6 +1428,7 @@ pub(crate) fn synthetic(
             audio,
             text: TextSettings::default(),
             text_fingerprint: "t".into(),
+            arrays: crate::arrays::Arrays::default(),
         },
         symbols: serde_json::Value::Null,
         limits: Limits::default(),
@@ -1240,6 +1436,7 @@ pub(crate) fn synthetic(
         layout: "ljspeech".into(),
         speakers: Vec::new(),
         languages: Vec::new(),
+        arrays: Vec::new(),
         written_by: "test".into(),
         shards,
         items,
@@ -1368,12 +1565,25 @@ mod tests {
             ("\u{1}\u{2}", "\"\u{4}\\", "\u{3}"),
         ] {
             let n = 256;
-            let mut data = ShardData::new();
+            // Every array beside the mel, as `--features` can ask.
+            let all = crate::arrays::Arrays::parse(
+                &["linear", "energy", "f0", "wav:float32"],
+                (65.0, 1000.0),
+            )
+            .unwrap()
+            .specs(&AudioSettings::default());
+            let mut data = ShardData::with_arrays(&all);
+            let one = crate::arrays::ItemArrays(
+                all.iter()
+                    .map(|s| vec![0u8; s.row_bytes() * s.rows_per_frame])
+                    .collect(),
+            );
             for _ in 0..n {
                 data.push(&[0.0; 80], 1, &[1; 4]).unwrap();
+                data.push_arrays(&one).unwrap();
             }
             let items = vec![widest_item(id, text, path); n];
-            let reserve = head_reserve(n, n * (id.len() + text.len() + path.len()));
+            let reserve = head_reserve(n, n * (id.len() + text.len() + path.len()), all.len());
             let writer = ShardWriter::new(Path::new("x"), 80, WriteIo::Buffered, reserve);
             let head = writer.head(&data, &meta_of(items, Vec::new())).unwrap();
             assert_eq!(head.len, reserve, "{id:?}: the head outgrew its reserve");
@@ -1407,7 +1617,7 @@ mod tests {
         let (mut data, mel) = big_shard(n_mels);
         for io in [WriteIo::Direct, WriteIo::Buffered] {
             let path = tmp.path().join(format!("early-{io:?}.safetensors"));
-            let reserve = head_reserve(1, 40);
+            let reserve = head_reserve(1, 40, 0);
             let mut w = ShardWriter::new(&path, n_mels, io, reserve);
             w.write_ready(&data).unwrap();
             assert!(w.flushed >= FLUSH_BYTES, "an early write happened");

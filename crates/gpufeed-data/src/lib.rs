@@ -10,6 +10,8 @@
 //! - [`precompute`]: features of every utterance on all cores into the cache, resumable,
 //!   lockable, shardable over machines ([`array_job`]: the slice of a Slurm or Kubernetes
 //!   array task; [`precompute::merge_slices`]: the manifest once every slice has run).
+//! - [`arrays`]: the arrays a cache holds besides the mel (linear spectrogram, energy, F0
+//!   and voicing, the hop-aligned waveform), computed from one decode and one STFT.
 //! - [`cache`]: the cache format (safetensors shards + JSON manifest, readable from Python)
 //!   and its zero-copy reader.
 //! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
@@ -35,6 +37,7 @@
 
 pub mod aligned;
 pub mod array_job;
+pub mod arrays;
 pub mod cache;
 pub mod demo;
 pub mod layout;

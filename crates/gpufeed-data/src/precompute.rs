@@ -101,6 +101,8 @@ pub struct Options {
     pub audio: AudioSettings,
     /// Text settings.
     pub text: TextSettings,
+    /// The arrays cached besides the mel and tokens (`--features`).
+    pub arrays: crate::arrays::Arrays,
     /// Token cap: longer utterances are kept and counted (the loader applies its policy).
     pub max_text_length: Option<usize>,
     /// Frame cap: likewise.
@@ -137,6 +139,7 @@ impl Options {
             cache_root: cache_root.into(),
             audio: AudioSettings::default(),
             text: TextSettings::default(),
+            arrays: crate::arrays::Arrays::default(),
             max_text_length: None,
             max_mel_frames: None,
             jobs: None,
@@ -222,6 +225,12 @@ pub struct Report {
     pub text_lost: String,
     /// Distinct characters of the dataset's symbol table (ids from 4 on).
     pub symbols: usize,
+    /// The arrays cached, as `--features` names them (`mel` first).
+    pub arrays: Vec<String>,
+    /// Bytes of the cache's shards, once complete.
+    pub cache_bytes: u64,
+    /// Seconds of audio the cache holds, once complete.
+    pub cache_audio_s: f64,
 }
 
 impl Report {
@@ -285,6 +294,15 @@ impl Report {
                 self.audio_s_computed / self.elapsed_s
             );
         }
+        if self.complete && self.cache_audio_s > 0.0 {
+            let _ = write!(
+                s,
+                "\narrays: {}; {:.1} MB on disk, {:.0} MB per hour of audio",
+                self.arrays.join(", "),
+                self.cache_bytes as f64 / 1e6,
+                self.bytes_per_hour() as f64 / 1e6
+            );
+        }
         if !self.skipped.is_empty() {
             let _ = write!(
                 s,
@@ -335,6 +353,7 @@ enum Outcome {
         mel: Vec<f32>,
         frames: usize,
         tokens: Vec<i32>,
+        arrays: crate::arrays::ItemArrays,
     },
     Skipped(Skipped),
 }
@@ -360,6 +379,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         key,
         dir,
         texts,
+        specs,
         ..
     } = &opened;
     fsx::create_dir_all(dir)?;
@@ -384,7 +404,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .collect();
     let (todo, reused): (Vec<&Plan>, Vec<&Plan>) = mine
         .into_iter()
-        .partition(|p| !cache::shard_is_sound(&dir.join(&p.file), opts.audio.n_mels));
+        .partition(|p| !cache::shard_is_sound(&dir.join(&p.file), opts.audio.n_mels, specs));
     report.shards_reused = reused.len();
     let total: usize = todo.iter().chain(&reused).map(|p| p.items.len()).sum();
     let done: usize = reused.iter().map(|p| p.items.len()).sum();
@@ -409,7 +429,8 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         io: opts.io,
         buffers: &buffers,
         dataset,
-        data: ShardData::new(),
+        arrays: specs.len(),
+        data: ShardData::with_arrays(specs),
         current: None,
         shard: 0,
         written: HashMap::new(),
@@ -504,10 +525,11 @@ fn open_dataset(opts: &Options) -> Result<Opened, DataError> {
                 .map_or_else(|| "the file has no lines".into(), |p| p.reason.clone()),
         });
     }
-    // Validate the settings before any work, with the extractor's own checks.
-    gpufeed_audio::mel::MelExtractor::new(&opts.audio)
-        .map_err(|e| DataError::Settings(e.to_string()))?;
-    let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone());
+    // Validate the settings before any work, with the extractors' own checks.
+    crate::arrays::Extractor::new(&opts.arrays, &opts.audio).map_err(DataError::Settings)?;
+    let settings = FeatureSettings::new(opts.audio.clone(), opts.text.clone())
+        .with_arrays(opts.arrays.clone());
+    let specs = opts.arrays.specs(&opts.audio);
     let key = settings.key();
     let dir = opts.cache_root.join(&key);
     let texts = Texts::of(&dataset, &opts.text);
@@ -517,6 +539,7 @@ fn open_dataset(opts: &Options) -> Result<Opened, DataError> {
         key,
         dir,
         texts,
+        specs,
     })
 }
 
@@ -528,6 +551,8 @@ struct Opened {
     key: String,
     dir: PathBuf,
     texts: Texts,
+    /// The arrays beside the mel, in storage order.
+    specs: Vec<crate::arrays::ArraySpec>,
 }
 
 /// Every item's text as it is tokenised, and the symbol table built from all of them.
@@ -610,8 +635,9 @@ fn write_manifest(
     fsx::write_atomic(&dir.join(MANIFEST), &json)?;
     remove_stale(dir, plans);
     report.complete = true;
-    report.skipped = manifest.skipped;
     count_over(report, &manifest.items);
+    report.sized(&manifest);
+    report.skipped = manifest.skipped;
     Ok(())
 }
 
@@ -690,7 +716,9 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
         let path = dir.join(&plan.file);
         let what = if !path.is_file() {
             "missing".to_owned()
-        } else if let Err(e) = cache::check_shard(&path, opts.audio.n_mels) {
+        } else if let Err(e) =
+            cache::check_shard(&path, opts.audio.n_mels, &opts.arrays.specs(&opts.audio))
+        {
             format!("damaged: {e}")
         } else {
             continue;
@@ -786,7 +814,26 @@ impl Report {
             over_mel_frames: 0,
             elapsed_s: 0.0,
             jobs,
+            arrays: opts.arrays.names(),
+            cache_bytes: 0,
+            cache_audio_s: 0.0,
         }
+    }
+
+    /// The cache's size per hour of audio, bytes (0 until it is complete).
+    #[must_use]
+    pub fn bytes_per_hour(&self) -> u64 {
+        if self.cache_audio_s > 0.0 {
+            (self.cache_bytes as f64 * 3600.0 / self.cache_audio_s).round() as u64
+        } else {
+            0
+        }
+    }
+
+    /// The size figures of a complete cache.
+    fn sized(&mut self, manifest: &Manifest) {
+        self.cache_bytes = manifest.shards.iter().map(|s| s.bytes).sum();
+        self.cache_audio_s = manifest.totals.audio_s;
     }
 
     /// Whether the cache folder is already complete for `plans` under `opts`' length caps;
@@ -797,8 +844,9 @@ impl Report {
         };
         self.was_complete = true;
         self.complete = true;
-        self.skipped = existing.skipped;
         count_over(self, &existing.items);
+        self.sized(&existing);
+        self.skipped = existing.skipped;
         self.elapsed_s = started.elapsed().as_secs_f64();
         true
     }
@@ -899,7 +947,7 @@ fn plan_shards(key: &str, items: &[Item], sources: &[SourceId], per_shard: usize
 
 /// Per-thread state: one feature extractor and one tokenizer, reused for every utterance.
 struct Worker {
-    mel: Result<gpufeed_audio::mel::MelExtractor, String>,
+    features: Result<crate::arrays::Extractor, String>,
     tokenizer: gpufeed_text::Tokenizer,
     sample_rate: u32,
 }
@@ -907,7 +955,7 @@ struct Worker {
 impl Worker {
     fn new(opts: &Options, table: &gpufeed_text::SymbolTable) -> Self {
         Self {
-            mel: gpufeed_audio::mel::MelExtractor::new(&opts.audio).map_err(|e| e.to_string()),
+            features: crate::arrays::Extractor::new(&opts.arrays, &opts.audio),
             tokenizer: gpufeed_text::Tokenizer::with_symbols(&opts.text, table.clone()),
             sample_rate: opts.audio.sample_rate,
         }
@@ -926,7 +974,7 @@ impl Worker {
             panic!("injected for a test");
         }
         let skipped = |reason: String| Outcome::skipped(item, reason);
-        let mel = match &mut self.mel {
+        let features = match &mut self.features {
             Ok(m) => m,
             Err(e) => return skipped(e.clone()),
         };
@@ -935,11 +983,12 @@ impl Worker {
             Err(e) => return skipped(e),
         };
         let mut frames_buf = buffers.take();
-        let frames = match mel.compute_into(&audio.samples, &mut frames_buf) {
+        let mut arrays = crate::arrays::ItemArrays::default();
+        let frames = match features.compute(&audio.samples, &mut frames_buf, &mut arrays) {
             Ok(f) => f,
             Err(e) => {
                 buffers.give(frames_buf);
-                return skipped(e.to_string());
+                return skipped(e);
             }
         };
         let tokens: Vec<i32> = self
@@ -980,6 +1029,7 @@ impl Worker {
             mel: frames_buf,
             frames,
             tokens,
+            arrays,
         }
     }
 }
@@ -1117,6 +1167,8 @@ struct Builder<'a> {
     io: WriteIo,
     buffers: &'a BufferPool,
     dataset: &'a Dataset,
+    /// Arrays beside the mel.
+    arrays: usize,
     /// The shard being built (its buffers are reused for every shard).
     data: ShardData,
     /// Its metadata and its file, from its first utterance on.
@@ -1176,7 +1228,7 @@ impl Builder<'_> {
                 &self.dir.join(&plan.file),
                 self.n_mels,
                 self.io,
-                cache::head_reserve(plan.items.len(), strings),
+                cache::head_reserve(plan.items.len(), strings, self.arrays),
             );
             (meta, writer)
         });
@@ -1186,6 +1238,7 @@ impl Builder<'_> {
                 mel,
                 frames,
                 tokens,
+                arrays,
             } => {
                 record.shard = meta.shard;
                 record.row = u32::try_from(meta.items.len()).unwrap_or(u32::MAX);
@@ -1194,6 +1247,7 @@ impl Builder<'_> {
                 let pushed = self.data.push(&mel, frames, &tokens);
                 self.buffers.give(mel);
                 pushed?;
+                self.data.push_arrays(&arrays)?;
                 writer.write_ready(&self.data)?;
                 meta.items.push(*record);
             }
@@ -1235,6 +1289,7 @@ fn merge(
         key,
         dir,
         texts,
+        specs,
     } = opened;
     let mut items = Vec::with_capacity(dataset.items.len());
     let mut skipped: Vec<Skipped> = dataset
@@ -1290,6 +1345,7 @@ fn merge(
         layout: dataset.layout.name().to_owned(),
         speakers: distinct(items.iter().filter_map(|i| i.speaker.clone())),
         languages: distinct(items.iter().filter_map(|i| i.language.clone())),
+        arrays: specs.clone(),
         written_by: concat!("gpufeed ", env!("CARGO_PKG_VERSION")).into(),
         shards,
         items,

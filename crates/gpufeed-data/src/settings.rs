@@ -302,6 +302,7 @@ pub fn precompute_options(
         .transpose()?
         .unwrap_or_default();
     Ok(Options {
+        arrays: arrays_of(config, None)?,
         read: crate::layout::ReadOptions {
             layout,
             columns,
@@ -313,6 +314,35 @@ pub fn precompute_options(
         max_mel_frames: Some(config.data.max_mel_frames),
         ..Options::new(data, cache_root(cache, config, data))
     })
+}
+
+/// The arrays `config` asks to cache (`data.features`, `data.f0_min`, `data.f0_max`), or
+/// `names` instead of `data.features` when given (`--features`, Python's `features=`).
+///
+/// # Errors
+///
+/// [`DataError::Settings`] naming an unknown array or option.
+pub fn arrays_of(
+    config: &Config,
+    names: Option<&[String]>,
+) -> Result<crate::arrays::Arrays, DataError> {
+    let names = names
+        .or(config.data.features.as_deref())
+        .unwrap_or_default();
+    crate::arrays::Arrays::parse(names, (config.data.f0_min, config.data.f0_max))
+}
+
+/// The feature settings `config` gives, hence the key of the cache it builds: what
+/// `doctor` and `profile` look for.
+///
+/// # Errors
+///
+/// As [`arrays_of`].
+pub fn feature_settings(config: &Config) -> Result<crate::cache::FeatureSettings, DataError> {
+    Ok(
+        crate::cache::FeatureSettings::new(config.data.audio(), config.data.text())
+            .with_arrays(arrays_of(config, None)?),
+    )
 }
 
 #[cfg(test)]

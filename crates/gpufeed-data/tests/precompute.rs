@@ -497,3 +497,110 @@ fn damaged_caches_are_named_and_rebuilt() {
         "{msg}"
     );
 }
+
+/// Every array of `--features` in one run on real LJSpeech clips: shapes, the waveform's
+/// alignment to the mel frames, values equal to computing each alone, the key, and the
+/// size per hour in the report.
+#[test]
+fn every_array_is_cached_aligned_and_equal_to_computing_it_alone() {
+    use gpufeed_audio::pitch::PitchSettings;
+    use gpufeed_data::arrays::{Arrays, Dtype};
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ljspeech-mini");
+    let names = ["mel", "linear", "energy", "f0", "wav"];
+    let o = Options {
+        arrays: Arrays::parse(&names, (65.0, 1000.0)).unwrap(),
+        shard_items: 4,
+        ..Options::new(&data, tmp.path().join("cache"))
+    };
+    let r = run(&o, &Silent).unwrap();
+    assert!(r.complete && r.skipped.is_empty(), "{:?}", r.skipped);
+    assert_eq!(r.arrays, names);
+    assert!(
+        r.summary().contains("arrays: mel, linear, energy, f0, wav"),
+        "{}",
+        r.summary()
+    );
+    // The same dataset with the mel alone is another cache.
+    let mel_only = Options::new(&data, tmp.path().join("cache"));
+    let key_mel_only =
+        gpufeed_data::cache::FeatureSettings::new(mel_only.audio.clone(), mel_only.text.clone())
+            .key();
+    assert_ne!(r.key, key_mel_only);
+    let cache = Cache::open(&r.cache_dir).unwrap();
+    let names: Vec<&str> = cache.arrays().iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["linear", "energy", "f0", "wav", "voiced"]);
+    let mut mel = gpufeed_audio::mel::MelExtractor::new(&o.audio).unwrap();
+    let mut pitch =
+        gpufeed_audio::PitchTracker::new(&PitchSettings::default(), 22050, 256, 0).unwrap();
+    for i in (0..cache.len()).step_by(7) {
+        let it = cache.item(i);
+        let frames = it.mel_frames as usize;
+        let audio = gpufeed_audio::decode::load(&data.join(&it.source.path), 22050).unwrap();
+        let (mut m, mut linear, mut energy) = (Vec::new(), Vec::new(), Vec::new());
+        mel.compute_with(
+            &audio.samples,
+            &mut m,
+            gpufeed_audio::Spectra {
+                linear: Some(&mut linear),
+                energy: Some(&mut energy),
+            },
+        )
+        .unwrap();
+        assert_eq!(cache.mel(i), &m[..], "{}", it.id);
+        let get = |name: &str| cache.array(name, i).unwrap();
+        let lin = get("linear");
+        assert_eq!(
+            (lin.rows, lin.spec.width, lin.spec.dtype),
+            (frames, 513, Dtype::F32)
+        );
+        assert_eq!(lin.bytes, bytemuck::cast_slice::<f32, u8>(&linear));
+        assert_eq!(
+            get("energy").bytes,
+            bytemuck::cast_slice::<f32, u8>(&energy)
+        );
+        let (mut f0, mut voiced) = (Vec::new(), Vec::new());
+        pitch.compute_into(&audio.samples, frames, &mut f0, &mut voiced);
+        assert_eq!(get("f0").bytes, bytemuck::cast_slice::<f32, u8>(&f0));
+        assert_eq!(get("voiced").bytes, &voiced[..]);
+        assert_eq!(get("f0").rows, frames);
+        // The waveform: exactly frames × hop samples, the audio as 16-bit PCM then zeros,
+        // so that mel frames [a, b) are samples [a·hop, b·hop).
+        let wav = get("wav");
+        assert_eq!((wav.rows, wav.spec.dtype), (frames * 256, Dtype::I16));
+        let pcm: Vec<i16> = bytemuck::pod_collect_to_vec(wav.bytes);
+        assert!(audio.samples.len() <= pcm.len());
+        for (k, (&x, &q)) in audio.samples.iter().zip(&pcm).enumerate() {
+            assert_eq!(
+                f64::from(q),
+                f64::from(x) * 32768.0,
+                "{}: sample {k}",
+                it.id
+            );
+        }
+        assert!(pcm[audio.samples.len()..].iter().all(|&q| q == 0));
+        // A crop of frames [a, b) and its samples: the mel of the crop's samples (interior
+        // frames, away from the padding) is the cache's mel of those frames.
+        let (a, b) = (10, 30);
+        let crop: Vec<f32> = pcm[a * 256..b * 256]
+            .iter()
+            .map(|&q| f32::from(q) / 32768.0)
+            .collect();
+        let m_crop = mel.compute(&crop).unwrap();
+        let n = 80;
+        for t in 3..(b - a - 3) {
+            let ours = &m_crop.data[t * n..(t + 1) * n];
+            let cached = &cache.mel(i)[(a + t) * n..(a + t + 1) * n];
+            for (x, y) in ours.iter().zip(cached) {
+                assert!((x - y).abs() < 1e-4, "{}: frame {}", it.id, a + t);
+            }
+        }
+    }
+    assert!(r.cache_bytes > 0 && r.bytes_per_hour() > 0);
+    eprintln!(
+        "{} items, {:.1} MB, {:.0} MB per hour of audio",
+        cache.len(),
+        r.cache_bytes as f64 / 1e6,
+        r.bytes_per_hour() as f64 / 1e6
+    );
+}

@@ -114,6 +114,35 @@ fn view<'py, T: numpy::Element, D: ndarray::Dimension>(
     array
 }
 
+/// A read-only numpy view of one item's array beside the mel: `[rows]` or `[rows, width]`
+/// of its dtype.
+fn array_view<'py>(
+    owner: Bound<'py, PyAny>,
+    array: gpufeed_data::cache::ArrayRef<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use gpufeed_data::arrays::Dtype;
+    fn typed<'py, T: numpy::Element + bytemuck::Pod>(
+        owner: Bound<'py, PyAny>,
+        array: gpufeed_data::cache::ArrayRef<'_>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data: &[T] = bytemuck::try_cast_slice(array.bytes)
+            .map_err(|e| PyValueError::new_err(format!("array `{}`: {e}", array.spec.name)))?;
+        let shape_err = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
+        Ok(if array.spec.width == 1 {
+            view(owner, ndarray::ArrayView1::from(data)).into_any()
+        } else {
+            let v = ndarray::ArrayView2::from_shape((array.rows, array.spec.width), data)
+                .map_err(shape_err)?;
+            view(owner, v).into_any()
+        })
+    }
+    match array.spec.dtype {
+        Dtype::F32 => typed::<f32>(owner, array),
+        Dtype::I16 => typed::<i16>(owner, array),
+        Dtype::U8 => typed::<u8>(owner, array),
+    }
+}
+
 #[pymethods]
 impl Cache {
     /// Opens the cache in `path`: a folder with `manifest.json`, or a cache root holding one.
@@ -141,7 +170,8 @@ impl Cache {
         self.inner.len()
     }
 
-    /// Item `i`: `mel` float32 `[frames, n_mels]` and `tokens` int32 `[n]`, read-only views
+    /// Item `i`: `mel` float32 `[frames, n_mels]`, `tokens` int32 `[n]` and each other
+    /// array the cache holds (`linear`, `energy`, `f0`, `voiced`, `wav`), read-only views
     /// into the mapped shards (no copy), and its `id`, `text` and `index`.
     fn __getitem__<'py>(slf: &Bound<'py, Self>, i: isize) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
@@ -157,6 +187,11 @@ impl Cache {
         let d = PyDict::new(py);
         d.set_item("mel", view(slf.clone().into_any(), mel))?;
         d.set_item("tokens", view(slf.clone().into_any(), tokens))?;
+        for spec in c.arrays() {
+            if let Some(array) = c.array(&spec.name, i) {
+                d.set_item(&spec.name, array_view(slf.clone().into_any(), array)?)?;
+            }
+        }
         d.set_item("id", &item.id)?;
         d.set_item("text", &item.text)?;
         d.set_item("speaker", &item.speaker)?;
@@ -235,6 +270,25 @@ impl Cache {
     #[getter]
     fn layout(&self) -> &str {
         &self.inner.manifest().layout
+    }
+
+    /// The arrays each item has besides `mel` and `tokens`, with their dtype, columns
+    /// and rows per mel frame: `[{"name": "f0", "dtype": "float32", "width": 1,
+    /// "rows_per_frame": 1}, ...]`.
+    #[getter]
+    fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .arrays()
+            .iter()
+            .map(|a| {
+                let d = PyDict::new(py);
+                d.set_item("name", &a.name)?;
+                d.set_item("dtype", a.dtype.numpy())?;
+                d.set_item("width", a.width)?;
+                d.set_item("rows_per_frame", a.rows_per_frame)?;
+                Ok(d)
+            })
+            .collect()
     }
 
     /// Frames per item, int64.

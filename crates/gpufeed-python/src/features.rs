@@ -186,7 +186,7 @@ fn mel<'py>(
 #[pyfunction]
 #[pyo3(signature = (
     data, cache = None, jobs = None, shard = None, on_error = "skip", config = None,
-    layout = None, columns = None, mic = None, max_skipped = None
+    layout = None, columns = None, mic = None, max_skipped = None, features = None
 ))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments
 fn precompute_run<'py>(
@@ -201,6 +201,7 @@ fn precompute_run<'py>(
     columns: Option<String>,
     mic: Option<String>,
     max_skipped: Option<f64>,
+    features: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let read = read_options(layout.as_deref(), columns.as_deref(), mic)?;
     if max_skipped.is_some_and(|x| !(0.0..=1.0).contains(&x)) {
@@ -250,6 +251,10 @@ fn precompute_run<'py>(
             .map_err(errors::data)?
     };
     read.apply(&mut options);
+    if let Some(names) = features.as_deref() {
+        options.arrays =
+            gpufeed_data::settings::arrays_of(&config, Some(names)).map_err(errors::data)?;
+    }
     if let Some(share) = max_skipped {
         options.max_skipped = share;
     }

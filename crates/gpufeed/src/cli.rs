@@ -431,6 +431,11 @@ pub struct PrecomputeArgs {
     /// VCTK 0.92: the microphone to read, mic1 or mic2 (default mic2)
     #[arg(long)]
     pub mic: Option<String>,
+    /// Arrays to cache per item, from one decode: mel (always), linear, energy, f0 (pYIN
+    /// F0 and voicing; f0:yin), wav (16-bit, hop-aligned; wav:float32). Comma-separated
+    /// (default: the config's `data.features`, else mel)
+    #[arg(long, value_delimiter = ',')]
+    pub features: Option<Vec<String>>,
     /// The largest share of items that may be left out (bad lines, audio that does not
     /// decode) before the run fails (default 0.05; 1 accepts any)
     #[arg(long, value_parser = parse_share)]

@@ -146,7 +146,11 @@ fn describe(check: Check, inputs: &Inputs) -> String {
 /// The runtime facts of dataset `data`: a short loader run when its cache for the config's
 /// feature settings is complete; never a precompute.
 fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
-    let key = FeatureSettings::new(config.data.audio(), config.data.text()).key();
+    // A bad `data.features` falls back to the mel alone here: `validate` and `precompute`
+    // name it; doctor only looks for the cache.
+    let key = gpufeed_data::settings::feature_settings(config)
+        .unwrap_or_else(|_| FeatureSettings::new(config.data.audio(), config.data.text()))
+        .key();
     let dir = cache_root(None, config, data).join(key);
     if !dir.join(cache::MANIFEST).is_file() {
         return RuntimeFacts::NoCache {

@@ -92,6 +92,9 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         defaults.read.columns = Columns::parse(columns)?;
     }
     defaults.read.mic.clone_from(&args.mic);
+    if let Some(names) = args.features.as_deref() {
+        defaults.arrays = gpufeed_data::settings::arrays_of(&config, Some(names))?;
+    }
     let opts = Options {
         max_skipped: args.max_skipped.unwrap_or(defaults.max_skipped),
         jobs: args.jobs,
@@ -170,6 +173,9 @@ fn document(r: &precompute::Report) -> Precompute {
         over_mel_frames: r.over_mel_frames,
         elapsed_s: r.elapsed_s,
         jobs: r.jobs,
+        arrays: r.arrays.clone(),
+        cache_bytes: r.cache_bytes,
+        bytes_per_hour: r.bytes_per_hour(),
     }
 }
 

@@ -16,7 +16,7 @@
 
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::{MelExtractor, Spectra};
-use gpufeed_audio::pitch::{PitchMethod, PitchSettings, Yin};
+use gpufeed_audio::pitch::{PitchMethod, PitchSettings, PitchTracker};
 use gpufeed_config::AudioSettings;
 
 use crate::common::{ljspeech_wav, read_fixture};
@@ -117,7 +117,7 @@ fn track(clip: &str, method: PitchMethod) -> (Vec<f32>, Vec<u8>) {
         method,
         ..PitchSettings::default()
     };
-    let mut yin = Yin::new(&pitch, 22050, 256, 0).unwrap();
+    let mut yin = PitchTracker::new(&pitch, 22050, 256, 0).unwrap();
     let (mut f0, mut voiced) = (Vec::new(), Vec::new());
     yin.compute_into(&x, frames, &mut f0, &mut voiced);
     (f0, voiced)
@@ -194,7 +194,11 @@ fn f0_agrees_with_librosa_pyin_on_frames_both_call_voiced() {
 
 #[test]
 fn pitch_settings_out_of_range_are_refused_by_name() {
-    let bad = |s: PitchSettings| Yin::new(&s, 22050, 256, 0).unwrap_err().to_string();
+    let bad = |s: PitchSettings| {
+        PitchTracker::new(&s, 22050, 256, 0)
+            .unwrap_err()
+            .to_string()
+    };
     let d = PitchSettings::default();
     assert!(bad(PitchSettings { fmin: 0.0, ..d }).contains("`f0_min`"));
     assert!(bad(PitchSettings { fmax: 20000.0, ..d }).contains("`f0_max`"));
@@ -214,7 +218,7 @@ fn a_pure_tone_gives_its_frequency_and_silence_is_unvoiced() {
         .map(|i| (2.0 * std::f32::consts::PI * 220.0 * i as f32 / sr).sin() * 0.5)
         .collect();
     x.extend(std::iter::repeat_n(0.0, 22050));
-    let mut yin = Yin::new(&PitchSettings::default(), 22050, 256, 0).unwrap();
+    let mut yin = PitchTracker::new(&PitchSettings::default(), 22050, 256, 0).unwrap();
     let (mut f0, mut voiced) = (Vec::new(), Vec::new());
     yin.compute_into(&x, 1 + x.len() / 256, &mut f0, &mut voiced);
     // Frames wholly inside the tone.

@@ -1,0 +1,98 @@
+"""The arrays beside the mel (`features=`): one decode, every array, aligned, readable as
+plain safetensors."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import gpufeed
+
+from test_cache_features import read_wav
+
+
+@pytest.fixture(scope="module")
+def full_cache(lj_dir, tmp_path_factory) -> gpufeed.Cache:
+    return gpufeed.precompute(
+        lj_dir,
+        cache=tmp_path_factory.mktemp("arrays"),
+        features=["mel", "linear", "energy", "f0", "wav"],
+    )
+
+
+def stft_magnitude(x: np.ndarray, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
+    """|STFT| of librosa's defaults (periodic Hann, centred, reflect padding), numpy only:
+    [frames, n_fft/2 + 1]."""
+    padded = np.pad(x.astype(np.float64), n_fft // 2, mode="reflect")
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n_fft) / n_fft)
+    frames = 1 + len(x) // hop
+    idx = np.arange(n_fft)[None, :] + hop * np.arange(frames)[:, None]
+    return np.abs(np.fft.rfft(padded[idx] * window, axis=1))
+
+
+def test_every_array_has_its_shape_dtype_and_alignment(full_cache, lj_dir):
+    assert [a["name"] for a in full_cache.arrays] == ["linear", "energy", "f0", "wav", "voiced"]
+    assert full_cache.report["arrays"] == ["mel", "linear", "energy", "f0", "wav"]
+    assert full_cache.report["cache_bytes"] > 0
+    for i in range(len(full_cache)):
+        item = full_cache[i]
+        frames = item["mel"].shape[0]
+        assert item["linear"].shape == (frames, 513) and item["linear"].dtype == np.float32
+        assert item["energy"].shape == (frames,) and item["energy"].dtype == np.float32
+        assert item["f0"].shape == (frames,) and item["voiced"].dtype == np.uint8
+        assert item["wav"].shape == (frames * 256,) and item["wav"].dtype == np.int16
+        assert not item["wav"].flags.writeable, "a read-only view of the mapping"
+        # Unvoiced frames have F0 0; voiced ones lie in the searched range (f0_min, f0_max:
+        # 65 to 1000 Hz by default), and speech is mostly voiced.
+        f0, voiced = item["f0"], item["voiced"].astype(bool)
+        assert (f0[~voiced] == 0).all()
+        assert voiced.mean() > 0.3 and ((f0[voiced] >= 65) & (f0[voiced] <= 1000)).all()
+        # The waveform is the file's 16-bit PCM, then zeros up to frames * hop.
+        audio, _ = read_wav(lj_dir / "wavs" / f"{item['id']}.wav")
+        pcm = np.round(audio * 32768).astype(np.int16)
+        np.testing.assert_array_equal(item["wav"][: len(pcm)], pcm)
+        assert (item["wav"][len(pcm):] == 0).all()
+        # linear and energy against a numpy STFT of the same audio.
+        mag = stft_magnitude(audio)
+        np.testing.assert_allclose(item["linear"], mag, rtol=1e-4, atol=1e-6 * mag.max())
+        np.testing.assert_allclose(
+            item["energy"], np.linalg.norm(mag, axis=1), rtol=1e-4, atol=1e-6
+        )
+
+
+def test_shards_are_plain_safetensors_with_offsets(full_cache):
+    """Read a shard with json and numpy only, as any framework could."""
+    shard = sorted(full_cache.path.glob("shard-*.safetensors"))[0]
+    raw = shard.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    body = raw[8 + n :]
+
+    def tensor(name: str) -> np.ndarray:
+        info = header[name]
+        dtype = {"F32": np.float32, "I16": np.int16, "U8": np.uint8, "I64": np.int64, "I32": np.int32}[
+            info["dtype"]
+        ]
+        a, b = info["data_offsets"]
+        return np.frombuffer(body[a:b], dtype=dtype).reshape(info["shape"])
+
+    first = full_cache[0]
+    for name in ["linear", "energy", "f0", "voiced", "wav"]:
+        offsets = tensor(f"{name}_offsets")
+        np.testing.assert_array_equal(tensor(name)[offsets[0] : offsets[1]], first[name])
+
+
+def test_a_feature_set_is_its_own_cache(full_cache, lj_cache):
+    assert full_cache.key != lj_cache.key
+    assert lj_cache.arrays == []
+    assert set(lj_cache[0]) >= {"mel", "tokens"} and "f0" not in lj_cache[0]
+
+
+def test_unknown_arrays_are_refused_by_name(lj_dir, tmp_path):
+    with pytest.raises(ValueError, match="`pitchh` is not an array"):
+        gpufeed.precompute(lj_dir, cache=tmp_path, features="mel,pitchh".split(","))
+    with pytest.raises(ValueError, match="f0:yin"):
+        gpufeed.precompute(lj_dir, cache=tmp_path, features="spectrogram")
