@@ -195,7 +195,12 @@ class Loader:
         config: str | os.PathLike[str] | None = None,
         layout: str | None = None,
         columns: str | None = None,
-    ) -> Self: ...
+        batch_frames: int | None = None,
+        batch_seconds: float | None = None,
+    ) -> Self:
+        """``batch_frames`` / ``batch_seconds``: batches by duration (at most that many
+        padded mel frames, or seconds of audio, per batch; items of similar length sorted
+        together; every rank the same number of batches) instead of ``batch_size``."""
     def __iter__(self) -> LoaderIter: ...
     def __len__(self) -> int: ...
     @property

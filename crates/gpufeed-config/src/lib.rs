@@ -133,6 +133,7 @@
 //! | `f0_max` | float | `1000.0` | highest F0 the `f0` array searches, Hz |
 //! | `cache_dir` | path | unset | feature cache folder; unset: the tool's default |
 //! | `batch_size` | integer | `56` | items per batch; > 0 |
+//! | `batch_frames` | integer | unset | batches by duration: padded mel frames per batch instead of `batch_size` items |
 //! | `num_workers` | integer | unset | loader threads; unset: the number of cores; 0: the calling thread |
 //! | `prefetch_buffer_size` | integer, batches | unset | batches prepared ahead; unset: 2 × workers (≥ 2). MyXTTS never read it |
 //! | `pad_to_fixed_length` | bool | `false` | pad every batch to the caps (one static shape) |

@@ -334,6 +334,9 @@ section! {
         cache_dir: Option<PathBuf> = None;
         /// Items per batch.
         batch_size: usize = 56 => "a positive integer";
+        /// Batches by duration: at most this many padded mel frames per batch (items ×
+        /// the batch's longest), instead of `batch_size` items. Unset: `batch_size`.
+        batch_frames: Option<usize> = None => "a positive integer or null";
         /// Loader threads. Unset: the number of cores. 0: load on the calling thread.
         num_workers: Option<usize> = None => "a non-negative integer or null";
         /// Batches prepared ahead of the consumer. Unset: 2 × workers (at least 2).

@@ -15,6 +15,7 @@
 //! | setting | default | from |
 //! |---|---|---|
 //! | `batch_size` | 56 | `data.batch_size` |
+//! | `batch_frames` | unset (a fixed `batch_size`) | `data.batch_frames` |
 //! | `workers` | the cores available | `data.num_workers` |
 //! | `prefetch` | 2 × workers (at least 2) | `data.prefetch_buffer_size` |
 //! | `shuffle` | true | `data.shuffle` |
@@ -64,6 +65,8 @@ pub enum PadChoice {
 pub struct LoaderArgs {
     /// Items per batch.
     pub batch_size: Option<usize>,
+    /// Batches by duration: padded mel frames per batch.
+    pub batch_frames: Option<usize>,
     /// Worker threads; also sets the prefetch depth to 2 × workers unless `prefetch` is given.
     pub workers: Option<usize>,
     /// Batches kept ready.
@@ -165,6 +168,7 @@ impl LoaderSettings {
     ) -> Result<LoaderConfig, SettingsError> {
         for (name, v) in [
             ("batch_size", args.batch_size),
+            ("batch_frames", args.batch_frames),
             ("pad_to_multiple", args.pad_to_multiple),
             ("bucket_window", args.bucket_window),
             ("max_text_length", args.max_text_length),
@@ -201,11 +205,22 @@ impl LoaderSettings {
         let multiple = args.pad_to_multiple.or(d.pad_to_multiple_of).unwrap_or(1);
         let static_multiple = args.pad_to_multiple.unwrap_or(1);
         let round = |n: usize| n.max(1).div_ceil(static_multiple) * static_multiple;
+        let batch_frames = args.batch_frames.or(d.batch_frames);
         let static_pad = match args.pad {
             Some(p) => p == PadChoice::Static,
+            // Batches by duration have a shape each.
+            None if batch_frames.is_some() => false,
             // The config's choice when a file gives one; Python's static shape otherwise.
             None => d.pad_to_fixed_length || (frontend == Frontend::Python && !config_file),
         };
+        if static_pad && batch_frames.is_some() {
+            return Err(SettingsError(
+                "batch_frames batches by duration, so every batch has its own shape: pass \
+                 pad='longest' with it (or drop pad_to_fixed_length), or batch_size for one \
+                 static shape"
+                    .to_owned(),
+            ));
+        }
         let padding = if static_pad {
             // The config's caps where the config chose static shapes (or on the command
             // line, which always measures the config); else the dataset's longest item.
@@ -245,6 +260,7 @@ impl LoaderSettings {
         });
         Ok(LoaderConfig {
             batch_size: args.batch_size.unwrap_or(d.batch_size),
+            batch_frames,
             workers,
             prefetch,
             shuffle: args.shuffle.unwrap_or(d.shuffle),

@@ -362,7 +362,7 @@ impl Loader {
         pad = None, max_text_length = None, max_mel_frames = None, pad_to_multiple = None,
         bucket_window = None, drop_last = None, over_length = None, rank = None,
         world_size = None, epoch = 0, cache = None, config = None, layout = None,
-        columns = None
+        columns = None, batch_frames = None, batch_seconds = None
     ))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
@@ -387,7 +387,28 @@ impl Loader {
         config: Option<PathBuf>,
         layout: Option<String>,
         columns: Option<String>,
+        batch_frames: Option<usize>,
+        batch_seconds: Option<f64>,
     ) -> PyResult<Self> {
+        if batch_frames.is_some() && batch_seconds.is_some() {
+            return Err(PyValueError::new_err(
+                "batch_frames and batch_seconds are the same budget: pass one",
+            ));
+        }
+        if batch_seconds.is_some_and(|s| !(s.is_finite() && s > 0.0)) {
+            return Err(PyValueError::new_err(
+                "batch_seconds: pass a positive number of seconds of audio per batch",
+            ));
+        }
+        // Seconds of audio as mel frames at `audio`'s rate and hop.
+        let frames_of = |audio: &gpufeed_config::AudioSettings| {
+            batch_frames.or_else(|| {
+                batch_seconds.map(|s| {
+                    (s * f64::from(audio.sample_rate) / audio.hop_length.max(1) as f64).ceil()
+                        as usize
+                })
+            })
+        };
         let env = Environment::of_process().map_err(|e| {
             PyValueError::new_err(format!(
                 "{e}; unset it or pass `rank=` / `world_size=` explicitly"
@@ -414,8 +435,9 @@ impl Loader {
                 )));
             }
         };
-        let args = LoaderArgs {
+        let mut args = LoaderArgs {
             batch_size,
+            batch_frames: None,
             workers,
             prefetch,
             shuffle,
@@ -432,12 +454,16 @@ impl Loader {
         };
         let has_config = config.is_some();
         let cfg = config_of(py, config.clone())?;
+        args.batch_frames = frames_of(&cfg.data.audio());
         // Refused settings before a precompute that can take minutes.
         LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, || (1, 1))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let read = crate::features::read_options(layout.as_deref(), columns.as_deref(), None)?;
         let cache_obj = open_source(py, source, cache, config, read)?;
         let rust_cache = Arc::clone(&cache_obj.get().inner);
+        // The cache's own rate and hop, which a cache given directly may not share with the
+        // config.
+        args.batch_frames = frames_of(&rust_cache.manifest().settings.audio);
         // The one resolution of the command line's and Python's settings
         // (`gpufeed_data::settings`); the dataset's longest item is the static shape when
         // nothing sets one.
