@@ -45,6 +45,22 @@ class Batch(TypedDict):
     speakers: npt.NDArray[np.int64]
     """[B]: the rows' speakers, indices into ``Cache.speaker_table`` (-1: none, or a
     filler row)."""
+    linear: NotRequired[npt.NDArray[np.float32]]
+    """[B, T, n_fft/2 + 1], zero-padded (caches built with ``linear``)."""
+    linear_lengths: NotRequired[npt.NDArray[np.int64]]
+    energy: NotRequired[npt.NDArray[np.float32]]
+    """[B, T] (``energy``)."""
+    energy_lengths: NotRequired[npt.NDArray[np.int64]]
+    f0: NotRequired[npt.NDArray[np.float32]]
+    """[B, T], Hz, 0 where unvoiced or padded (``f0``)."""
+    f0_lengths: NotRequired[npt.NDArray[np.int64]]
+    voiced: NotRequired[npt.NDArray[np.uint8]]
+    """[B, T] (``f0``)."""
+    voiced_lengths: NotRequired[npt.NDArray[np.int64]]
+    wav: NotRequired[npt.NDArray[np.int16] | npt.NDArray[np.float32]]
+    """[B, T * hop_length]: frames [a, b) of row r are samples [a*hop, b*hop) (``wav``)."""
+    wav_lengths: NotRequired[npt.NDArray[np.int64]]
+    """[B]: true samples per row."""
     epoch: int
     index: int
     """The batch's position in its epoch."""

@@ -39,7 +39,8 @@ import numpy as np
 
 __all__ = ["batches", "dataset", "element_spec", "to_tf"]
 
-_ARRAYS = ("mel", "mel_lengths", "tokens", "token_lengths", "items")
+_ARRAYS = ("mel", "mel_lengths", "tokens", "token_lengths", "items", "speakers")
+_DTYPES = {"float32": tf.float32, "int16": tf.int16, "uint8": tf.uint8}
 
 
 def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:
@@ -52,10 +53,12 @@ def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:
         frames: int | None = padding["fixed"]["max_frames"]
         text: int | None = padding["fixed"]["max_text"]
     else:
-        # The last batch is shorter unless drop_last; lengths vary per batch.
-        rows = settings["batch_size"] if settings["drop_last"] else None
+        # The last batch is shorter unless drop_last, and batches by duration vary in rows;
+        # lengths vary per batch.
+        fixed_rows = settings["drop_last"] and settings.get("batch_frames") is None
+        rows = settings["batch_size"] if fixed_rows else None
         frames = text = None
-    return {
+    spec = {
         "mel": tf.TensorSpec([rows, frames, n_mels], tf.float32, name="mel"),
         "mel_lengths": tf.TensorSpec([rows], tf.int64, name="mel_lengths"),
         "tokens": tf.TensorSpec([rows, text], tf.int64, name="tokens"),
@@ -64,16 +67,28 @@ def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:
         "ids": tf.TensorSpec([rows], tf.string, name="ids"),
         "epoch": tf.TensorSpec([], tf.int64, name="epoch"),
         "index": tf.TensorSpec([], tf.int64, name="index"),
+        "speakers": tf.TensorSpec([rows], tf.int64, name="speakers"),
     }
+    # The cache's arrays beside the mel (`features=`), padded like it.
+    for a in loader.cache.arrays:
+        name, width = a["name"], a["width"]
+        length = None if frames is None else frames * a["rows_per_frame"]
+        shape = [rows, length] if width == 1 else [rows, length, width]
+        spec[name] = tf.TensorSpec(shape, _DTYPES[a["dtype"]], name=name)
+        spec[f"{name}_lengths"] = tf.TensorSpec([rows], tf.int64, name=f"{name}_lengths")
+    return spec
 
 
 def dataset(loader: Any) -> tf.data.Dataset:
     """A ``tf.data.Dataset`` of the loader's batches; each iteration is the loader's next
     epoch (or the rest of the current one after ``load_state_dict``)."""
 
+    names = [a["name"] for a in loader.cache.arrays]
+    keys = _ARRAYS + tuple(names) + tuple(f"{n}_lengths" for n in names)
+
     def generate() -> Iterator[dict[str, Any]]:
         for batch in loader:
-            out = {k: batch[k] for k in _ARRAYS}
+            out = {k: batch[k] for k in keys}
             out["ids"] = np.array(batch["ids"], dtype=object)
             out["epoch"] = np.int64(batch["epoch"])
             out["index"] = np.int64(batch["index"])

@@ -96,3 +96,53 @@ def test_unknown_arrays_are_refused_by_name(lj_dir, tmp_path):
         gpufeed.precompute(lj_dir, cache=tmp_path, features="mel,pitchh".split(","))
     with pytest.raises(ValueError, match="f0:yin"):
         gpufeed.precompute(lj_dir, cache=tmp_path, features="spectrogram")
+
+
+def test_loader_batches_carry_every_array_padded_with_lengths(full_cache):
+    loader = gpufeed.Loader(full_cache, batch_size=3, workers=1, pad="longest", shuffle=False)
+    seen = 0
+    for batch in loader:
+        rows, frames = batch["mel"].shape[:2]
+        assert batch["linear"].shape == (rows, frames, 513)
+        assert batch["wav"].shape == (rows, frames * 256) and batch["wav"].dtype == np.int16
+        assert batch["voiced"].dtype == np.uint8
+        for r, i in enumerate(batch["items"]):
+            item = full_cache[int(i)]
+            for name in ["linear", "energy", "f0", "voiced", "wav"]:
+                n = len(item[name])
+                assert batch[f"{name}_lengths"][r] == n
+                np.testing.assert_array_equal(batch[name][r, :n], item[name])
+                assert not batch[name][r, n:].any(), f"{name}: zero padding"
+        seen += rows
+    assert seen == len(full_cache)
+
+
+def test_batches_by_duration_stay_within_the_budget(full_cache):
+    # One second of audio per batch at most (87 frames), unless an item is longer alone.
+    loader = gpufeed.Loader(full_cache, batch_seconds=12.0, workers=0, world_size=2, rank=1)
+    budget = int(np.ceil(12.0 * 22050 / 256))
+    total = 0
+    for batch in loader:
+        rows, frames = batch["mel"].shape[:2]
+        assert rows == 1 or rows * frames <= budget
+        assert batch["f0"].shape == (rows, frames)
+        total += int((batch["items"] >= 0).sum())
+    other = gpufeed.Loader(full_cache, batch_frames=budget, workers=0, world_size=2, rank=0)
+    assert len(other) == len(loader), "every rank has as many batches"
+    with pytest.raises(ValueError, match="pass one"):
+        gpufeed.Loader(full_cache, batch_frames=100, batch_seconds=1.0)
+    with pytest.raises(ValueError, match="pad='longest'"):
+        gpufeed.Loader(full_cache, batch_frames=1000, pad="static")
+
+
+def test_tf_dataset_carries_the_arrays(full_cache):
+    tf = pytest.importorskip("tensorflow")
+    from gpufeed.tf import dataset
+
+    loader = gpufeed.Loader(full_cache, batch_size=4, workers=1, pad="static", drop_last=True)
+    ds = dataset(loader)
+    assert ds.element_spec["wav"].dtype == tf.int16
+    assert ds.element_spec["linear"].shape.as_list()[2] == 513
+    batch = next(iter(ds))
+    assert batch["f0"].shape == batch["mel"].shape[:2]
+    assert batch["wav"].shape[1] == batch["mel"].shape[1] * 256

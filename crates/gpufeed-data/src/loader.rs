@@ -192,7 +192,55 @@ pub struct Batch {
     /// Bytes of padding.
     pub pad_bytes: u64,
     int64: Int64,
+    /// The cache's arrays beside the mel, padded like it.
+    arrays: Vec<BatchArray>,
     recycle: Option<Sender<Batch>>,
+}
+
+/// One of the cache's arrays beside the mel ([`crate::arrays`]) in a batch: row-major
+/// `[rows, max_rows, width]` (`[rows, max_rows]` when `width` is 1) of its dtype, padded
+/// with zeros, where `max_rows` is the batch's padded frames times the array's rows per
+/// frame (so `wav` is `max_frames × hop` samples), with each row's true length.
+#[derive(Debug, Default)]
+pub struct BatchArray {
+    spec: Option<crate::arrays::ArraySpec>,
+    data: AlignedVec<u8>,
+    lengths: AlignedVec<i64>,
+    max_rows: usize,
+}
+
+impl BatchArray {
+    /// Its name, dtype, width and rows per frame.
+    ///
+    /// # Panics
+    ///
+    /// Never for an array of a batch the loader gave.
+    #[must_use]
+    pub fn spec(&self) -> &crate::arrays::ArraySpec {
+        self.spec
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("set when assembled"))
+    }
+
+    /// The padded bytes, little-endian; the first is 64-byte aligned.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        self.data.as_slice()
+    }
+
+    /// `[rows, max_rows, width]`.
+    #[must_use]
+    pub fn shape(&self) -> [usize; 3] {
+        let width = self.spec.as_ref().map_or(1, |s| s.width);
+        let row = self.max_rows * width * self.spec.as_ref().map_or(1, |s| s.dtype.size());
+        [self.data.len() / row.max(1), self.max_rows, width]
+    }
+
+    /// Each row's true length, in the array's rows (0 for filler rows).
+    #[must_use]
+    pub fn lengths(&self) -> &[i64] {
+        self.lengths.as_slice()
+    }
 }
 
 /// A batch's integers as `i64`, 64-byte aligned ([`LoaderConfig::int64`]).
@@ -218,6 +266,7 @@ impl Batch {
             items: Vec::new(),
             speakers: AlignedVec::new(),
             int64: Int64::default(),
+            arrays: Vec::new(),
             rows: 0,
             max_text: 0,
             max_frames: 0,
@@ -279,6 +328,13 @@ impl Batch {
         self.speakers.as_slice()
     }
 
+    /// The cache's arrays beside the mel, in the manifest's order, padded to this batch's
+    /// frames.
+    #[must_use]
+    pub fn arrays(&self) -> &[BatchArray] {
+        &self.arrays
+    }
+
     /// The integers as `i64` when the loader was asked for them ([`LoaderConfig::int64`]).
     #[must_use]
     pub fn int64(&self) -> Option<&Int64> {
@@ -297,6 +353,7 @@ impl Drop for Batch {
             std::mem::swap(&mut spare.items, &mut self.items);
             std::mem::swap(&mut spare.speakers, &mut self.speakers);
             std::mem::swap(&mut spare.int64, &mut self.int64);
+            std::mem::swap(&mut spare.arrays, &mut self.arrays);
             // The loader may be gone already; then the buffers are simply freed.
             let _ = tx.send(spare);
         }
@@ -672,11 +729,44 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
             *d = batch.items.get(r).map_or(-1, |&i| i64::from(i));
         }
     }
+    let mut extra_total = 0u64;
+    batch
+        .arrays
+        .resize_with(cache.arrays().len(), BatchArray::default);
+    for (spec, out) in cache.arrays().iter().zip(&mut batch.arrays) {
+        let max_rows = max_frames * spec.rows_per_frame;
+        let row_bytes = spec.row_bytes();
+        out.spec = Some(spec.clone());
+        out.max_rows = max_rows;
+        out.data.resize(rows * max_rows * row_bytes);
+        out.lengths.resize(rows);
+        let dst_all = out.data.as_mut_slice();
+        for r in 0..rows {
+            let dst = &mut dst_all[r * max_rows * row_bytes..(r + 1) * max_rows * row_bytes];
+            let len = match items.get(r).filter(|&&i| i != FILLER) {
+                Some(&i) => {
+                    let t0 = Instant::now();
+                    let n = cache.array(&spec.name, i as usize).map_or(0, |a| {
+                        let n = a.rows.min(max_rows);
+                        dst[..n * row_bytes].copy_from_slice(&a.bytes[..n * row_bytes]);
+                        n
+                    });
+                    read_ns += t0.elapsed().as_nanos() as u64;
+                    data += (n * row_bytes) as u64;
+                    n
+                }
+                None => 0,
+            };
+            dst[len * row_bytes..].fill(0);
+            out.lengths.as_mut_slice()[r] = len as i64;
+        }
+        extra_total += (rows * max_rows * row_bytes) as u64;
+    }
     if streaming {
         // Before the batch leaves this thread (see `stream_store`).
         stream_store::fence();
     }
-    let total = (rows * max_text * 4 + rows * max_frames * n_mels * 4) as u64;
+    let total = (rows * max_text * 4 + rows * max_frames * n_mels * 4) as u64 + extra_total;
     batch.read_ns = read_ns;
     batch.assemble_ns = (started.elapsed().as_nanos() as u64).saturating_sub(read_ns);
     batch.data_bytes = data;

@@ -596,6 +596,47 @@ fn every_array_is_cached_aligned_and_equal_to_computing_it_alone() {
             }
         }
     }
+    // The loader carries every array, padded like the mel, with its true lengths.
+    let cache = std::sync::Arc::new(cache);
+    let loader = gpufeed_data::loader::Loader::new(
+        std::sync::Arc::clone(&cache),
+        gpufeed_data::loader::LoaderConfig {
+            batch_size: 3,
+            workers: 1,
+            padding: gpufeed_data::loader::Padding::Longest { multiple: 1 },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut rows_seen = 0;
+    for batch in loader.epoch(0) {
+        let batch = batch.unwrap();
+        let (_, [rows, max_frames, _]) = batch.mels();
+        let names: Vec<&str> = batch
+            .arrays()
+            .iter()
+            .map(|a| a.spec().name.as_str())
+            .collect();
+        assert_eq!(names, ["linear", "energy", "f0", "wav", "voiced"]);
+        for array in batch.arrays() {
+            let spec = array.spec();
+            let [b, max_rows, width] = array.shape();
+            assert_eq!(
+                (b, max_rows, width),
+                (rows, max_frames * spec.rows_per_frame, spec.width)
+            );
+            let row_bytes = max_rows * spec.row_bytes();
+            for (r, &i) in batch.items().iter().enumerate() {
+                let want = cache.array(&spec.name, i as usize).unwrap();
+                assert_eq!(array.lengths()[r], want.rows as i64);
+                let got = &array.bytes()[r * row_bytes..(r + 1) * row_bytes];
+                assert_eq!(&got[..want.bytes.len()], want.bytes, "{}", spec.name);
+                assert!(got[want.bytes.len()..].iter().all(|&x| x == 0));
+            }
+        }
+        rows_seen += rows;
+    }
+    assert_eq!(rows_seen, cache.len());
     assert!(r.cache_bytes > 0 && r.bytes_per_hour() > 0);
     eprintln!(
         "{} items, {:.1} MB, {:.0} MB per hour of audio",

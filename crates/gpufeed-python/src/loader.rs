@@ -190,6 +190,7 @@ fn cache_hash(c: &RustCache) -> String {
 fn plan_settings(c: &LoaderConfig) -> serde_json::Value {
     serde_json::json!({
         "batch_size": c.batch_size,
+        "batch_frames": c.batch_frames,
         "shuffle": c.shuffle,
         "seed": c.seed,
         "bucket_window": c.bucket_window,
@@ -332,6 +333,14 @@ impl Loader {
             intern!(py, "speakers"),
             borrow(&owner, &ndarray::ArrayView1::from(b.speakers())),
         )?;
+        for array in b.arrays() {
+            let name = &array.spec().name;
+            d.set_item(name, batch_array(&owner, array)?)?;
+            d.set_item(
+                format!("{name}_lengths"),
+                borrow(&owner, &ndarray::ArrayView1::from(array.lengths())),
+            )?;
+        }
         d.set_item(intern!(py, "epoch"), epoch)?;
         d.set_item(intern!(py, "index"), index)?;
         Ok(d)
@@ -352,6 +361,37 @@ fn borrow<'py, T: numpy::Element, D: ndarray::Dimension>(
     // `owner` becomes the array's base, so it lives as long as the array and every view or
     // DLPack export of it.
     unsafe { PyArray::borrow_from_array(view, owner.clone().into_any()) }
+}
+
+/// A batch's array beside the mel as a numpy view of its buffer: `[rows, max_rows]` or
+/// `[rows, max_rows, width]` of its dtype.
+fn batch_array<'py>(
+    owner: &Bound<'py, BatchBuffers>,
+    array: &gpufeed_data::loader::BatchArray,
+) -> PyResult<Bound<'py, PyAny>> {
+    use gpufeed_data::arrays::Dtype;
+    fn typed<'py, T: numpy::Element + bytemuck::Pod>(
+        owner: &Bound<'py, BatchBuffers>,
+        array: &gpufeed_data::loader::BatchArray,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data: &[T] = bytemuck::try_cast_slice(array.bytes())
+            .map_err(|e| PyValueError::new_err(format!("`{}`: {e}", array.spec().name)))?;
+        let [rows, max_rows, width] = array.shape();
+        let shape_error = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
+        Ok(if width == 1 {
+            let v = ndarray::ArrayView2::from_shape((rows, max_rows), data).map_err(shape_error)?;
+            borrow(owner, &v).into_any()
+        } else {
+            let v = ndarray::ArrayView3::from_shape((rows, max_rows, width), data)
+                .map_err(shape_error)?;
+            borrow(owner, &v).into_any()
+        })
+    }
+    match array.spec().dtype {
+        Dtype::F32 => typed::<f32>(owner, array),
+        Dtype::I16 => typed::<i16>(owner, array),
+        Dtype::U8 => typed::<u8>(owner, array),
+    }
 }
 
 #[pymethods]
@@ -650,7 +690,8 @@ impl Loader {
         if let (Some(a), Some(b)) = (ours.as_object(), theirs.as_object()) {
             let differ: Vec<String> = a
                 .iter()
-                .filter(|(k, val)| b.get(*k) != Some(*val))
+                // A setting the saved state predates (`batch_frames`) was unset then.
+                .filter(|(k, val)| b.get(*k).unwrap_or(&serde_json::Value::Null) != *val)
                 .map(|(k, val)| {
                     format!(
                         "{k}: saved {}, now {val}",
