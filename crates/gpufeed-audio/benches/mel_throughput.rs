@@ -25,11 +25,13 @@
 
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::hint::black_box;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::path::PathBuf;
 use std::time::Instant;
+
+use common::{Librosa, wav_dir};
 
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
@@ -59,16 +61,6 @@ for line in sys.stdin:
     one_pass()
     print(time.perf_counter() - t, flush=True)
 "#;
-
-fn wav_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ljspeech-mini/wavs");
-    assert!(
-        dir.is_dir(),
-        "{} is missing: the benchmark needs shared/data/ljspeech-mini beside the repository",
-        dir.display()
-    );
-    dir
-}
 
 /// Best wall time of `rounds` runs of `f`, after one warm-up run.
 fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
@@ -106,7 +98,7 @@ fn main() {
     let audio_s = decoded.iter().map(Vec::len).sum::<usize>() as f64 / f64::from(rate);
     let frames: usize = decoded.iter().map(|x| mel.frames_for(x.len())).sum();
 
-    let mut librosa = Librosa::start(&dir);
+    let mut librosa = Librosa::start(LIBROSA_SCRIPT, &dir);
     if let Err(why) = &librosa {
         println!("librosa: skipped ({why})");
     }
@@ -188,81 +180,5 @@ fn main() {
             per_round[per_round.len() - 1],
             per_round.len()
         );
-    }
-}
-
-/// The librosa recipe in a long-lived Python process on one thread: one pass over the
-/// files per request, so its passes alternate with gpufeed's.
-struct Librosa {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    /// Audio seconds in one pass.
-    seconds: f64,
-}
-
-impl Librosa {
-    /// Starts the script (which runs its warm-up pass) and waits until it is ready.
-    fn start(dir: &Path) -> Result<Self, String> {
-        let probe = Command::new("python3")
-            .args(["-c", "import librosa"])
-            .output()
-            .map_err(|e| format!("python3 not runnable: {e}"))?;
-        if !probe.status.success() {
-            return Err("`python3 -c \"import librosa\"` failed; pip install librosa".into());
-        }
-        let mut cmd = Command::new("python3");
-        cmd.args(["-c", LIBROSA_SCRIPT])
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped());
-        for var in [
-            "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS",
-            "MKL_NUM_THREADS",
-            "NUMBA_NUM_THREADS",
-        ] {
-            cmd.env(var, "1");
-        }
-        let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-        let stdin = child.stdin.take().ok_or("no stdin")?;
-        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        let line = read_line(&mut stdout)?;
-        let seconds = line
-            .strip_prefix("ready ")
-            .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| format!("unexpected output from the librosa script: {line}"))?;
-        Ok(Self {
-            child,
-            stdin,
-            stdout,
-            seconds,
-        })
-    }
-
-    /// One timed pass; its wall time in seconds.
-    fn pass(&mut self) -> Result<f64, String> {
-        writeln!(self.stdin, "pass").map_err(|e| e.to_string())?;
-        self.stdin.flush().map_err(|e| e.to_string())?;
-        let line = read_line(&mut self.stdout)?;
-        line.trim()
-            .parse()
-            .map_err(|_| format!("unexpected output from the librosa script: {line}"))
-    }
-}
-
-impl Drop for Librosa {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read_line(r: &mut impl BufRead) -> Result<String, String> {
-    let mut line = String::new();
-    match r.read_line(&mut line) {
-        Ok(0) => Err("the librosa script ended early (run it by hand to see why)".into()),
-        Ok(_) => Ok(line),
-        Err(e) => Err(e.to_string()),
     }
 }

@@ -33,6 +33,8 @@
 
 use std::sync::Arc;
 
+use multiversion::multiversion;
+
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use serde::{Deserialize, Serialize};
@@ -467,6 +469,26 @@ impl PyinPriors {
     }
 }
 
+/// One source offset of the Viterbi step for a run of targets: source `first + k` (value
+/// `src[k]`, transition `trans[k]`) replaces target `k`'s best when strictly better.
+/// Branch-free, so that it vectorises across targets; compiled for AVX2 as well and picked
+/// at run time, as the mel's batch loop.
+#[multiversion(targets("x86_64+avx2+fma"))]
+fn offer_band(best_v: &mut [f64], best_k: &mut [u32], src: &[f64], trans: &[f64], first: u32) {
+    for (k, (((bv, bk), &v), &tr)) in best_v
+        .iter_mut()
+        .zip(best_k.iter_mut())
+        .zip(src)
+        .zip(trans)
+        .enumerate()
+    {
+        let c = v + tr;
+        let better = c > *bv;
+        *bv = if better { c } else { *bv };
+        *bk = if better { first + k as u32 } else { *bk };
+    }
+}
+
 /// The most likely state path through `frames` frames of `2n` states (`n` voiced pitch
 /// bins, then `n` unvoiced), as `librosa.sequence.viterbi` on pyin's transition matrix:
 /// within each voicing, a triangle of `width` bins around the source bin, normalised per
@@ -496,19 +518,25 @@ fn viterbi(
                 .sum()
         })
         .collect();
-    // ln(switch · local + tiny) for a source bin `i`, a target bin `i + d - half` in its
-    // band and whether the voicing stays: `log_trans[(i * width + d) * 2 + stay]`, computed
-    // once (a logarithm per source and target each frame was the pass's whole cost).
-    let mut table = vec![0.0f64; n * width * 2];
-    for i in 0..n {
-        for d in 0..width {
+    // ln(switch · local + tiny) into target bin `j` from source bin `j + d - half` (`d` in
+    // `0..width`), switching voicing or staying: `into[stay][d * n + j]` (-inf where the
+    // source is outside the bins), laid out by offset so that one offset is a contiguous
+    // run over every target; computed once (a logarithm per source and target each frame
+    // was the pass's whole cost).
+    let mut into = [
+        vec![f64::NEG_INFINITY; n * width],
+        vec![f64::NEG_INFINITY; n * width],
+    ];
+    for d in 0..width {
+        for j in 0..n {
+            let Some(i) = (j + d).checked_sub(half).filter(|&i| i < n) else {
+                continue;
+            };
             let local = tri(d.abs_diff(half)) / row_sum[i];
-            table[(i * width + d) * 2] = (0.01 * local + tiny).ln();
-            table[(i * width + d) * 2 + 1] = (0.99 * local + tiny).ln();
+            into[0][d * n + j] = (0.01 * local + tiny).ln();
+            into[1][d * n + j] = (0.99 * local + tiny).ln();
         }
     }
-    let log_trans =
-        |i: usize, j: usize, stay: bool| table[(i * width + j + half - i) * 2 + usize::from(stay)];
     let log_zero = tiny.ln();
     let log_init = (1.0 / states as f64 + tiny).ln();
     let mut log_obs = vec![0.0f64; states];
@@ -520,6 +548,9 @@ fn viterbi(
     // index.
     let mut prefix = vec![(f64::NEG_INFINITY, 0usize); states];
     let mut suffix = vec![(f64::NEG_INFINITY, 0usize); states];
+    // The best source so far of each target bin of one voicing block.
+    let mut best_v = vec![f64::NEG_INFINITY; n];
+    let mut best_k = vec![0u32; n];
     for t in 1..frames {
         observe(t, &mut log_obs);
         for block in 0..2 {
@@ -539,34 +570,45 @@ fn viterbi(
                 suffix[base + i] = best;
             }
         }
-        for target in 0..states {
-            let (to_block, j) = (target / n, target % n);
-            let (lo, hi) = (j.saturating_sub(half), (j + half + 1).min(n));
-            let mut best = (f64::NEG_INFINITY, 0usize);
-            let mut offer = |v: f64, k: usize| {
-                if v > best.0 {
-                    best = (v, k);
-                }
-            };
+        for to_block in 0..2 {
+            best_v.fill(f64::NEG_INFINITY);
+            best_k.fill(0);
+            // Sources in index order, a strictly better one replacing the best: numpy's
+            // first argmax. Per source block: those below the band, the band, those above.
             for block in 0..2 {
                 let base = block * n;
-                if lo > 0 {
-                    let (v, k) = prefix[base + lo - 1];
-                    offer(v + log_zero, k);
+                let offer_outside =
+                    |best_v: &mut [f64], best_k: &mut [u32], j: usize, at: (f64, usize)| {
+                        let v = at.0 + log_zero;
+                        if v > best_v[j] {
+                            best_v[j] = v;
+                            best_k[j] = at.1 as u32;
+                        }
+                    };
+                for j in half + 1..n {
+                    offer_outside(&mut best_v, &mut best_k, j, prefix[base + j - half - 1]);
                 }
-                for i in lo..hi {
-                    offer(
-                        value[base + i] + log_trans(i, j, block == to_block),
-                        base + i,
-                    );
+                let tab = &into[usize::from(block == to_block)];
+                for d in 0..width {
+                    // Targets whose source `j + d - half` is a bin.
+                    let (lo, hi) = (half.saturating_sub(d), (n + half).saturating_sub(d).min(n));
+                    if lo >= hi {
+                        continue;
+                    }
+                    let src = &value[base + lo + d - half..base + hi + d - half];
+                    let trans = &tab[d * n + lo..d * n + hi];
+                    let first = (base + lo + d - half) as u32;
+                    offer_band(&mut best_v[lo..hi], &mut best_k[lo..hi], src, trans, first);
                 }
-                if hi < n {
-                    let (v, k) = suffix[base + hi];
-                    offer(v + log_zero, k);
+                for j in 0..n.saturating_sub(half + 1) {
+                    offer_outside(&mut best_v, &mut best_k, j, suffix[base + j + half + 1]);
                 }
             }
-            next[target] = log_obs[target] + best.0;
-            ptr[t * states + target] = u16::try_from(best.1).unwrap_or(u16::MAX);
+            let to = to_block * n;
+            for j in 0..n {
+                next[to + j] = log_obs[to + j] + best_v[j];
+                ptr[t * states + to + j] = u16::try_from(best_k[j]).unwrap_or(u16::MAX);
+            }
         }
         std::mem::swap(&mut value, &mut next);
     }
