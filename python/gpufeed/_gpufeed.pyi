@@ -45,7 +45,7 @@ class Batch(TypedDict):
     speakers: npt.NDArray[np.int64]
     """[B]: the rows' speakers, indices into ``Cache.speaker_table`` (-1: none, or a
     filler row)."""
-    linear: NotRequired[npt.NDArray[np.float32]]
+    linear: NotRequired[npt.NDArray[np.float32] | npt.NDArray[np.float16]]
     """[B, T, n_fft/2 + 1], zero-padded (caches built with ``linear``)."""
     linear_lengths: NotRequired[npt.NDArray[np.int64]]
     energy: NotRequired[npt.NDArray[np.float32]]
@@ -70,8 +70,9 @@ class Item(TypedDict):
     """[frames, n_mels], a read-only view of the mapped shard."""
     tokens: npt.NDArray[np.int32]
     """[n], a read-only view of the mapped shard."""
-    linear: NotRequired[npt.NDArray[np.float32]]
-    """[frames, n_fft/2 + 1], the magnitude spectrogram (caches built with ``linear``)."""
+    linear: NotRequired[npt.NDArray[np.float32] | npt.NDArray[np.float16]]
+    """[frames, n_fft/2 + 1], the magnitude spectrogram (caches built with ``linear``;
+    float16 with ``linear:float16``)."""
     energy: NotRequired[npt.NDArray[np.float32]]
     """[frames], the L2 norm of each STFT frame (``energy``)."""
     f0: NotRequired[npt.NDArray[np.float32]]

@@ -40,7 +40,7 @@ import numpy as np
 __all__ = ["batches", "dataset", "element_spec", "to_tf"]
 
 _ARRAYS = ("mel", "mel_lengths", "tokens", "token_lengths", "items", "speakers")
-_DTYPES = {"float32": tf.float32, "int16": tf.int16, "uint8": tf.uint8}
+_DTYPES = {"float32": tf.float32, "float16": tf.float16, "int16": tf.int16, "uint8": tf.uint8}
 
 
 def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:

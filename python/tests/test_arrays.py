@@ -146,3 +146,15 @@ def test_tf_dataset_carries_the_arrays(full_cache):
     batch = next(iter(ds))
     assert batch["f0"].shape == batch["mel"].shape[:2]
     assert batch["wav"].shape[1] == batch["mel"].shape[1] * 256
+
+
+def test_linear_in_half_precision_is_half_the_size(full_cache, lj_dir, tmp_path):
+    half = gpufeed.precompute(lj_dir, cache=tmp_path, features=["linear:float16"])
+    assert half.arrays[0]["dtype"] == "float16"
+    a, b = half[0]["linear"], full_cache[0]["linear"]
+    assert a.dtype == np.float16 and a.shape == b.shape
+    # IEEE half: 11 significant bits, a relative error under 2^-11 for normal values.
+    normal = b >= 2.0**-14
+    np.testing.assert_allclose(a[normal].astype(np.float32), b[normal], rtol=2.0**-11)
+    batch = next(iter(gpufeed.Loader(half, batch_size=2, workers=0, pad="longest")))
+    assert batch["linear"].dtype == np.float16

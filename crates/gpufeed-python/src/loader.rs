@@ -389,6 +389,7 @@ fn batch_array<'py>(
     }
     match array.spec().dtype {
         Dtype::F32 => typed::<f32>(owner, array),
+        Dtype::F16 => typed::<half::f16>(owner, array),
         Dtype::I16 => typed::<i16>(owner, array),
         Dtype::U8 => typed::<u8>(owner, array),
     }
