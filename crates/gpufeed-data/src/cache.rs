@@ -1217,6 +1217,12 @@ impl Cache {
 /// one byte past it.
 pub const MAX_CACHE_MANIFEST_BYTES: u64 = 2 << 30;
 
+/// The widest array row a manifest may declare (elements): a linear spectrogram of
+/// `n_fft = 2^17` is 65,537 wide.
+pub const MAX_ARRAY_WIDTH: usize = 1 << 17;
+/// The most rows per mel frame an array may declare (the waveform has `hop_length`).
+pub const MAX_ROWS_PER_FRAME: usize = 1 << 16;
+
 /// Reads `dir/manifest.json` and checks its format and version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
     let path = dir.join(MANIFEST);
@@ -1235,6 +1241,19 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
         return Err(corrupt(format!(
             "format `{}` version {}, this gpufeed reads `{FORMAT}` version {VERSION}",
             manifest.format, manifest.version
+        )));
+    }
+    // Array shapes a reader can trust before it sizes anything by them: a hostile or
+    // damaged manifest must not make the loader allocate `frames × 2^60` rows.
+    if let Some(bad) = manifest.arrays.iter().find(|a| {
+        !(1..=MAX_ARRAY_WIDTH).contains(&a.width)
+            || !(1..=MAX_ROWS_PER_FRAME).contains(&a.rows_per_frame)
+            || a.name.is_empty()
+    }) {
+        return Err(corrupt(format!(
+            "array `{}` has width {} and {} rows per frame; gpufeed writes widths of 1 to \
+             {MAX_ARRAY_WIDTH} and 1 to {MAX_ROWS_PER_FRAME} rows per frame",
+            bad.name, bad.width, bad.rows_per_frame
         )));
     }
     // Shards are files of this folder: a manifest naming `../x` or `/x` (copied from

@@ -220,3 +220,33 @@ fn cache_manifest_over_the_cap_is_not_read() {
         );
     }
 }
+
+/// A manifest declaring an array of 2^40 rows per frame (or a width of 0) is refused before
+/// anything is sized by it: the loader would allocate `frames × 2^40` rows per batch.
+#[test]
+fn arrays_with_absurd_shapes_are_refused() {
+    use gpufeed_data::arrays::{ArraySpec, Dtype};
+    let root = tempfile::tempdir().unwrap();
+    for (width, rows_per_frame) in [(1, 1usize << 40), (0, 1), (1usize << 40, 1)] {
+        let mut manifest = seed_manifest();
+        manifest.arrays = vec![ArraySpec {
+            name: "wav".into(),
+            dtype: Dtype::I16,
+            width,
+            rows_per_frame,
+        }];
+        std::fs::write(
+            root.path().join(MANIFEST),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
+        let message = match Cache::open(root.path()) {
+            Err(e @ DataError::Corrupt { .. }) => e.to_string(),
+            other => panic!("expected a corrupt manifest, got {other:?}"),
+        };
+        assert!(
+            message.contains("array `wav` has width") && message.contains("rows per frame"),
+            "{message}"
+        );
+    }
+}
