@@ -100,9 +100,10 @@ pub struct LoaderConfig {
     /// Items per batch (when `batch_frames` is not set).
     pub batch_size: usize,
     /// Batches by duration: at most this many padded mel frames per batch (rows × the
-    /// batch's longest item), `batch_size` ignored. Lengths are sorted within windows of
-    /// [`DURATION_WINDOW`] batches (or `bucket_window`, if larger), so a batch holds items
-    /// of similar length; every rank gets the same number of batches. An item longer than
+    /// batch's longest item), `batch_size` and `bucket_window` ignored. The epoch is sorted
+    /// by length, so a batch holds items of similar length (which items of equal length
+    /// share a batch changes each epoch, and the batches' order); every epoch has the same
+    /// number of batches, and so has every rank. An item longer than
     /// the budget is a batch of its own. Needs longest-item padding.
     pub batch_frames: Option<usize>,
     /// Worker threads (0: assemble on the consumer's thread).
@@ -148,18 +149,13 @@ impl Default for LoaderConfig {
     }
 }
 
-/// Batches per sorting window when batching by duration ([`LoaderConfig::batch_frames`]):
-/// wide enough that neighbours in length share a batch, narrow enough that the epoch's
-/// order stays random beyond a few thousand items. On 12,000 LibriTTS-like lengths and a
-/// budget of 20,000 frames (the `tests`): padding 3.8 % of the padded frames on one rank,
-/// 4.8 % on eight, batches 87 % and 78 % full.
-pub const DURATION_WINDOW: usize = 32;
-
 /// The most padding a batch by duration takes on, as a share of its padded frames, on every
 /// rank: a batch closes before a row that would pass it on any rank (see
-/// [`Loader::plan_by_duration`]). Sorted lengths alone left 5 to 11 % on LibriTTS-like
-/// lengths, most of it where items are sparse; the cap is the bound for a batch,
-/// at the cost of a few more, smaller batches there.
+/// [`Loader::plan_by_duration`]). Where lengths are sparse (the long tail, or many short
+/// items in one batch) sorted items can still span a wide range; the cap bounds every
+/// batch, at the cost of a few more, smaller batches there. On 12,000 LibriTTS-like
+/// lengths and 20,000 frames a batch (the `tests`): 0.5 % padding on one rank, 3.2 % on
+/// eight, batches 98 % and 91 % full.
 pub const DURATION_MAX_PADDING: f64 = 0.10;
 
 /// The item index of a filler row in a plan: a row of length 0 that evens out the ranks.
@@ -512,9 +508,8 @@ impl Loader {
     /// items out, cut to a multiple of the ranks under `drop_last`) into batches of at most
     /// `budget` padded frames per rank.
     ///
-    /// The order is cut into windows of about [`DURATION_WINDOW`] batches' frames, each
-    /// sorted by length. A window's items are taken `world` at a time (a row: one item per
-    /// rank), and rows join a batch while `(rows + 1) × longest ≤ budget` and the batch's
+    /// The order is sorted by length (stably, so that equal lengths keep the epoch's
+    /// shuffle). Items are taken `world` at a time (a row: one item per rank), and rows join a batch while `(rows + 1) × longest ≤ budget` and the batch's
     /// padding stays within [`DURATION_MAX_PADDING`]. Rank `r` takes
     /// item `r` of every row, so every rank has the same number of batches and rows, each
     /// within the budget. The batches are then shuffled with the epoch's generator, the
@@ -531,66 +526,52 @@ impl Loader {
         let c = &self.config;
         let world = c.world_size.max(1);
         let frames = |i: u32| self.cache.item(i as usize).mel_frames as usize;
-        let window_frames = budget
-            .saturating_mul(world)
-            .saturating_mul(c.bucket_window.max(DURATION_WINDOW));
         let mut batches: Vec<Vec<u32>> = Vec::new();
         let mut filler_rows = 0;
-        let mut rest = order.as_slice();
-        while !rest.is_empty() {
-            // The next window: items until their frames reach `window_frames`, in whole
-            // rows.
-            let mut total = 0usize;
-            let mut take = 0;
-            while take < rest.len() && total < window_frames {
-                total += rest[take..(take + world).min(rest.len())]
-                    .iter()
-                    .map(|&i| frames(i))
-                    .sum::<usize>();
-                take = (take + world).min(rest.len());
+        // The whole epoch sorted by length. The sort is stable over the shuffled order, so
+        // equal lengths come in a new order each epoch while the sequence of lengths, and so
+        // every batch boundary, is the same: every epoch has as many batches, which resuming
+        // and streaming across epochs count on.
+        let mut sorted = order;
+        sorted.sort_by_key(|&i| frames(i));
+        let mut batch: Vec<u32> = Vec::new();
+        let mut rows = 0usize;
+        // Each rank's frames and longest item in the batch being built.
+        let (mut real, mut longest) = (vec![0usize; world], vec![0usize; world]);
+        for row in sorted.chunks(world) {
+            let len = |r: usize| row.get(r).map_or(0, |&i| frames(i));
+            // Full, or the row would pad some rank's batch beyond the cap: where lengths
+            // are sparse (the long tail, or many short items) a batch of sorted items can
+            // still span a wide range.
+            let full =
+                (0..world).any(|r| (rows + 1).saturating_mul(longest[r].max(len(r))) > budget);
+            let over_cap = (0..world).any(|r| {
+                let padded = (rows + 1).saturating_mul(longest[r].max(len(r)));
+                let pad = padded.saturating_sub(real[r] + len(r));
+                pad as f64 > DURATION_MAX_PADDING * padded as f64
+            });
+            if rows > 0 && (full || over_cap) {
+                batches.push(std::mem::take(&mut batch));
+                rows = 0;
+                real.fill(0);
+                longest.fill(0);
             }
-            let mut window = rest[..take].to_vec();
-            rest = &rest[take..];
-            window.sort_by_key(|&i| frames(i));
-            let mut batch: Vec<u32> = Vec::new();
-            let mut rows = 0usize;
-            // Each rank's frames and longest item in the batch being built.
-            let (mut real, mut longest) = (vec![0usize; world], vec![0usize; world]);
-            for row in window.chunks(world) {
-                let len = |r: usize| row.get(r).map_or(0, |&i| frames(i));
-                // Full, or the row would pad some rank's batch beyond the cap: where lengths
-                // are sparse (the long tail, or many short items) a batch of sorted items can
-                // still span a wide range.
-                let full =
-                    (0..world).any(|r| (rows + 1).saturating_mul(longest[r].max(len(r))) > budget);
-                let over_cap = (0..world).any(|r| {
-                    let padded = (rows + 1).saturating_mul(longest[r].max(len(r)));
-                    let pad = padded.saturating_sub(real[r] + len(r));
-                    pad as f64 > DURATION_MAX_PADDING * padded as f64
-                });
-                if rows > 0 && (full || over_cap) {
-                    batches.push(std::mem::take(&mut batch));
-                    rows = 0;
-                    real.fill(0);
-                    longest.fill(0);
-                }
-                for r in 0..world {
-                    real[r] += len(r);
-                    longest[r] = longest[r].max(len(r));
-                }
-                // Rank `rank`'s item of the row; a short last row gives the others filler.
-                match row.get(c.rank) {
-                    Some(&i) => batch.push(i),
-                    None => {
-                        batch.push(FILLER);
-                        filler_rows += 1;
-                    }
-                }
-                rows += 1;
+            for r in 0..world {
+                real[r] += len(r);
+                longest[r] = longest[r].max(len(r));
             }
-            if !batch.is_empty() {
-                batches.push(batch);
+            // Rank `rank`'s item of the row; a short last row gives the others filler.
+            match row.get(c.rank) {
+                Some(&i) => batch.push(i),
+                None => {
+                    batch.push(FILLER);
+                    filler_rows += 1;
+                }
             }
+            rows += 1;
+        }
+        if !batch.is_empty() {
+            batches.push(batch);
         }
         if c.shuffle {
             rng.shuffle(&mut batches);
@@ -1769,6 +1750,23 @@ mod tests {
                 })
                 .collect();
             let count = plans[0].batches.len();
+            // Every epoch has as many batches: streaming and resuming count on it.
+            let again = Loader::new(
+                Arc::clone(&c),
+                LoaderConfig {
+                    batch_frames: Some(budget),
+                    world_size: world,
+                    ..config(0)
+                },
+            )
+            .unwrap();
+            for epoch in [0, 1, 7] {
+                assert_eq!(
+                    again.plan(epoch).batches.len(),
+                    count,
+                    "world {world}, epoch {epoch}"
+                );
+            }
             let (mut real, mut padded) = (0usize, 0usize);
             let mut seen = vec![0u8; lengths.len()];
             for plan in &plans {
