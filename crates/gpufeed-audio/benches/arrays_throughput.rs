@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::{Librosa, wav_dir};
+use common::{Librosa, env_or, wav_dir};
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::{MelExtractor, Spectra};
 use gpufeed_audio::pitch::{PitchSettings, PitchTracker};
@@ -61,13 +61,6 @@ for line in sys.stdin:
     one_pass()
     print(time.perf_counter() - t, flush=True)
 "#;
-
-fn env_or(key: &str, default: usize) -> usize {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let rounds = env_or("GPUFEED_BENCH_ROUNDS", 3);

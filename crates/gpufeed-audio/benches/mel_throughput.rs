@@ -31,7 +31,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::{Librosa, wav_dir};
+use common::{Librosa, env_or, wav_dir};
 
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
@@ -75,10 +75,7 @@ fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::var("GPUFEED_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+    let rounds = env_or("GPUFEED_BENCH_ROUNDS", 10);
     let dir = wav_dir();
     let mut files: Vec<PathBuf> = fs_err::read_dir(&dir)
         .unwrap()

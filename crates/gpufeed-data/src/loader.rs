@@ -472,7 +472,14 @@ impl Loader {
             order.truncate(keep);
         }
         if let Some(budget) = c.batch_frames {
-            return self.plan_by_duration(order, budget, rng, skipped, truncated, dropped_last);
+            let (batches, filler_rows) = self.plan_by_duration(order, budget, &mut rng);
+            return Plan {
+                batches,
+                skipped_over_length: skipped,
+                truncated,
+                dropped_last,
+                filler_rows,
+            };
         }
         let window = c.bucket_window.max(1) * c.batch_size * world;
         if c.bucket_window > 1 {
@@ -504,9 +511,9 @@ impl Loader {
         }
     }
 
-    /// The rest of [`Loader::plan`] when batching by duration: `order` (shuffled, over-long
-    /// items out, cut to a multiple of the ranks under `drop_last`) into batches of at most
-    /// `budget` padded frames per rank.
+    /// The batches of [`Loader::plan`] when batching by duration, and this rank's filler
+    /// rows: `order` (shuffled, over-long items out, cut to a multiple of the ranks under
+    /// `drop_last`) into batches of at most `budget` padded frames per rank.
     ///
     /// The order is sorted by length (stably, so that equal lengths keep the epoch's
     /// shuffle). Items are taken `world` at a time (a row: one item per rank), and rows join a batch while `(rows + 1) × longest ≤ budget` and the batch's
@@ -518,11 +525,8 @@ impl Loader {
         &self,
         order: Vec<u32>,
         budget: usize,
-        mut rng: SplitMix64,
-        skipped: usize,
-        truncated: usize,
-        dropped_last: usize,
-    ) -> Plan {
+        rng: &mut SplitMix64,
+    ) -> (Vec<Vec<u32>>, usize) {
         let c = &self.config;
         let world = c.world_size.max(1);
         let frames = |i: u32| self.cache.item(i as usize).mel_frames as usize;
@@ -576,13 +580,7 @@ impl Loader {
         if c.shuffle {
             rng.shuffle(&mut batches);
         }
-        Plan {
-            batches,
-            skipped_over_length: skipped,
-            truncated,
-            dropped_last,
-            filler_rows,
-        }
+        (batches, filler_rows)
     }
 
     /// Runs epoch `epoch`: an iterator of batches in plan order.

@@ -696,6 +696,7 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
         key,
         dir,
         texts,
+        specs,
         ..
     } = &opened;
     let (_, plans) = plans_of(opts, dataset, key, texts);
@@ -716,9 +717,7 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
         let path = dir.join(&plan.file);
         let what = if !path.is_file() {
             "missing".to_owned()
-        } else if let Err(e) =
-            cache::check_shard(&path, opts.audio.n_mels, &opts.arrays.specs(&opts.audio))
-        {
+        } else if let Err(e) = cache::check_shard(&path, opts.audio.n_mels, specs) {
             format!("damaged: {e}")
         } else {
             continue;

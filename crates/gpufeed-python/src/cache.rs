@@ -114,33 +114,45 @@ fn view<'py, T: numpy::Element, D: ndarray::Dimension>(
     array
 }
 
-/// A read-only numpy view of one item's array beside the mel: `[rows]` or `[rows, width]`
-/// of its dtype.
-fn array_view<'py>(
+/// A numpy view of `bytes` as `dtype` elements of `shape` (`name` for the error), with
+/// `owner` as its base; read-only when asked. The one dtype dispatch of the arrays beside
+/// the mel, for a cache's item ([`Cache`]) and a loader's batch.
+///
+/// Safety, as [`view`]: `bytes` lies in memory `owner` owns and never moves or frees while
+/// it lives, and nothing else writes it while the array lives (a cache's mapping is
+/// read-only; a batch's buffers are the batch's alone until Python drops it).
+pub(crate) fn dtype_view<'py>(
     owner: Bound<'py, PyAny>,
-    array: gpufeed_data::cache::ArrayRef<'_>,
+    bytes: &[u8],
+    shape: &[usize],
+    dtype: gpufeed_data::arrays::Dtype,
+    name: &str,
+    read_only: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use gpufeed_data::arrays::Dtype;
     fn typed<'py, T: numpy::Element + bytemuck::Pod>(
         owner: Bound<'py, PyAny>,
-        array: gpufeed_data::cache::ArrayRef<'_>,
+        bytes: &[u8],
+        shape: &[usize],
+        name: &str,
+        read_only: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let data: &[T] = bytemuck::try_cast_slice(array.bytes)
-            .map_err(|e| PyValueError::new_err(format!("array `{}`: {e}", array.spec.name)))?;
-        let shape_err = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
-        Ok(if array.spec.width == 1 {
-            view(owner, ndarray::ArrayView1::from(data)).into_any()
-        } else {
-            let v = ndarray::ArrayView2::from_shape((array.rows, array.spec.width), data)
-                .map_err(shape_err)?;
-            view(owner, v).into_any()
-        })
+        let data: &[T] = bytemuck::try_cast_slice(bytes)
+            .map_err(|e| PyValueError::new_err(format!("array `{name}`: {e}")))?;
+        let v = ndarray::ArrayViewD::from_shape(ndarray::IxDyn(shape), data)
+            .map_err(|e| PyValueError::new_err(format!("array `{name}`: {e}")))?;
+        // SAFETY: see the function's docs; `owner` becomes the array's base.
+        let array = unsafe { PyArray::borrow_from_array(&v, owner) };
+        if read_only {
+            array.readwrite().make_nonwriteable();
+        }
+        Ok(array.into_any())
     }
-    match array.spec.dtype {
-        Dtype::F32 => typed::<f32>(owner, array),
-        Dtype::F16 => typed::<half::f16>(owner, array),
-        Dtype::I16 => typed::<i16>(owner, array),
-        Dtype::U8 => typed::<u8>(owner, array),
+    match dtype {
+        Dtype::F32 => typed::<f32>(owner, bytes, shape, name, read_only),
+        Dtype::F16 => typed::<half::f16>(owner, bytes, shape, name, read_only),
+        Dtype::I16 => typed::<i16>(owner, bytes, shape, name, read_only),
+        Dtype::U8 => typed::<u8>(owner, bytes, shape, name, read_only),
     }
 }
 
@@ -190,7 +202,20 @@ impl Cache {
         d.set_item("tokens", view(slf.clone().into_any(), tokens))?;
         for spec in c.arrays() {
             if let Some(array) = c.array(&spec.name, i) {
-                d.set_item(&spec.name, array_view(slf.clone().into_any(), array)?)?;
+                let shape: &[usize] = if spec.width == 1 {
+                    &[array.rows]
+                } else {
+                    &[array.rows, spec.width]
+                };
+                let v = dtype_view(
+                    slf.clone().into_any(),
+                    array.bytes,
+                    shape,
+                    spec.dtype,
+                    &spec.name,
+                    true,
+                )?;
+                d.set_item(&spec.name, v)?;
             }
         }
         d.set_item("id", &item.id)?;

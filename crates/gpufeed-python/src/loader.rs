@@ -334,8 +334,23 @@ impl Loader {
             borrow(&owner, &ndarray::ArrayView1::from(b.speakers())),
         )?;
         for array in b.arrays() {
-            let name = &array.spec().name;
-            d.set_item(name, batch_array(&owner, array)?)?;
+            let spec = array.spec();
+            let name = &spec.name;
+            let [rows, max_rows, width] = array.shape();
+            let shape: &[usize] = if width == 1 {
+                &[rows, max_rows]
+            } else {
+                &[rows, max_rows, width]
+            };
+            let v = crate::cache::dtype_view(
+                owner.clone().into_any(),
+                array.bytes(),
+                shape,
+                spec.dtype,
+                name,
+                false,
+            )?;
+            d.set_item(name, v)?;
             d.set_item(
                 format!("{name}_lengths"),
                 borrow(&owner, &ndarray::ArrayView1::from(array.lengths())),
@@ -361,38 +376,6 @@ fn borrow<'py, T: numpy::Element, D: ndarray::Dimension>(
     // `owner` becomes the array's base, so it lives as long as the array and every view or
     // DLPack export of it.
     unsafe { PyArray::borrow_from_array(view, owner.clone().into_any()) }
-}
-
-/// A batch's array beside the mel as a numpy view of its buffer: `[rows, max_rows]` or
-/// `[rows, max_rows, width]` of its dtype.
-fn batch_array<'py>(
-    owner: &Bound<'py, BatchBuffers>,
-    array: &gpufeed_data::loader::BatchArray,
-) -> PyResult<Bound<'py, PyAny>> {
-    use gpufeed_data::arrays::Dtype;
-    fn typed<'py, T: numpy::Element + bytemuck::Pod>(
-        owner: &Bound<'py, BatchBuffers>,
-        array: &gpufeed_data::loader::BatchArray,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let data: &[T] = bytemuck::try_cast_slice(array.bytes())
-            .map_err(|e| PyValueError::new_err(format!("`{}`: {e}", array.spec().name)))?;
-        let [rows, max_rows, width] = array.shape();
-        let shape_error = |e: ndarray::ShapeError| PyValueError::new_err(e.to_string());
-        Ok(if width == 1 {
-            let v = ndarray::ArrayView2::from_shape((rows, max_rows), data).map_err(shape_error)?;
-            borrow(owner, &v).into_any()
-        } else {
-            let v = ndarray::ArrayView3::from_shape((rows, max_rows, width), data)
-                .map_err(shape_error)?;
-            borrow(owner, &v).into_any()
-        })
-    }
-    match array.spec().dtype {
-        Dtype::F32 => typed::<f32>(owner, array),
-        Dtype::F16 => typed::<half::f16>(owner, array),
-        Dtype::I16 => typed::<i16>(owner, array),
-        Dtype::U8 => typed::<u8>(owner, array),
-    }
 }
 
 #[pymethods]

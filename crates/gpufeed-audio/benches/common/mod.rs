@@ -18,6 +18,14 @@ pub fn wav_dir() -> PathBuf {
     dir
 }
 
+/// `key`'s value as a number, else `default` (`GPUFEED_BENCH_ROUNDS`, `GPUFEED_BENCH_FILES`).
+pub fn env_or(key: &str, default: usize) -> usize {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The Python that runs the reference: `GPUFEED_BENCH_PYTHON`, else `python3`.
 fn python() -> String {
     std::env::var("GPUFEED_BENCH_PYTHON").unwrap_or_else(|_| "python3".into())
