@@ -152,6 +152,7 @@ fn open(dir: &Path) {
         speakers: Vec::new(),
         languages: Vec::new(),
         arrays: Vec::new(),
+        user_arrays: Vec::new(),
         written_by: "bench".into(),
         shards,
         items,

@@ -104,6 +104,7 @@ fn build(dir: &Path) -> Cache {
         speakers: Vec::new(),
         languages: Vec::new(),
         arrays: Vec::new(),
+        user_arrays: Vec::new(),
         written_by: "bench".into(),
         shards,
         items,

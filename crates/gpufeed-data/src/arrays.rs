@@ -220,50 +220,103 @@ impl Arrays {
     }
 }
 
-/// An element type of a cached array.
+/// An element type of a cached array: those gpufeed computes (`f32`, `f16`, `i16`, `u8`)
+/// and those a user's function may return (every numpy integer, float and bool type with a
+/// safetensors equivalent, `bfloat16` as `ml_dtypes` names it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dtype {
+    /// 64-bit float.
+    F64,
     /// 32-bit float.
     F32,
     /// IEEE half precision.
     F16,
+    /// bfloat16 (the upper half of an f32).
+    Bf16,
+    /// 64-bit signed integer.
+    I64,
+    /// 32-bit signed integer.
+    I32,
     /// 16-bit signed integer.
     I16,
+    /// 8-bit signed integer.
+    I8,
+    /// 64-bit unsigned integer.
+    U64,
+    /// 32-bit unsigned integer.
+    U32,
+    /// 16-bit unsigned integer.
+    U16,
     /// 8-bit unsigned integer.
     U8,
+    /// Boolean, one byte (0 or 1).
+    Bool,
 }
+
+/// Every dtype with its numpy name, for the conversions both ways.
+const DTYPES: [(Dtype, &str); 13] = [
+    (Dtype::F64, "float64"),
+    (Dtype::F32, "float32"),
+    (Dtype::F16, "float16"),
+    (Dtype::Bf16, "bfloat16"),
+    (Dtype::I64, "int64"),
+    (Dtype::I32, "int32"),
+    (Dtype::I16, "int16"),
+    (Dtype::I8, "int8"),
+    (Dtype::U64, "uint64"),
+    (Dtype::U32, "uint32"),
+    (Dtype::U16, "uint16"),
+    (Dtype::U8, "uint8"),
+    (Dtype::Bool, "bool"),
+];
 
 impl Dtype {
     /// Bytes per element.
     #[must_use]
     pub fn size(self) -> usize {
         match self {
-            Self::F32 => 4,
-            Self::F16 | Self::I16 => 2,
-            Self::U8 => 1,
+            Self::F64 | Self::I64 | Self::U64 => 8,
+            Self::F32 | Self::I32 | Self::U32 => 4,
+            Self::F16 | Self::Bf16 | Self::I16 | Self::U16 => 2,
+            Self::I8 | Self::U8 | Self::Bool => 1,
         }
     }
 
-    /// numpy's name for it (`float32`, `int16`, `uint8`).
+    /// numpy's name for it (`float32`, `int16`, `uint8`, `bfloat16`...).
     #[must_use]
     pub fn numpy(self) -> &'static str {
-        match self {
-            Self::F32 => "float32",
-            Self::F16 => "float16",
-            Self::I16 => "int16",
-            Self::U8 => "uint8",
-        }
+        DTYPES
+            .iter()
+            .find(|(d, _)| *d == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    /// The dtype numpy calls `name`; `None` for one a cache cannot hold (complex, object,
+    /// strings, datetimes).
+    #[must_use]
+    pub fn from_numpy(name: &str) -> Option<Self> {
+        DTYPES.iter().find(|(_, n)| *n == name).map(|(d, _)| *d)
     }
 
     /// safetensors' dtype.
     #[must_use]
     pub fn safetensors(self) -> safetensors::Dtype {
+        use safetensors::Dtype as S;
         match self {
-            Self::F32 => safetensors::Dtype::F32,
-            Self::F16 => safetensors::Dtype::F16,
-            Self::I16 => safetensors::Dtype::I16,
-            Self::U8 => safetensors::Dtype::U8,
+            Self::F64 => S::F64,
+            Self::F32 => S::F32,
+            Self::F16 => S::F16,
+            Self::Bf16 => S::BF16,
+            Self::I64 => S::I64,
+            Self::I32 => S::I32,
+            Self::I16 => S::I16,
+            Self::I8 => S::I8,
+            Self::U64 => S::U64,
+            Self::U32 => S::U32,
+            Self::U16 => S::U16,
+            Self::U8 => S::U8,
+            Self::Bool => S::BOOL,
         }
     }
 }
@@ -279,7 +332,9 @@ pub struct ArraySpec {
     pub dtype: Dtype,
     /// Elements per row.
     pub width: usize,
-    /// Rows per mel frame: 1, or `hop_length` for the waveform.
+    /// Rows per mel frame: 1, or `hop_length` for the waveform; 0 for an array of its own
+    /// length (a user's: codec tokens at their own rate, an embedding), which batches pad
+    /// to the longest in the batch.
     pub rows_per_frame: usize,
 }
 

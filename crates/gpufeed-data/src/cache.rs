@@ -380,6 +380,10 @@ pub struct Manifest {
     /// The arrays each shard holds besides `mel` and `tokens`, in storage order.
     #[serde(default)]
     pub arrays: Vec<ArraySpec>,
+    /// Arrays a user's function added ([`crate::user`]), each in its own files beside the
+    /// shards.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub user_arrays: Vec<crate::user::UserArrayEntry>,
     /// Which gpufeed wrote it.
     pub written_by: String,
     /// Shards in index order.
@@ -390,6 +394,24 @@ pub struct Manifest {
     pub skipped: Vec<Skipped>,
     /// Totals.
     pub totals: Totals,
+}
+
+impl Manifest {
+    /// Every file of the cache it lists: the shards, then the user arrays' files.
+    pub fn files(&self) -> impl Iterator<Item = &ShardEntry> {
+        self.shards
+            .iter()
+            .chain(self.user_arrays.iter().flat_map(|u| &u.shards))
+    }
+}
+
+/// Writes `dir/manifest.json` atomically.
+pub(crate) fn write_manifest_file(dir: &Path, manifest: &Manifest) -> Result<(), DataError> {
+    let json = serde_json::to_vec_pretty(manifest).map_err(|e| DataError::Corrupt {
+        path: dir.join(MANIFEST),
+        reason: e.to_string(),
+    })?;
+    fsx::write_atomic(&dir.join(MANIFEST), &json)
 }
 
 /// Bytes of one direct-I/O block: file offsets, lengths and buffer addresses of `O_DIRECT`
@@ -986,7 +1008,7 @@ pub fn read_shard_meta(path: &Path) -> Result<ShardMeta, DataError> {
 }
 
 #[allow(unsafe_code)]
-fn map(file: &std::fs::File, path: &Path) -> Result<Mmap, DataError> {
+pub(crate) fn map(file: &std::fs::File, path: &Path) -> Result<Mmap, DataError> {
     // SAFETY: cache files are written under a temporary name and renamed into place; they
     // are never modified in place, so the mapped bytes cannot change under us (a rename or
     // delete by another run leaves this mapping on the old inode).
@@ -1003,6 +1025,8 @@ struct ShardView {
     token_offsets: Vec<i64>,
     /// The arrays beside the mel, in the manifest's order: bytes and row offsets.
     extras: Vec<(std::ops::Range<usize>, Vec<i64>)>,
+    /// The user arrays' files beside it, in the manifest's order.
+    user: Vec<crate::user::UserView>,
 }
 
 /// One item's array beside the mel, straight from the mapping: `rows × width` elements of
@@ -1022,6 +1046,10 @@ pub struct ArrayRef<'a> {
 pub struct Cache {
     dir: PathBuf,
     manifest: Manifest,
+    /// The built-in arrays, then the user arrays: what [`Cache::arrays`] lists.
+    specs: Vec<ArraySpec>,
+    /// Each array's most rows of one item, in the order of `specs`.
+    max_rows: Vec<usize>,
     shards: Vec<ShardView>,
     /// Each item's index into [`Manifest::speakers`], -1 when it has no speaker.
     speaker_ids: Vec<i64>,
@@ -1034,7 +1062,7 @@ impl Cache {
         let n_mels = manifest.settings.audio.n_mels;
         // A size check is cheap and catches a truncated or replaced shard; the hashes are
         // checked by `verify`, which reads every byte.
-        for entry in &manifest.shards {
+        for entry in manifest.files() {
             let path = dir.join(&entry.file);
             let size = fsx::metadata(&path)?.len();
             if size != entry.bytes {
@@ -1047,11 +1075,17 @@ impl Cache {
                 });
             }
         }
-        let shards = manifest
+        let mut shards = manifest
             .shards
             .iter()
             .map(|s| open_shard(&dir.join(&s.file), n_mels, &manifest.arrays))
             .collect::<Result<Vec<_>, _>>()?;
+        for u in &manifest.user_arrays {
+            for (k, (entry, shard)) in u.shards.iter().zip(&manifest.shards).enumerate() {
+                let view = crate::user::open_file(&dir.join(&entry.file), &u.spec, shard.items)?;
+                shards[k].user.push(view);
+            }
+        }
         // Check every record against its shard once, so that `mel(i)` and `tokens(i)` can
         // index without a failure path.
         for it in &manifest.items {
@@ -1066,6 +1100,7 @@ impl Cache {
                             && o[r + 1] - o[r]
                                 == i64::from(it.mel_frames) * spec.rows_per_frame as i64
                     })
+                    && s.user.iter().all(|u| r + 1 < u.offsets.len())
             });
             if !fits {
                 return Err(DataError::Corrupt {
@@ -1093,9 +1128,30 @@ impl Cache {
                 })?,
             });
         }
+        let specs = manifest
+            .arrays
+            .iter()
+            .chain(manifest.user_arrays.iter().map(|u| &u.spec))
+            .cloned()
+            .collect();
+        let longest = |offsets: &[i64]| offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max();
+        let max_rows = (0..manifest.arrays.len() + manifest.user_arrays.len())
+            .map(|k| {
+                shards
+                    .iter()
+                    .filter_map(|s| match s.extras.get(k) {
+                        Some((_, o)) => longest(o),
+                        None => longest(&s.user[k - s.extras.len()].offsets),
+                    })
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
         Ok(Self {
             dir: dir.to_path_buf(),
             manifest,
+            specs,
+            max_rows,
             shards,
             speaker_ids,
         })
@@ -1116,7 +1172,7 @@ impl Cache {
     /// Checks every shard against the xxh3 checksum in the manifest (reads every byte, at
     /// disk speed). A mismatch is [`DataError::Corrupt`] naming the shard.
     pub fn verify(&self) -> Result<(), DataError> {
-        for entry in &self.manifest.shards {
+        for entry in self.manifest.files() {
             let path = self.dir.join(&entry.file);
             let actual = hash_file(&path)?;
             if actual != entry.xxh3 {
@@ -1176,28 +1232,42 @@ impl Cache {
         &all[s.mel_offsets[row] as usize * n..s.mel_offsets[row + 1] as usize * n]
     }
 
-    /// The arrays the cache holds beside `mel` and `tokens`.
+    /// The arrays the cache holds beside `mel` and `tokens`: the built-in ones, then those
+    /// a user's function added (rows per frame 0).
     #[must_use]
     pub fn arrays(&self) -> &[ArraySpec] {
-        &self.manifest.arrays
+        &self.specs
+    }
+
+    /// The most rows one item has of array `name`; `None` when the cache does not hold it.
+    #[must_use]
+    pub fn max_rows(&self, name: &str) -> Option<usize> {
+        let k = self.specs.iter().position(|a| a.name == name)?;
+        Some(self.max_rows[k])
     }
 
     /// Utterance `i`'s array `name` (one of [`Cache::arrays`]), straight from the mapping;
     /// `None` when the cache does not hold it.
     #[must_use]
     pub fn array(&self, name: &str, i: usize) -> Option<ArrayRef<'_>> {
-        let k = self.manifest.arrays.iter().position(|a| a.name == name)?;
-        let spec = &self.manifest.arrays[k];
+        let k = self.specs.iter().position(|a| a.name == name)?;
+        let spec = &self.specs[k];
         let it = &self.manifest.items[i];
         let s = &self.shards[it.shard as usize];
-        let (range, offsets) = &s.extras[k];
+        let (bytes, range, offsets): (&[u8], _, _) = match s.extras.get(k) {
+            Some((range, offsets)) => (&s.mmap, range, offsets),
+            None => {
+                let u = &s.user[k - s.extras.len()];
+                (&u.mmap, &u.range, &u.offsets)
+            }
+        };
         let row = it.row as usize;
         let (a, b) = (offsets[row] as usize, offsets[row + 1] as usize);
         let width = spec.row_bytes();
         Some(ArrayRef {
             spec,
             rows: b - a,
-            bytes: &s.mmap[range.start + a * width..range.start + b * width],
+            bytes: &bytes[range.start + a * width..range.start + b * width],
         })
     }
 
@@ -1256,11 +1326,45 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
             bad.name, bad.width, bad.rows_per_frame
         )));
     }
+    for u in &manifest.user_arrays {
+        let dup = manifest
+            .arrays
+            .iter()
+            .chain(manifest.user_arrays.iter().map(|v| &v.spec))
+            .filter(|a| a.name == u.spec.name)
+            .count()
+            > 1;
+        let reason = if let Err(e) = crate::user::check_name(&u.spec.name) {
+            e
+        } else if dup {
+            format!("array `{}` is listed twice", u.spec.name)
+        } else if !(1..=MAX_ARRAY_WIDTH).contains(&u.spec.width) || u.spec.rows_per_frame != 0 {
+            format!(
+                "user array `{}` has width {} and {} rows per frame; gpufeed writes widths \
+                 of 1 to {MAX_ARRAY_WIDTH} and 0 rows per frame",
+                u.spec.name, u.spec.width, u.spec.rows_per_frame
+            )
+        } else if u.shards.len() != manifest.shards.len()
+            || u.shards
+                .iter()
+                .zip(&manifest.shards)
+                .any(|(a, s)| a.items != s.items)
+        {
+            format!(
+                "user array `{}` has {} files for {} shards, or item counts unlike theirs",
+                u.spec.name,
+                u.shards.len(),
+                manifest.shards.len()
+            )
+        } else {
+            continue;
+        };
+        return Err(corrupt(reason));
+    }
     // Shards are files of this folder: a manifest naming `../x` or `/x` (copied from
     // elsewhere, or hostile) must not make a reader open any other file of the machine.
     if let Some(bad) = manifest
-        .shards
-        .iter()
+        .files()
         .find(|s| Path::new(&s.file).file_name() != Some(std::ffi::OsStr::new(&s.file)))
     {
         return Err(corrupt(format!(
@@ -1279,7 +1383,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, DataError> {
 pub fn drop_page_cache(dir: &Path) -> Result<u64, DataError> {
     let manifest = read_manifest(dir)?;
     let mut bytes = 0;
-    for shard in &manifest.shards {
+    for shard in manifest.files() {
         let path = dir.join(&shard.file);
         let file = fsx::open(&path)?;
         rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
@@ -1289,6 +1393,84 @@ pub fn drop_page_cache(dir: &Path) -> Result<u64, DataError> {
     Ok(bytes)
 }
 
+/// A mapped safetensors file's header, to find its tensors by name with their checks.
+pub(crate) struct Tensors<'a> {
+    path: &'a Path,
+    bytes: &'a [u8],
+    data_start: usize,
+    header: safetensors::tensor::Metadata,
+}
+
+impl<'a> Tensors<'a> {
+    /// Reads the header of the file `path` mapped as `bytes`.
+    pub(crate) fn read(bytes: &'a [u8], path: &'a Path) -> Result<Self, DataError> {
+        let (header_len, header) =
+            SafeTensors::read_metadata(bytes).map_err(|e| DataError::Corrupt {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self {
+            path,
+            bytes,
+            data_start: 8 + header_len,
+            header,
+        })
+    }
+
+    fn corrupt(&self, reason: String) -> DataError {
+        DataError::Corrupt {
+            path: self.path.to_path_buf(),
+            reason,
+        }
+    }
+
+    /// The byte range of tensor `name`, which must be of `dtype`, inside the file and
+    /// aligned to its element.
+    pub(crate) fn range(
+        &self,
+        name: &str,
+        dtype: Dtype,
+    ) -> Result<std::ops::Range<usize>, DataError> {
+        let info = self
+            .header
+            .info(name)
+            .ok_or_else(|| self.corrupt(format!("no tensor `{name}`")))?;
+        if info.dtype != dtype {
+            return Err(self.corrupt(format!(
+                "tensor `{name}` is {:?}, expected {dtype:?}",
+                info.dtype
+            )));
+        }
+        let r = self.data_start + info.data_offsets.0..self.data_start + info.data_offsets.1;
+        if r.end > self.bytes.len() {
+            return Err(self.corrupt(format!("tensor `{name}` runs past the end of the file")));
+        }
+        // Zero-copy needs the element alignment; safetensors aligns data, and mappings start
+        // on a page, so this only fails for a file gpufeed did not write.
+        if !(self.bytes.as_ptr() as usize + r.start).is_multiple_of(dtype.bitsize().div_ceil(8)) {
+            return Err(self.corrupt(format!("tensor `{name}` is not aligned")));
+        }
+        Ok(r)
+    }
+
+    /// Checks row offsets: from 0, never decreasing, within `len` rows.
+    pub(crate) fn check_offsets(
+        &self,
+        offsets: &[i64],
+        len: usize,
+        name: &str,
+    ) -> Result<(), DataError> {
+        let monotone = offsets.windows(2).all(|w| w[0] <= w[1]);
+        if offsets.first() != Some(&0)
+            || !monotone
+            || offsets.last().copied().unwrap_or(0) as usize > len
+        {
+            return Err(self.corrupt(format!("`{name}` offsets are inconsistent")));
+        }
+        Ok(())
+    }
+}
+
 fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardView, DataError> {
     let file = fsx::open(path)?;
     let mmap = map(&file, path)?;
@@ -1296,50 +1478,15 @@ fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardV
         path: path.to_path_buf(),
         reason,
     };
-    let (header_len, header) =
-        SafeTensors::read_metadata(&mmap).map_err(|e| corrupt(e.to_string()))?;
-    let data_start = 8 + header_len;
-    let tensors = header.tensors();
-    let range = |name: &str, dtype: Dtype| -> Result<std::ops::Range<usize>, DataError> {
-        let info = tensors
-            .get(name)
-            .ok_or_else(|| corrupt(format!("no tensor `{name}`")))?;
-        if info.dtype != dtype {
-            return Err(corrupt(format!(
-                "tensor `{name}` is {:?}, expected {dtype:?}",
-                info.dtype
-            )));
-        }
-        let r = data_start + info.data_offsets.0..data_start + info.data_offsets.1;
-        if r.end > mmap.len() {
-            return Err(corrupt(format!(
-                "tensor `{name}` runs past the end of the file"
-            )));
-        }
-        // Zero-copy needs the element alignment; safetensors aligns data, and mappings start
-        // on a page, so this only fails for a file gpufeed did not write.
-        if !(mmap.as_ptr() as usize + r.start).is_multiple_of(dtype.bitsize() / 8) {
-            return Err(corrupt(format!("tensor `{name}` is not aligned")));
-        }
-        Ok(r)
-    };
+    let tensors = Tensors::read(&mmap, path)?;
+    let range = |name: &str, dtype: Dtype| tensors.range(name, dtype);
+    let check = |offsets: &[i64], len: usize, name: &str| tensors.check_offsets(offsets, len, name);
     let mel = range("mel", Dtype::F32)?;
     let tokens = range("tokens", Dtype::I32)?;
     let mel_offsets: Vec<i64> =
         bytemuck::cast_slice(&mmap[range("mel_offsets", Dtype::I64)?]).to_vec();
     let token_offsets: Vec<i64> =
         bytemuck::cast_slice(&mmap[range("token_offsets", Dtype::I64)?]).to_vec();
-    // `len` is in rows: frames for the mel, ids for the tokens.
-    let check = |offsets: &[i64], len: usize, name: &str| -> Result<(), DataError> {
-        let monotone = offsets.windows(2).all(|w| w[0] <= w[1]);
-        if offsets.first() != Some(&0)
-            || !monotone
-            || offsets.last().copied().unwrap_or(0) as usize > len
-        {
-            return Err(corrupt(format!("`{name}` offsets are inconsistent")));
-        }
-        Ok(())
-    };
     check(&mel_offsets, mel.len() / 4 / n_mels.max(1), "mel")?;
     check(&token_offsets, tokens.len() / 4, "tokens")?;
     let mut extras = Vec::with_capacity(arrays.len());
@@ -1365,6 +1512,7 @@ fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardV
         tokens,
         token_offsets,
         extras,
+        user: Vec::new(),
     })
 }
 
@@ -1456,6 +1604,7 @@ pub(crate) fn synthetic(
         speakers: Vec::new(),
         languages: Vec::new(),
         arrays: Vec::new(),
+        user_arrays: Vec::new(),
         written_by: "test".into(),
         shards,
         items,

@@ -12,6 +12,8 @@
 //!   array task; [`precompute::merge_slices`]: the manifest once every slice has run).
 //! - [`arrays`]: the arrays a cache holds besides the mel (linear spectrogram, energy, F0
 //!   and voicing, the hop-aligned waveform), computed from one decode and one STFT.
+//! - [`user`]: arrays a user's own function computes per item (codec tokens, speaker
+//!   embeddings), added beside the shards without computing the rest again.
 //! - [`cache`]: the cache format (safetensors shards + JSON manifest, readable from Python)
 //!   and its zero-copy reader.
 //! - [`loader`]: batches from the cache on worker threads, always ahead of the consumer:
@@ -46,6 +48,7 @@ pub mod manifest;
 pub mod precompute;
 pub mod rng;
 pub mod settings;
+pub mod user;
 
 mod stream_store;
 

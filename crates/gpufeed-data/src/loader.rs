@@ -713,7 +713,23 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
         .arrays
         .resize_with(cache.arrays().len(), BatchArray::default);
     for (spec, out) in cache.arrays().iter().zip(&mut batch.arrays) {
-        let max_rows = max_frames * spec.rows_per_frame;
+        // Frame-aligned arrays follow the mel's padded length. A user array of its own
+        // length (rows per frame 0) is padded to the longest in the cache under fixed
+        // shapes (every batch the same shape), to the longest in the batch otherwise.
+        let max_rows =
+            if spec.rows_per_frame == 0 && matches!(config.padding, Padding::Fixed { .. }) {
+                cache.max_rows(&spec.name).unwrap_or(0)
+            } else if spec.rows_per_frame == 0 {
+                items
+                    .iter()
+                    .filter(|&&i| i != FILLER)
+                    .filter_map(|&i| cache.array(&spec.name, i as usize))
+                    .map(|a| a.rows)
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                max_frames * spec.rows_per_frame
+            };
         let row_bytes = spec.row_bytes();
         out.spec = Some(spec.clone());
         out.max_rows = max_rows;

@@ -1034,7 +1034,11 @@ impl Worker {
 }
 
 /// Decodes `item`'s audio at `rate`: its file, or its bytes inside an archive.
-fn read_audio(path: &Path, item: &Item, rate: u32) -> Result<gpufeed_audio::decode::Audio, String> {
+pub(crate) fn read_audio(
+    path: &Path,
+    item: &Item,
+    rate: u32,
+) -> Result<gpufeed_audio::decode::Audio, String> {
     match &item.member {
         None => {
             gpufeed_audio::decode::load_span(path, rate, &item.span()).map_err(|e| e.to_string())
@@ -1345,12 +1349,33 @@ fn merge(
         speakers: distinct(items.iter().filter_map(|i| i.speaker.clone())),
         languages: distinct(items.iter().filter_map(|i| i.language.clone())),
         arrays: specs.clone(),
+        user_arrays: carried_user_arrays(dir, &shards),
         written_by: concat!("gpufeed ", env!("CARGO_PKG_VERSION")).into(),
         shards,
         items,
         skipped,
         totals,
     }))
+}
+
+/// The user arrays of the cache's last manifest whose every file is beside one of
+/// `shards` (the user arrays survive a run that changed nothing, or only the length caps);
+/// those of a cache whose shards changed are left out, and `Cache.add` computes them
+/// again.
+fn carried_user_arrays(dir: &Path, shards: &[ShardEntry]) -> Vec<crate::user::UserArrayEntry> {
+    let Ok(old) = cache::read_manifest(dir) else {
+        return Vec::new();
+    };
+    old.user_arrays
+        .into_iter()
+        .filter(|u| {
+            u.shards.len() == shards.len()
+                && u.shards
+                    .iter()
+                    .zip(shards)
+                    .all(|(f, s)| crate::user::is_beside(&f.file, &s.file) && f.items == s.items)
+        })
+        .collect()
 }
 
 /// The distinct values, sorted.
@@ -1390,9 +1415,13 @@ fn remove_stale(dir: &Path, plans: &[Plan]) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
+        // A user array's file beside a shard of the plan stays (listed in the manifest, or
+        // left by an interrupted `Cache.add`, which resumes from it).
         let stale_shard = name.starts_with("shard-")
             && name.ends_with(".safetensors")
-            && !plans.iter().any(|p| p.file == name);
+            && !plans
+                .iter()
+                .any(|p| p.file == name || crate::user::is_beside(&name, &p.file));
         let stale_tmp = dead_tmp(&entry, &name);
         if stale_shard || stale_tmp {
             let _ = std::fs::remove_file(entry.path());
@@ -1402,12 +1431,12 @@ fn remove_stale(dir: &Path, plans: &[Plan]) {
 
 /// An exclusive lock on a cache folder, released when dropped (or when the process dies:
 /// it is an OS file lock, not a marker file).
-struct Lock {
+pub(crate) struct Lock {
     _file: std::fs::File,
 }
 
 impl Lock {
-    fn acquire(dir: &Path, shard: Option<ShardSpec>) -> Result<Self, DataError> {
+    pub(crate) fn acquire(dir: &Path, shard: Option<ShardSpec>) -> Result<Self, DataError> {
         use std::io::{Read as _, Seek as _, Write as _};
         let name = shard.map_or_else(
             || ".lock".to_string(),
