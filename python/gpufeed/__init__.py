@@ -21,7 +21,7 @@ framework; they import the framework only when imported.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _gpufeed
@@ -94,6 +94,7 @@ def precompute(
     mic: str | None = None,
     max_skipped: float | None = None,
     features: str | Sequence[str] | None = None,
+    extra: Callable[[str, Any, int], Mapping[str, Any]] | None = None,
 ) -> Any:
     """Computes the features of every utterance of ``data`` into the cache, as
     ``gpufeed precompute`` does, and returns the :class:`Cache`.
@@ -116,6 +117,14 @@ def precompute(
     and ``voiced``; ``"f0:yin"`` for YIN), ``wav`` (int16, exactly ``frames * hop``
     samples; ``"wav:float32"``). Default: the config's ``data.features``, else the mel.
 
+    ``extra`` is your own function of one item, ``extra(id, audio, sr)`` returning a dict of
+    numpy arrays (codec tokens, a speaker embedding: anything ``numpy.asarray`` takes, 0-D
+    to 2-D, each item's of one dtype and width; rows may differ). It gets the audio the
+    mel was computed from (float32, mono, at the cache's rate), and runs on the worker
+    threads (the GIL taken for each call) after the cache is complete, for the arrays the
+    cache does not hold yet: they are added as ``Cache.add`` does, and
+    ``report["extra"]`` says what was computed and what was kept.
+
     The returned cache's ``report`` says what was built, reused and skipped. With ``shard``
     (``"I/N"`` or ``(I, N)``: one machine's slice), a run that leaves the cache incomplete
     returns that report (a dict) instead: the last shard's run returns the cache.
@@ -135,7 +144,17 @@ def precompute(
     )
     if not report["complete"]:
         return report
-    return Cache._with_report(report["cache_dir"], report)
+    result = Cache._with_report(report["cache_dir"], report)
+    if extra is not None:
+        report["extra"] = result._add_extra(
+            extra,
+            jobs=jobs,
+            data=os.fspath(data),
+            layout=layout,
+            columns=_columns(columns),
+            mic=mic,
+        )
+    return result
 
 
 def _columns(columns: str | Mapping[str, str] | Sequence[str] | None) -> str | None:

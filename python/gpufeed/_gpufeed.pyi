@@ -2,7 +2,7 @@
 
 import os
 import pathlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, NotRequired, Self, TypedDict, final
 
 import numpy as np
@@ -175,6 +175,29 @@ class Cache:
     @property
     def totals(self) -> dict[str, Any]: ...
     def verify(self) -> None: ...
+    def add(
+        self,
+        name: str,
+        fn: Callable[[str, npt.NDArray[np.float32], int], Any],
+        *,
+        replace: bool = False,
+        jobs: int | None = None,
+        data: str | os.PathLike[str] | None = None,
+    ) -> dict[str, Any]:
+        """Adds array ``name``, ``fn(id, audio, sr)`` of every item (a numpy array, or
+        what ``numpy.asarray`` takes, 0-D to 2-D), beside the shards; nothing else is
+        computed again. ``replace=True`` computes an array the cache holds again; ``data``
+        is the dataset when it moved. Returns what was done."""
+    def _add_extra(
+        self,
+        fn: Callable[[str, npt.NDArray[np.float32], int], Mapping[str, Any]],
+        *,
+        jobs: int | None = None,
+        data: str | os.PathLike[str] | None = None,
+        layout: str | None = None,
+        columns: str | None = None,
+        mic: str | None = None,
+    ) -> dict[str, Any]: ...
 
 @final
 class BatchBuffers:

@@ -40,7 +40,6 @@ import numpy as np
 __all__ = ["batches", "dataset", "element_spec", "to_tf"]
 
 _ARRAYS = ("mel", "mel_lengths", "tokens", "token_lengths", "items", "speakers")
-_DTYPES = {"float32": tf.float32, "float16": tf.float16, "int16": tf.int16, "uint8": tf.uint8}
 
 
 def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:
@@ -69,12 +68,18 @@ def element_spec(loader: Any) -> dict[str, tf.TensorSpec]:
         "index": tf.TensorSpec([], tf.int64, name="index"),
         "speakers": tf.TensorSpec([rows], tf.int64, name="speakers"),
     }
-    # The cache's arrays beside the mel (`features=`), padded like it.
+    # The cache's arrays beside the mel (`features=`), padded like it; a user's array of
+    # its own length (rows per frame 0) to the cache's longest under static padding.
     for a in loader.cache.arrays:
         name, width = a["name"], a["width"]
-        length = None if frames is None else frames * a["rows_per_frame"]
+        if frames is None:
+            length = None
+        elif a["rows_per_frame"] == 0:
+            length = a["max_rows"]
+        else:
+            length = frames * a["rows_per_frame"]
         shape = [rows, length] if width == 1 else [rows, length, width]
-        spec[name] = tf.TensorSpec(shape, _DTYPES[a["dtype"]], name=name)
+        spec[name] = tf.TensorSpec(shape, tf.as_dtype(a["dtype"]), name=name)
         spec[f"{name}_lengths"] = tf.TensorSpec([rows], tf.int64, name=f"{name}_lengths")
     return spec
 

@@ -13,8 +13,11 @@ use pyo3::types::PyDict;
 
 use gpufeed_data::cache::{Cache as RustCache, MANIFEST};
 
+use gpufeed_data::user::Existing;
+
 use crate::errors;
 use crate::features::to_py;
+use crate::user::{AddArgs, PyFn};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Cache>()?;
@@ -24,7 +27,11 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// A complete feature cache, opened read-only and mapped.
 #[pyclass(frozen, module = "gpufeed._gpufeed")]
 pub(crate) struct Cache {
-    pub(crate) inner: Arc<RustCache>,
+    /// The cache as last opened: `add` opens it again with the new arrays.
+    current: std::sync::RwLock<Arc<RustCache>>,
+    /// Every cache this object held before: numpy views of an item borrow their mapping
+    /// and name this object as their base, so a mapping lives as long as the object.
+    retired: std::sync::Mutex<Vec<Arc<RustCache>>>,
     /// What `precompute` did when it returned this cache.
     report: Option<Py<PyAny>>,
 }
@@ -68,11 +75,22 @@ pub(crate) fn resolve(path: &Path) -> PyResult<PathBuf> {
 }
 
 impl Cache {
+    /// The cache as it is now.
+    pub(crate) fn inner(&self) -> Arc<RustCache> {
+        Arc::clone(
+            &self
+                .current
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
     pub(crate) fn open(py: Python<'_>, path: &Path) -> PyResult<Self> {
         let dir = resolve(path)?;
         let inner = py.detach(|| RustCache::open(&dir)).map_err(errors::data)?;
         Ok(Self {
-            inner: Arc::new(inner),
+            current: std::sync::RwLock::new(Arc::new(inner)),
+            retired: std::sync::Mutex::new(Vec::new()),
             report: None,
         })
     }
@@ -83,12 +101,13 @@ impl Cache {
         py: Python<'py>,
         f: fn(&gpufeed_data::cache::CachedItem) -> u32,
     ) -> Bound<'py, PyArray1<i64>> {
-        let items = &self.inner.manifest().items;
+        let cache = self.inner();
+        let items = &cache.manifest().items;
         PyArray1::from_vec(py, items.iter().map(|it| i64::from(f(it))).collect())
     }
 
     fn index(&self, i: isize) -> PyResult<usize> {
-        let n = self.inner.len();
+        let n = self.inner().len();
         let j = if i < 0 { i + n as isize } else { i };
         usize::try_from(j).ok().filter(|&j| j < n).ok_or_else(|| {
             PyIndexError::new_err(format!(
@@ -153,11 +172,144 @@ pub(crate) fn dtype_view<'py>(
         Dtype::F16 => typed::<half::f16>(owner, bytes, shape, name, read_only),
         Dtype::I16 => typed::<i16>(owner, bytes, shape, name, read_only),
         Dtype::U8 => typed::<u8>(owner, bytes, shape, name, read_only),
+        Dtype::F64 => typed::<f64>(owner, bytes, shape, name, read_only),
+        Dtype::I64 => typed::<i64>(owner, bytes, shape, name, read_only),
+        Dtype::I32 => typed::<i32>(owner, bytes, shape, name, read_only),
+        Dtype::I8 => typed::<i8>(owner, bytes, shape, name, read_only),
+        Dtype::U64 => typed::<u64>(owner, bytes, shape, name, read_only),
+        Dtype::U32 => typed::<u32>(owner, bytes, shape, name, read_only),
+        Dtype::U16 => typed::<u16>(owner, bytes, shape, name, read_only),
+        // numpy's bool is one byte, 0 or 1: the bytes' view, retyped.
+        Dtype::Bool => {
+            typed::<u8>(owner, bytes, shape, name, read_only)?.call_method1("view", ("bool",))
+        }
+        // numpy has no bfloat16 of its own: `ml_dtypes`' (which JAX and TensorFlow
+        // install) when it is there, else the raw 16-bit words (`torch.from_numpy(a)
+        // .view(torch.bfloat16)` reads them).
+        Dtype::Bf16 => {
+            let words = typed::<u16>(owner, bytes, shape, name, read_only)?;
+            match words.py().import("ml_dtypes") {
+                Ok(m) => words.call_method1("view", (m.getattr("bfloat16")?,)),
+                Err(_) => Ok(words),
+            }
+        }
+    }
+}
+
+impl Cache {
+    /// Runs `gpufeed_data::user::add` with the GIL released, then opens the cache again so
+    /// that this object serves the new arrays (the old mapping is kept for the views of it
+    /// still alive). The function's first exception is the error's cause.
+    fn run_add<'py>(
+        &self,
+        py: Python<'py>,
+        f: &PyFn,
+        args: AddArgs,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if args.jobs == Some(0) {
+            return Err(PyValueError::new_err(
+                "jobs=0: pass at least 1, or None for every core",
+            ));
+        }
+        let dir = self.inner().dir().to_path_buf();
+        let opts = gpufeed_data::user::AddOptions {
+            jobs: args.jobs,
+            existing: args.existing,
+            data: args.data,
+            read: args.read,
+        };
+        let result = py
+            .detach(|| gpufeed_data::user::add(&dir, f, &opts, &gpufeed_data::precompute::Silent));
+        let report = match result {
+            Ok(r) => r,
+            Err(e) => {
+                let err = errors::data(e);
+                let cause = f.first_error.lock().ok().and_then(|mut c| c.take());
+                if let Some(cause) = cause {
+                    err.set_cause(py, Some(cause));
+                }
+                return Err(err);
+            }
+        };
+        if !report.computed.is_empty() {
+            let fresh = py.detach(|| RustCache::open(&dir)).map_err(errors::data)?;
+            let mut current = self
+                .current
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let old = std::mem::replace(&mut *current, Arc::new(fresh));
+            self.retired
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(old);
+        }
+        to_py(py, &report)
     }
 }
 
 #[pymethods]
 impl Cache {
+    /// Adds array `name`, computed by `fn(id, audio, sr)` for every item (its audio decoded
+    /// again at the cache's rate: the samples its mel came from), to this cache, without
+    /// computing anything else again; returns what was done (a dict).
+    #[pyo3(signature = (name, r#fn, *, replace = false, jobs = None, data = None))]
+    fn add<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        r#fn: Py<PyAny>,
+        replace: bool,
+        jobs: Option<usize>,
+        data: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        gpufeed_data::user::check_name(&name).map_err(PyValueError::new_err)?;
+        let f = PyFn::new(r#fn, Some(name));
+        let existing = if replace {
+            Existing::Replace
+        } else {
+            Existing::Refuse
+        };
+        self.run_add(
+            py,
+            &f,
+            AddArgs {
+                existing,
+                jobs,
+                data,
+                read: gpufeed_data::layout::ReadOptions::default(),
+            },
+        )
+    }
+
+    /// `precompute(extra=fn)`: the arrays of the dict `fn` returns, those the cache lacks.
+    #[pyo3(signature = (r#fn, *, jobs = None, data = None, layout = None, columns = None, mic = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn _add_extra<'py>(
+        &self,
+        py: Python<'py>,
+        r#fn: Py<PyAny>,
+        jobs: Option<usize>,
+        data: Option<PathBuf>,
+        layout: Option<String>,
+        columns: Option<String>,
+        mic: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut read = gpufeed_data::layout::ReadOptions::default();
+        crate::features::read_options(layout.as_deref(), columns.as_deref(), mic)?
+            .apply_read(&mut read);
+        let f = PyFn::new(r#fn, None);
+        self.run_add(
+            py,
+            &f,
+            AddArgs {
+                existing: Existing::Keep,
+                jobs,
+                data,
+                read,
+            },
+        )
+    }
+
     /// Opens the cache in `path`: a folder with `manifest.json`, or a cache root holding one.
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
@@ -180,7 +332,7 @@ impl Cache {
     }
 
     fn __len__(&self) -> usize {
-        self.inner.len()
+        self.inner().len()
     }
 
     /// Item `i`: `mel` float32 `[frames, n_mels]`, `tokens` int32 `[n]` and each other
@@ -190,7 +342,7 @@ impl Cache {
         let py = slf.py();
         let this = slf.get();
         let i = this.index(i)?;
-        let c = &this.inner;
+        let c = &this.inner();
         let item = c.item(i);
         let mel = c.mel(i);
         let shape = (item.mel_frames as usize, c.n_mels());
@@ -229,26 +381,26 @@ impl Cache {
     /// The folder.
     #[getter]
     fn path(&self) -> PathBuf {
-        self.inner.dir().to_path_buf()
+        self.inner().dir().to_path_buf()
     }
 
     /// The cache's key: a hash of the format version and the feature settings (the folder
     /// name under the cache root; the dataset is identified by its own root).
     #[getter]
-    fn key(&self) -> &str {
-        &self.inner.manifest().key
+    fn key(&self) -> String {
+        self.inner().manifest().key.clone()
     }
 
     /// Mel bands per frame.
     #[getter]
     fn n_mels(&self) -> usize {
-        self.inner.n_mels()
+        self.inner().n_mels()
     }
 
     /// The items' ids, in cache order.
     #[getter]
     fn ids(&self) -> Vec<String> {
-        self.inner
+        self.inner()
             .manifest()
             .items
             .iter()
@@ -259,7 +411,7 @@ impl Cache {
     /// The items' transcripts, in cache order.
     #[getter]
     fn texts(&self) -> Vec<String> {
-        self.inner
+        self.inner()
             .manifest()
             .items
             .iter()
@@ -271,20 +423,20 @@ impl Cache {
     /// -1 for an item without one.
     #[getter]
     fn speakers<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        let n = self.inner.len();
-        PyArray1::from_vec(py, (0..n).map(|i| self.inner.speaker(i)).collect())
+        let n = self.inner().len();
+        PyArray1::from_vec(py, (0..n).map(|i| self.inner().speaker(i)).collect())
     }
 
     /// The speakers, sorted: a speaker's index is its place in this list.
     #[getter]
     fn speaker_table(&self) -> Vec<String> {
-        self.inner.speaker_table().to_vec()
+        self.inner().speaker_table().to_vec()
     }
 
     /// Each item's language as the dataset writes it, `None` where it gives none.
     #[getter]
     fn languages(&self) -> Vec<Option<String>> {
-        self.inner
+        self.inner()
             .manifest()
             .items
             .iter()
@@ -294,16 +446,18 @@ impl Cache {
 
     /// The dataset's layout (`ljspeech`, `libritts`, `nemo`, ...).
     #[getter]
-    fn layout(&self) -> &str {
-        &self.inner.manifest().layout
+    fn layout(&self) -> String {
+        self.inner().manifest().layout.clone()
     }
 
-    /// The arrays each item has besides `mel` and `tokens`, with their dtype, columns
-    /// and rows per mel frame: `[{"name": "f0", "dtype": "float32", "width": 1,
-    /// "rows_per_frame": 1}, ...]`.
+    /// The arrays each item has besides `mel` and `tokens`, with their dtype, columns,
+    /// rows per mel frame (0 for a user's array of its own length) and the most rows of
+    /// one item: `[{"name": "f0", "dtype": "float32", "width": 1, "rows_per_frame": 1,
+    /// "max_rows": 812}, ...]`.
     #[getter]
     fn arrays<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        self.inner
+        let cache = self.inner();
+        cache
             .arrays()
             .iter()
             .map(|a| {
@@ -312,6 +466,7 @@ impl Cache {
                 d.set_item("dtype", a.dtype.numpy())?;
                 d.set_item("width", a.width)?;
                 d.set_item("rows_per_frame", a.rows_per_frame)?;
+                d.set_item("max_rows", cache.max_rows(&a.name).unwrap_or(0))?;
                 Ok(d)
             })
             .collect()
@@ -332,40 +487,40 @@ impl Cache {
     /// The feature settings the cache was built with (audio and text), as a dict.
     #[getter]
     fn settings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.manifest().settings)
+        to_py(py, &self.inner().manifest().settings)
     }
 
     /// The symbol table the tokens index (`reserved` ids first, then `symbols`).
     #[getter]
     fn symbols<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.manifest().symbols)
+        to_py(py, &self.inner().manifest().symbols)
     }
 
     /// The utterances left out when the cache was built, with the reason for each.
     #[getter]
     fn skipped<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.manifest().skipped)
+        to_py(py, &self.inner().manifest().skipped)
     }
 
     /// Totals: items, skipped, mel frames, tokens, audio seconds.
     #[getter]
     fn totals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.inner.manifest().totals)
+        to_py(py, &self.inner().manifest().totals)
     }
 
     /// Checks every shard against its checksum (reads every byte); `ValueError` naming the
     /// shard on a mismatch.
     fn verify(&self, py: Python<'_>) -> PyResult<()> {
-        let c = Arc::clone(&self.inner);
+        let c = self.inner();
         py.detach(move || c.verify()).map_err(errors::data)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "gpufeed.Cache('{}', items={}, n_mels={})",
-            self.inner.dir().display(),
-            self.inner.len(),
-            self.inner.n_mels()
+            self.inner().dir().display(),
+            self.inner().len(),
+            self.inner().n_mels()
         )
     }
 }

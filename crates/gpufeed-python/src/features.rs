@@ -278,14 +278,19 @@ pub(crate) struct ReadChoice {
 impl ReadChoice {
     /// Sets what was given on `options`.
     pub(crate) fn apply(self, options: &mut precompute::Options) {
+        self.apply_read(&mut options.read);
+    }
+
+    /// Sets what was given on `read`.
+    pub(crate) fn apply_read(self, read: &mut gpufeed_data::layout::ReadOptions) {
         if let Some(layout) = self.layout {
-            options.read.layout = Some(layout);
+            read.layout = Some(layout);
         }
         if let Some(columns) = self.columns {
-            options.read.columns = columns;
+            read.columns = columns;
         }
         if self.mic.is_some() {
-            options.read.mic = self.mic;
+            read.mic = self.mic;
         }
     }
 }

@@ -9,7 +9,9 @@
 //! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
 //! - `schema_text`: the JSON Schema of a document, as `gpufeed schema NAME` prints it.
 //!
-//! Python never runs on the worker threads, and no call holds the GIL while it waits.
+//! Python never runs on the worker threads, except the user's own function of
+//! `Cache.add` and `precompute(extra=)` (`user`), which takes the GIL for its call only; no
+//! call holds the GIL while it waits.
 //! Every bad input raises a Python exception that names the value and the fix.
 
 use pyo3::prelude::*;
@@ -20,6 +22,7 @@ mod features;
 mod loader;
 mod monitor;
 mod steps;
+mod user;
 
 /// Runs the gpufeed CLI with `argv` (the first item is the program's name) and returns its
 /// exit code. The GIL is released for the whole run.

@@ -29,7 +29,7 @@
 use crate::features::ReadChoice;
 use std::mem::ManuallyDrop;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Mutex, TryLockError};
 use std::time::Duration;
 
 use numpy::{PyArray, ndarray};
@@ -484,7 +484,7 @@ impl Loader {
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let read = crate::features::read_options(layout.as_deref(), columns.as_deref(), None)?;
         let cache_obj = open_source(py, source, cache, config, read)?;
-        let rust_cache = Arc::clone(&cache_obj.get().inner);
+        let rust_cache = cache_obj.get().inner();
         // The cache's own rate and hop, which a cache given directly may not share with the
         // config.
         args.batch_frames = frames_of(&rust_cache.manifest().settings.audio);
