@@ -8,6 +8,8 @@
 //!                                        settings, text settings and cleaner version)
 //!     shard-00000-<hash>.safetensors     256 utterances each; <hash> covers the members'
 //!     shard-00001-<hash>.safetensors     ids, texts and source files (path, size, mtime)
+//!     shard-00000-<hash>.codes.0.safetensors   a user's array beside its shard
+//!                                        (`crate::user`: `codes`, `codes_offsets`)
 //!     manifest.json                      written last, when every shard exists
 //!     skipped.json                       utterances left out, with the reason
 //!     .lock                              held while a run builds this cache
@@ -38,6 +40,10 @@
 //! `NAME_offsets[i]..NAME_offsets[i+1]` (the mel's frames, or `frames × hop_length` samples
 //! for `wav`). The manifest lists them (`arrays`, each with its dtype, width and rows per
 //! frame). They follow `tokens`, widest elements first, so every tensor is aligned.
+//!
+//! Arrays a user's function added ([`crate::user`]) are not in the shard: each has a file
+//! of its own beside each shard, with the same two tensors, listed in the manifest
+//! (`user_arrays`, with every file's size and checksum).
 //!
 //! `__metadata__["gpufeed"]` is a JSON object with the shard's utterances (the
 //! [`CachedItem`] records) and the ones skipped. Lengths are the true lengths, before any

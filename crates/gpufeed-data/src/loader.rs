@@ -151,7 +151,7 @@ impl Default for LoaderConfig {
 
 /// The most padding a batch by duration takes on, as a share of its padded frames, on every
 /// rank: a batch closes before a row that would pass it on any rank (see
-/// [`Loader::plan_by_duration`]). Where lengths are sparse (the long tail, or many short
+/// `Loader::plan_by_duration`). Where lengths are sparse (the long tail, or many short
 /// items in one batch) sorted items can still span a wide range; the cap bounds every
 /// batch, at the cost of a few more, smaller batches there. On 12,000 LibriTTS-like
 /// lengths and 20,000 frames a batch (the `tests`): 0.5 % padding on one rank, 3.2 % on
