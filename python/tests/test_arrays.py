@@ -158,3 +158,29 @@ def test_linear_in_half_precision_is_half_the_size(full_cache, lj_dir, tmp_path)
     np.testing.assert_allclose(a[normal].astype(np.float32), b[normal], rtol=2.0**-11)
     batch = next(iter(gpufeed.Loader(half, batch_size=2, workers=0, pad="longest")))
     assert batch["linear"].dtype == np.float16
+
+
+@pytest.mark.parametrize("precision", ["float16", "bfloat16"])
+def test_a_half_precision_mel_is_served_as_stored_and_batched_as_float32(lj_dir, tmp_path, precision):
+    exact = gpufeed.precompute(lj_dir, cache=tmp_path / "c")
+    half = gpufeed.precompute(lj_dir, cache=tmp_path / "c", features=[f"mel:{precision}"])
+    assert half.key != exact.key and half.report["arrays"] == [f"mel:{precision}"]
+    bound = {"float16": 2.0**-11, "bfloat16": 2.0**-8}[precision]
+    for i in range(len(half)):
+        mel = half[i]["mel"]
+        if precision == "float16":
+            assert mel.dtype == np.float16
+        else:
+            # numpy has no bfloat16: ml_dtypes' when installed, else the raw 16-bit words.
+            assert mel.dtype.name in ("bfloat16", "uint16")
+        assert not mel.flags.writeable
+        if mel.dtype.name == "uint16":
+            mel = (mel.astype(np.uint32) << 16).view(np.float32)
+        want = exact[i]["mel"]
+        np.testing.assert_allclose(mel.astype(np.float32), want, rtol=bound, atol=0)
+    batch = next(iter(gpufeed.Loader(half, batch_size=4, shuffle=False, pad="longest")))
+    assert batch["mel"].dtype == np.float32
+    for r, i in enumerate(batch["items"]):
+        n = batch["mel_lengths"][r]
+        got = batch["mel"][r, :n]
+        np.testing.assert_allclose(got, exact[int(i)]["mel"], rtol=bound, atol=0)

@@ -128,7 +128,7 @@
 //! | `dataset_path` | path | unset | dataset folder; relative to the working directory; unset: `--data` |
 //! | `layout` | string | unset | dataset layout (`ljspeech`, `libritts`, `vctk`, `common_voice`, `nemo`, `kaldi`, `lhotse`, `webdataset`, `huggingface`, `table`, `gpufeed`); unset: detected |
 //! | `columns` | string | unset | which column holds what (`audio=path,text=sentence` or `id,text,speaker`) |
-//! | `features` | list | unset | arrays `precompute` caches: `mel` (always), `linear`, `energy`, `f0` (`f0:yin`), `wav` (`wav:float32`); unset: the mel |
+//! | `features` | list | unset | arrays `precompute` caches: `mel` (always; `mel:float16`, `mel:bfloat16`), `linear` (`linear:float16`, `linear:bfloat16`), `energy`, `f0` (`f0:yin`), `wav` (`wav:float32`); unset: the mel |
 //! | `f0_min` | float | `65.0` | lowest F0 the `f0` array searches, Hz |
 //! | `f0_max` | float | `1000.0` | highest F0 the `f0` array searches, Hz |
 //! | `cache_dir` | path | unset | feature cache folder; unset: the tool's default |

@@ -204,7 +204,7 @@ fn python_route(dir: &Path, cache: &Cache, workers: usize) -> Option<f64> {
         let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
         bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
         bytes.extend_from_slice(&h);
-        bytes.extend_from_slice(bytemuck::cast_slice(cache.mel(i)));
+        bytes.extend_from_slice(bytemuck::cast_slice(&cache.mel(i)));
         std::fs::write(npy.join(format!("u{i:05}.npy")), bytes).unwrap();
     }
     let out = std::process::Command::new("python3")

@@ -5,8 +5,9 @@
 //! | name | tensors | dtype | rows per item | columns |
 //! |---|---|---|---|---|
 //! | `mel` | `mel` | f32 | frames | `n_mels` (always cached) |
+//! | `mel:float16`, `mel:bfloat16` | `mel` | f16, bf16 | frames | the same in half precision: half the disk (batches widen it to f32) |
 //! | `linear` | `linear` | f32 | frames | `n_fft / 2 + 1`: `\|STFT\|`, the mel's framing |
-//! | `linear:float16` | `linear` | f16 | frames | the same in half precision: half the disk |
+//! | `linear:float16`, `linear:bfloat16` | `linear` | f16, bf16 | frames | the same in half precision: half the disk |
 //! | `energy` | `energy` | f32 | frames | 1: `sqrt(Σ_k \|X_t[k]\|²)`, FastSpeech 2's |
 //! | `f0` | `f0`, `voiced` | f32, u8 | frames | 1: pYIN's F0 (Hz, 0 unvoiced) and voicing |
 //! | `f0:yin` | `f0`, `voiced` | f32, u8 | frames | 1: YIN's F0, voiced where a trough < 0.1 |
@@ -38,19 +39,63 @@ pub enum WavDtype {
 }
 
 /// How a spectrogram is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// 32-bit float.
+    #[default]
     Float32,
-    /// IEEE half precision (numpy's `float16`): half the disk and the batch, 11 significant
-    /// bits (a relative error under 4.9e-4), values up to 65,504.
+    /// IEEE half precision (numpy's `float16`): half the disk, 11 significant bits (a
+    /// relative error under 4.9e-4), values from 6.1e-5 (normal) up to 65,504.
     Float16,
+    /// bfloat16: half the disk, f32's range, 8 significant bits (a relative error under
+    /// 3.9e-3); what mixed-precision training computes in.
+    Bfloat16,
+}
+
+impl Precision {
+    /// The element type it stores.
+    #[must_use]
+    pub fn dtype(self) -> Dtype {
+        match self {
+            Self::Float32 => Dtype::F32,
+            Self::Float16 => Dtype::F16,
+            Self::Bfloat16 => Dtype::Bf16,
+        }
+    }
+
+    /// Whether it is [`Precision::Float32`] (the mel's default, left out of the key so
+    /// that the caches built before the option keep theirs).
+    #[must_use]
+    pub fn is_float32(&self) -> bool {
+        *self == Self::Float32
+    }
+
+    fn parse(option: &str) -> Option<Self> {
+        match option {
+            "" | "float32" => Some(Self::Float32),
+            "float16" => Some(Self::Float16),
+            "bfloat16" => Some(Self::Bfloat16),
+            _ => None,
+        }
+    }
+
+    /// The option a user writes after the array's name (`""` for float32).
+    fn suffix(self) -> &'static str {
+        match self {
+            Self::Float32 => "",
+            Self::Float16 => ":float16",
+            Self::Bfloat16 => ":bfloat16",
+        }
+    }
 }
 
 /// Which arrays a cache holds besides `mel` and `tokens` (both always there).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Arrays {
+    /// How the mel is stored (it is computed in f32 either way).
+    #[serde(default, skip_serializing_if = "Precision::is_float32")]
+    pub mel: Precision,
     /// The linear (magnitude) spectrogram, and how it is stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linear: Option<Precision>,
@@ -66,8 +111,8 @@ pub struct Arrays {
 }
 
 /// Every name `--features` takes, for messages.
-pub const NAMES: &str =
-    "mel, linear (linear:float16), energy, f0 (f0:pyin, f0:yin), wav (wav:int16, wav:float32)";
+pub const NAMES: &str = "mel (mel:float16, mel:bfloat16), linear (linear:float16, \
+     linear:bfloat16), energy, f0 (f0:pyin, f0:yin), wav (wav:int16, wav:float32)";
 
 impl Arrays {
     /// The set named by `names` (each `mel`, `linear`, `energy`, `f0[:pyin|:yin]`,
@@ -93,13 +138,15 @@ impl Arrays {
             let lower = raw.to_ascii_lowercase();
             let (name, option) = lower.split_once(':').unwrap_or((lower.as_str(), ""));
             match (name, option) {
-                ("mel", "") => {}
-                ("linear", "" | "float32" | "float16") => {
-                    let precision = if option == "float16" {
-                        Precision::Float16
-                    } else {
-                        Precision::Float32
-                    };
+                ("mel", "" | "float32" | "float16" | "bfloat16") => {
+                    let precision = Precision::parse(option).unwrap_or_default();
+                    if !arrays.mel.is_float32() && arrays.mel != precision {
+                        return Err(bad(format!("`{raw}` names mel a second time, differently")));
+                    }
+                    arrays.mel = precision;
+                }
+                ("linear", "" | "float32" | "float16" | "bfloat16") => {
+                    let precision = Precision::parse(option).unwrap_or_default();
                     if arrays.linear.is_some_and(|p| p != precision) {
                         return Err(bad(format!(
                             "`{raw}` names linear a second time, differently"
@@ -154,11 +201,9 @@ impl Arrays {
     /// The names a user writes for this set, `mel` first (`["mel", "energy", "f0"]`).
     #[must_use]
     pub fn names(&self) -> Vec<String> {
-        let mut names = vec!["mel".to_string()];
-        match self.linear {
-            Some(Precision::Float32) => names.push("linear".into()),
-            Some(Precision::Float16) => names.push("linear:float16".into()),
-            None => {}
+        let mut names = vec![format!("mel{}", self.mel.suffix())];
+        if let Some(p) = self.linear {
+            names.push(format!("linear{}", p.suffix()));
         }
         if self.energy {
             names.push("energy".into());
@@ -189,11 +234,7 @@ impl Arrays {
             rows_per_frame: 1,
         };
         if let Some(precision) = self.linear {
-            let dtype = match precision {
-                Precision::Float32 => Dtype::F32,
-                Precision::Float16 => Dtype::F16,
-            };
-            specs.push(frame("linear", dtype, audio.n_fft / 2 + 1));
+            specs.push(frame("linear", precision.dtype(), audio.n_fft / 2 + 1));
         }
         if self.energy {
             specs.push(frame("energy", Dtype::F32, 1));
@@ -426,15 +467,7 @@ impl Extractor {
         out.0.clear();
         for spec in &self.specs {
             let bytes: Vec<u8> = match spec.name.as_str() {
-                "linear" if spec.dtype == Dtype::F16 => {
-                    let half: Vec<half::f16> = self
-                        .linear
-                        .iter()
-                        .map(|&x| half::f16::from_f32(x))
-                        .collect();
-                    bytemuck::cast_slice(&half).to_vec()
-                }
-                "linear" => bytemuck::cast_slice(&self.linear).to_vec(),
+                "linear" => narrow(&self.linear, spec.dtype),
                 "energy" => bytemuck::cast_slice(&self.energy).to_vec(),
                 "f0" => bytemuck::cast_slice(&self.f0).to_vec(),
                 "voiced" => self.voiced.clone(),
@@ -444,6 +477,24 @@ impl Extractor {
             out.0.push(bytes);
         }
         Ok(frames)
+    }
+}
+
+/// `values` as `dtype` (f32, f16 or bf16, rounded to nearest even) bytes.
+pub(crate) fn narrow(values: &[f32], dtype: Dtype) -> Vec<u8> {
+    use half::slice::HalfFloatSliceExt as _;
+    match dtype {
+        Dtype::F16 => {
+            let mut out = vec![half::f16::ZERO; values.len()];
+            out.convert_from_f32_slice(values);
+            bytemuck::cast_slice(&out).to_vec()
+        }
+        Dtype::Bf16 => {
+            let mut out = vec![half::bf16::ZERO; values.len()];
+            out.convert_from_f32_slice(values);
+            bytemuck::cast_slice(&out).to_vec()
+        }
+        _ => bytemuck::cast_slice(values).to_vec(),
     }
 }
 

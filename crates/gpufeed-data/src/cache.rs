@@ -522,9 +522,13 @@ impl AlignedBytes {
 /// one.
 #[derive(Debug)]
 pub struct ShardData {
-    /// Mel frames, row-major `[frames, n_mels]` as f32 bytes; `tokens` are appended while
-    /// the shard is written and cut off again.
+    /// Mel frames, row-major `[frames, n_mels]` as `mel_dtype` bytes; `tokens` are
+    /// appended while the shard is written and cut off again.
     body: AlignedBytes,
+    /// How the mel is stored: f32, f16 or bf16.
+    mel_dtype: crate::arrays::Dtype,
+    /// The half-precision mel of one utterance, before it joins `body`.
+    narrow: Vec<u16>,
     /// Row offsets into the mel (in frames), `items + 1` entries.
     mel_offsets: Vec<i64>,
     /// Token ids.
@@ -548,6 +552,8 @@ impl Default for ShardData {
     fn default() -> Self {
         Self {
             body: AlignedBytes::default(),
+            mel_dtype: crate::arrays::Dtype::F32,
+            narrow: Vec::new(),
             mel_offsets: vec![0],
             tokens: Vec::new(),
             token_offsets: vec![0],
@@ -577,6 +583,16 @@ impl ShardData {
                 })
                 .collect(),
             ..Self::default()
+        }
+    }
+
+    /// The same shard storing the mel as `dtype` (f32, f16 or bf16; [`ShardData::push`]
+    /// still takes f32 and rounds to nearest even).
+    #[must_use]
+    pub fn mel_as(self, dtype: crate::arrays::Dtype) -> Self {
+        Self {
+            mel_dtype: dtype,
+            ..self
         }
     }
 
@@ -631,7 +647,23 @@ impl ShardData {
     /// Appends one utterance; `mel` holds `frames × n_mels` values. Fails only when the
     /// machine has no memory left for the shard.
     pub fn push(&mut self, mel: &[f32], frames: usize, tokens: &[i32]) -> Result<(), DataError> {
-        self.body.extend(bytemuck::cast_slice(mel))?;
+        use crate::arrays::Dtype;
+        use half::slice::HalfFloatSliceExt as _;
+        match self.mel_dtype {
+            Dtype::F16 => {
+                self.narrow.resize(mel.len(), 0);
+                let half: &mut [half::f16] = bytemuck::cast_slice_mut(&mut self.narrow);
+                half.convert_from_f32_slice(mel);
+                self.body.extend(bytemuck::cast_slice(&self.narrow))?;
+            }
+            Dtype::Bf16 => {
+                self.narrow.resize(mel.len(), 0);
+                let half: &mut [half::bf16] = bytemuck::cast_slice_mut(&mut self.narrow);
+                half.convert_from_f32_slice(mel);
+                self.body.extend(bytemuck::cast_slice(&self.narrow))?;
+            }
+            _ => self.body.extend(bytemuck::cast_slice(mel))?,
+        }
         let last = self.mel_offsets.last().copied().unwrap_or(0);
         self.mel_offsets.push(last + frames as i64);
         self.tokens.extend_from_slice(tokens);
@@ -811,7 +843,7 @@ impl ShardWriter {
             reason,
         };
         let mel_bytes = data.body.len;
-        let frames = mel_bytes / 4 / self.n_mels.max(1);
+        let frames = data.mel_offsets.last().copied().unwrap_or(0) as usize;
         let mut at = 0;
         let mut info = |name: &str, dtype: Dtype, shape: Vec<usize>, bytes: usize| {
             at += bytes;
@@ -852,7 +884,7 @@ impl ShardWriter {
         }
         tensors.push(info(
             "mel",
-            Dtype::F32,
+            data.mel_dtype.safetensors(),
             vec![frames, self.n_mels],
             mel_bytes,
         ));
@@ -986,14 +1018,34 @@ fn set_direct(file: &std::fs::File, on: bool) -> std::io::Result<()> {
 /// Whether the shard at `path` is complete and consistent: its header parses, every tensor
 /// (`arrays` beside the mel too) lies inside the file and its offsets agree. A run resumes only from such shards.
 #[must_use]
-pub fn shard_is_sound(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> bool {
-    check_shard(path, n_mels, arrays).is_ok()
+pub fn shard_is_sound(path: &Path, mel: MelShape, arrays: &[ArraySpec]) -> bool {
+    check_shard(path, mel, arrays).is_ok()
+}
+
+/// How a cache stores the mel: bands per frame and element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MelShape {
+    /// Bands per frame.
+    pub n_mels: usize,
+    /// f32, f16 or bf16.
+    pub dtype: crate::arrays::Dtype,
+}
+
+impl MelShape {
+    /// The mel of a cache built with `settings`.
+    #[must_use]
+    pub fn of(settings: &FeatureSettings) -> Self {
+        Self {
+            n_mels: settings.audio.n_mels,
+            dtype: settings.arrays.mel.dtype(),
+        }
+    }
 }
 
 /// As [`shard_is_sound`], with what is wrong.
-pub fn check_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<(), DataError> {
+pub fn check_shard(path: &Path, mel: MelShape, arrays: &[ArraySpec]) -> Result<(), DataError> {
     read_shard_meta(path)?;
-    open_shard(path, n_mels, arrays).map(drop)
+    open_shard(path, mel, arrays).map(drop)
 }
 
 /// Reads a shard's metadata (header only; the arrays are not touched).
@@ -1035,6 +1087,56 @@ struct ShardView {
     user: Vec<crate::user::UserView>,
 }
 
+/// One item's mel as the cache stores it, straight from the mapping.
+#[derive(Debug, Clone, Copy)]
+pub enum MelRef<'a> {
+    /// 32-bit floats.
+    F32(&'a [f32]),
+    /// IEEE half precision.
+    F16(&'a [half::f16]),
+    /// bfloat16.
+    Bf16(&'a [half::bf16]),
+}
+
+impl MelRef<'_> {
+    /// Values (`frames × n_mels`).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match self {
+            Self::F32(v) => v.len(),
+            Self::F16(v) => v.len(),
+            Self::Bf16(v) => v.len(),
+        }
+    }
+
+    /// Whether it has no value.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes as stored.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Self::F32(v) => bytemuck::cast_slice(v),
+            Self::F16(v) => bytemuck::cast_slice(v),
+            Self::Bf16(v) => bytemuck::cast_slice(v),
+        }
+    }
+
+    /// The first `out.len()` values as f32 (exact: every half value is an f32).
+    pub fn widen(&self, out: &mut [f32]) {
+        use half::slice::HalfFloatSliceExt as _;
+        let n = out.len();
+        match self {
+            Self::F32(v) => out.copy_from_slice(&v[..n]),
+            Self::F16(v) => v[..n].convert_to_f32_slice(out),
+            Self::Bf16(v) => v[..n].convert_to_f32_slice(out),
+        }
+    }
+}
+
 /// One item's array beside the mel, straight from the mapping: `rows × width` elements of
 /// `dtype`, little-endian, aligned to the element.
 #[derive(Debug, Clone, Copy)]
@@ -1065,7 +1167,7 @@ impl Cache {
     /// Opens the complete cache in `dir` (a `<key>` folder with `manifest.json`).
     pub fn open(dir: &Path) -> Result<Self, DataError> {
         let manifest = read_manifest(dir)?;
-        let n_mels = manifest.settings.audio.n_mels;
+        let mel = MelShape::of(&manifest.settings);
         // A size check is cheap and catches a truncated or replaced shard; the hashes are
         // checked by `verify`, which reads every byte.
         for entry in manifest.files() {
@@ -1084,7 +1186,7 @@ impl Cache {
         let mut shards = manifest
             .shards
             .iter()
-            .map(|s| open_shard(&dir.join(&s.file), n_mels, &manifest.arrays))
+            .map(|s| open_shard(&dir.join(&s.file), mel, &manifest.arrays))
             .collect::<Result<Vec<_>, _>>()?;
         for u in &manifest.user_arrays {
             for (k, (entry, shard)) in u.shards.iter().zip(&manifest.shards).enumerate() {
@@ -1227,15 +1329,42 @@ impl Cache {
         &self.manifest.items[i]
     }
 
-    /// Utterance `i`'s mel frames, row-major `(frames, n_mels)`, straight from the mapping.
+    /// Utterance `i`'s mel frames, row-major `(frames, n_mels)`, as stored: straight from
+    /// the mapping.
     #[must_use]
-    pub fn mel(&self, i: usize) -> &[f32] {
+    pub fn mel_ref(&self, i: usize) -> MelRef<'_> {
+        use crate::arrays::Dtype as D;
         let it = &self.manifest.items[i];
         let s = &self.shards[it.shard as usize];
         let row = it.row as usize;
         let n = self.n_mels();
-        let all: &[f32] = bytemuck::cast_slice(&s.mmap[s.mel.clone()]);
-        &all[s.mel_offsets[row] as usize * n..s.mel_offsets[row + 1] as usize * n]
+        let rows = s.mel_offsets[row] as usize * n..s.mel_offsets[row + 1] as usize * n;
+        let bytes = &s.mmap[s.mel.clone()];
+        match self.manifest.settings.arrays.mel.dtype() {
+            D::F16 => MelRef::F16(&bytemuck::cast_slice(bytes)[rows]),
+            D::Bf16 => MelRef::Bf16(&bytemuck::cast_slice(bytes)[rows]),
+            _ => MelRef::F32(&bytemuck::cast_slice(bytes)[rows]),
+        }
+    }
+
+    /// Utterance `i`'s mel frames, row-major `(frames, n_mels)`, as f32: borrowed from the
+    /// mapping when stored so, widened (exactly) from half precision otherwise.
+    #[must_use]
+    pub fn mel(&self, i: usize) -> std::borrow::Cow<'_, [f32]> {
+        match self.mel_ref(i) {
+            MelRef::F32(v) => std::borrow::Cow::Borrowed(v),
+            other => {
+                let mut out = vec![0.0; other.len()];
+                other.widen(&mut out);
+                std::borrow::Cow::Owned(out)
+            }
+        }
+    }
+
+    /// How the mel is stored (f32 unless built with `mel:float16` or `mel:bfloat16`).
+    #[must_use]
+    pub fn mel_dtype(&self) -> crate::arrays::Dtype {
+        self.manifest.settings.arrays.mel.dtype()
     }
 
     /// The arrays the cache holds beside `mel` and `tokens`: the built-in ones, then those
@@ -1477,7 +1606,7 @@ impl<'a> Tensors<'a> {
     }
 }
 
-fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardView, DataError> {
+fn open_shard(path: &Path, shape: MelShape, arrays: &[ArraySpec]) -> Result<ShardView, DataError> {
     let file = fsx::open(path)?;
     let mmap = map(&file, path)?;
     let corrupt = |reason: String| DataError::Corrupt {
@@ -1487,13 +1616,17 @@ fn open_shard(path: &Path, n_mels: usize, arrays: &[ArraySpec]) -> Result<ShardV
     let tensors = Tensors::read(&mmap, path)?;
     let range = |name: &str, dtype: Dtype| tensors.range(name, dtype);
     let check = |offsets: &[i64], len: usize, name: &str| tensors.check_offsets(offsets, len, name);
-    let mel = range("mel", Dtype::F32)?;
+    let mel = range("mel", shape.dtype.safetensors())?;
     let tokens = range("tokens", Dtype::I32)?;
     let mel_offsets: Vec<i64> =
         bytemuck::cast_slice(&mmap[range("mel_offsets", Dtype::I64)?]).to_vec();
     let token_offsets: Vec<i64> =
         bytemuck::cast_slice(&mmap[range("token_offsets", Dtype::I64)?]).to_vec();
-    check(&mel_offsets, mel.len() / 4 / n_mels.max(1), "mel")?;
+    check(
+        &mel_offsets,
+        mel.len() / shape.dtype.size() / shape.n_mels.max(1),
+        "mel",
+    )?;
     check(&token_offsets, tokens.len() / 4, "tokens")?;
     let mut extras = Vec::with_capacity(arrays.len());
     for spec in arrays {

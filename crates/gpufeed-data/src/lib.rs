@@ -32,7 +32,7 @@
 //! };
 //! let report = run(&opts, &Silent)?;
 //! let cache = gpufeed_data::cache::Cache::open(&report.cache_dir)?;
-//! let first_mel: &[f32] = cache.mel(0); // (frames, n_mels), zero-copy
+//! let first_mel = cache.mel(0); // (frames, n_mels) f32, zero-copy
 //! # Ok::<(), gpufeed_data::DataError>(())
 //! ```
 #![deny(missing_docs)]

@@ -60,7 +60,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::aligned::AlignedVec;
-use crate::cache::Cache;
+use crate::cache::{Cache, MelRef};
 use crate::error::DataError;
 use crate::rng::SplitMix64;
 use crate::stream_store;
@@ -672,11 +672,17 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
             Some(&i) => {
                 let t0 = Instant::now();
                 let tok = cache.tokens(i as usize);
-                let mel = cache.mel(i as usize);
+                let mel = cache.mel_ref(i as usize);
                 let t_len = tok.len().min(max_text);
                 let f_len = (mel.len() / n_mels).min(max_frames);
                 trow[..t_len].copy_from_slice(&tok[..t_len]);
-                copy_mel(&mut mrow[..f_len * n_mels], &mel[..f_len * n_mels]);
+                match mel {
+                    MelRef::F32(mel) => {
+                        copy_mel(&mut mrow[..f_len * n_mels], &mel[..f_len * n_mels]);
+                    }
+                    // A half-precision cache: widened into the f32 batch.
+                    half => half.widen(&mut mrow[..f_len * n_mels]),
+                }
                 read_ns += t0.elapsed().as_nanos() as u64;
                 data += (t_len * 4 + f_len * n_mels * 4) as u64;
                 (t_len, f_len)

@@ -404,7 +404,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         .collect();
     let (todo, reused): (Vec<&Plan>, Vec<&Plan>) = mine
         .into_iter()
-        .partition(|p| !cache::shard_is_sound(&dir.join(&p.file), opts.audio.n_mels, specs));
+        .partition(|p| !cache::shard_is_sound(&dir.join(&p.file), mel_shape(opts), specs));
     report.shards_reused = reused.len();
     let total: usize = todo.iter().chain(&reused).map(|p| p.items.len()).sum();
     let done: usize = reused.iter().map(|p| p.items.len()).sum();
@@ -430,7 +430,7 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
         buffers: &buffers,
         dataset,
         arrays: specs.len(),
-        data: ShardData::with_arrays(specs),
+        data: ShardData::with_arrays(specs).mel_as(opts.arrays.mel.dtype()),
         current: None,
         shard: 0,
         written: HashMap::new(),
@@ -497,6 +497,14 @@ pub fn run(opts: &Options, progress: &dyn Progress) -> Result<Report, DataError>
     }
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// How the cache of `opts` stores the mel.
+fn mel_shape(opts: &Options) -> cache::MelShape {
+    cache::MelShape {
+        n_mels: opts.audio.n_mels,
+        dtype: opts.arrays.mel.dtype(),
+    }
 }
 
 /// Opens the dataset of `opts` in its layout (refusing a bad line under `--on-error fail`,
@@ -717,7 +725,7 @@ pub fn merge_slices(opts: &Options) -> Result<Report, DataError> {
         let path = dir.join(&plan.file);
         let what = if !path.is_file() {
             "missing".to_owned()
-        } else if let Err(e) = cache::check_shard(&path, opts.audio.n_mels, specs) {
+        } else if let Err(e) = cache::check_shard(&path, mel_shape(opts), specs) {
             format!("damaged: {e}")
         } else {
             continue;

@@ -645,3 +645,83 @@ fn every_array_is_cached_aligned_and_equal_to_computing_it_alone() {
         r.bytes_per_hour() as f64 / 1e6
     );
 }
+
+#[test]
+fn a_half_precision_mel_halves_its_bytes_within_its_rounding() {
+    use gpufeed_data::arrays::{Arrays, Dtype};
+    use gpufeed_data::cache::MelRef;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ljspeech-mini");
+    let build = |names: &[&str]| {
+        let o = Options {
+            arrays: Arrays::parse(names, (65.0, 1000.0)).unwrap(),
+            ..Options::new(&data, tmp.path().join("cache"))
+        };
+        run(&o, &Silent).unwrap()
+    };
+    let full = build(&["mel"]);
+    // The f32 mel leaves the key as it was before the option existed.
+    assert_eq!(
+        serde_json::to_string(&Arrays::default()).unwrap(),
+        "{\"energy\":false}"
+    );
+    let f32_cache = Cache::open(&full.cache_dir).unwrap();
+    // Relative error bounds of rounding to nearest: 2^-11 and 2^-8.
+    for (name, dtype, bound) in [
+        ("mel:float16", Dtype::F16, 4.9e-4),
+        ("mel:bfloat16", Dtype::Bf16, 3.9e-3),
+    ] {
+        let r = build(&[name, "linear:bfloat16"]);
+        assert_ne!(r.key, full.key);
+        assert_eq!(r.arrays, [name, "linear:bfloat16"]);
+        let cache = Cache::open(&r.cache_dir).unwrap();
+        cache.verify().unwrap();
+        assert_eq!(cache.mel_dtype(), dtype);
+        let lin = cache.array("linear", 0).unwrap();
+        assert_eq!(lin.spec.dtype, Dtype::Bf16);
+        for i in 0..cache.len() {
+            let (exact, half) = (f32_cache.mel(i), cache.mel(i));
+            assert_eq!(exact.len(), half.len());
+            assert!(matches!(
+                (cache.mel_ref(i), dtype),
+                (MelRef::F16(_), Dtype::F16) | (MelRef::Bf16(_), Dtype::Bf16)
+            ));
+            for (k, (&x, &y)) in exact.iter().zip(half.iter()).enumerate() {
+                // The log mel is at least ln(1e-5) = -11.5 in size, so f16 stays normal.
+                assert!(
+                    (x - y).abs() <= bound * x.abs(),
+                    "{name} item {i} value {k}: {x} vs {y}"
+                );
+            }
+        }
+        // The mel's bytes are half: the shards shrink by about that much.
+        let bytes = |c: &Cache| -> u64 { c.manifest().shards.iter().map(|s| s.bytes).sum() };
+        let mel_bytes = f32_cache.manifest().totals.mel_frames * 80 * 4;
+        let lin_bytes = cache.manifest().totals.mel_frames * 513 * 2;
+        let saved = (bytes(&f32_cache) + lin_bytes) as f64 - bytes(&cache) as f64;
+        assert!(
+            (saved - mel_bytes as f64 / 2.0).abs() < 0.01 * mel_bytes as f64,
+            "{saved} of {mel_bytes}"
+        );
+        // The loader widens it into the f32 batch, exactly.
+        let cache = std::sync::Arc::new(cache);
+        let loader = gpufeed_data::loader::Loader::new(
+            std::sync::Arc::clone(&cache),
+            gpufeed_data::loader::LoaderConfig {
+                batch_size: 4,
+                workers: 1,
+                padding: gpufeed_data::loader::Padding::Longest { multiple: 1 },
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for batch in loader.epoch(0) {
+            let batch = batch.unwrap();
+            let (mels, [_, t, n]) = batch.mels();
+            for (r, &i) in batch.items().iter().enumerate() {
+                let want = cache.mel(i as usize);
+                assert_eq!(&mels[r * t * n..r * t * n + want.len()], &want[..]);
+            }
+        }
+    }
+}

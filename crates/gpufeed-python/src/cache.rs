@@ -344,13 +344,18 @@ impl Cache {
         let i = this.index(i)?;
         let c = &this.inner();
         let item = c.item(i);
-        let mel = c.mel(i);
-        let shape = (item.mel_frames as usize, c.n_mels());
-        let mel = ndarray::ArrayView2::from_shape(shape, mel)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // The mel as stored: float32, or float16 / bfloat16 for a half-precision cache.
+        let mel = dtype_view(
+            slf.clone().into_any(),
+            c.mel_ref(i).bytes(),
+            &[item.mel_frames as usize, c.n_mels()],
+            c.mel_dtype(),
+            "mel",
+            true,
+        )?;
         let tokens = ndarray::ArrayView1::from(c.tokens(i));
         let d = PyDict::new(py);
-        d.set_item("mel", view(slf.clone().into_any(), mel))?;
+        d.set_item("mel", mel)?;
         d.set_item("tokens", view(slf.clone().into_any(), tokens))?;
         for spec in c.arrays() {
             if let Some(array) = c.array(&spec.name, i) {

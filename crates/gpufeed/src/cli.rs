@@ -432,8 +432,9 @@ pub struct PrecomputeArgs {
     #[arg(long)]
     pub mic: Option<String>,
     /// Arrays to cache per item, from one decode: mel (always), linear, energy, f0 (pYIN
-    /// F0 and voicing; f0:yin), wav (16-bit, hop-aligned; wav:float32). Comma-separated
-    /// (default: the config's `data.features`, else mel)
+    /// F0 and voicing; f0:yin), wav (16-bit, hop-aligned; wav:float32); mel:float16,
+    /// mel:bfloat16, linear:float16 and linear:bfloat16 store half the bytes.
+    /// Comma-separated (default: the config's `data.features`, else mel)
     #[arg(long, value_delimiter = ',')]
     pub features: Option<Vec<String>>,
     /// The largest share of items that may be left out (bad lines, audio that does not
