@@ -435,7 +435,7 @@ fn finish(
 /// resampler, returning exactly `ceil(len · to / from)` samples aligned with the input (the
 /// resampler's delay is trimmed), as `librosa.resample` does.
 ///
-/// Parameters: `rubato::Fft::<f64>::new_custom(from, to, chunk, 1, 1, BlackmanHarris2,
+/// Parameters: `rubato::Fft::<f32>::new_custom(from, to, chunk, 1, 1, BlackmanHarris2,
 /// FixedSync::Input)`. The FFT resampler works on blocks of `k · from / g` input and
 /// `k · to / g` output frames (`g = gcd(from, to)`), which makes the ratio exact (no
 /// interpolation error). `k` is the smallest **even** number giving an input block of at
@@ -500,22 +500,46 @@ pub fn resample(
         )));
     }
     let k = RESAMPLE_MIN_BLOCK.div_ceil(block_in).next_multiple_of(2);
-    let input: Vec<f64> = samples.iter().map(|&x| f64::from(x)).collect();
-    let mut resampler = Fft::<f64>::new_custom(
-        from_us,
-        to_us,
-        k * block_in,
-        1,
-        1,
-        WindowFunction::BlackmanHarris2,
-        FixedSync::Input,
-    )
-    .map_err(|e| fail(e.to_string()))?;
-    let adapter = InterleavedSlice::new(&input, 1, input.len()).map_err(|e| fail(e.to_string()))?;
-    let out = resampler
-        .process_all(&adapter, input.len(), None)
-        .map_err(|e| fail(e.to_string()))?;
-    Ok(out.take_data().into_iter().map(|x| x as f32).collect())
+    // One resampler per rate pair and thread, kept: designing its filter and planning its
+    // FFTs cost as much as resampling a short clip. `process_all` resets it first.
+    RESAMPLERS.with_borrow_mut(|cache| {
+        let i = match cache.iter().position(|(key, _)| *key == (from, to)) {
+            Some(i) => i,
+            None => {
+                let made = Fft::<f32>::new_custom(
+                    from_us,
+                    to_us,
+                    k * block_in,
+                    1,
+                    1,
+                    WindowFunction::BlackmanHarris2,
+                    FixedSync::Input,
+                )
+                .map_err(|e| fail(e.to_string()))?;
+                if cache.len() >= RESAMPLERS_KEPT {
+                    cache.remove(0);
+                }
+                cache.push(((from, to), made));
+                cache.len() - 1
+            }
+        };
+        let resampler = &mut cache[i].1;
+        let adapter =
+            InterleavedSlice::new(samples, 1, samples.len()).map_err(|e| fail(e.to_string()))?;
+        let out = resampler
+            .process_all(&adapter, samples.len(), None)
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(out.take_data())
+    })
+}
+
+/// Rate pairs whose resampler a thread keeps (a dataset has one or a few source rates).
+const RESAMPLERS_KEPT: usize = 4;
+
+thread_local! {
+    /// This thread's resamplers, by `(from, to)`.
+    static RESAMPLERS: std::cell::RefCell<Vec<((u32, u32), Fft<f32>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn gcd(mut a: usize, mut b: usize) -> usize {

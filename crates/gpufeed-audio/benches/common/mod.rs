@@ -45,14 +45,19 @@ pub struct Librosa {
 impl Librosa {
     /// Starts the script (which runs its warm-up pass) and waits until it is ready.
     pub fn start(script: &str, dir: &Path) -> Result<Self, String> {
+        Self::start_with("librosa", script, dir)
+    }
+
+    /// As [`Librosa::start`] for a script that needs Python module `module` (`lhotse`).
+    pub fn start_with(module: &str, script: &str, dir: &Path) -> Result<Self, String> {
         let python = python();
         let probe = Command::new(&python)
-            .args(["-c", "import librosa"])
+            .args(["-c", &format!("import {module}")])
             .output()
             .map_err(|e| format!("{python} not runnable: {e}"))?;
         if !probe.status.success() {
             return Err(format!(
-                "`{python} -c \"import librosa\"` failed; pip install librosa (or point \
+                "`{python} -c \"import {module}\"` failed; pip install {module} (or point \
                  GPUFEED_BENCH_PYTHON at a Python that has it)"
             ));
         }
