@@ -536,10 +536,12 @@ pub fn resample(
 /// Rate pairs whose resampler a thread keeps (a dataset has one or a few source rates).
 const RESAMPLERS_KEPT: usize = 4;
 
+/// A resampler with its `(from, to)` rates.
+type Kept = ((u32, u32), Fft<f32>);
+
 thread_local! {
-    /// This thread's resamplers, by `(from, to)`.
-    static RESAMPLERS: std::cell::RefCell<Vec<((u32, u32), Fft<f32>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's resamplers.
+    static RESAMPLERS: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn gcd(mut a: usize, mut b: usize) -> usize {
