@@ -51,7 +51,12 @@
 //! - `nounits` values (`45`) and values with units (`45 %`) are both read.
 //! - Timestamps are `YYYY/MM/DD HH:MM:SS` (nvidia-smi) or `YYYY-MM-DD HH:MM:SS` /
 //!   `YYYY-MM-DDTHH:MM:SS` (ISO 8601, as Python's `datetime` writes it; a `Z` or `+hh:mm`
-//!   after it is ignored), with optional fractional seconds, read as naive local time; or a
+//!   after it is ignored), Python's `time.ctime()` (`Thu Aug  8 15:42:09 2024`, also with
+//!   a zone before the year as `date` writes it), or a date written `MM-DD-YYYY` or
+//!   `DD-MM-YYYY` (also with `/` or `.`) before the time of day: day first when the first
+//!   number is above 12, month first when the second is, and otherwise the order under
+//!   which the log's first change of date is the next day (the other reading jumps by
+//!   weeks), with optional fractional seconds, read as naive local time; or a
 //!   bare number, a time since 1970 whose unit is the column name's (`time_ms`,
 //!   `timestamp [s]`) or else its magnitude's ([`epoch_unit`]): below 1e11 seconds (1e11 s
 //!   is the year 5138), below 1e14 milliseconds (1e11 ms was 3 March 1973), below 1e17
@@ -858,10 +863,19 @@ pub(crate) fn starts_with_date(b: &[u8]) -> bool {
         && b[8..10].iter().all(u8::is_ascii_digit)
 }
 
-/// Seconds since 1970-01-01 00:00:00 of a naive `YYYY/MM/DD HH:MM:SS[.fff]` timestamp
-/// (surrounding whitespace allowed), or `None` if it is not one or not a real date.
+/// Seconds since 1970-01-01 00:00:00 of a naive calendar timestamp (nvidia-smi's, ISO
+/// 8601, `time.ctime()`'s, `MM-DD-YYYY HH:MM:SS`; surrounding whitespace allowed), or
+/// `None` if it is not one or not a real date.
 pub(crate) fn parse_timestamp(b: &[u8]) -> Option<f64> {
-    Timestamps::default().parse_calendar(b.trim_ascii())
+    let b = b.trim_ascii();
+    let mut t = Timestamps::default();
+    t.parse_calendar(b).or_else(|| t.parse_written(b))
+}
+
+/// Whether the line's first field is a calendar timestamp ([`parse_timestamp`]).
+pub(crate) fn starts_with_timestamp(line: &str) -> bool {
+    let first = line.split(',').next().unwrap_or_default();
+    first.bytes().any(|c| c == b':') && parse_timestamp(first.as_bytes()).is_some()
 }
 
 /// Timestamp parser that remembers the last date: in a log the date changes once a day,
@@ -876,6 +890,25 @@ pub(crate) struct Timestamps {
     origin: Option<i64>,
     /// Seconds per unit of a numeric time, when the column's name says.
     unit: Option<f64>,
+    /// `03-11-2026`: month first or day first, once the data has told.
+    order: DateOrder,
+    /// The first ambiguous date (`a`, `b`, year) and the days it was read as, while the
+    /// order is undecided.
+    pending: Option<((u32, u32, u32), i64)>,
+    /// Days added to every later date once the order is decided, so that the times read
+    /// before under the provisional (month-first) reading continue without a jump.
+    shift_days: i64,
+}
+
+/// How a date written `A-B-YYYY` is read.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum DateOrder {
+    /// Not known yet: month first until the data says (a number above 12, or which
+    /// reading makes the next date the next day).
+    #[default]
+    Unknown,
+    MonthFirst,
+    DayFirst,
 }
 
 const POW10: [f64; 10] = [1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
@@ -896,6 +929,9 @@ impl Timestamps {
     pub(crate) fn parse(&mut self, b: &[u8]) -> Option<f64> {
         let b = b.trim_ascii();
         if let Some(t) = self.parse_calendar(b) {
+            return Some(t);
+        }
+        if let Some(t) = self.parse_written(b) {
             return Some(t);
         }
         let v = parse_number(std::str::from_utf8(b).ok()?)?;
@@ -959,6 +995,124 @@ impl Timestamps {
         let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
         Some(self.since_origin(secs) as f64 + fraction)
     }
+}
+
+impl Timestamps {
+    /// The timestamps people write besides nvidia-smi's and ISO 8601 (see the module
+    /// docs): Python's `time.ctime()` (`Thu Aug  8 15:42:09 2024`, also with a zone before
+    /// the year, as `date` writes it) and dates written `MM-DD-YYYY` / `DD-MM-YYYY` (or
+    /// with `/` or `.`) before the time of day.
+    fn parse_written(&mut self, b: &[u8]) -> Option<f64> {
+        let text = std::str::from_utf8(b).ok()?;
+        let words: Vec<&str> = text.split_ascii_whitespace().collect();
+        let (days, clock) = match words.as_slice() {
+            [_, month, day, clock, year] | [_, month, day, clock, _, year]
+                if month.len() == 3 && month.bytes().all(|c| c.is_ascii_alphabetic()) =>
+            {
+                let month = month_number(month)?;
+                let (day, year) = (day.parse().ok()?, year.parse().ok()?);
+                (civil_days(year, month, day)?, *clock)
+            }
+            [date, clock] => (self.numeric_date(date)?, *clock),
+            [stamp] if stamp.len() > 11 && stamp.as_bytes()[10] == b'T' => {
+                (self.numeric_date(&stamp[..10])?, &stamp[11..])
+            }
+            _ => return None,
+        };
+        let (whole, fraction) = match clock.split_once('.') {
+            Some((w, f)) if (1..=9).contains(&f.len()) && f.bytes().all(|c| c.is_ascii_digit()) => {
+                (w, f.parse::<u32>().ok()? as f64 / POW10[f.len()])
+            }
+            Some(_) => return None,
+            None => (clock, 0.0),
+        };
+        let secs = (days + self.shift_days) * 86_400 + i64::from(seconds_of_day(whole)?);
+        Some(self.since_origin(secs) as f64 + fraction)
+    }
+
+    /// Days since 1970 of `A-B-YYYY` (or `/`, `.`): day first when `A` is above 12, month
+    /// first when `B` is; otherwise as the data decides (see [`DateOrder`]).
+    fn numeric_date(&mut self, date: &str) -> Option<i64> {
+        let parts: Vec<&str> = date.split(['-', '/', '.']).collect();
+        let [a, b, y] = parts.as_slice() else {
+            return None;
+        };
+        if y.len() != 4 || a.is_empty() || a.len() > 2 || b.is_empty() || b.len() > 2 {
+            return None;
+        }
+        let (a, b, y): (u32, u32, u32) = (a.parse().ok()?, b.parse().ok()?, y.parse().ok()?);
+        let month_first = civil_days(y, a, b);
+        let day_first = civil_days(y, b, a);
+        let read = |order: DateOrder| match order {
+            DateOrder::DayFirst => day_first,
+            _ => month_first,
+        };
+        let decided = match (month_first, day_first) {
+            (Some(_), None) => Some(DateOrder::MonthFirst),
+            (None, Some(_)) => Some(DateOrder::DayFirst),
+            (None, None) => return None,
+            (Some(m), Some(d)) if m == d => None, // 01-01: either way
+            (Some(m), Some(d)) => match (self.order, self.pending) {
+                (DateOrder::Unknown, Some((first, first_days))) if first != (a, b, y) => {
+                    // The first date change: the reading under which this is the next
+                    // day (or close after) is the file's.
+                    let (fm, fd) = (
+                        civil_days(first.2, first.0, first.1)?,
+                        civil_days(first.2, first.1, first.0)?,
+                    );
+                    let (step_m, step_d) = (m - fm, d - fd);
+                    let order = match (step_m >= 0, step_d >= 0) {
+                        (true, false) => DateOrder::MonthFirst,
+                        (false, true) => DateOrder::DayFirst,
+                        _ if step_d.abs() < step_m.abs() => DateOrder::DayFirst,
+                        _ => DateOrder::MonthFirst,
+                    };
+                    // Times before were read month first: keep them continuous.
+                    let first_now = if order == DateOrder::DayFirst { fd } else { fm };
+                    self.shift_days = first_days - first_now;
+                    Some(order)
+                }
+                (DateOrder::Unknown, None) => {
+                    self.pending = Some(((a, b, y), m));
+                    None
+                }
+                _ => None,
+            },
+        };
+        if let Some(order) = decided
+            && self.order == DateOrder::Unknown
+        {
+            if let Some((first, first_days)) = self.pending.take()
+                && self.shift_days == 0
+            {
+                let now = match order {
+                    DateOrder::DayFirst => civil_days(first.2, first.1, first.0),
+                    _ => civil_days(first.2, first.0, first.1),
+                };
+                self.shift_days = first_days - now.unwrap_or(first_days);
+            }
+            self.order = order;
+        }
+        read(self.order)
+    }
+}
+
+/// January is 1, from the English three-letter name (any case).
+fn month_number(name: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let lower = name.to_ascii_lowercase();
+    MONTHS
+        .iter()
+        .position(|m| *m == lower)
+        .and_then(|i| u32::try_from(i + 1).ok())
+}
+
+/// Days since 1970 of a real date.
+fn civil_days(year: u32, month: u32, day: u32) -> Option<i64> {
+    ((1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month))
+        .then(|| days_from_civil(year, month, day))
 }
 
 /// An ISO time without its `Z` or `+hh:mm` / `-hh:mm` suffix.

@@ -361,7 +361,10 @@ fn sniff(line: &str) -> Sniff {
         .split(',')
         .any(|f| nvsmi::is_util_name(f) || nvsmi::per_gpu_util(f).is_some())
         && !steps::names_step_times(line);
-    if lower.contains("utilization.gpu") || util_column || nvsmi::starts_with_date(line.as_bytes())
+    if lower.contains("utilization.gpu")
+        || util_column
+        || nvsmi::starts_with_date(line.as_bytes())
+        || (line.contains(',') && nvsmi::starts_with_timestamp(line))
     {
         return Sniff {
             format: TraceFormat::NvidiaSmiCsv,

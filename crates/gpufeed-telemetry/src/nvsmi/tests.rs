@@ -977,3 +977,93 @@ fn a_quoted_field_may_hold_a_line_break() {
     let e = err(&log);
     assert!(e.contains("line 2") && e.contains("10 fields"), "{e}");
 }
+
+/// Issue 39, pattern 1: `time.ctime()` stamps (`Thu Aug  8 15:42:09 2024`, the day padded
+/// with a space) are read, with and without a zone before the year.
+#[test]
+fn ctime_timestamps_are_read() {
+    assert_eq!(ts("Thu Jan  1 00:00:00 1970"), 0.0);
+    assert_eq!(ts("Sat Nov 21 10:00:00 2026"), ts("2026/11/21 10:00:00"));
+    assert_eq!(
+        ts("Sat Nov 21 10:00:00 UTC 2026"),
+        ts("2026/11/21 10:00:00")
+    );
+    assert_eq!(
+        ts("Thu Aug  8 15:42:09.5 2024"),
+        ts("2024/08/08 15:42:09.5")
+    );
+    for bad in [
+        "Thu Foo  8 15:42:09 2024",
+        "Thu Feb 30 15:42:09 2024",
+        "Thu Aug  8 25:42:09 2024",
+    ] {
+        assert!(parse_timestamp(bad.as_bytes()).is_none(), "{bad}");
+    }
+    // A headerless log of them (a Python loop printing `time.ctime()` and the utilisation):
+    // detected as a utilisation log and timed by them.
+    let mut log = String::new();
+    for k in 0..20 {
+        let sec = 55 + k; // 23:58:55 to 23:59:14
+        log.push_str(&format!(
+            "Thu Aug  8 23:{:02}:{:02} 2024, 0, {} %\n",
+            58 + sec / 60,
+            sec % 60,
+            (k * 7) % 100
+        ));
+    }
+    let t = ok(&log);
+    assert!(t.has_timestamps);
+    let steps: Vec<f64> = t.gpus[0].t.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(steps.iter().all(|&d| (d - 1.0).abs() < 1e-9), "{steps:?}");
+    assert_eq!(
+        crate::trace::detect_kind(log.lines().next().unwrap()).1,
+        crate::trace::TraceFormat::NvidiaSmiCsv
+    );
+}
+
+/// Issue 39, pattern 1: dates written month first or day first (`03-11-2026 15:13:16`)
+/// are read; where every number is 12 or less, the order is the one that makes the log's
+/// first date change the next day, and the times before it stay continuous.
+#[test]
+fn month_and_day_first_dates_are_decided_by_the_data() {
+    let log = |first: &str, second: &str| {
+        let mut s = String::from("timestamp, utilization.gpu [%]\n");
+        for k in 0..4 {
+            s.push_str(&format!("{first} 23:59:{:02}, 40 %\n", 56 + k));
+        }
+        for k in 0..4 {
+            s.push_str(&format!("{second} 00:00:{k:02}, 40 %\n"));
+        }
+        s
+    };
+    for (first, second) in [
+        ("03-11-2026", "03-12-2026"), // US: March 11 -> 12
+        ("11-03-2026", "12-03-2026"), // day first: 11 March -> 12 March
+        ("03/11/2026", "03/12/2026"),
+        ("11.03.2026", "12.03.2026"),
+        ("12-31-2026", "01-01-2027"), // month first, told by the 31
+        ("31-12-2026", "01-01-2027"), // day first, told by the 31
+        ("11-03-2026", "13-03-2026"), // day first, told by the 13 at the change
+    ] {
+        let t = ok(&log(first, second));
+        let g = &t.gpus[0];
+        assert_eq!(g.t.len(), 8, "{first}");
+        let steps: Vec<f64> = g.t.windows(2).map(|w| w[1] - w[0]).collect();
+        let want = if second.starts_with("13") {
+            86_401.0
+        } else {
+            1.0
+        };
+        assert!(
+            steps[..3].iter().all(|&d| (d - 1.0).abs() < 1e-9)
+                && (steps[3] - want).abs() < 1e-9
+                && steps[4..].iter().all(|&d| (d - 1.0).abs() < 1e-9),
+            "{first} -> {second}: {steps:?}"
+        );
+    }
+    // A date no order can read is an error naming the line.
+    let e = read_str("timestamp, utilization.gpu [%]\n13-13-2026 10:00:00, 40 %\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2"), "{e}");
+}
