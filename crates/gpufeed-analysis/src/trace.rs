@@ -171,6 +171,13 @@ pub fn analyze_file_with(
     let mut warnings = Vec::new();
     let report = match trace {
         Trace::Util(t) => {
+            if let Some(columns) = &t.columns {
+                warnings.push(format!(
+                    "`{}` has no header, so its columns were judged from their values: {columns}; \
+                     record with the header (`--format=csv`) to be sure",
+                    path.display()
+                ));
+            }
             let interval = match interval {
                 None if !t.has_timestamps && t.format == TraceFormat::NvidiaSmiDmon => {
                     warnings.push(format!(
@@ -537,6 +544,7 @@ mod tests {
             }],
             skipped: 0,
             has_timestamps: false,
+            columns: None,
         }
     }
 

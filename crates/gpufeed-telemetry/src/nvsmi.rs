@@ -39,15 +39,19 @@
 //!   that names nothing gpufeed knows is passed over and the file is read as if it had
 //!   none. Copies of the header later in the file (two logs joined, or a logger that
 //!   writes it before every sample) are skipped.
-//! - **No header** (`--format=csv,noheader`): the columns are guessed from the first row.
-//!   The timestamp is the field that looks like one (a calendar time, or a number of at
-//!   least 1e9, a time since 1970); utilisation is the first field ending
-//!   in `%`. Without units (`nounits`) nothing ends in `%`, so the usual order
-//!   `timestamp, index, utilization.gpu, ...` is assumed: leaving out the timestamp, the
-//!   first field that is a whole number is the GPU index and the next numeric field is
-//!   utilisation (with a single numeric field, that is utilisation and there is no index).
-//!   Record with the header when the query has another order: a wrong guess usually shows
-//!   as a utilisation outside 0..=100 %.
+//! - **No header** (`--format=csv,noheader`): the columns are judged from the values of the
+//!   first 256 rows, and the report says which column was taken for what. The timestamp is
+//!   the field that looks like one (a calendar time, or a number of at least 1e9, a time
+//!   since 1970). The GPU index is a small whole number that repeats with the GPUs' period
+//!   (`0, 1, 2, 3, 0, ...`; a constant below 16 for one GPU), so a temperature (27-45) is
+//!   never taken for one. Without a timestamp, a number that starts near 0 and grows every
+//!   sample is the seconds since the start. Utilisation is the first field ending in `%`;
+//!   without units (`nounits`), the first whole-number column within 0..=100 that does not
+//!   move like a temperature (whole degrees between 15 and 95, changing by at most 5 a
+//!   sample), so `temperature.gpu, utilization.gpu, ...` and `index, utilization.gpu,
+//!   memory.used` are both read right. With too few rows to judge (a single row), the first
+//!   whole number below 16 is the index, as nvidia-smi orders its columns. Record with the
+//!   header when you can: a wrong guess usually shows as a utilisation outside 0..=100 %.
 //! - `nounits` values (`45`) and values with units (`45 %`) are both read.
 //! - Timestamps are `YYYY/MM/DD HH:MM:SS` (nvidia-smi) or `YYYY-MM-DD HH:MM:SS` /
 //!   `YYYY-MM-DDTHH:MM:SS` (ISO 8601, as Python's `datetime` writes it; a `Z` or `+hh:mm`
@@ -160,12 +164,35 @@ pub(crate) fn read_with(
                 }
             }
         } else {
-            let mut layout = Layout::guess(line, n, path)?;
+            // No header: the columns are judged from the first rows' values.
+            let mut sample: Vec<(usize, String)> = vec![(n, line.to_owned())];
+            while sample.len() < GUESS_ROWS {
+                match lines.next_str(path) {
+                    Ok(Some((n, l))) if !l.trim_ascii().is_empty() => {
+                        sample.push((n, l.to_owned()));
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e @ TraceError::InvalidUtf8 { .. }) => bad(e)?,
+                    Err(e) => return Err(e),
+                }
+            }
+            let mut layout = Layout::guess(&sample, path)?;
             if layout.header.is_none() {
                 layout.header = unknown_header.take();
             }
             state = State::new(layout, limits);
-            state.row(n, line, path)?;
+            let mut rows = sample.iter();
+            if let Some((n, l)) = rows.next() {
+                state.row(*n, l, path)?;
+            }
+            for (n, l) in rows {
+                match state.row(*n, l, path) {
+                    Ok(()) => {}
+                    Err(e @ TraceError::TooLarge { .. }) => return Err(e),
+                    Err(e) => bad(e)?,
+                }
+            }
         }
         break;
     }
@@ -190,13 +217,19 @@ pub(crate) fn read_with(
         }
     }
     let has_timestamps = state.layout.time.is_some();
-    state.series.finish(
+    let columns = state.layout.guessed.then(|| state.layout.describe());
+    let mut trace = state.series.finish(
         path,
         TraceFormat::NvidiaSmiCsv,
         state.skipped,
         has_timestamps,
-    )
+    )?;
+    trace.columns = columns;
+    Ok(trace)
 }
+
+/// Rows a headerless log's columns are judged from.
+const GUESS_ROWS: usize = 256;
 
 /// How GPUs are told apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,49 +353,89 @@ impl Layout {
         }))
     }
 
-    /// The layout of a file without a header, from its first row (see the module docs).
-    fn guess(line: &str, n: usize, path: &Path) -> Result<Layout, TraceError> {
+    /// The layout of a file without a header, from its first rows (see the module docs).
+    fn guess(rows: &[(usize, String)], path: &Path) -> Result<Layout, TraceError> {
+        let (n, line) = (rows[0].0, rows[0].1.as_str());
         let fields: Vec<&str> = line.split(',').map(str::trim_ascii).collect();
+        // The rows shaped like the first, split once.
+        let table: Vec<Vec<&str>> = rows
+            .iter()
+            .map(|(_, l)| l.split(',').map(str::trim_ascii).collect::<Vec<_>>())
+            .filter(|r| r.len() == fields.len() && !is_header(&r.join(",")))
+            .collect();
+        let column = |i: usize| Column::of(table.iter().map(|r| r[i]));
+        let columns: Vec<Column> = (0..fields.len()).map(column).collect();
         // Without a header, a bare number is a time only if it is large enough to be one
         // since 1970 (after 2001 in seconds): a GPU index or a utilisation never is.
-        let time = fields.iter().position(|f| {
+        let mut time = fields.iter().position(|f| {
             parse_timestamp(f.as_bytes()).is_some()
                 || parse_number(f).is_some_and(|v| v >= GUESSED_EPOCH_MIN)
         });
-        let others = || (0..fields.len()).filter(move |&i| Some(i) != time);
-        let is_index = |i: usize| parse_index(fields[i]).is_some();
-        let percent = others().find(|&i| fields[i].ends_with('%'));
-        let (util, index) = match percent {
-            Some(u) => (u, others().find(|&i| i != u && is_index(i))),
-            None => {
-                let numeric: Vec<usize> = others()
-                    .filter(|&i| {
-                        matches!(parse_util(fields[i]), Some(Util::Value(_) | Util::Missing))
-                    })
-                    .collect();
-                match numeric.as_slice() {
-                    [first, second, ..] if is_index(*first) => (*second, Some(*first)),
-                    [first, ..] => (*first, None),
-                    [] => {
-                        return Err(TraceError::NoUtilGuess {
-                            path: path.to_owned(),
-                            line: n,
-                            values: fields.iter().map(|f| shown(f)).collect(),
-                        });
-                    }
-                }
-            }
+        let others = |time: Option<usize>| (0..fields.len()).filter(move |&i| Some(i) != time);
+        // The GPU index: a small whole number repeating with the GPUs' period (`0, 1, 2, 3,
+        // 0, ...`), or constant below 16 for a log of one GPU. A temperature (27-45) or a
+        // utilisation is neither.
+        let periodic = others(time).find_map(|i| columns[i].index_period().map(|p| (i, p)));
+        // Too few rows to see a period (job output holds one table a sample): the first
+        // whole number below 16 that is not the utilisation, as nvidia-smi orders them.
+        let few = table.len() < 8;
+        let mut index = periodic.map(|(i, _)| i).or_else(|| {
+            few.then(|| {
+                others(time).find(|&i| {
+                    !fields[i].ends_with('%') && parse_index(fields[i]).is_some_and(|v| v < 16)
+                })
+            })
+            .flatten()
+        });
+        let gpus = periodic.map_or(1, |(_, p)| p);
+        // Seconds since the start: a number that starts near 0 and grows every sample.
+        let mut elapsed = false;
+        if time.is_none() && !few {
+            time = others(None)
+                .filter(|&i| Some(i) != index && !fields[i].ends_with('%'))
+                .find(|&i| columns[i].is_elapsed(gpus));
+            elapsed = time.is_some();
+        }
+        let percent = others(time).find(|&i| fields[i].ends_with('%') && Some(i) != index);
+        let candidates: Vec<usize> = others(time)
+            .filter(|&i| Some(i) != index && columns[i].is_percent_range())
+            .collect();
+        let util = match percent {
+            Some(u) => u,
+            None => match Column::pick_util(&columns, &candidates, gpus, index) {
+                Some(u) => u,
+                // No column within 0..=100 %: the first other number (whose values then
+                // say the guess was wrong), else an index-like column alone is the
+                // utilisation.
+                None => match others(time).find(|&i| Some(i) != index && columns[i].numeric) {
+                    Some(u) => u,
+                    None => match index.take() {
+                        Some(i) if columns[i].is_percent_range() => i,
+                        _ => {
+                            return Err(TraceError::NoUtilGuess {
+                                path: path.to_owned(),
+                                line: n,
+                                values: fields.iter().map(|f| shown(f)).collect(),
+                            });
+                        }
+                    },
+                },
+            },
         };
         let key = match index {
             Some(i) => Key::Index(i),
-            None => others()
+            None => others(time)
                 .find(|&i| i != util && (is_uuid(fields[i]) || is_bus_id(fields[i])))
                 .map_or(Key::None, Key::Name),
         };
         let names = (0..fields.len())
             .map(|i| {
                 if Some(i) == time {
-                    "timestamp".to_owned()
+                    if elapsed {
+                        "elapsed [s]".to_owned()
+                    } else {
+                        "timestamp".to_owned()
+                    }
                 } else if i == util {
                     "utilization.gpu".to_owned()
                 } else if key == Key::Index(i) {
@@ -385,12 +458,171 @@ impl Layout {
             time,
             clock: None,
             wide: Vec::new(),
-            time_unit: None,
+            time_unit: elapsed.then_some(1.0),
             key,
             names,
             header: None,
             guessed: true,
         })
+    }
+
+    /// What each column of a guessed layout was taken for: `field 1 timestamp, field 3
+    /// utilization.gpu, field 2 index; fields 4-7 ignored`.
+    fn describe(&self) -> String {
+        let mut taken: Vec<String> = Vec::new();
+        let mut ignored: Vec<usize> = Vec::new();
+        for (i, name) in self.names.iter().enumerate() {
+            if name.starts_with("field ") {
+                ignored.push(i + 1);
+            } else {
+                taken.push(format!("field {} as {name}", i + 1));
+            }
+        }
+        if self.key == Key::None {
+            taken.push("no GPU index (one GPU)".into());
+        }
+        let mut out = taken.join(", ");
+        if !ignored.is_empty() {
+            let list: Vec<String> = ignored.iter().map(ToString::to_string).collect();
+            out.push_str(&format!("; field(s) {} ignored", list.join(", ")));
+        }
+        out
+    }
+}
+
+/// What the first rows of a headerless log hold in one column.
+#[derive(Debug, Default)]
+struct Column {
+    /// Every value, when all are numbers (units such as `%` and `MiB` stripped; missing
+    /// markers left out).
+    values: Vec<f64>,
+    /// Whether every field was a number or a missing marker.
+    numeric: bool,
+    /// Whether every value is a whole number.
+    whole: bool,
+}
+
+impl Column {
+    fn of<'a>(fields: impl Iterator<Item = &'a str>) -> Column {
+        let mut c = Column {
+            numeric: true,
+            whole: true,
+            ..Column::default()
+        };
+        for f in fields {
+            let f = f.strip_suffix("MiB").map_or(f, str::trim_ascii_end);
+            match parse_util(f) {
+                Some(Util::Value(v)) => {
+                    c.whole &= v.fract() == 0.0 && !f.contains('.');
+                    c.values.push(v);
+                }
+                Some(Util::Missing) => {}
+                None => c.numeric = false,
+            }
+        }
+        c.numeric &= !c.values.is_empty();
+        c
+    }
+
+    /// As a GPU index, the number of GPUs `P`: whole numbers below 64, the smallest below
+    /// 16 (a temperature is not an index), the first `P` distinct and the rest repeating
+    /// them, with at least one repeat seen, or exactly `0, 1, ..., P - 1` (one whole round
+    /// of `P` GPUs); for `P = 1`, a constant. `None`: not an index.
+    fn index_period(&self) -> Option<usize> {
+        let v = &self.values;
+        if !self.numeric
+            || !self.whole
+            || v.iter().any(|&x| !(0.0..64.0).contains(&x))
+            || v.iter().copied().fold(f64::INFINITY, f64::min) >= 16.0
+        {
+            return None;
+        }
+        let period = (1..=v.len().min(64)).find(|&p| v[p..].iter().zip(v).all(|(a, b)| a == b))?;
+        let mut head: Vec<u64> = v[..period].iter().map(|&x| x as u64).collect();
+        head.sort_unstable();
+        head.dedup();
+        let distinct = head.len() == period;
+        let counted = v.iter().enumerate().all(|(k, &x)| x == k as f64);
+        (distinct && (v.len() > period || (counted && period >= 2))).then_some(period)
+    }
+
+    /// Seconds since the start: non-negative, growing from each sample of the `gpus` GPUs
+    /// to the next, starting within ten steps of 0.
+    fn is_elapsed(&self, gpus: usize) -> bool {
+        let v = &self.values;
+        if !self.numeric || v.len() < 2 * gpus.max(1) + 1 || v[0] < 0.0 {
+            return false;
+        }
+        let g = gpus.max(1);
+        let grows = v[g..].iter().zip(v).all(|(a, b)| a > b);
+        let mut steps: Vec<f64> = v[g..].iter().zip(v).map(|(a, b)| a - b).collect();
+        steps.sort_by(f64::total_cmp);
+        let step = steps[steps.len() / 2];
+        grows && v[0] <= 10.0 * step
+    }
+
+    /// Values all within 0..=100 %.
+    fn is_percent_range(&self) -> bool {
+        self.numeric && self.values.iter().all(|v| (0.0..=100.0).contains(v))
+    }
+
+    /// Values that move like a GPU temperature: whole degrees between 15 and 95, changing
+    /// by at most 5 from one sample of a GPU to its next.
+    fn looks_like_temperature(&self, gpus: usize) -> bool {
+        let g = gpus.max(1);
+        self.whole
+            && self.values.iter().all(|v| (15.0..=95.0).contains(v))
+            && self.values[g.min(self.values.len())..]
+                .iter()
+                .zip(&self.values)
+                .all(|(a, b)| (a - b).abs() <= 5.0)
+    }
+
+    /// Mean change from one sample of a GPU to its next.
+    fn mean_step(&self, gpus: usize) -> f64 {
+        let g = gpus.max(1).min(self.values.len());
+        let d: Vec<f64> = self.values[g..]
+            .iter()
+            .zip(&self.values)
+            .map(|(a, b)| (a - b).abs())
+            .collect();
+        if d.is_empty() {
+            0.0
+        } else {
+            d.iter().sum::<f64>() / d.len() as f64
+        }
+    }
+
+    /// The utilisation among `candidates` (columns within 0..=100): nvidia-smi writes it as
+    /// a whole number, so whole columns first (a power draw of `63.45` is not it); a column
+    /// that moves like a temperature only when no other is left, and of several such, the
+    /// one that moves most. `index`: the GPU index column, never the utilisation.
+    fn pick_util(
+        columns: &[Column],
+        candidates: &[usize],
+        gpus: usize,
+        index: Option<usize>,
+    ) -> Option<usize> {
+        let whole: Vec<usize> = candidates
+            .iter()
+            .copied()
+            .filter(|&i| columns[i].whole && Some(i) != index)
+            .collect();
+        let pool = if whole.is_empty() {
+            candidates.to_vec()
+        } else {
+            whole
+        };
+        pool.iter()
+            .copied()
+            .find(|&i| !columns[i].looks_like_temperature(gpus))
+            .or_else(|| {
+                pool.iter().copied().max_by(|&a, &b| {
+                    columns[a]
+                        .mean_step(gpus)
+                        .total_cmp(&columns[b].mean_step(gpus))
+                })
+            })
     }
 }
 

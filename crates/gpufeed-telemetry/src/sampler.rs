@@ -334,6 +334,7 @@ impl Collector {
             gpus,
             rows,
             skipped: if seconds.is_finite() { 0 } else { self.skipped },
+            columns: None,
             has_timestamps: true,
         })
     }

@@ -85,6 +85,9 @@ pub struct UtilTrace {
     /// Whether `t` holds real times. False for an nvidia-smi log without a timestamp
     /// column: `t` is then the row number per GPU and the caller must know the interval.
     pub has_timestamps: bool,
+    /// For a log without a header, what each column was taken for (`field 1 as
+    /// timestamp, field 3 as utilization.gpu, ...`), for the reader to say.
+    pub columns: Option<String>,
 }
 
 /// Step times.
@@ -373,6 +376,20 @@ fn sniff(line: &str) -> Sniff {
     }
     // A field ending in `%` is nvidia-smi's unit (`45 %`); step lists have none.
     let percent = line.split(',').any(|f| f.trim_ascii().ends_with('%'));
+    // Four or more numbers and no header (`--format=csv,noheader,nounits` of several
+    // properties): a step list that wide is refused anyway, and the utilisation reader
+    // judges the columns from their values and says which it took.
+    let fields: Vec<&str> = line.split(',').map(str::trim_ascii).collect();
+    let numbers = fields.iter().all(|f| f.parse::<f64>().is_ok());
+    let whole_percent = fields
+        .iter()
+        .any(|f| f.parse::<u8>().is_ok_and(|v| v <= 100));
+    if fields.len() >= 4 && numbers && whole_percent {
+        return Sniff {
+            format: TraceFormat::NvidiaSmiCsv,
+            strong: false,
+        };
+    }
     // A row that starts with a time since 1970 (`1764189075, 45`): a headerless log.
     let epoch_row = line.contains(',') && nvsmi::starts_with_epoch(line);
     if percent || epoch_row || (lower.contains("timestamp") && lower.contains("index")) {
@@ -592,6 +609,7 @@ impl SeriesBuilder {
             rows: self.rows,
             skipped,
             has_timestamps,
+            columns: None,
         })
     }
 }

@@ -177,7 +177,7 @@ pub(crate) fn read(
                     _ => continue,
                 }
             } else {
-                match Layout::guess(line, n, path) {
+                match Layout::guess(&[(n, line.to_owned())], path) {
                     Ok(l) => l,
                     Err(_) => continue,
                 }

@@ -96,8 +96,18 @@ fn noheader_nounits_single_numeric_column_is_util() {
 
 #[test]
 fn noheader_wrong_guess_says_so() {
-    // timestamp, utilization.gpu, memory.used: the guess takes 45 for the index.
-    let e = err("2026/11/21 10:00:00.000, 45, 1234\n");
+    // timestamp, utilization.gpu, memory.used: 45 is no GPU index (issue 39), so it is the
+    // utilisation, and the reader says which column it took for what.
+    let t = ok("2026/11/21 10:00:00.000, 45, 1234\n");
+    assert_eq!(t.gpus[0].util, [45.0]);
+    assert_eq!(
+        t.columns.as_deref(),
+        Some(
+            "field 1 as timestamp, field 2 as utilization.gpu, no GPU index (one GPU); field(s) 3 ignored"
+        )
+    );
+    // timestamp, index, memory.used: a wrong guess shows as a utilisation out of range.
+    let e = err("2026/11/21 10:00:00.000, 3, 1234\n");
     assert!(
         e.starts_with("`gpu.csv` line 1: utilisation `1234` is outside 0..=100 %"),
         "{e}"
@@ -1066,4 +1076,99 @@ fn month_and_day_first_dates_are_decided_by_the_data() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 2"), "{e}");
+}
+
+/// A headerless, unitless row of `temperature.gpu, utilization.gpu, utilization.memory,
+/// memory.total, memory.free, memory.used, power.draw` for sample `k` of a training job
+/// whose utilisation swings with a period of 10 samples.
+fn seven_columns(k: usize) -> String {
+    let util = if k % 10 < 6 { 95 - k % 3 } else { 2 + k % 4 };
+    let temp = 27 + (k / 12).min(18); // warms slowly from 27 to 45
+    let used = 30_000 + 17 * k;
+    format!(
+        "{temp}, {util}, {}, 81920, {}, {used}, {:.2}\n",
+        util / 3,
+        81_920 - used,
+        60.0 + util as f64 * 2.5
+    )
+}
+
+/// Issue 39, pattern 2: a headerless log of one GPU without an index column. Its
+/// temperature (27-45) was taken for the GPU index (19 GPUs invented); the columns are now
+/// judged from their values, and the reader says which it took for what.
+#[test]
+fn headerless_columns_are_judged_from_their_values() {
+    let log: String = (0..300).map(seven_columns).collect();
+    let t = ok(&log);
+    assert_eq!(t.gpus.len(), 1, "one GPU, not one per temperature");
+    assert_eq!(t.gpus[0].util.len(), 300);
+    assert_eq!(t.gpus[0].util[0], 95.0);
+    assert!(!t.has_timestamps);
+    assert_eq!(
+        t.columns.as_deref(),
+        Some(
+            "field 2 as utilization.gpu, no GPU index (one GPU); field(s) 1, 3, 4, 5, 6, 7 ignored"
+        )
+    );
+
+    // Four GPUs with a timestamp, the temperature before the index: the index is the
+    // column that repeats with the GPUs' period.
+    let mut log = String::new();
+    for k in 0..40 {
+        for g in 0..4 {
+            let row = seven_columns(k + g);
+            let (temp, rest) = row.split_once(", ").unwrap();
+            log.push_str(&format!(
+                "2026/11/21 10:00:{:02}.000, {temp}, {g}, {rest}",
+                k % 60
+            ));
+        }
+    }
+    let t = ok(&log);
+    assert_eq!(t.gpus.len(), 4);
+    assert!(t.has_timestamps);
+    assert_eq!(t.gpus[2].util[0], read_util(&seven_columns(2)));
+    assert_eq!(
+        t.columns.as_deref(),
+        Some(
+            "field 1 as timestamp, field 3 as index, field 4 as utilization.gpu; field(s) 2, 5, \
+             6, 7, 8, 9 ignored"
+        )
+    );
+
+    // Seconds since the start in the first column: the log's time axis.
+    let log: String = (0..30)
+        .map(|k| format!("{:.1}, {}\n", k as f64 * 0.5, (k * 37) % 101))
+        .collect();
+    let t = ok(&log);
+    assert!(t.has_timestamps);
+    assert!((t.gpus[0].t[1] - t.gpus[0].t[0] - 0.5).abs() < 1e-9);
+    assert_eq!(t.gpus[0].util[1], 37.0);
+    assert!(
+        t.columns
+            .unwrap()
+            .starts_with("field 1 as elapsed [s], field 2 as utilization.gpu")
+    );
+}
+
+fn read_util(row: &str) -> f64 {
+    row.split(", ").nth(1).unwrap().parse().unwrap()
+}
+
+/// Issue 39, pattern 2: a headerless, unitless log of several properties is detected as a
+/// utilisation log (a step list that wide is refused anyway); two or three columns stay a
+/// step list's.
+#[test]
+fn wide_headerless_numbers_are_a_utilisation_log() {
+    use crate::trace::{TraceFormat, detect_kind};
+    assert_eq!(
+        detect_kind(seven_columns(0).trim_end()).1,
+        TraceFormat::NvidiaSmiCsv
+    );
+    assert_eq!(detect_kind("1, 250.5").1, TraceFormat::StepList);
+    assert_eq!(detect_kind("1, 250.5, 3.2").1, TraceFormat::StepList);
+    assert_eq!(
+        detect_kind("1.5, 250.5, 3.2, 7.25").1,
+        TraceFormat::StepList
+    );
 }
