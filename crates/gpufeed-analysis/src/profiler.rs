@@ -39,13 +39,31 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
             }
             _ => "with `ProfilerActivity.CUDA` (PyTorch)",
         };
-        warnings.push(format!(
-            "`{}` holds no GPU events (kernels, copies or sets): a CPU-only profile? Profile \
-             {how} on a machine with a GPU to see where the GPU idles",
-            path.display()
-        ));
+        let launches = report.launch_calls();
+        warnings.push(if launches > 0 {
+            lost_kernels(path, launches)
+        } else {
+            format!(
+                "`{}` holds no GPU events (kernels, copies or sets): a CPU-only profile? \
+                 Profile {how} on a machine with a GPU to see where the GPU idles",
+                path.display()
+            )
+        });
     }
     Ok((report, warnings))
+}
+
+/// What a trace with kernel launches but no kernel records says.
+#[must_use]
+pub fn lost_kernels(path: &Path, launches: usize) -> String {
+    format!(
+        "`{}` holds {launches} kernel launch call(s) on the host but no kernel records: the \
+         GPU ran, and the profiler lost what it did. Usually its activity buffer overflowed (a \
+         long or busy window: profile fewer steps with a `schedule`), or the kernels were \
+         launched through the driver API (Triton, `cuLaunchKernel`), which an older CUPTI does \
+         not record; a newer PyTorch, or fewer steps, keeps them",
+        path.display()
+    )
 }
 
 fn render_rank(o: &mut String, r: &RankReport, format: TraceFormat) {

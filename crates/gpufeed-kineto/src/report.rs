@@ -76,6 +76,11 @@ pub struct Window {
     pub gpu_events_analysed: usize,
     /// Steps in the file.
     pub steps_in_file: usize,
+    /// Host calls that launch a kernel (`cudaLaunchKernel`, `cuLaunchKernel`, their `Ex`
+    /// forms) in the file: with no GPU rows, they say the kernels ran but their records
+    /// were lost, not that the profile was CPU-only.
+    #[serde(default)]
+    pub launch_calls: usize,
 }
 
 /// One rank: an entry of the contract's `ranks`.
@@ -772,6 +777,34 @@ fn device_name(t: &RawTrace, pid: u32) -> (Option<String>, Option<u32>) {
     (name, id)
 }
 
+/// Host kernel-launch calls in the file.
+fn launch_calls(t: &RawTrace) -> usize {
+    let ids: Vec<u32> = [
+        "cudaLaunchKernel",
+        "cuLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cuLaunchKernelEx",
+        "hipLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipModuleLaunchKernel",
+    ]
+    .iter()
+    .filter_map(|n| t.symbols.get(n))
+    .collect();
+    if ids.is_empty() {
+        return 0;
+    }
+    t.events.iter().filter(|e| ids.contains(&e.name)).count()
+}
+
+impl Report {
+    /// Host kernel-launch calls over all ranks.
+    #[must_use]
+    pub fn launch_calls(&self) -> usize {
+        self.ranks.iter().map(|r| r.window.launch_calls).sum()
+    }
+}
+
 /// One rank's (or, with `device`, one GPU's) figures, steps and verdict.
 fn rank_report(
     rank: u32,
@@ -846,6 +879,7 @@ fn rank_report(
             },
             gpu_events_analysed: rows.gpu.len(),
             steps_in_file,
+            launch_calls: launch_calls(t),
         },
         temporal,
         idle_breakdown,

@@ -251,6 +251,37 @@ fn cpu_only_trace_says_so_and_exits_0() {
     assert!(stderr.contains("a CPU-only profile?"), "{stderr}");
 }
 
+/// Issue 39, pattern 4: launch calls on the host but no kernel records are lost records
+/// (a full activity buffer, driver-API launches), not a CPU-only profile.
+#[test]
+fn launches_without_kernels_say_the_records_were_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("lost.pt.trace.json");
+    let mut events = vec![
+        r#"{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 500}"#.to_owned(),
+    ];
+    for k in 0..24 {
+        events.push(format!(
+            r#"{{"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 4, "args": {{"correlation": {k}}}}}"#,
+            10 + k * 10
+        ));
+    }
+    events.push(r#"{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 300, "dur": 4, "args": {"correlation": 99}}"#.to_owned());
+    fs_err::write(
+        &p,
+        format!(r#"{{"traceEvents": [{}]}}"#, events.join(",\n")),
+    )
+    .unwrap();
+    let (d, stderr) = json(&p, &[]);
+    assert!(d.ranks[0].temporal.is_none() && d.verdict.is_none());
+    assert_eq!(d.ranks[0].window.launch_calls, 25);
+    assert!(
+        stderr.contains("25 kernel launch call(s)") && stderr.contains("lost"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("CPU-only"), "{stderr}");
+}
+
 /// `gpufeed analyze --quick --data DATA --config CONFIG --trace TRACE --out OUT`, as the
 /// analyze tests run it: no NVML, the fake interpreter, the user cache in `dir`, a small
 /// dataset and batches of 4, so that it takes seconds.

@@ -325,6 +325,16 @@ pub(crate) fn unjudged(p: &Profiler) -> Option<String> {
     if p.verdict.is_some() {
         return None;
     }
+    let launches: usize = p.ranks.iter().map(|r| r.window.launch_calls).sum();
+    if p.ranks.iter().all(|r| r.temporal.is_none()) && launches > 0 {
+        return Some(format!(
+            "The profiler trace `{}` holds {launches} kernel launch call(s) but no kernel \
+             records: the GPU ran, and the profiler lost what it did (its activity buffer \
+             overflowed, or the kernels were launched through the driver API, as Triton's \
+             are). Profile fewer steps with a `schedule`, or with a newer PyTorch.",
+            p.path
+        ));
+    }
     if p.ranks.iter().all(|r| r.temporal.is_none()) {
         return Some(format!(
             "The profiler trace `{}` holds no GPU events (kernels, copies or sets): a CPU-only \

@@ -253,6 +253,7 @@ mod tests {
                 gpu_events_in_file: 0,
                 gpu_events_analysed: 0,
                 steps_in_file: 2,
+                launch_calls: 0,
             },
             temporal: None,
             idle_breakdown: vec![
