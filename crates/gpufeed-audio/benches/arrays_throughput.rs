@@ -29,7 +29,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::{Librosa, env_or, wav_dir};
+use common::{Librosa, best, env_or, spread, wav_dir};
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::{MelExtractor, Spectra};
 use gpufeed_audio::pitch::{PitchSettings, PitchTracker};
@@ -55,11 +55,6 @@ def one_pass():
         seconds += len(y) / sr
     return seconds
 
-print("ready", one_pass(), flush=True)
-for line in sys.stdin:
-    t = time.perf_counter()
-    one_pass()
-    print(time.perf_counter() - t, flush=True)
 "#;
 
 fn main() {
@@ -127,7 +122,7 @@ fn main() {
             }
         }
     }
-    let best = ours.iter().copied().fold(f64::INFINITY, f64::min);
+    let best = best(&ours);
     let total: f64 = split.iter().sum();
     println!(
         "arrays_throughput: {} files, {audio_s:.2} audio-s; mel + linear + energy + f0 (pYIN, \
@@ -144,23 +139,22 @@ fn main() {
         100.0 * split[2] / total
     );
     if let (Ok(lib), false) = (&librosa, theirs.is_empty()) {
-        let best_lib = theirs.iter().copied().fold(f64::INFINITY, f64::min);
+        let best_lib = common::best(&theirs);
         println!(
             "librosa  load + stft + mel + norm + pyin               : {:8.1} ms/pass  {:7.1} \
              audio-s/s",
             best_lib * 1e3,
             lib.seconds / best_lib
         );
-        let mut per_round: Vec<f64> = ours.iter().zip(&theirs).map(|(g, l)| l / g).collect();
-        per_round.sort_by(f64::total_cmp);
+        let (lowest, median, highest, n) = spread(&ours, &theirs);
         println!(
             "ratio gpufeed / librosa: {:.1}x (best pass against best pass); per round: lowest \
              {:.1}x, median {:.1}x, highest {:.1}x over {} rounds",
             (audio_s / best) / (lib.seconds / best_lib),
-            per_round[0],
-            per_round[per_round.len() / 2],
-            per_round[per_round.len() - 1],
-            per_round.len()
+            lowest,
+            median,
+            highest,
+            n
         );
     }
 }

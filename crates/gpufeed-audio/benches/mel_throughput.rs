@@ -31,7 +31,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::{Librosa, env_or, wav_dir};
+use common::{Librosa, best, best_of, env_or, spread, wav_dir};
 
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
@@ -55,24 +55,7 @@ def one_pass():
         seconds += len(y) / sr
     return seconds
 
-print("ready", one_pass(), flush=True)
-for line in sys.stdin:
-    t = time.perf_counter()
-    one_pass()
-    print(time.perf_counter() - t, flush=True)
 "#;
-
-/// Best wall time of `rounds` runs of `f`, after one warm-up run.
-fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..rounds)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn main() {
     let rounds = env_or("GPUFEED_BENCH_ROUNDS", 10);
@@ -142,7 +125,7 @@ fn main() {
          best of {rounds}",
         files.len()
     );
-    let best_full = full.iter().copied().fold(f64::INFINITY, f64::min);
+    let best_full = best(&full);
     let rate_full = audio_s / best_full;
     println!(
         "gpufeed  load + mel + log : {:8.2} ms/pass  {rate_full:9.0} audio-s/s  {:6.0} files/s",
@@ -160,22 +143,21 @@ fn main() {
         audio_s / mel_only
     );
     if let (Ok(lib), false) = (&librosa, reference.is_empty()) {
-        let best = reference.iter().copied().fold(f64::INFINITY, f64::min);
+        let best = best(&reference);
         let rate_librosa = lib.seconds / best;
         println!(
             "librosa  load + stft + mel + log : {:8.2} ms/pass  {rate_librosa:9.0} audio-s/s",
             best * 1e3
         );
-        let mut per_round: Vec<f64> = full.iter().zip(&reference).map(|(g, l)| l / g).collect();
-        per_round.sort_by(f64::total_cmp);
+        let (lowest, median, highest, n) = spread(&full, &reference);
         println!(
             "ratio gpufeed / librosa: {:.2}x (per core; best pass against best pass); per round: \
              lowest {:.2}x, median {:.2}x, highest {:.2}x over {} rounds",
             rate_full / rate_librosa,
-            per_round[0],
-            per_round[per_round.len() / 2],
-            per_round[per_round.len() - 1],
-            per_round.len()
+            lowest,
+            median,
+            highest,
+            n
         );
     }
 }

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use common::{Librosa, env_or, wav_dir};
+use common::{Librosa, best, best_of, env_or, spread, wav_dir};
 
 use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
@@ -67,11 +67,6 @@ def one_pass():
         seconds += len(y) / sr
     return seconds
 
-print("ready", one_pass(), flush=True)
-for line in sys.stdin:
-    t = time.perf_counter()
-    one_pass()
-    print(time.perf_counter() - t, flush=True)
 "#;
 
 const LHOTSE_SCRIPT: &str = r#"
@@ -99,11 +94,6 @@ def one_pass():
     finally:
         shutil.rmtree(storage)
 
-print("ready", one_pass(), flush=True)
-for line in sys.stdin:
-    t = time.perf_counter()
-    one_pass()
-    print(time.perf_counter() - t, flush=True)
 "#;
 
 /// The 24 kHz FLAC clips, made once.
@@ -134,18 +124,6 @@ fn flac_dir() -> Result<PathBuf, String> {
         ));
     }
     Ok(dir)
-}
-
-/// Best wall time of `rounds` runs of `f`, after one warm-up run.
-fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..rounds)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
 }
 
 fn main() {
@@ -223,7 +201,7 @@ fn main() {
          the default log-mel; 1 thread; best of {rounds}",
         files.len()
     );
-    let best_full = full.iter().copied().fold(f64::INFINITY, f64::min);
+    let best_full = best(&full);
     let rate_full = audio_s / best_full;
     println!(
         "gpufeed  load + resample + mel : {:8.2} ms/pass  {rate_full:9.0} audio-s/s",
@@ -243,18 +221,17 @@ fn main() {
         match reference {
             Err(why) => println!("{name}: skipped ({why})"),
             Ok(r) if !times.is_empty() => {
-                let best = times.iter().copied().fold(f64::INFINITY, f64::min);
+                let best = best(times);
                 let rate_ref = r.seconds / best;
-                let mut per_round: Vec<f64> = full.iter().zip(times).map(|(g, l)| l / g).collect();
-                per_round.sort_by(f64::total_cmp);
+                let (lowest, median, highest, _) = spread(&full, times);
                 println!(
                     "{name:8} reference             : {:8.2} ms/pass  {rate_ref:9.0} audio-s/s  \
                      ratio {:.2}x (per round: lowest {:.2}x, median {:.2}x, highest {:.2}x)",
                     best * 1e3,
                     rate_full / rate_ref,
-                    per_round[0],
-                    per_round[per_round.len() / 2],
-                    per_round[per_round.len() - 1]
+                    lowest,
+                    median,
+                    highest
                 );
             }
             Ok(_) => {}

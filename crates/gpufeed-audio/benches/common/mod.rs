@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
 
 /// `shared/data/ljspeech-mini/wavs`.
 pub fn wav_dir() -> PathBuf {
@@ -25,6 +26,43 @@ pub fn env_or(key: &str, default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// Best wall time of `rounds` runs of `f`, after one warm-up run.
+pub fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The shortest of `times`.
+pub fn best(times: &[f64]) -> f64 {
+    times.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The per-round ratios `theirs / ours` (rounds run in alternation): lowest, median,
+/// highest and how many.
+pub fn spread(ours: &[f64], theirs: &[f64]) -> (f64, f64, f64, usize) {
+    let mut r: Vec<f64> = ours.iter().zip(theirs).map(|(g, l)| l / g).collect();
+    r.sort_by(f64::total_cmp);
+    (r[0], r[r.len() / 2], r[r.len() - 1], r.len())
+}
+
+/// What every reference script ends with, after its `one_pass()` (which returns the
+/// audio seconds of a pass): a warm-up pass, `ready SECONDS`, then one timed pass per line
+/// read.
+const PASS_LOOP: &str = r#"
+import sys as _sys, time as _time
+print("ready", one_pass(), flush=True)
+for _line in _sys.stdin:
+    _t = _time.perf_counter()
+    one_pass()
+    print(_time.perf_counter() - _t, flush=True)
+"#;
 
 /// The Python that runs the reference: `GPUFEED_BENCH_PYTHON`, else `python3`.
 fn python() -> String {
@@ -62,7 +100,7 @@ impl Librosa {
             ));
         }
         let mut cmd = Command::new(&python);
-        cmd.args(["-c", script])
+        cmd.args(["-c", &format!("{script}{PASS_LOOP}")])
             .arg(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());
