@@ -482,19 +482,30 @@ impl Extractor {
 
 /// `values` as `dtype` (f32, f16 or bf16, rounded to nearest even) bytes.
 pub(crate) fn narrow(values: &[f32], dtype: Dtype) -> Vec<u8> {
+    let mut half = Vec::new();
+    if narrow_half(values, dtype, &mut half) {
+        bytemuck::cast_slice(&half).to_vec()
+    } else {
+        bytemuck::cast_slice(values).to_vec()
+    }
+}
+
+/// `values` rounded (to nearest even) into `out` as `dtype`'s 16-bit words, when `dtype`
+/// is f16 or bf16; false (and `out` untouched) for any other dtype.
+pub(crate) fn narrow_half(values: &[f32], dtype: Dtype, out: &mut Vec<u16>) -> bool {
     use half::slice::HalfFloatSliceExt as _;
     match dtype {
         Dtype::F16 => {
-            let mut out = vec![half::f16::ZERO; values.len()];
-            out.convert_from_f32_slice(values);
-            bytemuck::cast_slice(&out).to_vec()
+            out.resize(values.len(), 0);
+            bytemuck::cast_slice_mut::<u16, half::f16>(out).convert_from_f32_slice(values);
+            true
         }
         Dtype::Bf16 => {
-            let mut out = vec![half::bf16::ZERO; values.len()];
-            out.convert_from_f32_slice(values);
-            bytemuck::cast_slice(&out).to_vec()
+            out.resize(values.len(), 0);
+            bytemuck::cast_slice_mut::<u16, half::bf16>(out).convert_from_f32_slice(values);
+            true
         }
-        _ => bytemuck::cast_slice(values).to_vec(),
+        _ => false,
     }
 }
 

@@ -647,22 +647,10 @@ impl ShardData {
     /// Appends one utterance; `mel` holds `frames × n_mels` values. Fails only when the
     /// machine has no memory left for the shard.
     pub fn push(&mut self, mel: &[f32], frames: usize, tokens: &[i32]) -> Result<(), DataError> {
-        use crate::arrays::Dtype;
-        use half::slice::HalfFloatSliceExt as _;
-        match self.mel_dtype {
-            Dtype::F16 => {
-                self.narrow.resize(mel.len(), 0);
-                let half: &mut [half::f16] = bytemuck::cast_slice_mut(&mut self.narrow);
-                half.convert_from_f32_slice(mel);
-                self.body.extend(bytemuck::cast_slice(&self.narrow))?;
-            }
-            Dtype::Bf16 => {
-                self.narrow.resize(mel.len(), 0);
-                let half: &mut [half::bf16] = bytemuck::cast_slice_mut(&mut self.narrow);
-                half.convert_from_f32_slice(mel);
-                self.body.extend(bytemuck::cast_slice(&self.narrow))?;
-            }
-            _ => self.body.extend(bytemuck::cast_slice(mel))?,
+        if crate::arrays::narrow_half(mel, self.mel_dtype, &mut self.narrow) {
+            self.body.extend(bytemuck::cast_slice(&self.narrow))?;
+        } else {
+            self.body.extend(bytemuck::cast_slice(mel))?;
         }
         let last = self.mel_offsets.last().copied().unwrap_or(0);
         self.mel_offsets.push(last + frames as i64);

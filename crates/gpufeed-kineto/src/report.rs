@@ -779,18 +779,16 @@ fn device_name(t: &RawTrace, pid: u32) -> (Option<String>, Option<u32>) {
 
 /// Host kernel-launch calls in the file.
 fn launch_calls(t: &RawTrace) -> usize {
-    let ids: Vec<u32> = [
-        "cudaLaunchKernel",
-        "cuLaunchKernel",
-        "cudaLaunchKernelExC",
-        "cuLaunchKernelEx",
+    let hip = [
         "hipLaunchKernel",
         "hipExtModuleLaunchKernel",
         "hipModuleLaunchKernel",
-    ]
-    .iter()
-    .filter_map(|n| t.symbols.get(n))
-    .collect();
+    ];
+    let ids: Vec<u32> = steps::CUDA_LAUNCHES
+        .iter()
+        .chain(&hip)
+        .filter_map(|n| t.symbols.get(n))
+        .collect();
     if ids.is_empty() {
         return 0;
     }

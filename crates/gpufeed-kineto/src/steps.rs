@@ -87,12 +87,17 @@ enum Host {
     Launch,
 }
 
+/// The host calls that launch a CUDA kernel.
+pub(crate) const CUDA_LAUNCHES: [&str; 4] = [
+    "cudaLaunchKernel",
+    "cuLaunchKernel",
+    "cudaLaunchKernelExC",
+    "cuLaunchKernelEx",
+];
+
 /// A host call that launches GPU work (its duration is the launch cost).
 fn is_launch(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaLaunchKernel" | "cuLaunchKernel" | "cudaLaunchKernelExC" | "cuLaunchKernelEx"
-    )
+    CUDA_LAUNCHES.contains(&name)
 }
 
 fn host_kind(name: &str) -> Option<Host> {
