@@ -206,11 +206,12 @@ pub fn render_text(r: &Report) -> String {
     }
     if let Some(s) = &r.straggler {
         let what = s.describe();
+        let score = s.score();
         let _ = writeln!(
             o,
-            "straggler: rank {} ({what}, modified Z-score {:.1}); a distributed run goes at \
-             its slowest rank, so its verdict is the run's",
-            s.rank, s.z
+            "straggler: rank {} ({what}, {score}); a distributed run goes at its slowest \
+             rank, so its verdict is the run's",
+            s.rank
         );
     }
     if let (Some(v), Some(rank)) = (r.verdict, r.verdict_rank)

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use gpufeed_contract::{Document, TraceFormat};
-use gpufeed_stats::outliers::modified_z_scores;
+use gpufeed_stats::outliers::{median_absolute_deviation, modified_z_scores};
 use gpufeed_stats::thresholds::{HOST_STALL_MODERATE, OUTLIER_MODIFIED_Z};
 use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
 use rustc_hash::FxHashSet;
@@ -128,6 +128,11 @@ pub struct RankReport {
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
+    /// The straggler this rank waits for inside its collectives: its collectives' share of
+    /// the step is larger than the straggler's by at least the smallest share judged, so
+    /// their time is the straggler's compute, not the interconnect's.
+    #[serde(default)]
+    pub waits_for: Option<u32>,
     /// What to try.
     pub fix: Option<String>,
     /// Every cause at or past its moderate threshold, each with its figure, its fix and
@@ -177,6 +182,17 @@ pub struct Straggler {
 }
 
 impl Straggler {
+    /// How far it stands out: "modified Z-score 7.2", or, where it was named by its gap
+    /// from ranks alike to the digit (MAD 0, a score under the threshold), that.
+    #[must_use]
+    pub fn score(&self) -> String {
+        if self.z > OUTLIER_MODIFIED_Z {
+            format!("modified Z-score {:.1}", self.z)
+        } else {
+            "the other ranks alike to the digit".to_owned()
+        }
+    }
+
     /// What singles it out, in words: "compute 80.1 % of the step against a median of
     /// 52.3 %".
     #[must_use]
@@ -636,6 +652,9 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
         ranks.push(r);
     }
     let straggler = straggler(&ranks);
+    if let Some(s) = &straggler {
+        mark_waiting(&mut ranks, s.rank);
+    }
     let verdict_rank = straggler.as_ref().map(|s| s.rank).or_else(|| {
         ranks
             .iter()
@@ -892,10 +911,46 @@ fn rank_report(
             .as_ref()
             .map(|v| v.evidence.clone())
             .unwrap_or_default(),
+        waits_for: None,
         causes,
         cycles: judged.as_ref().and_then(|v| v.cycles),
         fix: judged.map(|v| v.fix),
         truncated_at: t.truncated_at,
+    }
+}
+
+/// Marks the ranks that wait for the straggler inside their collectives: those whose
+/// collectives' share of the step exceeds the straggler's by at least
+/// [`HOST_STALL_MODERATE`]. Their evidence and fix say so: the time in their collectives is
+/// the straggler's, so overlapping or shrinking the collectives would not give it back.
+fn mark_waiting(ranks: &mut [RankReport], straggler: u32) {
+    let collective = |r: &RankReport| r.shares.as_ref().map(|s| s.collective);
+    let Some(theirs) = ranks
+        .iter()
+        .find(|r| r.rank == straggler)
+        .and_then(collective)
+    else {
+        return;
+    };
+    for r in ranks.iter_mut().filter(|r| r.rank != straggler) {
+        let Some(own) = collective(r) else { continue };
+        if own - theirs < HOST_STALL_MODERATE {
+            continue;
+        }
+        r.waits_for = Some(straggler);
+        r.evidence.push(format!(
+            "waits for rank {straggler} (the straggler) inside its collectives: collectives \
+             {:.1} % of the step against rank {straggler}'s {:.1} %",
+            100.0 * own,
+            100.0 * theirs
+        ));
+        if r.verdict == Some(Bottleneck::CommunicationBound) {
+            r.fix = Some(format!(
+                "rank {straggler} sets the pace: its collectives hardly wait, this rank's wait \
+                 for it, so fix rank {straggler}'s own cause first (its verdict is the run's); \
+                 overlapping or shrinking the collectives here gives little back until then"
+            ));
+        }
     }
 }
 
@@ -906,8 +961,11 @@ fn rank_report(
 /// wait inside theirs for it). Each also needs a distance from the median of at least
 /// [`HOST_STALL_MODERATE`] (of the median step; in percentage points for the shares), the
 /// smallest share of a step gpufeed judges, so that ranks alike to a few tenths of a
-/// percent (steps made equal by collectives, jitter) do not single one out. Needs three ranks: with
-/// two, each is as far from the median as the other.
+/// percent (steps made equal by collectives, jitter) do not single one out. Where more than
+/// half the ranks are alike to the digit (MAD 0, as a generated or very steady job gives),
+/// the gap alone decides: the fallback score cannot reach the threshold with four ranks or
+/// fewer (see [`gpufeed_stats::outliers`]). Needs three ranks: with two, each is as far from
+/// the median as the other.
 fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
     let judged: Vec<&RankReport> = ranks
         .iter()
@@ -922,7 +980,10 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
         let z = modified_z_scores(&signed);
         let med = gpufeed_stats::summary::median(&values);
         let (i, &zi) = z.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
-        (zi > OUTLIER_MODIFIED_Z && sign * (values[i] - med) >= min_gap).then(|| Straggler {
+        // MAD 0: more than half the ranks are alike to the digit, and the fallback score
+        // cannot reach the threshold with four ranks or fewer; the gap alone decides.
+        let outlier = zi > OUTLIER_MODIFIED_Z || median_absolute_deviation(&values) == 0.0;
+        (outlier && sign * (values[i] - med) >= min_gap).then(|| Straggler {
             rank: judged[i].rank,
             by,
             value: values[i],

@@ -75,6 +75,9 @@ pub struct Case {
     pub flavor: Flavor,
     /// Timestamps with nanosecond digits.
     pub float_ts: bool,
+    /// Whether durations vary by up to 5 % (false: every rank alike to the microsecond but
+    /// for what the case sets apart, as a generated job or a very steady one is).
+    pub jitter: bool,
 }
 
 impl Case {
@@ -99,6 +102,7 @@ impl Case {
             allreduce_us: 0.0,
             flavor: Flavor::Kineto,
             float_ts: false,
+            jitter: true,
         }
     }
 
@@ -210,10 +214,27 @@ impl Case {
         }
     }
 
+    /// The same, without jitter, and rank 2's kernels 2.2 times as long: the three others
+    /// alike to the microsecond spend half their step in the all-reduce waiting for it, and
+    /// each alone looks communication-bound.
+    #[must_use]
+    pub fn allreduce_straggler_steady() -> Self {
+        Self {
+            slow_compute: Some((2, 2.2)),
+            jitter: false,
+            name: "allreduce-straggler-steady",
+            ..Self::allreduce_straggler()
+        }
+    }
+
     /// Cases beyond [`Case::all`]'s, which its tests' single-rank assumptions do not fit.
     #[must_use]
     pub fn more() -> Vec<Self> {
-        vec![Self::periodic_input_stall(), Self::allreduce_straggler()]
+        vec![
+            Self::periodic_input_stall(),
+            Self::allreduce_straggler(),
+            Self::allreduce_straggler_steady(),
+        ]
     }
 
     /// Every case, each with the verdict it must get.
@@ -277,7 +298,7 @@ pub struct Truth {
 }
 
 /// A tiny deterministic generator (xorshift64*), for jitter: no dependency for 6 lines.
-struct Rng(u64);
+struct Rng(u64, bool);
 
 impl Rng {
     fn next(&mut self) -> f64 {
@@ -290,6 +311,9 @@ impl Rng {
     /// `x` times a factor in [0.95, 1.05), to the microsecond: every time the simulation
     /// computes is then an exact integer, so the truth is exact.
     fn jitter(&mut self, x: f64) -> f64 {
+        if !self.1 {
+            return x.round().max(1.0);
+        }
         (x * (0.95 + 0.1 * self.next())).round().max(1.0)
     }
 }
@@ -563,7 +587,10 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         host: plane("/host:CPU", 1, "python"),
         gpu: plane("/device:GPU:0", 7, "Stream #7(Compute)"),
     };
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (rank as u64 + 1).wrapping_mul(0x1234_5678_9ABC));
+    let mut rng = Rng(
+        0x9E37_79B9_7F4A_7C15 ^ (rank as u64 + 1).wrapping_mul(0x1234_5678_9ABC),
+        case.jitter,
+    );
     let mut gpu = Gpu {
         free: 0.0,
         first: None,

@@ -492,16 +492,7 @@ fn the_generated_periodic_case_is_oscillating() {
 #[test]
 fn a_straggler_under_all_reduce_is_found_by_its_compute_share() {
     let case = Case::allreduce_straggler();
-    let traces = (0..case.ranks)
-        .map(|rank| {
-            read::read_from(
-                &generate(&case, rank)[..],
-                Path::new(&format!("r{rank}.json")),
-            )
-            .unwrap()
-        })
-        .collect();
-    let r = analyze(Path::new("allreduce"), traces, Options::default());
+    let r = ranks_of(&case);
     let steps: Vec<f64> = r
         .ranks
         .iter()
@@ -514,6 +505,53 @@ fn a_straggler_under_all_reduce_is_found_by_its_compute_share() {
     let s = r.straggler.as_ref().unwrap();
     assert_eq!(s.rank, 2, "{s:?}");
     assert_eq!(verdict(&r), Some(case.expect));
+}
+
+/// The same job with the three other ranks alike to the microsecond: each spends half its
+/// step in the all-reduce and alone looks communication-bound. The MAD of the ranks' shares
+/// is 0 and the fallback score of a lone rank among four cannot pass 3.5, so no straggler
+/// was named and the run was called communication-bound. Rank 2 is named, its verdict is
+/// the run's, and the others say they wait for it.
+#[test]
+fn the_ranks_waiting_for_a_steady_straggler_name_it() {
+    let case = Case::allreduce_straggler_steady();
+    let r = ranks_of(&case);
+    let s = r.straggler.as_ref().expect("no straggler named");
+    assert_eq!(s.rank, 2, "{s:?}");
+    assert_eq!(verdict(&r), Some(case.expect));
+    for rank in &r.ranks {
+        let waits = rank.evidence.iter().any(|e| e.contains("waits for rank 2"));
+        if rank.rank == 2 {
+            assert_eq!((rank.waits_for, waits), (None, false));
+        } else {
+            assert_eq!(
+                rank.verdict.map(|v| v.as_str()),
+                Some("communication-bound")
+            );
+            assert_eq!(rank.waits_for, Some(2), "rank {}", rank.rank);
+            assert!(waits, "{:?}", rank.evidence);
+            assert!(
+                rank.fix
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("rank 2 sets the pace")
+            );
+        }
+    }
+}
+
+/// Every rank of a generated case, analysed as one run.
+fn ranks_of(case: &Case) -> gpufeed_kineto::report::Report {
+    let traces = (0..case.ranks)
+        .map(|rank| {
+            read::read_from(
+                &generate(case, rank)[..],
+                Path::new(&format!("r{rank}.json")),
+            )
+            .unwrap()
+        })
+        .collect();
+    analyze(Path::new(case.name), traces, Options::default())
 }
 
 // ---------------------------------------------------------------- TensorFlow's files

@@ -14,6 +14,11 @@
 //! falls back to the mean absolute deviation around the median, `MeanAD`, with
 //! `score = (x - median) / (1.253314 MeanAD)` (1.253314 = sqrt(pi/2) makes MeanAD consistent
 //! for normal data). If MeanAD is 0 too, all values are equal and none is an outlier.
+//! With few values the fallback cannot flag anything: one value apart from n - 1 equal ones
+//! scores n / 1.253314, under 3.5 for n <= 4. A caller with few values (three or four ranks)
+//! that must tell "all alike but one" reads [`median_absolute_deviation`] itself: at 0, more
+//! than half the values are exactly equal and any other is infinitely many robust sigmas
+//! away, so only a least meaningful distance (the caller's) can decide.
 //!
 //! ```
 //! use gpufeed_stats::outliers::count_outliers;
@@ -36,7 +41,7 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
     }
     let med = median(values);
     let deviations: Vec<f64> = values.iter().map(|x| (x - med).abs()).collect();
-    let mad = median(&deviations);
+    let mad = median_absolute_deviation(values);
     if mad > 0.0 {
         return values
             .iter()
@@ -52,6 +57,18 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
     } else {
         vec![0.0; values.len()]
     }
+}
+
+/// The median absolute deviation of `values` around their median (0 for none): 0 exactly
+/// when more than half the values are equal.
+#[must_use]
+pub fn median_absolute_deviation(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let med = median(values);
+    let deviations: Vec<f64> = values.iter().map(|x| (x - med).abs()).collect();
+    median(&deviations)
 }
 
 /// Indices of the outliers of `values`.
@@ -93,6 +110,21 @@ mod tests {
         let z = modified_z_scores(&v);
         assert!(z.iter().all(|z| z.is_finite()));
         assert_eq!(outlier_indices(&v), vec![7]);
+    }
+
+    #[test]
+    fn few_values_cannot_reach_the_threshold_under_mad_zero() {
+        // Three equal ranks and one far off: MAD 0, and the fallback scores it 4 / 1.2533.
+        let v = [50.0, 50.0, 12.0, 50.0];
+        assert_eq!(median_absolute_deviation(&v), 0.0);
+        let z = modified_z_scores(&v);
+        assert!(
+            (z[2].abs() - 4.0 / MEAN_AD_CONSISTENCY).abs() < 1e-9,
+            "{z:?}"
+        );
+        assert!(outlier_indices(&v).is_empty());
+        assert!(median_absolute_deviation(&[1.0, 2.0, 4.0]) > 0.0);
+        assert_eq!(median_absolute_deviation(&[]), 0.0);
     }
 
     #[test]

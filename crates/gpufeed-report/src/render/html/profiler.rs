@@ -27,9 +27,10 @@ pub(super) fn section(o: &mut String, r: &Report) {
     if let Some(s) = &p.straggler {
         let _ = write!(
             o,
-            "<p><strong>Straggler: rank {}</strong> (modified Z-score {:.1}): a distributed run \
-             goes at its slowest rank, so its verdict is the run's.</p>",
-            s.rank, s.z
+            "<p><strong>Straggler: rank {}</strong> ({}): a distributed run goes at its slowest \
+             rank, so its verdict is the run's.</p>",
+            s.rank,
+            esc(&s.score())
         );
     }
     match crate::rank::profiler::judged_rank(p) {

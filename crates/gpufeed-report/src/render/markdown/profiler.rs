@@ -60,9 +60,9 @@ pub(super) fn section(o: &mut String, r: &Report) {
         };
         let _ = writeln!(
             o,
-            "Straggler: rank {} ({what}, modified Z-score {:.1}): a distributed run goes at its \
-             slowest rank.\n",
-            s.rank, s.z
+            "Straggler: rank {} ({what}, {}): a distributed run goes at its slowest rank.\n",
+            s.rank,
+            s.score()
         );
     }
     ranks_table(o, p);

@@ -277,6 +277,7 @@ mod tests {
             verdict: None,
             level: None,
             evidence: Vec::new(),
+            waits_for: None,
             fix: None,
             causes: Vec::new(),
             truncated_at: None,
