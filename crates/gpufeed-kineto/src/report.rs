@@ -128,8 +128,8 @@ pub struct RankReport {
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
-    /// The straggler this rank waits for inside its collectives: its collectives' share of
-    /// the step is larger than the straggler's by at least the smallest share judged, so
+    /// The straggler this rank waits for inside its collectives: its exposed collectives'
+    /// share of the step is larger than the straggler's by at least the smallest share judged, so
     /// their time is the straggler's compute, not the interconnect's.
     #[serde(default)]
     pub waits_for: Option<u32>,
@@ -285,8 +285,11 @@ impl Document for Report {
     const NAME: &'static str = "profiler";
     /// 2: `communication-bound`, `devices`, `markers`, `cycles`, `pace_device`, the
     /// straggler by compute share or collective wait, steps' busy share by time. 3: each
-    /// cause's `if_fixed` (what fixing it is worth), causes ordered by gain.
-    const VERSION: u32 = 3;
+    /// cause's `if_fixed` (what fixing it is worth), causes ordered by gain. 4:
+    /// communication known by its launcher and stream too, `collective_exposed_us` and
+    /// `collective_exposed`, `communication-bound` judged on exposed communication, each
+    /// rank's `waits_for`.
+    const VERSION: u32 = 4;
     const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
 
@@ -920,27 +923,24 @@ fn rank_report(
 }
 
 /// Marks the ranks that wait for the straggler inside their collectives: those whose
-/// collectives' share of the step exceeds the straggler's by at least
+/// exposed collectives' share of the step (no compute beside them) exceeds the straggler's
+/// by at least
 /// [`HOST_STALL_MODERATE`]. Their evidence and fix say so: the time in their collectives is
 /// the straggler's, so overlapping or shrinking the collectives would not give it back.
 fn mark_waiting(ranks: &mut [RankReport], straggler: u32) {
-    let collective = |r: &RankReport| r.shares.as_ref().map(|s| s.collective);
-    let Some(theirs) = ranks
-        .iter()
-        .find(|r| r.rank == straggler)
-        .and_then(collective)
-    else {
+    let exposed = |r: &RankReport| r.shares.as_ref().map(|s| s.collective_exposed);
+    let Some(theirs) = ranks.iter().find(|r| r.rank == straggler).and_then(exposed) else {
         return;
     };
     for r in ranks.iter_mut().filter(|r| r.rank != straggler) {
-        let Some(own) = collective(r) else { continue };
+        let Some(own) = exposed(r) else { continue };
         if own - theirs < HOST_STALL_MODERATE {
             continue;
         }
         r.waits_for = Some(straggler);
         r.evidence.push(format!(
-            "waits for rank {straggler} (the straggler) inside its collectives: collectives \
-             {:.1} % of the step against rank {straggler}'s {:.1} %",
+            "waits for rank {straggler} (the straggler) inside its collectives: exposed \
+             collectives {:.1} % of the step against rank {straggler}'s {:.1} %",
             100.0 * own,
             100.0 * theirs
         ));

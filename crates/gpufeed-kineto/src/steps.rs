@@ -27,13 +27,13 @@
 //! compute kernel overlaps, split into pageable and pinned by the memcpy kind in the row's
 //! name (`Memcpy HtoD (Pageable -> Device)`).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::hta::{CUDA_WORK_CATS, GpuRow, KernelType, Rows, merge};
+use crate::hta::{CUDA_WORK_CATS, CpuRow, GpuRow, KernelType, Rows, merge};
 use crate::read::RawTrace;
-use gpufeed_stats::thresholds::{KERNEL_WAIT_US, PER_OP_GAP_US};
+use gpufeed_stats::thresholds::{COMM_STREAM_SHARE, KERNEL_WAIT_US, PER_OP_GAP_US};
 
 /// One step's figures: an entry of the contract's `steps`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
@@ -48,10 +48,17 @@ pub struct StepFigures {
     pub gpu_busy_us: f64,
     /// `gpu_busy_us` over the step, percent: the GPU's busy share by time.
     pub gpu_busy_pct: f64,
-    /// Time with a compute kernel running, µs.
+    /// Time with a compute kernel running, µs (communication kernels that HTA's names call
+    /// computation, such as DeepEP's dispatch, are not compute).
     pub compute_us: f64,
-    /// Time with a collective (NCCL/RCCL all-reduce, all-gather, ...) running, µs.
+    /// Time with a collective (NCCL/RCCL all-reduce, all-gather, all-to-all, ...) running,
+    /// µs: known by its kernel's name, by the host op that launched it, or by the stream it
+    /// ran on (see [`comm_rows`]).
     pub collective_us: f64,
+    /// Of `collective_us`, the time with no compute kernel running beside it: exposed
+    /// communication, which the step waits for; the rest is overlapped with compute, µs.
+    #[serde(default)]
+    pub collective_exposed_us: f64,
     /// Host-to-device copy time on the GPU that no compute overlaps, µs.
     pub h2d_us: f64,
     /// Of `h2d_us`, copies from pageable host memory, µs.
@@ -328,9 +335,13 @@ fn dataloader_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
 }
 
 /// A collective (NCCL / RCCL all-reduce, all-gather, reduce-scatter, broadcast, ...), by
-/// name: NCCL's and RCCL's kernels (`ncclKernel_AllReduce_...`, `ncclDevKernel_Generic`),
-/// and XLA's collective ops (`all-reduce.1`, `all-gather-start`, `reduce-scatter`,
-/// `collective-permute`, `all-to-all`).
+/// name: NCCL's, RCCL's and MSCCL's kernels (`ncclKernel_AllReduce_...`,
+/// `ncclDevKernel_Generic`), XLA's collective ops (`all-reduce.1`, `all-gather-start`,
+/// `reduce-scatter`, `collective-permute`, `all-to-all`), and the kernels of communication
+/// libraries that HTA's names call computation: DeepEP's dispatch and combine
+/// (`deep_ep::intranode::dispatch<...>`), NVSHMEM's, Transformer Engine's userbuffers, custom
+/// all-reduce kernels (`cross_device_reduce_1stage`, `oneShotAllReduceKernel`) and any kernel
+/// named after an all-to-all, all-gather, all-reduce or reduce-scatter.
 #[must_use]
 pub fn is_collective(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
@@ -346,6 +357,101 @@ pub fn is_collective(name: &str) -> bool {
         ]
         .iter()
         .any(|op| lower.starts_with(op))
+        || [
+            "msccl",
+            "deep_ep::",
+            "nvshmem",
+            "userbuffers",
+            "cross_device_reduce",
+            "alltoall",
+            "all_to_all",
+            "allgather",
+            "all_gather",
+            "allreduce",
+            "all_reduce",
+            "reducescatter",
+            "reduce_scatter",
+        ]
+        .iter()
+        .any(|op| lower.contains(op))
+}
+
+/// A host op inside which a collective's kernels are launched: PyTorch's
+/// `record_param_comms` (around every c10d collective), c10d's ops (`c10d::allreduce_`,
+/// `c10d::alltoall_base_`), ProcessGroupNCCL's annotations (`nccl:all_reduce`), functional
+/// collectives (`_c10d_functional::all_to_all_single`), and DeepEP's buffer calls.
+#[must_use]
+pub fn is_comm_launcher(name: &str) -> bool {
+    name == "record_param_comms"
+        || [
+            "c10d::",
+            "nccl:",
+            "_c10d_functional::",
+            "c10d_functional::",
+            "deep_ep::",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The GPU rows that are communication, by index into `gpu` (every GPU row, window or
+/// not), found three ways:
+/// 1. by the kernel's name ([`is_collective`]);
+/// 2. by what launched it: a launch call (or copy) on a host thread inside a
+///    [`is_comm_launcher`] op of that thread; its GPU row has the call's correlation;
+/// 3. by the stream: on a stream where the rows known by 1 and 2 take at least
+///    [`COMM_STREAM_SHARE`] of the work time (a stream that ProcessGroupNCCL or DeepEP keeps
+///    for its collectives), the rest (the packing and copy kernels around them) is too.
+#[must_use]
+pub fn comm_rows(gpu: &[&GpuRow], cpu: &[CpuRow], t: &RawTrace) -> Vec<bool> {
+    // Each distinct name is tested once.
+    let ids = |f: fn(&str) -> bool| -> FxHashSet<u32> {
+        t.symbols
+            .iter()
+            .filter(|(_, n)| f(n))
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let (by_name, launchers) = (ids(is_collective), ids(is_comm_launcher));
+    let mut comm_corr: FxHashSet<i64> = FxHashSet::default();
+    if !launchers.is_empty() {
+        let mut spans: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        for r in cpu.iter().filter(|r| launchers.contains(&r.name)) {
+            spans.entry(r.tid).or_default().push((r.ts, r.end));
+        }
+        let spans: FxHashMap<u32, Vec<(i64, i64)>> =
+            spans.into_iter().map(|(k, v)| (k, merge(v))).collect();
+        for r in cpu.iter().filter(|r| r.corr >= 0) {
+            let Some(iv) = spans.get(&r.tid) else {
+                continue;
+            };
+            let i = iv.partition_point(|&(_, e)| e < r.ts);
+            if iv.get(i).is_some_and(|&(s, e)| s <= r.ts && r.ts <= e) {
+                comm_corr.insert(r.corr);
+            }
+        }
+    }
+    let mut comm: Vec<bool> = gpu
+        .iter()
+        .map(|g| by_name.contains(&g.name) || (g.corr >= 0 && comm_corr.contains(&g.corr)))
+        .collect();
+    // (device, stream) -> (communication time, work time).
+    let mut streams: FxHashMap<(u32, i64), (i64, i64)> = FxHashMap::default();
+    for (g, &c) in gpu.iter().zip(&comm) {
+        let e = streams.entry((g.pid, g.stream)).or_default();
+        let d = (g.end - g.ts).max(0);
+        e.1 += d;
+        if c {
+            e.0 += d;
+        }
+    }
+    for (g, c) in gpu.iter().zip(comm.iter_mut()) {
+        let (known, all) = streams[&(g.pid, g.stream)];
+        if known > 0 && known as f64 >= COMM_STREAM_SHARE * all as f64 {
+            *c = true;
+        }
+    }
+    comm
 }
 
 /// Medians the launch-bound evidence quotes.
@@ -387,25 +493,20 @@ pub fn step_figures(
                 || (g.cat == crate::read::NO_CAT && g.kind != KernelType::Other))
     };
     let busy = merge(gpu().filter(|g| work(g)).map(|g| (g.ts, g.end)).collect());
-    let compute = merge(
-        gpu()
-            .filter(|g| work(g) && g.kind == KernelType::Computation)
-            .map(|g| (g.ts, g.end))
-            .collect(),
-    );
-    // Collectives by name, tested once per distinct name.
-    let collective_names: rustc_hash::FxHashSet<u32> = t
-        .symbols
-        .iter()
-        .filter(|(_, n)| is_collective(n))
-        .map(|(id, _)| id)
-        .collect();
-    let collective = merge(
-        gpu()
-            .filter(|g| work(g) && collective_names.contains(&g.name))
-            .map(|g| (g.ts, g.end))
-            .collect(),
-    );
+    let work_rows: Vec<&GpuRow> = gpu().filter(|g| work(g)).collect();
+    let comm = comm_rows(&work_rows, &rows.cpu, t);
+    let of = |keep: &dyn Fn(&GpuRow, bool) -> bool| {
+        merge(
+            work_rows
+                .iter()
+                .zip(&comm)
+                .filter(|(g, c)| keep(g, **c))
+                .map(|(g, _)| (g.ts, g.end))
+                .collect(),
+        )
+    };
+    let compute = of(&|g, c| g.kind == KernelType::Computation && !c);
+    let collective = of(&|_, c| c);
     let h2d_rows: Vec<&GpuRow> = gpu()
         .filter(|g| work(g) && is_h2d(t.symbols.name(g.name)))
         .collect();
@@ -466,6 +567,7 @@ pub fn step_figures(
                 },
                 compute_us: len(&compute_in) as f64,
                 collective_us: len(&clip(&collective, s, e)) as f64,
+                collective_exposed_us: len(&minus(&clip(&collective, s, e), &compute_in)) as f64,
                 h2d_pageable_us: len(&minus(&clip(&h2d_pageable, s, e), &compute_in)) as f64,
                 h2d_pinned_us: len(&minus(&clip(&h2d_pinned, s, e), &compute_in)) as f64,
                 idle_us: len(&idle) as f64,

@@ -8,9 +8,10 @@
 //! 0. A GPU busy (by time, less the host-to-device copies no compute overlaps, which are
 //!    input time) at least [`GPU_BUSY_BOUND`] of the steps is GPU-bound (unless its step
 //!    times cycle with a stall the slow steps hold: oscillating, rule 3):
-//!    communication-bound when collectives run at least [`COMMUNICATION_BOUND_SHARE`] of its
-//!    busy time, else compute-bound. Never host-, input- or transfer-bound: what idle is
-//!    left cannot be the lever.
+//!    communication-bound when exposed collectives (with no compute kernel beside them) run
+//!    at least [`COMMUNICATION_BOUND_SHARE`] of its busy time, else compute-bound:
+//!    communication overlapped with compute costs the step nothing the compute does not.
+//!    Never host-, input- or transfer-bound: what idle is left cannot be the lever.
 //! 1. input share = (data wait + copy wait + host-to-device copy time) / step: TF
 //!    Profiler's input time, judged against [`INPUT_BOUND_MODERATE`] / [`INPUT_BOUND_HIGH`];
 //!    transfer-bound when the copy part outweighs the data wait, else input-bound.
@@ -109,6 +110,9 @@ pub struct Shares {
     /// Collectives (NCCL/RCCL) running.
     #[serde(default)]
     pub collective: f64,
+    /// Of `collective`, with no compute beside it: exposed communication.
+    #[serde(default)]
+    pub collective_exposed: f64,
     /// The median step's own shares: a cause the median step does not show is
     /// concentrated in a few slow steps.
     #[serde(default)]
@@ -149,6 +153,7 @@ impl Shares {
             other_idle: sum(|s| s.other_idle_us),
             other_idle_short: sum(|s| s.other_idle_short_us),
             collective: sum(|s| s.collective_us),
+            collective_exposed: sum(|s| s.collective_exposed_us),
             median_step: MedianShares {
                 input: median_share(steps, |s| s.data_wait_us + s.copy_wait_us + s.h2d_us),
                 sync_wait: median_share(steps, |s| s.sync_wait_us),
@@ -480,16 +485,18 @@ fn gpu_bound(
     input_line: String,
     period_line: Option<String>,
 ) -> Verdict {
-    let comm = s.gpu_busy > 0.0 && s.collective >= COMMUNICATION_BOUND_SHARE * s.gpu_busy;
+    let comm = s.gpu_busy > 0.0 && s.collective_exposed >= COMMUNICATION_BOUND_SHARE * s.gpu_busy;
     let mut evidence = vec![
         format!(
-            "GPU busy {} of the step by time (>= {:.0} % is GPU-bound); collectives (NCCL/RCCL) \
-             {} of the step, {} of the GPU's busy time (>= {:.0} % is communication-bound)",
+            "GPU busy {} of the step by time (>= {:.0} % is GPU-bound); collectives \
+             (NCCL/RCCL, all-to-all) {} of the step, {} exposed with no compute beside them: \
+             {} of the GPU's busy time (>= {:.0} % is communication-bound)",
             pct(s.gpu_busy),
             100.0 * GPU_BUSY_BOUND,
             pct(s.collective),
+            pct(s.collective_exposed),
             pct(if s.gpu_busy > 0.0 {
-                s.collective / s.gpu_busy
+                s.collective_exposed / s.gpu_busy
             } else {
                 0.0
             }),
@@ -620,7 +627,11 @@ mod tests {
         let mut s = shares(0.08, 0.0, 0.0, 0.0);
         assert_eq!(j(s).verdict, Bottleneck::ComputeBound);
         assert!(j(s).causes.is_empty());
+        // Collectives 60 % of the step: overlapped with compute they cost nothing; exposed
+        // they are the step.
         s.collective = 0.6;
+        assert_eq!(j(s).verdict, Bottleneck::ComputeBound);
+        s.collective_exposed = 0.55;
         assert_eq!(j(s).verdict, Bottleneck::CommunicationBound);
         // Exposed host-to-device copies are input time, not the GPU's own work.
         let mut t = shares(0.0, 0.25, 0.0, 0.0);

@@ -627,3 +627,161 @@ fn an_overview_page_gives_tf_profiler_s_verdict() {
     assert_eq!(v["tf_profiler"]["input_pct"], 12.5);
     assert_eq!(v["tf_profiler"]["statement"], statement);
 }
+
+// ------------------------------------------------ communication known by what launched it
+
+/// How a generated expert-parallel step's all-to-all is written.
+struct A2a {
+    /// The stream its kernels run on (7: the compute stream, in series with compute).
+    stream: i64,
+    /// The host op around its launches (`record_param_comms`, `nccl:all_to_all`), if any.
+    launcher: Option<&'static str>,
+    /// A 100 µs packing kernel on the all-to-all's stream after it, launched outside the
+    /// launcher op: communication by its stream alone.
+    pack: bool,
+}
+
+/// One rank of 9 steps: 20 GEMMs of 400 µs on stream 7, and 20 ms of all-to-all kernels
+/// whose name says nothing of communication (`moe_ep::dispatch_tokens<8>`), each launched
+/// from the host inside `a2a.launcher`. On stream 7 the step waits for them (exposed); on
+/// their own stream they run beside the GEMMs (overlapped).
+fn expert_parallel_trace(a2a: &A2a) -> Vec<u8> {
+    let mut ev: Vec<Value> = Vec::new();
+    let mut corr = 1;
+    let mut t = 1_000i64;
+    let mut kernel =
+        |ev: &mut Vec<Value>, name: &str, stream: i64, at: i64, host: i64, dur: i64| {
+            ev.push(
+                serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+            "pid": 1, "tid": 1, "ts": host, "dur": 4, "args": {"correlation": corr}}),
+            );
+            ev.push(
+                serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
+            "tid": stream, "ts": at, "dur": dur,
+            "args": {"correlation": corr, "stream": stream, "device": 0}}),
+            );
+            corr += 1;
+        };
+    let exposed = a2a.stream == 7;
+    for step in 0..9 {
+        let step_len = if exposed { 29_000 } else { 9_000 };
+        ev.push(serde_json::json!({"ph": "X", "cat": "user_annotation",
+            "name": format!("ProfilerStep#{step}"), "pid": 1, "tid": 1, "ts": t, "dur": step_len}));
+        let gpu0 = t + 200;
+        // The all-to-all: 4 kernels of 5 ms, launched first inside the launcher op.
+        if let Some(op) = a2a.launcher {
+            ev.push(
+                serde_json::json!({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1,
+                "tid": 1, "ts": t + 10, "dur": 60}),
+            );
+        }
+        for k in 0..4 {
+            let at = gpu0 + k * if exposed { 5_000 } else { 2_000 };
+            let dur = if exposed { 5_000 } else { 2_000 };
+            kernel(
+                &mut ev,
+                "void moe_ep::dispatch_tokens<8>(int*, float*)",
+                a2a.stream,
+                at,
+                t + 20 + k * 10,
+                dur,
+            );
+        }
+        if a2a.pack {
+            let at = gpu0 + 4 * if exposed { 5_000 } else { 2_000 };
+            kernel(
+                &mut ev,
+                "void at::native::vectorized_elementwise_kernel<4>()",
+                a2a.stream,
+                at,
+                t + 75,
+                100,
+            );
+        }
+        let mut at = if exposed { gpu0 + 20_000 } else { gpu0 };
+        for k in 0..20 {
+            kernel(
+                &mut ev,
+                "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
+                7,
+                at,
+                t + 80 + k * 6,
+                400,
+            );
+            at += 400;
+        }
+        t += step_len;
+    }
+    // The last step, outside HTA's window.
+    ev.push(
+        serde_json::json!({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#9",
+        "pid": 1, "tid": 1, "ts": t, "dur": 100}),
+    );
+    serde_json::to_vec(&serde_json::json!({"schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H800"}], "traceEvents": ev}))
+    .unwrap()
+}
+
+/// An exposed all-to-all whose kernels HTA's names call computation, launched inside
+/// `record_param_comms` (or ProcessGroupNCCL's `nccl:all_to_all` annotation): the step is
+/// its communication. Collectives were 0.0 % and the step compute-bound.
+#[test]
+fn an_exposed_all_to_all_is_known_by_what_launched_it() {
+    for launcher in [
+        "record_param_comms",
+        "nccl:all_to_all",
+        "c10d::alltoall_base_",
+    ] {
+        let a2a = A2a {
+            stream: 7,
+            launcher: Some(launcher),
+            pack: false,
+        };
+        let r = from_bytes(&expert_parallel_trace(&a2a), "ep.json");
+        let s = r.ranks[0].shares.unwrap();
+        assert!(
+            (s.collective - 20.0 / 29.0).abs() < 0.01,
+            "{launcher}: {s:?}"
+        );
+        assert!((s.collective_exposed - s.collective).abs() < 1e-9, "{s:?}");
+        assert!((s.compute - 8.0 / 29.0).abs() < 0.01, "{s:?}");
+        assert_eq!(verdict(&r), Some("communication-bound"), "{launcher}");
+    }
+    // Nothing says it is communication: it is computation, as HTA says.
+    let r = from_bytes(
+        &expert_parallel_trace(&A2a {
+            stream: 7,
+            launcher: None,
+            pack: false,
+        }),
+        "ep.json",
+    );
+    assert_eq!(r.ranks[0].shares.unwrap().collective, 0.0);
+    assert_eq!(verdict(&r), Some("compute-bound"));
+}
+
+/// The same all-to-all on its own stream, beside the GEMMs: 8 ms of communication in a
+/// step of 9, all of it overlapped with compute, then a 100 µs packing kernel on the same
+/// stream that no communication op launched. All of it is communication (the pack by its
+/// stream), only the pack exposed, and the step is compute-bound.
+#[test]
+fn an_overlapped_all_to_all_is_communication_the_step_does_not_wait_for() {
+    let r = from_bytes(
+        &expert_parallel_trace(&A2a {
+            stream: 24,
+            launcher: Some("record_param_comms"),
+            pack: true,
+        }),
+        "ep.json",
+    );
+    let s = r.ranks[0].shares.unwrap();
+    assert!((s.collective - 8.1 / 9.0).abs() < 0.005, "{s:?}");
+    assert!((s.collective_exposed - 0.1 / 9.0).abs() < 0.005, "{s:?}");
+    assert_eq!(verdict(&r), Some("compute-bound"));
+    // HTA's kernel-type table still goes by the names, as HTA's does.
+    let comm = r
+        .kernel_types
+        .iter()
+        .find(|k| k.label.contains("COMMUNICATION"));
+    assert!(comm.is_none(), "{:?}", r.kernel_types);
+}

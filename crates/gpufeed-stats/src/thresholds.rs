@@ -191,6 +191,10 @@ thresholds! {
     COMMUNICATION_BOUND_SHARE = 0.5, "ratio",
         "profiler traces: a GPU-bound step (GPU_BUSY_BOUND) whose collectives (NCCL/RCCL all-reduce, all-gather, ...) run at least this share of its busy time is `communication-bound`",
         "the issue's definition: collectives take most of the GPU's time (more than half); HTA's kernel-type breakdown reports the same COMMUNICATION time";
+    /// A stream whose known communication rows take this share of its work time is a communication stream.
+    COMM_STREAM_SHARE = 0.9, "ratio",
+        "profiler traces: on a stream where the rows known as communication (by kernel name, or launched inside `record_param_comms` / `c10d::*` / `nccl:*`) take at least this share of the work time, the rest of its rows (the packing and copy kernels around the collectives) is communication too",
+        "gpufeed judgement: ProcessGroupNCCL and DeepEP run their collectives on streams of their own, where little else runs; a compute stream that also carries collectives spends most of its time computing, so 90 % keeps a default stream shared by compute and collectives from having its compute taken for communication";
     /// Idle gaps shorter than this between GPU ops are per-op overhead.
     PER_OP_GAP_US = 1000.0, "us",
         "profiler traces: when most of a host-bound step's idle lies in gaps shorter than this between GPU ops, the host's per-op dispatch (Python, the framework's op overhead, launches) sets the pace, and the fix is fewer, larger ops (CUDA graphs, torch.compile, a larger batch), not moving work off the step",

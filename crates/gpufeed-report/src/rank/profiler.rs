@@ -308,10 +308,11 @@ pub(crate) fn compute_bound(p: &Profiler) -> Option<String> {
         )),
         Bottleneck::CommunicationBound => Some(format!(
             "{} is communication-bound: the GPU is busy {} of the step, collectives (NCCL/RCCL) \
-             {} of the step: the interconnect, or a rank the collectives wait for, sets the pace{}",
+             {} of the step with no compute beside them: the interconnect, or a rank the \
+             collectives wait for, sets the pace{}",
             whose(p, r),
             pct(s.gpu_busy),
-            pct(s.collective),
+            pct(s.collective_exposed),
             r.fix
                 .as_deref()
                 .map_or_else(String::new, |f| format!("; to try: {f}"))
