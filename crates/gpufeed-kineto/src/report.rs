@@ -128,6 +128,11 @@ pub struct RankReport {
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
+    /// The first steps left out of `step_time`, `shares` and the verdict as warm-up (cuDNN
+    /// autotuning, lazy initialisation, compilation): each an outlier and more than twice
+    /// every later step (`gpufeed_stats::outliers::warmup_len`). They stay in `steps`.
+    #[serde(default)]
+    pub warmup_steps: usize,
     /// The straggler this rank waits for inside its collectives: its exposed collectives'
     /// share of the step is larger than the straggler's by at least the smallest share judged, so
     /// their time is the straggler's compute, not the interconnect's.
@@ -288,7 +293,7 @@ impl Document for Report {
     /// cause's `if_fixed` (what fixing it is worth), causes ordered by gain. 4:
     /// communication known by its launcher and stream too, `collective_exposed_us` and
     /// `collective_exposed`, `communication-bound` judged on exposed communication, each
-    /// rank's `waits_for`.
+    /// rank's `waits_for` and `warmup_steps`.
     const VERSION: u32 = 4;
     const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
@@ -859,26 +864,42 @@ fn rank_report(
         .min()
         .unwrap_or(0);
     let (figs, launch) = steps::step_figures(rows, t, &step_rows, origin);
-    let series = analyze_steps(&figs.iter().map(|f| f.dur_us / 1e3).collect::<Vec<_>>());
-    let shares = Shares::of(&figs);
-    let n = figs.len().max(1) as f64;
+    // Warm-up steps stay in the table but out of the figures judged.
+    let warmup =
+        gpufeed_stats::outliers::warmup_len(&figs.iter().map(|f| f.dur_us).collect::<Vec<_>>());
+    let judged_figs = &figs[warmup..];
+    let series = analyze_steps(
+        &judged_figs
+            .iter()
+            .map(|f| f.dur_us / 1e3)
+            .collect::<Vec<_>>(),
+    );
+    let shares = Shares::of(judged_figs);
+    let n = judged_figs.len().max(1) as f64;
     let judged = match (temporal, shares) {
         (Some(_), Some(s)) => Some(verdict::judge(
             s,
             series.as_ref(),
             launch,
-            figs.iter().map(|f| f.syncs).sum::<usize>() as f64 / n,
-            figs.iter().map(|f| f.kernels).sum::<usize>() as f64 / n,
+            judged_figs.iter().map(|f| f.syncs).sum::<usize>() as f64 / n,
+            judged_figs.iter().map(|f| f.kernels).sum::<usize>() as f64 / n,
         )),
         _ => None,
     };
     let causes = judged.as_ref().map_or_else(Vec::new, |v| {
         let mut causes = v.causes.clone();
         if let Some(a) = &series {
-            estimate::fill(&mut causes, &figs, a.summary.median);
+            estimate::fill(&mut causes, judged_figs, a.summary.median);
         }
         causes
     });
+    let mut evidence = judged
+        .as_ref()
+        .map(|v| v.evidence.clone())
+        .unwrap_or_default();
+    if warmup > 0 && judged.is_some() {
+        evidence.push(warmup_line(&figs, warmup));
+    }
     let (device, device_id) = match device_pid {
         Some(pid) => device_name(t, pid),
         None => (t.device.clone(), None),
@@ -910,16 +931,39 @@ fn rank_report(
         launch,
         verdict: judged.as_ref().map(|v| v.verdict),
         level: judged.as_ref().and_then(|v| v.level),
-        evidence: judged
-            .as_ref()
-            .map(|v| v.evidence.clone())
-            .unwrap_or_default(),
+        evidence,
+        warmup_steps: warmup,
         waits_for: None,
         causes,
         cycles: judged.as_ref().and_then(|v| v.cycles),
         fix: judged.map(|v| v.fix),
         truncated_at: t.truncated_at,
     }
+}
+
+/// The evidence line of the warm-up steps left out: "step #1 (4489.5 ms) left out as
+/// warm-up: 29.0x the median of the 4 later steps (154.6 ms); ...".
+fn warmup_line(figs: &[StepFigures], warmup: usize) -> String {
+    let rest: Vec<f64> = figs[warmup..].iter().map(|f| f.dur_us).collect();
+    let median = gpufeed_stats::summary::median(&rest).max(1.0);
+    let which: Vec<String> = figs[..warmup]
+        .iter()
+        .map(|f| format!("#{} ({:.1} ms)", f.step, f.dur_us / 1e3))
+        .collect();
+    let least = figs[..warmup]
+        .iter()
+        .map(|f| f.dur_us)
+        .fold(f64::MAX, f64::min);
+    format!(
+        "step{} {} left out as warm-up: {}{:.1}x the median of the {} later steps ({:.1} ms); \
+         cuDNN autotuning, lazy initialisation or compilation, not the run's steady state",
+        if warmup == 1 { "" } else { "s" },
+        which.join(", "),
+        if warmup == 1 { "" } else { "each at least " },
+        least / median,
+        rest.len(),
+        median / 1e3
+    )
 }
 
 /// Marks the ranks that wait for the straggler inside their collectives: those whose

@@ -75,6 +75,9 @@ pub struct Case {
     pub flavor: Flavor,
     /// Timestamps with nanosecond digits.
     pub float_ts: bool,
+    /// Host time in the first step before its kernels, µs (0: none): warm-up such as
+    /// cuDNN's autotuning.
+    pub warmup_us: f64,
     /// Whether durations vary by up to 5 % (false: every rank alike to the microsecond but
     /// for what the case sets apart, as a generated job or a very steady one is).
     pub jitter: bool,
@@ -102,6 +105,7 @@ impl Case {
             allreduce_us: 0.0,
             flavor: Flavor::Kineto,
             float_ts: false,
+            warmup_us: 0.0,
             jitter: true,
         }
     }
@@ -227,6 +231,17 @@ impl Case {
         }
     }
 
+    /// A loader 8 ms a batch against 18 ms of kernels (input-bound), after a first step
+    /// that spends 4 s on the host (cuDNN's autotuning): warm-up, not the run.
+    #[must_use]
+    pub fn input_bound_after_warmup() -> Self {
+        Self {
+            data_us: 8_000.0,
+            warmup_us: 4_000_000.0,
+            ..Self::base("input-bound-after-warmup", "input-bound")
+        }
+    }
+
     /// Cases beyond [`Case::all`]'s, which its tests' single-rank assumptions do not fit.
     #[must_use]
     pub fn more() -> Vec<Self> {
@@ -234,6 +249,7 @@ impl Case {
             Self::periodic_input_stall(),
             Self::allreduce_straggler(),
             Self::allreduce_straggler_steady(),
+            Self::input_bound_after_warmup(),
         ]
     }
 
@@ -631,6 +647,10 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
         };
         w.host(fetch, "cpu_op", t, data, None);
         t += data;
+        if step == 0 && case.warmup_us > 0.0 {
+            w.host("aten::cudnn_convolution", "cpu_op", t, case.warmup_us, None);
+            t += case.warmup_us;
+        }
         if case.h2d_us > 0.0 {
             let dur = rng.jitter(case.h2d_us);
             let start = gpu.run(t, t + case.launch_us, dur, counted);

@@ -486,6 +486,25 @@ fn the_generated_periodic_case_is_oscillating() {
     assert_eq!(verdict(&r), Some(case.expect));
 }
 
+/// A first step 4 s long (cuDNN's autotuning on the host) before steps of ~26 ms that
+/// wait 8 ms for data: the first step held most of the time and made the run host-bound.
+/// It is left out as warm-up, and the run is input-bound.
+#[test]
+fn a_warm_up_step_is_left_out_of_the_verdict() {
+    let case = Case::input_bound_after_warmup();
+    let r = from_bytes(&generate(&case, 0), "warmup.json");
+    assert_eq!(verdict(&r), Some(case.expect));
+    let rank = &r.ranks[0];
+    assert_eq!(rank.warmup_steps, 1);
+    assert_eq!(rank.steps.len(), case.steps - 1, "the table keeps it");
+    assert!(rank.step_time.as_ref().unwrap().max_ms < 100.0);
+    assert!(
+        rank.evidence
+            .iter()
+            .any(|e| e.contains("left out as warm-up"))
+    );
+}
+
 /// Four ranks under an all-reduce, rank 2 computing 1.5 times longer: every rank's step
 /// is as long, so the step times cannot show it; its compute share (and the others'
 /// collective wait) does.

@@ -26,7 +26,7 @@
 //! ```
 
 use crate::summary::median;
-use crate::thresholds::OUTLIER_MODIFIED_Z;
+use crate::thresholds::{OUTLIER_MODIFIED_Z, WARMUP_STEP_RATIO};
 
 /// 0.75 quantile of the standard normal distribution.
 const MAD_CONSISTENCY: f64 = 0.6745;
@@ -69,6 +69,25 @@ pub fn median_absolute_deviation(values: &[f64]) -> f64 {
     let med = median(values);
     let deviations: Vec<f64> = values.iter().map(|x| (x - med).abs()).collect();
     median(&deviations)
+}
+
+/// How many leading values are warm-up: the longest leading run, leaving at least three
+/// values, of slow-side outliers (modified Z-score above the threshold) each more than
+/// [`WARMUP_STEP_RATIO`] times every value after the run. 0 when there is none: a slow
+/// first step that recurs later at its length is a cycle's, not warm-up.
+#[must_use]
+pub fn warmup_len(values: &[f64]) -> usize {
+    let z = modified_z_scores(values);
+    let leading = z.iter().take_while(|&&z| z > OUTLIER_MODIFIED_Z).count();
+    (1..=leading.min(values.len().saturating_sub(3)))
+        .rev()
+        .find(|&k| {
+            let slowest_after = values[k..].iter().copied().fold(f64::MIN, f64::max);
+            values[..k]
+                .iter()
+                .all(|&v| v > WARMUP_STEP_RATIO * slowest_after)
+        })
+        .unwrap_or(0)
 }
 
 /// Indices of the outliers of `values`.
@@ -125,6 +144,21 @@ mod tests {
         assert!(outlier_indices(&v).is_empty());
         assert!(median_absolute_deviation(&[1.0, 2.0, 4.0]) > 0.0);
         assert_eq!(median_absolute_deviation(&[]), 0.0);
+    }
+
+    #[test]
+    fn leading_slow_steps_are_warm_up_unless_they_recur() {
+        assert_eq!(warmup_len(&[4489.0, 160.0, 146.0, 149.0, 194.0]), 1);
+        assert_eq!(warmup_len(&[900.0, 700.0, 100.0, 101.0, 99.0, 102.0]), 2);
+        // A cycle's slow step comes back: not warm-up.
+        assert_eq!(
+            warmup_len(&[40.0, 10.0, 10.0, 10.0, 40.0, 10.0, 10.0, 10.0]),
+            0
+        );
+        // Three values must be left to judge.
+        assert_eq!(warmup_len(&[4489.0, 160.0, 146.0]), 0);
+        assert_eq!(warmup_len(&[10.0, 11.0, 10.0, 12.0]), 0);
+        assert_eq!(warmup_len(&[]), 0);
     }
 
     #[test]

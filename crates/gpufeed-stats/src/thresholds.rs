@@ -103,6 +103,10 @@ thresholds! {
     OUTLIER_MODIFIED_Z = 3.5, "z",
         "a value whose modified Z-score exceeds this is an outlier",
         "Iglewicz & Hoaglin (1993), How to Detect and Handle Outliers; hyperfine uses the same score";
+    /// A leading step slower than this many times every later step is warm-up.
+    WARMUP_STEP_RATIO = 2.0, "ratio",
+        "profiler traces: the first steps, each an outlier (OUTLIER_MODIFIED_Z) and slower than this many times every step after them, are warm-up (cuDNN autotuning, lazy CUDA initialisation, compilation) and left out of the shares and the verdict",
+        "gpufeed judgement: a warm-up step is many times a step (28x in the kineto tb_plugin `resnet50_autograd_api_num_workers_0` sample), while the slow step of a cycle recurs later at its own length, so twice the slowest later step tells the two apart";
     /// Coefficient of variation of step times from which a run is `unstable`.
     STEP_CV_UNSTABLE = 0.2, "ratio",
         "step-time cv at or above this, without a cycle, is `unstable`",

@@ -277,6 +277,7 @@ mod tests {
             verdict: None,
             level: None,
             evidence: Vec::new(),
+            warmup_steps: 0,
             waits_for: None,
             fix: None,
             causes: Vec::new(),
