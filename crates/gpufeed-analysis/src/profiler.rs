@@ -90,6 +90,8 @@ fn render_rank(o: &mut String, r: &RankReport, format: TraceFormat) {
                 "no verdict ({})",
                 if r.temporal.is_none() {
                     "no GPU events"
+                } else if let Some(why) = r.no_verdict.as_deref() {
+                    why
                 } else {
                     gpufeed_kineto::report::no_steps_hint(format)
                 }
@@ -200,9 +202,24 @@ pub fn render_text(r: &Report) -> String {
     if let Some(v) = &r.tf_profiler {
         let _ = writeln!(
             o,
-            "TF Profiler's own verdict (`{}`): {}",
-            v.file, v.statement
+            "TF Profiler's own verdict (`{}`): {}{}",
+            v.file,
+            v.statement,
+            v.bottleneck
+                .as_deref()
+                .map_or_else(String::new, |b| format!(" (its bottleneck: {b})"))
         );
+        for n in &v.notes {
+            let _ = writeln!(o, "  TF Profiler: {n}");
+        }
+        if let Some(a) = &r.tf_profiler_agreement {
+            let _ = writeln!(o, "gpufeed {a}");
+        }
+    }
+    if r.ranks.is_empty()
+        && let Some(v) = r.verdict
+    {
+        let _ = writeln!(o, "verdict: {} (TF Profiler's)", v.as_str());
     }
     if let Some(s) = &r.straggler {
         let what = s.describe();
@@ -227,10 +244,10 @@ pub fn render_text(r: &Report) -> String {
             d.of,
             d.device.as_deref().unwrap_or("one"),
             ms(d.busy_us),
-            if r.verdict.is_some() {
-                "; its verdict is the rank's"
-            } else {
-                "; no verdict without step markers"
+            match (r.verdict, r.ranks.iter().find(|x| x.rank == d.rank)) {
+                (Some(_), _) => "; its verdict is the rank's",
+                (None, Some(x)) if x.no_verdict.is_some() => "; no verdict (below)",
+                _ => "; no verdict without step markers",
             }
         );
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use gpufeed_contract::{Document, TraceFormat};
 use gpufeed_stats::outliers::{median_absolute_deviation, modified_z_scores};
-use gpufeed_stats::thresholds::{HOST_STALL_MODERATE, OUTLIER_MODIFIED_Z};
+use gpufeed_stats::thresholds::{HOST_STALL_MODERATE, ONE_STEP_SPAN_MIN, OUTLIER_MODIFIED_Z};
 use gpufeed_stats::{StepAnalysis, StepVerdict, analyze_steps};
 use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
@@ -128,6 +128,10 @@ pub struct RankReport {
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
+    /// Why steps were found but no verdict given: one step that covers little of what was
+    /// profiled, or a GPU of several that ran no compute kernel in its steps.
+    #[serde(default)]
+    pub no_verdict: Option<String>,
     /// The first steps left out of `step_time`, `shares` and the verdict as warm-up (cuDNN
     /// autotuning, lazy initialisation, compilation): each an outlier and more than twice
     /// every later step (`gpufeed_stats::outliers::warmup_len`). They stay in `steps`.
@@ -257,11 +261,18 @@ pub struct Report {
     pub verdict: Option<Bottleneck>,
     /// The rank the verdict is about.
     pub verdict_rank: Option<u32>,
-    /// TF Profiler's own verdict, read from its overview page (`*.overview_page.pb`) when
-    /// that is what was given (a run folder of TF Profiler's analysis files, no trace):
-    /// `verdict` is then `input-bound` when TF Profiler says so, and `ranks` is empty.
+    /// TF Profiler's own verdict, read from its overview page (`*.overview_page.pb`) in the
+    /// folder. Where that is all there is (TF Profiler's analysis files, no trace),
+    /// `ranks` is empty and `verdict` is TF Profiler's: `input-bound` when it says so,
+    /// `compute-bound` when it says the program is not input-bound (its bottleneck
+    /// `device`). Beside a trace, gpufeed's verdict is the trace's and
+    /// [`Report::tf_profiler_agreement`] compares the two.
     #[serde(default)]
     pub tf_profiler: Option<tf::TfProfilerVerdict>,
+    /// Beside a trace: whether gpufeed's verdict agrees with TF Profiler's, and why not
+    /// where it does not.
+    #[serde(default)]
+    pub tf_profiler_agreement: Option<String>,
     /// Where that rank holds several GPUs: the one that sets the pace (the most GPU busy
     /// time in the steps, else over the trace), whose verdict is the rank's.
     #[serde(default)]
@@ -445,7 +456,10 @@ fn overview_report(path: &Path, page: &Path) -> Result<Report> {
         ranks: Vec::new(),
         kernel_types: Vec::new(),
         straggler: None,
-        verdict: v.level.map(|_| Bottleneck::InputBound),
+        verdict: v
+            .level
+            .map(|_| Bottleneck::InputBound)
+            .or_else(|| v.not_input_bound().then_some(Bottleneck::ComputeBound)),
         verdict_rank: None,
         pace_device: None,
         warnings: vec![format!(
@@ -454,7 +468,57 @@ fn overview_report(path: &Path, page: &Path) -> Result<Report> {
             page.display()
         )],
         tf_profiler: Some(v),
+        tf_profiler_agreement: None,
     })
+}
+
+/// TF Profiler's verdict in an overview page under `dir` (up to 4 folders down), if any.
+fn overview_beside(dir: &Path) -> Option<tf::TfProfilerVerdict> {
+    let page = find_overview(dir, 4)?;
+    tf::overview_verdict(&fs_err::read(&page).ok()?, &page)
+}
+
+/// Whether gpufeed's verdict on the trace agrees with TF Profiler's, and why not.
+/// TF Profiler's input time is the host's time in the input pipeline per step; gpufeed's
+/// data wait is the part of it the GPU spends idle. The two part where the device runs
+/// while the host waits for input (a prefetch keeps the GPU fed), or where the steps
+/// differ (TF Profiler's sampled steps, gpufeed's marked ones without warm-up).
+#[must_use]
+pub fn tf_agreement(r: &Report, v: &tf::TfProfilerVerdict) -> String {
+    let ours = r.verdict.map_or("no verdict", Bottleneck::as_str);
+    let input = r
+        .verdict_rank
+        .and_then(|k| r.ranks.iter().find(|x| x.rank == k))
+        .or(r.ranks.first())
+        .and_then(|x| x.shares.as_ref())
+        .map(|s| 100.0 * s.input());
+    let tf_input = v
+        .input_pct
+        .map_or_else(|| "its input time".to_owned(), |p| format!("{p:.1} %"));
+    let measured = input.map_or_else(
+        || "no step to measure it in".to_owned(),
+        |p| format!("{p:.1} % of the step waiting for input with the GPU idle"),
+    );
+    let ours_input = r.verdict == Some(Bottleneck::InputBound);
+    match (v.level.is_some(), ours_input, v.not_input_bound()) {
+        (true, true, _) => {
+            format!("agrees: input-bound (TF Profiler {tf_input}; gpufeed {measured})")
+        }
+        (true, false, _) => format!(
+            "differs: TF Profiler says input-bound ({tf_input}), gpufeed says {ours}, measuring \
+             {measured}: TF Profiler counts the host's time in the input pipeline, also while \
+             the GPU still runs the previous step's work"
+        ),
+        (false, true, _) => format!(
+            "differs: TF Profiler says not input-bound ({tf_input}), gpufeed says input-bound, \
+             measuring {measured} over the marked steps (warm-up left out), where TF \
+             Profiler samples its own steps"
+        ),
+        (false, false, true) => {
+            format!("agrees that it is not input-bound (TF Profiler {tf_input}; gpufeed {ours})")
+        }
+        (false, false, false) => format!("TF Profiler gives no input verdict; gpufeed says {ours}"),
+    }
 }
 
 /// The latest `*.overview_page.pb` under `dir`, up to 4 folders down
@@ -517,6 +581,12 @@ pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
         traces.push(read::read_path(f)?);
     }
     let mut report = analyze(path, traces, opts);
+    if path.is_dir()
+        && let Some(v) = overview_beside(path)
+    {
+        report.tf_profiler_agreement = Some(tf_agreement(&report, &v));
+        report.tf_profiler = Some(v);
+    }
     if !skipped.is_empty() {
         let names: Vec<String> = skipped
             .iter()
@@ -705,6 +775,7 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
         verdict_rank,
         pace_device,
         tf_profiler: None,
+        tf_profiler_agreement: None,
         warnings,
     }
 }
@@ -779,6 +850,8 @@ fn take_pace(r: &mut RankReport) {
     r.causes = d.causes;
     r.cycles = d.cycles;
     r.markers = d.markers;
+    r.no_verdict = d.no_verdict;
+    r.warmup_steps = d.warmup_steps;
 }
 
 /// The device name and index of GPU pid `pid`: TensorFlow's plane name
@@ -876,8 +949,9 @@ fn rank_report(
     );
     let shares = Shares::of(judged_figs);
     let n = judged_figs.len().max(1) as f64;
+    let no_verdict = unjudgeable(judged_figs, temporal.as_ref(), device_pid.is_some());
     let judged = match (temporal, shares) {
-        (Some(_), Some(s)) => Some(verdict::judge(
+        (Some(_), Some(s)) if no_verdict.is_none() => Some(verdict::judge(
             s,
             series.as_ref(),
             launch,
@@ -932,6 +1006,7 @@ fn rank_report(
         verdict: judged.as_ref().map(|v| v.verdict),
         level: judged.as_ref().and_then(|v| v.level),
         evidence,
+        no_verdict,
         warmup_steps: warmup,
         waits_for: None,
         causes,
@@ -939,6 +1014,29 @@ fn rank_report(
         fix: judged.map(|v| v.fix),
         truncated_at: t.truncated_at,
     }
+}
+
+/// Why the steps, though found, cannot be judged: a lone step shorter than
+/// [`ONE_STEP_SPAN_MIN`] of the GPU's profiled span, or (one GPU of several) no compute
+/// kernel in the steps.
+fn unjudgeable(figs: &[StepFigures], temporal: Option<&Temporal>, device: bool) -> Option<String> {
+    let t = temporal?;
+    if let [one] = figs
+        && t.span_us > 0.0
+        && one.dur_us < ONE_STEP_SPAN_MIN * t.span_us
+    {
+        return Some(format!(
+            "one step, {:.1} ms, {:.1} % of the {:.1} ms the GPU was profiled: the rest lies \
+             outside any step (start-up, evaluation, waiting for other workers), and one step \
+             cannot show what recurs; profile several steps of the training loop",
+            one.dur_us / 1e3,
+            100.0 * one.dur_us / t.span_us,
+            t.span_us / 1e3
+        ));
+    }
+    (device && !figs.is_empty() && figs.iter().all(|f| f.compute_us <= 0.0)).then(|| {
+        "this GPU ran no compute kernel in its steps: not one the training runs on".to_owned()
+    })
 }
 
 /// The evidence line of the warm-up steps left out: "step #1 (4489.5 ms) left out as

@@ -303,15 +303,49 @@ pub struct TfProfilerVerdict {
     pub input_pct: Option<f64>,
     /// `HIGHLY` / `MODERATELY` input-bound; `None` when TF Profiler says it is not.
     pub level: Option<Level>,
+    /// TF Profiler's bottleneck beside the statement: `host` (highly input-bound), `both`
+    /// (moderately), `device` (not input-bound: the device's own time is the step), or
+    /// `unknown`; `None` where the page has none.
+    #[serde(default)]
+    pub bottleneck: Option<String>,
+    /// TF Profiler's other findings on the step time, with its level for each ("18.1 % of
+    /// the total step time sampled is spent on Kernel Launch. (high)").
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
+
+impl TfProfilerVerdict {
+    /// Whether TF Profiler says the program is not input-bound.
+    #[must_use]
+    pub fn not_input_bound(&self) -> bool {
+        self.level.is_none()
+            && (self.bottleneck.as_deref() == Some("device")
+                || self
+                    .statement
+                    .to_ascii_lowercase()
+                    .contains("not input-bound"))
+    }
+}
+
+/// Whether `s` is TF Profiler's input-bound statement.
+fn is_statement(s: &str) -> bool {
+    s.contains("input-bound") && s.contains('%')
+}
+
+/// TF Profiler's bottleneck words, as its overview page writes them.
+const BOTTLENECKS: [&str; 4] = ["host", "device", "both", "unknown"];
+/// TF Profiler's levels for a finding.
+const LEVELS: [&str; 4] = ["high", "moderate", "low", "no"];
 
 /// TF Profiler's input-bound statement in an overview page (or an input-pipeline
 /// analysis): its protobuf is walked field by field (no schema needed: the statement is a
 /// string field, and field numbers have moved between versions), and the string that
-/// says how input-bound the program is gives the verdict. `None` when there is none.
+/// says how input-bound the program is gives the verdict. Beside it in the same message,
+/// the bottleneck word; elsewhere, its findings "N % of the total step time sampled is
+/// spent on ...", each after its level. `None` when there is no statement.
 #[must_use]
 pub fn overview_verdict(bytes: &[u8], path: &Path) -> Option<TfProfilerVerdict> {
-    let statement = find_string(bytes, 0, &|s| s.contains("input-bound") && s.contains('%'))?;
+    let statement = find_string(bytes, 0, &is_statement)?;
     let lower = statement.to_ascii_lowercase();
     let level = if lower.contains("not input-bound") {
         None
@@ -334,12 +368,58 @@ pub fn overview_verdict(bytes: &[u8], path: &Path) -> Option<TfProfilerVerdict> 
             .collect();
         num.parse().ok()
     });
+    let mut messages = Vec::new();
+    text_fields(bytes, 0, &mut messages);
+    let bottleneck = messages
+        .iter()
+        .find(|m| m.contains(&statement.as_str()))
+        .and_then(|m| m.iter().find(|s| BOTTLENECKS.contains(s)))
+        .map(|s| (*s).to_owned());
+    let mut notes: Vec<String> = Vec::new();
+    for m in &messages {
+        for (i, s) in m.iter().enumerate() {
+            if !s.contains("of the total step time sampled is spent on")
+                || !s.starts_with(|c: char| c.is_ascii_digit())
+            {
+                continue;
+            }
+            let note = match i.checked_sub(1).map(|j| m[j]) {
+                Some(level) if LEVELS.contains(&level) => format!("{s} ({level})"),
+                _ => (*s).to_owned(),
+            };
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+    }
     Some(TfProfilerVerdict {
         file: path.display().to_string(),
         statement,
         input_pct,
         level,
+        bottleneck,
+        notes,
     })
+}
+
+/// Every message's direct text fields (UTF-8 without control characters), depth first:
+/// a field that is text may also parse as a message, and both are kept.
+fn text_fields<'a>(bytes: &'a [u8], depth: usize, out: &mut Vec<Vec<&'a str>>) {
+    if depth > 12 {
+        return;
+    }
+    let Some(fields) = fields(bytes) else { return };
+    let mut texts = Vec::new();
+    for f in fields {
+        if let Ok(s) = std::str::from_utf8(f)
+            && !s.is_empty()
+            && !s.chars().any(char::is_control)
+        {
+            texts.push(s);
+        }
+        text_fields(f, depth + 1, out);
+    }
+    out.push(texts);
 }
 
 /// The first length-delimited field, at any depth, that is UTF-8 text `want` accepts.

@@ -614,29 +614,31 @@ fn a_tf_run_folder_skips_its_memory_profile_and_tool_files() {
     assert!(e.contains("memory profile") && !e.contains('\n'), "{e}");
 }
 
+/// A length-delimited protobuf field: tag `tag`, then `body`.
+fn pb_field(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![(tag << 3) | 2];
+    let mut n = body.len();
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            v.push(b);
+            break;
+        }
+        v.push(b | 0x80);
+    }
+    v.extend_from_slice(body);
+    v
+}
+
 /// An overview page's verdict, wherever its statement sits in the protobuf.
 #[test]
 fn an_overview_page_gives_tf_profiler_s_verdict() {
     let statement = "Your program is MODERATELY input-bound because 12.5% of the total step time \
                      sampled is waiting for input.";
-    let field = |tag: u8, body: &[u8]| {
-        let mut v = vec![(tag << 3) | 2];
-        let mut n = body.len();
-        loop {
-            let b = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                v.push(b);
-                break;
-            }
-            v.push(b | 0x80);
-        }
-        v.extend_from_slice(body);
-        v
-    };
-    let inner = field(3, statement.as_bytes());
+    let inner = pb_field(3, statement.as_bytes());
     let mut page = vec![0x08, 0x96, 0x01];
-    page.extend(field(2, &field(7, &inner)));
+    page.extend(pb_field(2, &pb_field(7, &inner)));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("host.overview_page.pb");
     fs_err::write(&path, page).unwrap();
@@ -645,6 +647,129 @@ fn an_overview_page_gives_tf_profiler_s_verdict() {
     let v = json(&r);
     assert_eq!(v["tf_profiler"]["input_pct"], 12.5);
     assert_eq!(v["tf_profiler"]["statement"], statement);
+}
+
+/// An overview page as TF Profiler 2.x writes its recommendation: the bottleneck word and
+/// the input statement side by side, then its generic findings, each after its level.
+fn overview_page(bottleneck: &str, statement: &str) -> Vec<u8> {
+    let mut finding = pb_field(1, b"high");
+    finding.extend(pb_field(
+        2,
+        b"18.1 % of the total step time sampled is spent on Kernel Launch.",
+    ));
+    let mut any = pb_field(
+        1,
+        b"type.googleapis.com/tensorflow.profiler.GenericRecommendation",
+    );
+    any.extend(pb_field(2, &finding));
+    let mut rec = pb_field(1, bottleneck.as_bytes());
+    rec.extend(pb_field(2, statement.as_bytes()));
+    rec.extend(pb_field(6, &any));
+    let mut page = pb_field(1, b"analysis");
+    page.extend(pb_field(4, &rec));
+    page
+}
+
+/// TF Profiler's demo of a compute-bound GPU run holds only its own analysis: "NOT
+/// input-bound", bottleneck `device`. That is TF Profiler's compute-bound; gpufeed gave no
+/// verdict. Its findings are carried with their levels.
+#[test]
+fn tf_profiler_s_device_bottleneck_is_compute_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("plugins/profile/run1");
+    fs_err::create_dir_all(&run).unwrap();
+    let not = "Your program is NOT input-bound because only 0.0% of the total step time sampled \
+               is waiting for input. Therefore, you should focus on reducing other time.";
+    fs_err::write(
+        run.join("host.overview_page.pb"),
+        overview_page("device", not),
+    )
+    .unwrap();
+    let r = analyze_path(dir.path(), Options::default()).unwrap();
+    assert_eq!(verdict(&r), Some("compute-bound"));
+    let tf = r.tf_profiler.as_ref().unwrap();
+    assert_eq!(tf.bottleneck.as_deref(), Some("device"));
+    assert_eq!(
+        tf.notes,
+        vec!["18.1 % of the total step time sampled is spent on Kernel Launch. (high)"]
+    );
+}
+
+/// Beside a trace, TF Profiler's verdict is read too and compared with gpufeed's.
+#[test]
+fn beside_a_trace_tf_profiler_s_verdict_is_compared() {
+    let highly = "Your program is HIGHLY input-bound because 81.4% of the total step time \
+                  sampled is waiting for input.";
+    let not = "Your program is NOT input-bound because only 0.5% of the total step time \
+               sampled is waiting for input.";
+    for (bottleneck, statement, agrees) in [("host", highly, true), ("device", not, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("train/plugins/profile/run1");
+        fs_err::create_dir_all(&run).unwrap();
+        fs_err::write(
+            run.join("HOST.xplane.pb"),
+            generate(&Case::input_bound().xplane(), 0),
+        )
+        .unwrap();
+        fs_err::write(
+            run.join("HOST.overview_page.pb"),
+            overview_page(bottleneck, statement),
+        )
+        .unwrap();
+        let r = analyze_path(dir.path(), Options::default()).unwrap();
+        assert_eq!(verdict(&r), Some("input-bound"), "the trace's verdict");
+        let a = r.tf_profiler_agreement.as_deref().unwrap();
+        assert_eq!(a.starts_with("agrees"), agrees, "{a}");
+        assert!(agrees || a.contains("differs"), "{a}");
+    }
+}
+
+/// One step of 20 ms after 400 ms of start-up kernels on the GPU: the step is 5 % of what
+/// was profiled, so no verdict is given, and the document says why (a multi-worker TF
+/// demo profile was called launch-bound from such a step).
+#[test]
+fn one_step_in_a_long_profile_gets_no_verdict_and_says_why() {
+    let mut ev: Vec<Value> = Vec::new();
+    let kernel = |ev: &mut Vec<Value>, corr: i64, at: i64, host: i64, dur: i64| {
+        ev.push(
+            serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+            "pid": 1, "tid": 1, "ts": host, "dur": 4, "args": {"correlation": corr}}),
+        );
+        ev.push(
+            serde_json::json!({"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn",
+            "pid": 0, "tid": 7, "ts": at, "dur": dur,
+            "args": {"correlation": corr, "stream": 7, "device": 0}}),
+        );
+    };
+    // Start-up: 40 kernels of 1 ms spread over 400 ms.
+    for k in 0..40 {
+        kernel(&mut ev, k, 1_000 + k * 10_000, 990 + k * 10_000, 1_000);
+    }
+    // One iteration between two `__next__` calls: 10 kernels of 1.5 ms.
+    let next = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+    for at in [401_000, 421_000] {
+        ev.push(
+            serde_json::json!({"ph": "X", "cat": "cpu_op", "name": next, "pid": 1,
+            "tid": 1, "ts": at, "dur": 500}),
+        );
+    }
+    for k in 0..10 {
+        kernel(
+            &mut ev,
+            100 + k,
+            402_000 + k * 1_600,
+            401_600 + k * 10,
+            1_500,
+        );
+    }
+    let bytes = serde_json::to_vec(&serde_json::json!({"schemaVersion": 1,
+        "traceEvents": ev}))
+    .unwrap();
+    let r = from_bytes(&bytes, "one-step.json");
+    assert_eq!(r.ranks[0].steps.len(), 1);
+    assert_eq!(verdict(&r), None);
+    let why = r.ranks[0].no_verdict.as_deref().unwrap();
+    assert!(why.starts_with("one step"), "{why}");
 }
 
 // ------------------------------------------------ communication known by what launched it

@@ -103,6 +103,10 @@ thresholds! {
     OUTLIER_MODIFIED_Z = 3.5, "z",
         "a value whose modified Z-score exceeds this is an outlier",
         "Iglewicz & Hoaglin (1993), How to Detect and Handle Outliers; hyperfine uses the same score";
+    /// A lone step covering less than this share of the GPU's profiled span gets no verdict.
+    ONE_STEP_SPAN_MIN = 0.5, "ratio",
+        "profiler traces: a rank (or GPU) with one step (after warm-up) that lasts less than this share of its GPU's profiled span (first GPU op to last) gets no verdict: the step is not what was profiled",
+        "gpufeed judgement: most of the profile then lies outside any step (start-up, evaluation, waiting for other workers), and one step cannot show a cause that recurs; a lone step that is the profile (a one-iteration trace) is still judged";
     /// A leading step slower than this many times every later step is warm-up.
     WARMUP_STEP_RATIO = 2.0, "ratio",
         "profiler traces: the first steps, each an outlier (OUTLIER_MODIFIED_Z) and slower than this many times every step after them, are warm-up (cuDNN autotuning, lazy CUDA initialisation, compilation) and left out of the shares and the verdict",

@@ -278,6 +278,7 @@ mod tests {
             level: None,
             evidence: Vec::new(),
             warmup_steps: 0,
+            no_verdict: None,
             waits_for: None,
             fix: None,
             causes: Vec::new(),
