@@ -107,8 +107,17 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
     } else {
         first_line(path).map(|l| detect_kind(&l).1)
     };
+    // A Prometheus answer saved as `.json` is a utilisation log.
+    let format = if !path.is_dir() && saved_range_query(path) {
+        Some(TraceFormat::Prometheus)
+    } else {
+        format
+    };
     if log_kind.is_none()
-        && format != Some(TraceFormat::PhaseSteps)
+        && !matches!(
+            format,
+            Some(TraceFormat::PhaseSteps | TraceFormat::Prometheus)
+        )
         && looks_like_profiler_trace(path)
     {
         return Ok(TraceSource::Profiler {
@@ -121,6 +130,14 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
         format,
         kind: log_kind,
     })
+}
+
+/// Whether the file's first 64 KiB hold a Prometheus range-query answer.
+fn saved_range_query(path: &Path) -> bool {
+    let mut head = Vec::new();
+    fs_err::File::open(path)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+        .is_ok_and(|_| gpufeed_telemetry::dcgm::is_range_query(&head))
 }
 
 /// A folder, a name a profiler writes (`.json`, `.json.gz`, `.pb`), or gzip bytes.

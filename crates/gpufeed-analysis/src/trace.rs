@@ -168,9 +168,23 @@ pub fn analyze_file_with(
     } else {
         read_trace(path, kind)?
     };
+    analyze_read(path, trace, kind, interval)
+}
+
+/// [`analyze_file_with`] on a trace already read (`path` names it in messages): a
+/// Prometheus range query asked of its server comes this way.
+pub fn analyze_read(
+    path: &Path,
+    trace: Trace,
+    kind: Option<TraceKind>,
+    interval: Option<f64>,
+) -> Result<(TraceReport, Vec<String>)> {
     let mut warnings = Vec::new();
     let report = match trace {
         Trace::Util(t) => {
+            if let Some(note) = &t.note {
+                warnings.push(format!("`{}`: {note}", path.display()));
+            }
             if let Some(columns) = &t.columns {
                 warnings.push(format!(
                     "`{}` has no header, so its columns were judged from their values: {columns}; \
@@ -188,6 +202,15 @@ pub fn analyze_file_with(
                         gpufeed_telemetry::nvsmi::dmon::DEFAULT_INTERVAL_S
                     ));
                     Some(gpufeed_telemetry::nvsmi::dmon::DEFAULT_INTERVAL_S)
+                }
+                None if !t.has_timestamps && t.format == TraceFormat::DcgmiDmon => {
+                    warnings.push(format!(
+                        "`{}`: dcgmi dmon writes no time; read at its default interval of {} \
+                         s, give `--interval` if it was recorded with `-d`",
+                        path.display(),
+                        gpufeed_telemetry::dcgm::DMON_DEFAULT_INTERVAL_S
+                    ));
+                    Some(gpufeed_telemetry::dcgm::DMON_DEFAULT_INTERVAL_S)
                 }
                 i => i,
             };
@@ -545,6 +568,7 @@ mod tests {
             skipped: 0,
             has_timestamps: false,
             columns: None,
+            note: None,
         }
     }
 

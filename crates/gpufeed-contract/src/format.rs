@@ -68,6 +68,10 @@ pub enum TraceFormat {
     NvidiaSmiJob,
     /// `nvidia-smi dmon` output (`nvsmi::dmon`).
     NvidiaSmiDmon,
+    /// `dcgmi dmon` output (gpufeed-telemetry's `dcgm`).
+    DcgmiDmon,
+    /// A Prometheus range query of dcgm-exporter's metrics (`dcgm`).
+    Prometheus,
     /// gpufeed's own recording (`jsonl`).
     GpufeedJsonl,
     /// Step times, one per line or a CSV column (`steps`).
@@ -83,10 +87,12 @@ pub enum TraceFormat {
 
 impl TraceFormat {
     /// Every format, in declaration order.
-    pub const ALL: [TraceFormat; 8] = [
+    pub const ALL: [TraceFormat; 10] = [
         TraceFormat::NvidiaSmiCsv,
         TraceFormat::NvidiaSmiJob,
         TraceFormat::NvidiaSmiDmon,
+        TraceFormat::DcgmiDmon,
+        TraceFormat::Prometheus,
         TraceFormat::GpufeedJsonl,
         TraceFormat::StepList,
         TraceFormat::PhaseSteps,
@@ -101,6 +107,8 @@ impl TraceFormat {
             TraceFormat::NvidiaSmiCsv
             | TraceFormat::NvidiaSmiJob
             | TraceFormat::NvidiaSmiDmon
+            | TraceFormat::DcgmiDmon
+            | TraceFormat::Prometheus
             | TraceFormat::GpufeedJsonl => TraceKind::Util,
             TraceFormat::StepList | TraceFormat::PhaseSteps => TraceKind::Steps,
             TraceFormat::Pytorch | TraceFormat::Tensorflow => TraceKind::Profiler,
@@ -121,6 +129,8 @@ impl TraceFormat {
             TraceFormat::NvidiaSmiCsv => "nvidia-smi log",
             TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
             TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
+            TraceFormat::DcgmiDmon => "dcgmi dmon output",
+            TraceFormat::Prometheus => "Prometheus range query (DCGM)",
             TraceFormat::GpufeedJsonl => "gpufeed recording",
             TraceFormat::StepList => "step-time list",
             TraceFormat::PhaseSteps => "step recording",
@@ -137,6 +147,8 @@ impl TraceFormat {
             TraceFormat::NvidiaSmiCsv => "an nvidia-smi log",
             TraceFormat::NvidiaSmiJob => "job output with nvidia-smi tables",
             TraceFormat::NvidiaSmiDmon => "nvidia-smi dmon output",
+            TraceFormat::DcgmiDmon => "dcgmi dmon output",
+            TraceFormat::Prometheus => "a Prometheus range query of DCGM's metrics",
             TraceFormat::GpufeedJsonl => "a gpufeed JSONL recording",
             TraceFormat::StepList => "a list of step times",
             TraceFormat::PhaseSteps => "a gpufeed step recording",
@@ -162,6 +174,8 @@ impl TraceFormat {
             TraceFormat::NvidiaSmiCsv => "nvidia_smi_csv",
             TraceFormat::NvidiaSmiJob => "nvidia_smi_job",
             TraceFormat::NvidiaSmiDmon => "nvidia_smi_dmon",
+            TraceFormat::DcgmiDmon => "dcgmi_dmon",
+            TraceFormat::Prometheus => "prometheus",
             TraceFormat::GpufeedJsonl => "gpufeed_jsonl",
             TraceFormat::StepList => "step_list",
             TraceFormat::PhaseSteps => "phase_steps",

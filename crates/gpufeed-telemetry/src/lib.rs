@@ -44,6 +44,7 @@
 
 #![deny(missing_docs)]
 
+pub mod dcgm;
 pub mod host;
 pub mod jsonl;
 pub mod nvml;

@@ -133,6 +133,8 @@ impl ReplaySource {
             | TraceFormat::PhaseSteps
             | TraceFormat::NvidiaSmiJob
             | TraceFormat::NvidiaSmiDmon
+            | TraceFormat::DcgmiDmon
+            | TraceFormat::Prometheus
             | TraceFormat::Pytorch
             | TraceFormat::Tensorflow) => {
                 return Err(SourceError::NotReplayable {

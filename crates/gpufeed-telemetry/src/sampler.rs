@@ -335,6 +335,7 @@ impl Collector {
             rows,
             skipped: if seconds.is_finite() { 0 } else { self.skipped },
             columns: None,
+            note: None,
             has_timestamps: true,
         })
     }

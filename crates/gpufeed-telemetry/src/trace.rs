@@ -88,6 +88,9 @@ pub struct UtilTrace {
     /// For a log without a header, what each column was taken for (`field 1 as
     /// timestamp, field 3 as utilization.gpu, ...`), for the reader to say.
     pub columns: Option<String>,
+    /// What the reader chose that the caller should say: for DCGM's metrics, which one
+    /// judged each GPU (see [`crate::dcgm`]).
+    pub note: Option<String>,
 }
 
 /// Step times.
@@ -272,6 +275,13 @@ pub fn read_trace_from(
         });
     }
     let mut sniff = sniff(&first);
+    // A Prometheus answer is JSON too, pretty-printed or not: its keys decide.
+    if crate::dcgm::is_range_query(&head) {
+        sniff = Sniff {
+            format: TraceFormat::Prometheus,
+            strong: true,
+        };
+    }
     // Job output (LSF, Slurm) starts with anything: its `nvidia-smi` tables decide.
     if (!sniff.strong || nvsmi::job::parse_date_line(&first).is_some())
         && nvsmi::job::holds_table(&head)
@@ -307,6 +317,8 @@ pub fn read_trace_from(
             Trace::Util(nvsmi::job::read(reader, path, Limits::default())?)
         }
         TraceFormat::NvidiaSmiDmon => Trace::Util(nvsmi::dmon::read(reader, path)?),
+        TraceFormat::DcgmiDmon => Trace::Util(crate::dcgm::read_dmon(reader, path)?),
+        TraceFormat::Prometheus => Trace::Util(crate::dcgm::read_range_json(reader, path)?),
         TraceFormat::GpufeedJsonl => Trace::Util(jsonl::read_util(reader, path)?),
         TraceFormat::StepList => Trace::Steps(steps::read(reader, path)?),
         TraceFormat::PhaseSteps => Trace::PhaseSteps(phase_steps::read(reader, path)?),
@@ -345,6 +357,12 @@ fn sniff(line: &str) -> Sniff {
             } else {
                 TraceFormat::GpufeedJsonl
             },
+            strong: true,
+        };
+    }
+    if crate::dcgm::is_dmon_header(line) {
+        return Sniff {
+            format: TraceFormat::DcgmiDmon,
             strong: true,
         };
     }
@@ -610,6 +628,7 @@ impl SeriesBuilder {
             skipped,
             has_timestamps,
             columns: None,
+            note: None,
         })
     }
 }

@@ -143,3 +143,38 @@ fn real_utilisation_logs() {
         assert!((mean - 94.8).abs() < 0.05, "{mean}");
     }
 }
+
+/// `dcgmi dmon -e 203,1002,1004`: told by its `#Entity` header, each GPU judged by its SM
+/// activity (`N/A` skipped), no times.
+#[test]
+fn dcgmi_dmon_output() {
+    let t = util("dcgmi-dmon.txt");
+    assert_eq!(t.format, TraceFormat::DcgmiDmon);
+    assert!(!t.has_timestamps);
+    let near = |a: &[f64], b: &[f64]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-9)
+    };
+    assert!(near(&t.gpus[0].util, &[12.0, 11.8]), "{:?}", t.gpus[0].util);
+    assert_eq!(t.gpus[0].t, vec![0.0, 2.0], "the N/A row keeps its place");
+    assert!(
+        near(&t.gpus[1].util, &[81.2, 79.0, 80.5]),
+        "{:?}",
+        t.gpus[1].util
+    );
+    assert!(t.note.unwrap().contains("SM activity"));
+}
+
+/// A Prometheus range-query answer as `curl | jq` saves it (pretty-printed): told by its
+/// keys, though its first line is a lone `{`.
+#[test]
+fn a_saved_prometheus_range_query() {
+    let t = util("prometheus-range.json");
+    assert_eq!(t.format, TraceFormat::Prometheus);
+    assert!(t.has_timestamps);
+    assert_eq!(t.gpus[0].util, vec![97.0, 12.0, 95.0]);
+    assert_eq!(
+        t.gpus[0].t,
+        vec![1_764_000_000.0, 1_764_000_030.0, 1_764_000_060.0]
+    );
+    assert!(t.note.is_none());
+}

@@ -141,7 +141,10 @@ pub enum Command {
     /// a utilisation log as people write it (a header such as `gpu_utilization[%]`,
     /// `gpu_util` or `util`, repeated or not; timestamps in epoch seconds or milliseconds;
     /// none, with `--interval`), job output (LSF, Slurm) with `date; nvidia-smi` tables,
-    /// `nvidia-smi dmon` output (`-s u`, with `-o DT` for times), a gpufeed JSONL recording, a step recording of your own loop (the Python
+    /// `nvidia-smi dmon` output (`-s u`, with `-o DT` for times), the cluster's own DCGM
+    /// metrics (`dcgmi dmon -e 203,1002,1004` output, a Prometheus range query of
+    /// dcgm-exporter's series saved as JSON, or asked of the server with `--prometheus URL`;
+    /// each GPU judged by its SM activity where recorded), a gpufeed JSONL recording, a step recording of your own loop (the Python
     /// `gpufeed.StepTimer`'s `timer.save(PATH)`, format in docs/step-phases.md), or a list of
     /// step times (one number per line, or one column of a CSV; milliseconds unless the
     /// header says `s` or `us`). Reports the verdict first, then the figures behind it:
@@ -227,7 +230,8 @@ pub struct AttachArgs {
 #[derive(Debug, Args)]
 pub struct TraceArgs {
     /// The log or profiler trace to analyse (a file, or a folder of profiler traces)
-    pub file: PathBuf,
+    #[arg(required_unless_present = "prometheus")]
+    pub file: Option<PathBuf>,
     /// What the file holds; detected from the content when absent
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
@@ -236,6 +240,42 @@ pub struct TraceArgs {
     /// timestamps is timed by them
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub interval: Option<f64>,
+    /// Ask a Prometheus server (plain http, `http://HOST:9090`) for dcgm-exporter's
+    /// `DCGM_FI_DEV_GPU_UTIL`, `DCGM_FI_PROF_SM_ACTIVE` and
+    /// `DCGM_FI_PROF_PIPE_TENSOR_ACTIVE` per GPU over a range, instead of reading a file;
+    /// each GPU is judged by its SM activity where there is some
+    #[arg(long, value_name = "URL", conflicts_with = "file")]
+    pub prometheus: Option<String>,
+    /// With `--prometheus`: the series to ask for, as PromQL label matchers (`job="train"`,
+    /// `pod=~"trainer-.*"`, `Hostname="node7"`)
+    #[arg(
+        long,
+        value_name = "LABELS",
+        requires = "prometheus",
+        default_value = ""
+    )]
+    pub selector: String,
+    /// With `--prometheus`: the range's start, how long ago (`1h`, `30m`) or a time (Unix
+    /// seconds, or RFC 3339 such as `2026-11-27T10:00:00Z`)
+    #[arg(
+        long,
+        value_name = "WHEN",
+        requires = "prometheus",
+        default_value = "1h"
+    )]
+    pub since: String,
+    /// With `--prometheus`: the range's end, how long ago (`0s`: now) or a time
+    #[arg(
+        long,
+        value_name = "WHEN",
+        requires = "prometheus",
+        default_value = "0s"
+    )]
+    pub until: String,
+    /// With `--prometheus`: the resolution (raised so that no series holds more than the
+    /// 11,000 points Prometheus answers with)
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "prometheus", default_value = "15s")]
+    pub step: f64,
     /// The output format.
     #[command(flatten)]
     pub output: Output,

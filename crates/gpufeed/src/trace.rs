@@ -21,10 +21,13 @@ pub fn kind(k: KindArg) -> Kind {
     }
 }
 
-/// `gpufeed trace FILE [--kind K] [--format F]`.
+/// `gpufeed trace FILE [--kind K] [--format F]`, or `gpufeed trace --prometheus URL`.
 pub fn run(args: &TraceArgs) -> Result<ExitCode> {
     let json = args.output.format == Format::Json;
-    match detect(&args.file, args.kind.map(kind))? {
+    let Some(file) = &args.file else {
+        return prometheus(args, json);
+    };
+    match detect(file, args.kind.map(kind))? {
         TraceSource::Profiler { path, format } => {
             let (report, warnings) = profiler::analyze(&path, format)?;
             for w in &warnings {
@@ -37,18 +40,83 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
             }
         }
         TraceSource::Stdin { kind } | TraceSource::Log { kind, .. } => {
-            let (report, warnings) = trace::analyze_file_with(&args.file, kind, args.interval)?;
+            let (report, warnings) = trace::analyze_file_with(file, kind, args.interval)?;
             for w in &warnings {
                 printer::warn(w);
             }
             if json {
                 printer::data(&(serde_json::to_string(&report)? + "\n"))?;
             } else {
-                printer::data(&trace::render_text(&args.file, &report))?;
+                printer::data(&trace::render_text(file, &report))?;
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prometheus answers at most this many points per series.
+const PROMETHEUS_MAX_POINTS: f64 = 11_000.0;
+
+/// `gpufeed trace --prometheus URL`: the range query of DCGM's metrics, judged as a
+/// utilisation log.
+fn prometheus(args: &TraceArgs, json: bool) -> Result<ExitCode> {
+    use gpufeed_telemetry::dcgm::{RangeQuery, query_range};
+    use gpufeed_telemetry::trace::Trace;
+    let Some(url) = &args.prometheus else {
+        anyhow::bail!("give a FILE to read, or `--prometheus URL` to ask a server");
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let (start, end) = (when(&args.since, now)?, when(&args.until, now)?);
+    // Within the server's limit of points per series where the range is known here.
+    let mut step_s = args.step;
+    if let (Ok(a), Ok(b)) = (start.parse::<f64>(), end.parse::<f64>()) {
+        if b <= a {
+            anyhow::bail!(
+                "the range ends ({}) before it starts ({}): `--since` is further back than \
+                 `--until`",
+                args.until,
+                args.since
+            );
+        }
+        step_s = step_s.max(((b - a) / (PROMETHEUS_MAX_POINTS - 1.0)).ceil());
+    }
+    let q = RangeQuery {
+        url: url.clone(),
+        selector: args.selector.clone(),
+        start,
+        end,
+        step_s,
+    };
+    let label = std::path::PathBuf::from(url);
+    let t = query_range(&q, &label)?;
+    let (report, warnings) = trace::analyze_read(&label, Trace::Util(t), None, None)?;
+    for w in &warnings {
+        printer::warn(w);
+    }
+    if json {
+        printer::data(&(serde_json::to_string(&report)? + "\n"))?;
+    } else {
+        printer::data(&trace::render_text(&label, &report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--since` / `--until`: a duration ago (`1h`, `0s`) as Unix seconds, a number as Unix
+/// seconds, anything else (RFC 3339) as the server takes it.
+fn when(text: &str, now: f64) -> Result<String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return Ok(format!("{secs}"));
+    }
+    let ago = t.ends_with(|c: char| c.is_ascii_alphabetic()) && !t.contains(['-', ':']);
+    if ago {
+        let d = gpufeed_stats::duration::parse_duration(t)
+            .map_err(|e| anyhow::anyhow!("`{text}`: {e}"))?;
+        return Ok(format!("{:.3}", now - d));
+    }
+    Ok(t.to_owned())
 }
 
 /// `gpufeed synth-trace CASE OUT`: writes rank `--rank` of a generated case.

@@ -623,3 +623,133 @@ fn the_exporter_page_for_eight_gpus() {
         );
     }
 }
+
+/// `gpufeed trace --prometheus` against a real Prometheus holding known series of
+/// dcgm-exporter's metrics, written into its storage with `promtool tsdb
+/// create-blocks-from openmetrics` (an hour ending two hours ago, every 15 s):
+/// - GPU 0: `DCGM_FI_DEV_GPU_UTIL` 100 (a kernel always running) and
+///   `DCGM_FI_PROF_SM_ACTIVE` 0.25: judged by SM activity, 25 % (starved, where
+///   `GPU_UTIL` alone says well fed), and said so;
+/// - GPU 1: `DCGM_FI_DEV_GPU_UTIL` 60 alone: judged by it;
+/// - GPU 2 of another job, left out by the selector.
+///
+/// The saved answer of the same range query reads the same.
+#[test]
+fn trace_asks_a_real_prometheus_for_dcgm_metrics() {
+    let (Some(prometheus), Some(promtool)) = (tool("prometheus"), tool("promtool")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let end = now - 7200 - now % 15;
+    let start = end - 3600;
+    let mut om = String::new();
+    let series = [
+        ("DCGM_FI_DEV_GPU_UTIL", "0", "train", "100"),
+        ("DCGM_FI_DEV_GPU_UTIL", "1", "train", "60"),
+        ("DCGM_FI_DEV_GPU_UTIL", "2", "other", "5"),
+        ("DCGM_FI_PROF_SM_ACTIVE", "0", "train", "0.25"),
+    ];
+    for name in ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_SM_ACTIVE"] {
+        om.push_str(&format!("# TYPE {name} gauge\n"));
+        for ts in (start..=end).step_by(15) {
+            for (n, gpu, job, v) in series.iter().filter(|s| s.0 == name) {
+                om.push_str(&format!(
+                    "{n}{{gpu=\"{gpu}\",Hostname=\"node7\",job=\"{job}\"}} {v} {ts}\n"
+                ));
+            }
+        }
+    }
+    om.push_str("# EOF\n");
+    let om_path = dir.path().join("dcgm.om");
+    fs_err::write(&om_path, om).unwrap();
+    let data = dir.path().join("data");
+    let made = Command::new(promtool)
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(&om_path)
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let config = dir.path().join("prometheus.yml");
+    fs_err::write(&config, "global:\n  scrape_interval: 15s\n").unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let _server = Running(
+        Command::new(prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!("--storage.tsdb.path={}", data.display()))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get(&addr, "/-/ready").is_none_or(|(s, _)| s != 200) {
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus at {addr} never got ready"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let url = format!("http://{addr}");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+            .arg("trace")
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (doc, stderr)
+    };
+    let (doc, stderr) = run(&[
+        "--prometheus",
+        &url,
+        "--selector",
+        "job=\"train\"",
+        "--since",
+        &start.to_string(),
+        "--until",
+        &end.to_string(),
+        "--step",
+        "15s",
+    ]);
+    let check = |doc: &Value, stderr: &str| {
+        let gpus = doc["gpus"].as_array().unwrap();
+        assert_eq!(
+            gpus.len(),
+            2,
+            "the selector leaves the other job out: {doc}"
+        );
+        let mean = |i: usize| gpus[i]["mean"].as_f64().unwrap();
+        assert!((mean(0) - 25.0).abs() < 1e-6, "{doc}");
+        assert!((mean(1) - 60.0).abs() < 1e-6, "{doc}");
+        // A kernel always running reads 100 % on GPU_UTIL: by SM activity it is starved.
+        assert_eq!(gpus[0]["verdict"], "starved", "{doc}");
+        assert_eq!(doc["samples"], 2 * 241, "{doc}");
+        assert!(stderr.contains("judged by SM activity"), "{stderr}");
+        assert!(stderr.contains("GPU 1 has no SM activity"), "{stderr}");
+    };
+    check(&doc, &stderr);
+    // The answer saved with curl reads the same.
+    let q = format!(
+        "/api/v1/query_range?query=%7B__name__%3D~%22DCGM_FI_DEV_GPU_UTIL%7CDCGM_FI_PROF_SM_ACTIVE%22%2Cjob%3D%22train%22%7D&start={start}&end={end}&step=15"
+    );
+    let (status, body) = get(&addr, &q).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let saved = dir.path().join("range.json");
+    fs_err::write(&saved, body).unwrap();
+    let (doc, stderr) = run(&[saved.to_str().unwrap()]);
+    check(&doc, &stderr);
+}
