@@ -33,7 +33,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::hta::{CUDA_WORK_CATS, CpuRow, GpuRow, KernelType, Rows, merge};
 use crate::read::RawTrace;
-use gpufeed_stats::thresholds::{COMM_STREAM_SHARE, KERNEL_WAIT_US, PER_OP_GAP_US};
+use gpufeed_stats::thresholds::{
+    COMM_STREAM_SHARE, GPU_STEP_COPY_HOLDS, KERNEL_WAIT_US, PER_OP_GAP_US,
+};
 
 /// One step's figures: an entry of the contract's `steps`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
@@ -242,7 +244,8 @@ fn step_number(name: &str) -> Option<i64> {
 ///
 /// `ProfilerStep#N` rows on the host (in HTA's window) are the steps; their copies on the
 /// GPU track are never steps. When every step has such a copy and each copy holds at least
-/// half of the GPU time of the work its step launched, the copy is the step's extent: the
+/// [`GPU_STEP_COPY_HOLDS`] of the GPU time of the work its step launched, the copy is the
+/// step's extent: the
 /// GPU's own record of when the step ran. Otherwise (older PyTorch, or a runtime that
 /// records the copy as an instant, as ROCm's does) the host's window is the step, and the
 /// GPU work counted in it is whatever runs inside it. Without any ProfilerStep, the
@@ -268,8 +271,9 @@ pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> (Vec<(i64, i64, i64)>, Optio
     }
 }
 
-/// The GPU-track extents of `steps`, when every step has one that holds at least half of
-/// the GPU time of the work launched from the step (see [`profiler_steps`]).
+/// The GPU-track extents of `steps`, when every step has one that holds at least
+/// [`GPU_STEP_COPY_HOLDS`] of the GPU time of the work launched from the step (see
+/// [`profiler_steps`]).
 fn gpu_extents(
     rows: &Rows,
     t: &RawTrace,
@@ -297,7 +301,7 @@ fn gpu_extents(
                 .collect(),
         );
         let held = len(&clip(&launched, gs, ge));
-        if 2 * held < len(&launched) || ge <= gs {
+        if (held as f64) < GPU_STEP_COPY_HOLDS * len(&launched) as f64 || ge <= gs {
             return None;
         }
         out.push((n, gs, ge));

@@ -929,3 +929,50 @@ fn an_overlapped_all_to_all_is_communication_the_step_does_not_wait_for() {
         .find(|k| k.label.contains("COMMUNICATION"));
     assert!(comm.is_none(), "{:?}", r.kernel_types);
 }
+
+/// A step's GPU-track copy that ends after 1 ms of a 9 ms step whose launches go on (as
+/// ROCm 6.2 writes it in HTA's mi250 test trace): it holds 60 % of the step's GPU work, so
+/// it is not the step's extent; the host's window is, and the step is host-bound. Timed by
+/// the copy, the step was 1 ms long.
+#[test]
+fn a_gpu_step_copy_that_ends_early_is_not_the_step() {
+    let mut ev: Vec<Value> = Vec::new();
+    let mut corr = 0;
+    for (step, t0) in [(1, 1_000i64), (2, 11_000)] {
+        ev.push(serde_json::json!({"ph": "X", "cat": "user_annotation",
+            "name": format!("ProfilerStep#{step}"), "pid": 1, "tid": 1, "ts": t0, "dur": 9_300}));
+        ev.push(serde_json::json!({"ph": "X", "cat": "gpu_user_annotation",
+            "name": format!("ProfilerStep#{step}"), "pid": 0, "tid": 7, "ts": t0 + 200, "dur": 1_000}));
+        // 6 kernels of 100 µs inside the copy, 4 after it, one every 200 µs then every 2 ms.
+        let starts: Vec<i64> = (0..6)
+            .map(|k| t0 + 200 + k * 150)
+            .chain((0..4).map(|k| t0 + 2_000 + k * 2_000))
+            .collect();
+        for at in starts {
+            corr += 1;
+            ev.push(serde_json::json!({"ph": "X", "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": at - 50, "dur": 5,
+                "args": {"correlation": corr}}));
+            ev.push(
+                serde_json::json!({"ph": "X", "cat": "kernel", "name": "elementwise_kernel",
+                "pid": 0, "tid": 7, "ts": at, "dur": 100,
+                "args": {"correlation": corr, "stream": 7, "device": 0}}),
+            );
+        }
+    }
+    let bytes = serde_json::to_vec(&serde_json::json!({"schemaVersion": 1,
+        "traceEvents": ev}))
+    .unwrap();
+    let r = from_bytes(&bytes, "rocm.json");
+    let rank = &r.ranks[0];
+    assert_eq!(
+        rank.markers,
+        Some(gpufeed_kineto::steps::Markers::ProfilerStep)
+    );
+    assert!(
+        (rank.steps[0].dur_us - 9_300.0).abs() < 1.0,
+        "{:?}",
+        rank.steps
+    );
+    assert_eq!(verdict(&r), Some("host-bound"));
+}

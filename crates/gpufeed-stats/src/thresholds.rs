@@ -103,6 +103,10 @@ thresholds! {
     OUTLIER_MODIFIED_Z = 3.5, "z",
         "a value whose modified Z-score exceeds this is an outlier",
         "Iglewicz & Hoaglin (1993), How to Detect and Handle Outliers; hyperfine uses the same score";
+    /// A GPU-track copy of ProfilerStep#N is the step's extent when it holds this share of the step's GPU work.
+    GPU_STEP_COPY_HOLDS = 0.9, "ratio",
+        "profiler traces: a step's `gpu_user_annotation` copy times the step on the GPU only when it holds at least this share of the GPU time of the work the step launched; otherwise the host's window is the step",
+        "gpufeed judgement: PyTorch's copy spans the step's kernels, so a true copy holds all of them; ROCm 6.2's copy in HTA's mi250 test trace ends after 1.0 ms of a 9.3 ms step holding 62 % of its GPU time, and timing the step by it made a 1 ms step of a host-bound one (half, the rule before, took it)";
     /// A lone step covering less than this share of the GPU's profiled span gets no verdict.
     ONE_STEP_SPAN_MIN = 0.5, "ratio",
         "profiler traces: a rank (or GPU) with one step (after warm-up) that lasts less than this share of its GPU's profiled span (first GPU op to last) gets no verdict: the step is not what was profiled",
