@@ -1369,20 +1369,22 @@ fn date_and_clock<'a>(date: &str, clock: &str, out: &'a mut [u8; 40]) -> Option<
             .then(|| b.iter().fold(0, |a, x| a * 10 + u32::from(x - b'0')))
     };
     let parts: Vec<&[u8]> = d.split(|b| matches!(b, b'-' | b'/' | b'.')).collect();
-    let (y, m, day) = match parts.as_slice() {
-        [y, m, day] if y.len() == 4 => (num(y)?, num(m)?, num(day)?),
+    let head = match parts.as_slice() {
+        [y, m, day] if y.len() == 4 => format!("{:04}-{:02}-{:02} ", num(y)?, num(m)?, num(day)?),
+        // Month or day first: kept as written, for the timestamp reader to decide the
+        // order from the data, as it does for a date and time in one column.
         [a, b, y] if y.len() == 4 => {
-            let (a, b) = (num(a)?, num(b)?);
-            if a > 12 {
-                (num(y)?, b, a)
-            } else {
-                (num(y)?, a, b)
-            }
+            let (a, b, y) = (num(a)?, num(b)?, num(y)?);
+            format!("{a:02}-{b:02}-{y:04} ")
         }
-        [ymd] if ymd.len() == 8 => (num(&ymd[..4])?, num(&ymd[4..6])?, num(&ymd[6..])?),
+        [ymd] if ymd.len() == 8 => format!(
+            "{:04}-{:02}-{:02} ",
+            num(&ymd[..4])?,
+            num(&ymd[4..6])?,
+            num(&ymd[6..])?
+        ),
         _ => return None,
     };
-    let head = format!("{y:04}-{m:02}-{day:02} ");
     let len = head.len() + c.len();
     if len > out.len() {
         return None;

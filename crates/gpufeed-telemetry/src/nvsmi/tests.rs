@@ -1078,6 +1078,28 @@ fn month_and_day_first_dates_are_decided_by_the_data() {
     assert!(e.contains("line 2"), "{e}");
 }
 
+/// Dates in a `Date` column of their own beside `Time` are decided by the data too: day
+/// first with both numbers under 13 was read month first (11 March as 3 November), and the
+/// change of date was a month.
+#[test]
+fn dates_in_their_own_column_are_decided_by_the_data() {
+    for (first, second) in [("11/03/2026", "12/03/2026"), ("03/11/2026", "03/12/2026")] {
+        let mut log = String::from("Date,Time,gpu_util\n");
+        for k in 0..3 {
+            log.push_str(&format!("{first},23:59:{:02},40\n", 57 + k));
+        }
+        for k in 0..3 {
+            log.push_str(&format!("{second},00:00:{k:02},40\n"));
+        }
+        let t = ok(&log);
+        let steps: Vec<f64> = t.gpus[0].t.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(
+            steps.iter().all(|&d| (d - 1.0).abs() < 1e-9),
+            "{first} -> {second}: {steps:?}"
+        );
+    }
+}
+
 /// A headerless, unitless row of `temperature.gpu, utilization.gpu, utilization.memory,
 /// memory.total, memory.free, memory.used, power.draw` for sample `k` of a training job
 /// whose utilisation swings with a period of 10 samples.
