@@ -7,8 +7,34 @@
 //! (a doctor or config finding, a compute-bound step) carries `null` and the reason
 //! (`no_estimate`).
 
+use gpufeed_stats::thresholds::ESTIMATE_BOUND_SPEEDUP;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// A speedup as the text gives it: two significant figures (`1.6x`, `16x`), and past
+/// [`ESTIMATE_BOUND_SPEEDUP`] the bound, `at least 20x`, since what is left of the step is
+/// then under its own measurement's spread.
+#[must_use]
+pub fn speedup_text(x: f64) -> String {
+    if x >= ESTIMATE_BOUND_SPEEDUP {
+        format!("at least {ESTIMATE_BOUND_SPEEDUP:.0}x")
+    } else if x >= 10.0 {
+        format!("{x:.0}x")
+    } else {
+        format!("{x:.1}x")
+    }
+}
+
+/// Why a bound and not a figure, for a speedup past [`ESTIMATE_BOUND_SPEEDUP`]: "" below it.
+#[must_use]
+pub fn bound_reason(x: f64) -> &'static str {
+    if x >= ESTIMATE_BOUND_SPEEDUP {
+        "; the cause is over 95 % of the step, so what is left of it is under the steps' own \
+         spread and no closer figure holds"
+    } else {
+        ""
+    }
+}
 
 /// The expected median step time if one cause alone were removed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -41,14 +67,24 @@ impl IfFixed {
     }
 
     /// The text report's line for a cause: "fix the input pipeline: 240 -> ~150 ms per
-    /// step (1.6x)".
+    /// step (1.6x)"; past [`ESTIMATE_BOUND_SPEEDUP`], "240 -> under 12 ms per step (at
+    /// least 20x; ...)".
     #[must_use]
     pub fn line(&self, what: &str, now_ms: f64) -> String {
+        if self.speedup >= ESTIMATE_BOUND_SPEEDUP {
+            return format!(
+                "{what}: {} -> under {} ms per step ({}{})",
+                round_ms(now_ms),
+                round_ms(now_ms / ESTIMATE_BOUND_SPEEDUP),
+                speedup_text(self.speedup),
+                bound_reason(self.speedup)
+            );
+        }
         format!(
-            "{what}: {} -> ~{} ms per step ({:.1}x)",
+            "{what}: {} -> ~{} ms per step ({})",
             round_ms(now_ms),
             round_ms(self.step_ms),
-            self.speedup
+            speedup_text(self.speedup)
         )
     }
 }
@@ -75,10 +111,20 @@ impl SpeedupIfFixed {
         })
     }
 
-    /// The text report's line: "fix the input pipeline: ~1.6x the steps per second".
+    /// The text report's line: "fix the input pipeline: ~1.6x the steps per second" (past
+    /// [`ESTIMATE_BOUND_SPEEDUP`], "at least 20x ..." and why).
     #[must_use]
     pub fn line(&self, what: &str) -> String {
-        format!("{what}: ~{:.1}x the steps per second", self.speedup)
+        let x = speedup_text(self.speedup);
+        let approx = if self.speedup >= ESTIMATE_BOUND_SPEEDUP {
+            ""
+        } else {
+            "~"
+        };
+        format!(
+            "{what}: {approx}{x} the steps per second{}",
+            bound_reason(self.speedup)
+        )
     }
 }
 
@@ -146,6 +192,30 @@ pub fn sort_by_gain<T>(causes: &mut [T], key: impl Fn(&T) -> Option<&IfFixed>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two significant figures, and a bound where the model stops holding: "~155.2x" read
+    /// as exact (issue 41).
+    #[test]
+    fn speedups_have_two_figures_and_a_bound() {
+        assert_eq!(speedup_text(1.04), "1.0x");
+        assert_eq!(speedup_text(1.64), "1.6x");
+        assert_eq!(speedup_text(16.4), "16x");
+        assert_eq!(speedup_text(155.2), "at least 20x");
+        let s = SpeedupIfFixed::removing(0.99356, "a").unwrap_or_else(|| panic!("valid"));
+        let line = s.line("fix the input pipeline");
+        assert!(
+            line.starts_with(
+                "fix the input pipeline: at least 20x the steps per second; the cause is over 95 %"
+            ),
+            "{line}"
+        );
+        let f = IfFixed::new(240.0, 1.5, "a").unwrap_or_else(|| panic!("valid"));
+        let line = f.line("fix the input pipeline", 240.0);
+        assert!(
+            line.starts_with("fix the input pipeline: 240 -> under 12 ms per step (at least 20x;"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn the_line_and_the_order() {

@@ -107,6 +107,10 @@ thresholds! {
     GPU_STEP_COPY_HOLDS = 0.9, "ratio",
         "profiler traces: a step's `gpu_user_annotation` copy times the step on the GPU only when it holds at least this share of the GPU time of the work the step launched; otherwise the host's window is the step",
         "gpufeed judgement: PyTorch's copy spans the step's kernels, so a true copy holds all of them; ROCm 6.2's copy in HTA's mi250 test trace ends after 1.0 ms of a 9.3 ms step holding 62 % of its GPU time, and timing the step by it made a 1 ms step of a host-bound one (half, the rule before, took it)";
+    /// An estimated speedup past this is given as a bound ("at least 20x").
+    ESTIMATE_BOUND_SPEEDUP = 20.0, "ratio",
+        "what fixing a cause is worth (`if_fixed`): past this speedup (a removed share above 95 % of the step) the text says \"at least 20x\" and why, not a figure",
+        "gpufeed judgement: removing a share s of the step gives 1 / (1 - s), which runs away as s nears 1: at 95 % what is left of the step is a twentieth of it, under the step-to-step spread of the steps measured, so the figure past 20x carries no information (an estimate of 155.2x read as exact)";
     /// A lone step covering less than this share of the GPU's profiled span gets no verdict.
     ONE_STEP_SPAN_MIN = 0.5, "ratio",
         "profiler traces: a rank (or GPU) with one step (after warm-up) that lasts less than this share of its GPU's profiled span (first GPU op to last) gets no verdict: the step is not what was profiled",

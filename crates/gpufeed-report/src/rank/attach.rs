@@ -74,9 +74,9 @@ pub(crate) fn causes(a: &Attach) -> Option<Cause> {
         no_estimate: Some(match &a.if_fixed {
             Some(f) => format!(
                 "stack samples give shares of the loop's time, not its step time: fixing it \
-                 would give ~{:.1}x the steps per second (the attach document's `if_fixed`); \
+                 would give {} the steps per second (the attach document's `if_fixed`); \
                  record the loop with gpufeed.StepTimer (or a profiler trace) for step times",
-                f.speedup
+                gpufeed_contract::estimate::speedup_text(f.speedup)
             ),
             None => "stack samples give shares of the loop's time, not its step time: record \
                      the loop with gpufeed.StepTimer (or a profiler trace) for an estimate"

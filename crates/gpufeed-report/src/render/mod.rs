@@ -106,13 +106,10 @@ fn capitalised(s: &str) -> String {
         .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
 
-/// `2.5x`, `40x`, `2400x`.
+/// `2.5x`, `16x`, `at least 20x`: two significant figures, a bound past
+/// `ESTIMATE_BOUND_SPEEDUP`.
 fn times(x: f64) -> String {
-    if x < 10.0 {
-        format!("{x:.1}x")
-    } else {
-        format!("{x:.0}x")
-    }
+    gpufeed_contract::estimate::speedup_text(x)
 }
 
 /// `10.0 steps/s, 160 samples/s`, or without the samples when they are not known.
