@@ -395,6 +395,10 @@ fn util_advice(v: UtilVerdict) -> &'static str {
         }
         UtilVerdict::Idle => "the GPU hardly works at all: is the job running on this GPU?",
         UtilVerdict::Stable => "the GPU is well fed",
+        UtilVerdict::TooShort => {
+            "too short to judge: the GPU stalls, but too few times to tell a regular cycle (a \
+             loader delivering in bursts) from irregular stalls; record longer"
+        }
     }
 }
 
@@ -446,6 +450,13 @@ pub fn render_text(path: &Path, report: &TraceReport) -> String {
                         "{} idle gaps at irregular times, {:.0} % of the time idle",
                         g.training.idle_gaps.count,
                         g.training.idle_fraction * 100.0
+                    ),
+                    (UtilVerdict::TooShort, ..) => format!(
+                        "{} idle gaps, {:.0} % of the time idle; at least {:.0} are needed to \
+                         tell a cycle from irregular stalls",
+                        g.training.idle_gaps.count,
+                        g.training.idle_fraction * 100.0,
+                        gpufeed_stats::thresholds::PERIOD_MIN_CYCLES
                     ),
                     _ => format!("mean {:.1} %", g.training.mean),
                 };

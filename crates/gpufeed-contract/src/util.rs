@@ -143,8 +143,9 @@ impl Default for Util {
 impl Document for Util {
     const NAME: &'static str = "util";
     /// 2: `gpus[].training`, the phase the verdict judges (issue 26). 3:
-    /// `gpus[].training.breaks`, idle stretches of a minute or more between phases.
-    const VERSION: u32 = 3;
+    /// `gpus[].training.breaks`, idle stretches of a minute or more between phases. 4: the
+    /// verdict `too_short` (stalls too few to tell a cycle from irregular ones).
+    const VERSION: u32 = 4;
     const WRITER: &'static str = "gpufeed trace --kind util";
 }
 
@@ -256,7 +257,8 @@ impl Monitor {
 impl Document for Monitor {
     const NAME: &'static str = "monitor";
     /// 2: `gpus[].training`, as in `util` 2. 3: `attach` (`watch`). 4:
-    /// `gpus[].training.breaks`, as in `util` 3, and `attach` version 2 (`if_fixed`).
-    const VERSION: u32 = 4;
+    /// `gpus[].training.breaks`, as in `util` 3, and `attach` version 2 (`if_fixed`). 5:
+    /// the verdict `too_short`, as in `util` 4.
+    const VERSION: u32 = 5;
     const WRITER: &'static str = "gpufeed monitor | watch --format json";
 }

@@ -24,8 +24,9 @@ use serde::{Deserialize, Serialize};
 /// `if_fixed`, issue 29), and since `attach` (the running job's samples, `analyze --attach
 /// PID`) and `inputs.attach`; 5 since its `util` document is version 3
 /// (`gpus[].training.breaks`: idle stretches of a minute or more between phases) and its
-/// `attach` document version 2 (`if_fixed`: the speedup from the cause's share).
-pub const SCHEMA: u32 = 5;
+/// `attach` document version 2 (`if_fixed`: the speedup from the cause's share); 6 since
+/// its `util` document is version 4 (the verdict `too_short`).
+pub const SCHEMA: u32 = 6;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.

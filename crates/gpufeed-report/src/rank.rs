@@ -385,7 +385,8 @@ fn setting_changes(cur: LoaderSettings, workers: usize, prefetch: usize, batch: 
 fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
     let mut by_verdict: BTreeMap<&str, Vec<&GpuUtil>> = BTreeMap::new();
     for g in &t.util.gpus {
-        if g.verdict != UtilVerdict::Stable {
+        // Too short to judge is no cause: nothing was told apart.
+        if !matches!(g.verdict, UtilVerdict::Stable | UtilVerdict::TooShort) {
             by_verdict.entry(g.verdict.as_str()).or_default().push(g);
         }
     }

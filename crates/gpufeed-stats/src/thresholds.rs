@@ -83,6 +83,14 @@ thresholds! {
     BURSTY_MIN_GAPS = 2.0, "count",
         "number of idle gaps needed for `bursty` (one gap is a pause, not a pattern)",
         "gpufeed judgement";
+    /// Idle gaps needed to tell irregular stalls (`bursty`) from a cycle.
+    PERIOD_MIN_CYCLES = 5.0, "count",
+        "a utilisation log with a large swing, idle gaps and no period is `bursty` only with at least this many idle gaps, or gaps unevenly spaced (CYCLE_SPACING_SPREAD); with fewer, evenly spaced, it is `too_short`: a cycle as long as their spacing would not have shown yet",
+        "the period test (crate::periodicity) looks at lags up to half the series and needs its peak above bounds shrinking as 1/sqrt(n): gpufeed's synthetic 1.5 s cycle is found from 5.3 cycles (8 s at 100 ms) and missed at 3.3 (5 s), where the log was called bursty";
+    /// Idle gaps whose start-to-start spacings are each within this share of their mean are evenly spaced.
+    CYCLE_SPACING_SPREAD = 0.1, "ratio",
+        "fewer than PERIOD_MIN_CYCLES idle gaps are `too_short` only when evenly spaced (each spacing within this share of their mean): they could be a cycle; unevenly spaced ones are `bursty` however few",
+        "gpufeed judgement: a loader's cycle repeats at the batch period, steady to a few percent, and sampling moves a gap's start by one sample (7 % of a 1.5 s cycle sampled every 100 ms); stalls of storage or garbage collection land at spacings that differ by far more (9-51 s in the 15 s log of issue 26)";
     /// Minimum autocorrelation at the period lag.
     PERIOD_MIN_STRENGTH = 0.3, "r",
         "autocorrelation at the period lag must reach this for a period to be reported",

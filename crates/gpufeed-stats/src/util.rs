@@ -41,7 +41,10 @@
 //!    the signature of a data pipeline that delivers in bursts (e.g. too few workers).
 //! 3. `bursty`: no period, but at least [`BURSTY_MIN_GAPS`] idle gaps covering at least
 //!    [`BURSTY_IDLE_FRACTION`] of the time, **and** swing >= [`SWING_LARGE_PP`]: irregular
-//!    stalls (storage hiccups, garbage collection, uneven batch sizes).
+//!    stalls (storage hiccups, garbage collection, uneven batch sizes). With fewer than
+//!    [`PERIOD_MIN_CYCLES`] gaps evenly spaced (within [`CYCLE_SPACING_SPREAD`]),
+//!    `too_short`: a cycle of their spacing could not show yet, so irregular and periodic
+//!    cannot be told apart.
 //! 4. `idle`: mean < [`IDLE_UTIL_PCT`]: below the idle level on average, with neither a
 //!    cycle nor bursts (isolated readings of 16-32 % in an idle log are not work).
 //! 5. `starved`: mean < [`STARVED_MEAN_UTIL_PCT`]: steadily under-used, e.g. a model too
@@ -62,8 +65,9 @@ use serde::{Deserialize, Serialize};
 use crate::periodicity::{Periodicity, detect_period};
 use crate::summary::{Summary, percentile_sorted, summarize};
 use crate::thresholds::{
-    BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, EDGE_IDLE_SHARE, IDLE_P95_UTIL_PCT,
-    IDLE_UTIL_PCT, PHASE_BREAK_S, STARVED_MEAN_UTIL_PCT, SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
+    BURSTY_IDLE_FRACTION, BURSTY_MIN_GAPS, BUSY_UTIL_PCT, CYCLE_SPACING_SPREAD, EDGE_IDLE_SHARE,
+    IDLE_P95_UTIL_PCT, IDLE_UTIL_PCT, PERIOD_MIN_CYCLES, PHASE_BREAK_S, STARVED_MEAN_UTIL_PCT,
+    SWING_LARGE_PP, TRAINING_MIN_SAMPLES,
 };
 
 /// What the utilisation pattern says about the GPU.
@@ -80,6 +84,10 @@ pub enum UtilVerdict {
     Bursty,
     /// The GPU hardly works at all.
     Idle,
+    /// Stalls, but too few to tell a cycle from irregular ones: fewer than
+    /// [`PERIOD_MIN_CYCLES`] idle gaps, evenly spaced, and no period; record longer.
+    #[serde(rename = "too_short")]
+    TooShort,
 }
 
 impl UtilVerdict {
@@ -92,6 +100,7 @@ impl UtilVerdict {
             Self::Oscillating => "oscillating",
             Self::Bursty => "bursty",
             Self::Idle => "idle",
+            Self::TooShort => "too_short",
         }
     }
 }
@@ -294,6 +303,24 @@ pub fn idle_gaps(values: &[f64], idle_below: f64, interval_s: f64) -> IdleGaps {
     }
 }
 
+/// Whether the idle gaps of `values` start at even spacings (each within
+/// [`CYCLE_SPACING_SPREAD`] of their mean): few gaps spaced so could be a cycle not yet
+/// long enough to show; unevenly spaced ones are irregular however few.
+fn evenly_spaced(values: &[f64]) -> bool {
+    let starts: Vec<usize> = idle_gap_spans(values, IDLE_UTIL_PCT)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    let spacings: Vec<f64> = starts.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    if spacings.is_empty() {
+        return true;
+    }
+    let mean = spacings.iter().sum::<f64>() / spacings.len() as f64;
+    spacings
+        .iter()
+        .all(|d| (d - mean).abs() <= CYCLE_SPACING_SPREAD * mean)
+}
+
 /// The idle gaps of `values` as `(first sample, number of samples)`, in order: the same
 /// runs that [`idle_gaps`] counts, for plots that mark them. A run cut by the start or the
 /// end of the series is included with the part that was seen.
@@ -404,7 +431,11 @@ pub fn analyze_util(values: &[f64], interval_s: f64) -> Option<UtilAnalysis> {
         && phase_gaps.count as f64 >= BURSTY_MIN_GAPS
         && phase_idle >= BURSTY_IDLE_FRACTION
     {
-        UtilVerdict::Bursty
+        if (phase_gaps.count as f64) < PERIOD_MIN_CYCLES && evenly_spaced(&training) {
+            UtilVerdict::TooShort
+        } else {
+            UtilVerdict::Bursty
+        }
     } else if phase_summary.mean < IDLE_UTIL_PCT {
         // Below the idle level on average, with no cycle and no bursts: a few isolated
         // readings in an idle log, not a GPU steadily at work.
@@ -691,6 +722,22 @@ mod tests {
         assert!((sampling_interval(&t).unwrap() - 0.1).abs() < 1e-9);
         assert_eq!(sampling_interval(&[1.0]), None);
         assert_eq!(sampling_interval(&[1.0, 1.0]), None);
+    }
+
+    /// Three evenly spaced stalls in 5 s of a 1.5 s cycle: too few to tell a cycle from
+    /// irregular stalls, which was called bursty (issue 41); at 15 s the cycle shows.
+    #[test]
+    fn too_few_stalls_are_too_short_to_judge() {
+        let cycle = |n: usize| -> Vec<f64> {
+            (0..n)
+                .map(|i| if i % 15 < 9 { 40.0 } else { 1.0 })
+                .collect()
+        };
+        let short = analyze_util(&cycle(50), 0.1).unwrap();
+        assert_eq!(short.verdict, UtilVerdict::TooShort, "{short:?}");
+        assert_eq!(UtilVerdict::TooShort.as_str(), "too_short");
+        let long = analyze_util(&cycle(150), 0.1).unwrap();
+        assert_eq!(long.verdict, UtilVerdict::Oscillating, "{long:?}");
     }
 
     #[test]

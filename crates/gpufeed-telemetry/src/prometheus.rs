@@ -49,7 +49,14 @@ use std::time::Duration;
 use crate::jsonl::{GpuInfo, GpuSample, HostMetrics};
 
 /// The verdicts a GPU can have, each a label value of `gpufeed_gpu_verdict`.
-pub const VERDICTS: [&str; 5] = ["stable", "starved", "oscillating", "bursty", "idle"];
+pub const VERDICTS: [&str; 6] = [
+    "stable",
+    "starved",
+    "oscillating",
+    "bursty",
+    "idle",
+    "too_short",
+];
 
 /// The throttle reasons, each a label value of `gpufeed_gpu_throttle`.
 pub const THROTTLE_REASONS: [&str; 9] = [

@@ -51,7 +51,7 @@ fn verdict_style(v: UtilVerdict, color: bool) -> Style {
     }
     s.fg(match v {
         UtilVerdict::Stable => Color::Green,
-        UtilVerdict::Oscillating | UtilVerdict::Bursty => Color::Yellow,
+        UtilVerdict::Oscillating | UtilVerdict::Bursty | UtilVerdict::TooShort => Color::Yellow,
         UtilVerdict::Starved | UtilVerdict::Idle => Color::Red,
     })
 }
