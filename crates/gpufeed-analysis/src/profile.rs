@@ -316,7 +316,8 @@ pub fn data_profile(args: &DataSettings, ui: &dyn Ui) -> Result<DataProfile> {
         padding_share: 1.0 - run.data_bytes as f64 / run.batch_bytes.max(1) as f64,
     };
     let (grid, recommendation) = if args.benchmark {
-        let (g, r) = benchmark(&cache, &lc, consumer)?;
+        let current = (run.samples as f64 / run.elapsed_s, mean(&run.waits_ms));
+        let (g, r) = benchmark(&cache, &lc, consumer, current)?;
         (Some(g), Some(r))
     } else {
         (None, None)
@@ -360,10 +361,14 @@ pub fn data_profile(args: &DataSettings, ui: &dyn Ui) -> Result<DataProfile> {
 /// The grid: batch sizes × workers sized to the machine; each cell a fresh loader with its
 /// own warm-up. The winner has the most samples per second among cells whose cv (of the
 /// judged series, [`Judged`]) is below [`STEP_CV_UNSTABLE`] (all cells when none is).
+/// Where it is not faster than `current` (the settings as configured: the profile's own
+/// run, samples per second and mean wait), the recommendation is to keep them: a
+/// recommended setting is never slower than the current one.
 fn benchmark(
     cache: &Arc<Cache>,
     base: &LoaderConfig,
     consumer: Duration,
+    current: (f64, f64),
 ) -> Result<(Vec<Cell>, Recommendation)> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut workers: Vec<usize> = vec![1, cores.div_ceil(2), cores, 2 * cores];
@@ -397,6 +402,13 @@ fn benchmark(
             });
         }
     }
+    let rec = recommend(&grid, base, current)?;
+    Ok((grid, rec))
+}
+
+/// The grid's winner (see [`benchmark`]), or the settings as configured where it is not
+/// faster than they ran (`current`: samples per second and mean wait).
+fn recommend(grid: &[Cell], base: &LoaderConfig, current: (f64, f64)) -> Result<Recommendation> {
     let stable: Vec<&Cell> = grid.iter().filter(|c| c.cv < STEP_CV_UNSTABLE).collect();
     let pool: Vec<&Cell> = if stable.is_empty() {
         grid.iter().collect()
@@ -407,20 +419,35 @@ fn benchmark(
         .into_iter()
         .max_by(|a, b| a.samples_per_s.total_cmp(&b.samples_per_s))
         .context("the benchmark grid is empty")?;
-    let prefetch = 2 * best.workers;
-    let yaml = format!(
-        "data:\n  batch_size: {}\n  num_workers: {}\n  prefetch_buffer_size: {}\n",
-        best.batch_size, best.workers, prefetch
-    );
-    let rec = Recommendation {
-        batch_size: best.batch_size,
-        num_workers: best.workers,
-        prefetch_buffer_size: prefetch,
-        samples_per_s: best.samples_per_s,
-        mean_wait_ms: best.mean_wait_ms,
-        yaml,
-    };
-    Ok((grid, rec))
+    Ok(if best.samples_per_s > current.0 {
+        let prefetch = 2 * best.workers;
+        Recommendation {
+            batch_size: best.batch_size,
+            num_workers: best.workers,
+            prefetch_buffer_size: prefetch,
+            samples_per_s: best.samples_per_s,
+            mean_wait_ms: best.mean_wait_ms,
+            yaml: data_yaml(best.batch_size, best.workers, prefetch),
+            keep_current: false,
+        }
+    } else {
+        Recommendation {
+            batch_size: base.batch_size,
+            num_workers: base.workers,
+            prefetch_buffer_size: base.prefetch,
+            samples_per_s: current.0,
+            mean_wait_ms: current.1,
+            yaml: data_yaml(base.batch_size, base.workers, base.prefetch),
+            keep_current: true,
+        }
+    })
+}
+
+/// The `data:` block of loader settings to paste into the config.
+fn data_yaml(batch_size: usize, workers: usize, prefetch: usize) -> String {
+    format!(
+        "data:\n  batch_size: {batch_size}\n  num_workers: {workers}\n  prefetch_buffer_size: {prefetch}\n"
+    )
 }
 
 /// The text report of `profile data`: verdict first, then the figures behind it.
@@ -524,9 +551,10 @@ pub fn render(p: &contract::DataProfile, consumer_ms: f64, lc: &LoaderConfig) ->
                 c.batch_size, c.workers, c.samples_per_s, c.mean_wait_ms, c.cv
             );
         }
+        let keep = r.keep_words();
         let _ = writeln!(
             o,
-            "\nrecommended ({:.0} samples/s, wait {:.3} ms per batch):\n{}",
+            "\nrecommended ({:.0} samples/s, wait {:.3} ms per batch{keep}):\n{}",
             r.samples_per_s, r.mean_wait_ms, r.yaml
         );
     }
@@ -551,6 +579,38 @@ mod tests {
             items: vec![56; n],
             ..Run::default()
         }
+    }
+
+    /// The demo's loader at batch 56 and 2 workers made 111k samples/s; the grid's best
+    /// cell (batch 32) 65k. It was "recommended" (issue 41): a recommendation is never
+    /// slower than the settings as configured, so they are kept, and said so.
+    #[test]
+    fn a_grid_slower_than_the_current_settings_recommends_keeping_them() {
+        let cell = |b: usize, w: usize, sps: f64| Cell {
+            batch_size: b,
+            workers: w,
+            samples_per_s: sps,
+            mean_wait_ms: 1.0,
+            cv: 0.05,
+        };
+        let grid = vec![cell(8, 1, 20_000.0), cell(32, 2, 65_000.0)];
+        let base = LoaderConfig {
+            batch_size: 56,
+            workers: 2,
+            prefetch: 4,
+            ..LoaderConfig::default()
+        };
+        let r = recommend(&grid, &base, (111_000.0, 0.3)).unwrap();
+        assert!(r.keep_current);
+        assert_eq!(
+            (r.batch_size, r.num_workers, r.prefetch_buffer_size),
+            (56, 2, 4)
+        );
+        assert!((r.samples_per_s - 111_000.0).abs() < 1e-9);
+        assert!(r.keep_words().contains("keep the current settings"));
+        let faster = recommend(&grid, &base, (50_000.0, 0.3)).unwrap();
+        assert!(!faster.keep_current);
+        assert_eq!((faster.batch_size, faster.num_workers), (32, 2));
     }
 
     #[test]

@@ -151,6 +151,23 @@ pub struct Recommendation {
     pub mean_wait_ms: f64,
     /// The `data:` block to paste into the config.
     pub yaml: String,
+    /// No cell of the grid is faster than the settings as configured (the profile's own
+    /// run): the recommendation is to keep them, with their figures.
+    #[serde(default)]
+    pub keep_current: bool,
+}
+
+impl Recommendation {
+    /// ": keep the current settings, no cell of the grid is faster" where none beats them;
+    /// "" otherwise.
+    #[must_use]
+    pub fn keep_words(&self) -> &'static str {
+        if self.keep_current {
+            ": keep the current settings, no cell of the grid is faster"
+        } else {
+            ""
+        }
+    }
 }
 
 /// `gpufeed profile data --format json`.
@@ -206,6 +223,7 @@ impl Default for DataProfile {
 
 impl Document for DataProfile {
     const NAME: &'static str = "profile-data";
-    const VERSION: u32 = 1;
+    /// 2: `recommendation.keep_current`, where no cell beats the settings as configured.
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed profile data";
 }

@@ -118,6 +118,7 @@ fn starving() -> Collected {
             mean_wait_ms: 4.7,
             yaml: "data:\n  batch_size: 16\n  num_workers: 8\n  prefetch_buffer_size: 16\n"
                 .to_owned(),
+            keep_current: false,
         }),
         ..DataProfile::default()
     };

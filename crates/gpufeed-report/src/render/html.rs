@@ -405,8 +405,9 @@ fn grid(o: &mut String, r: &Report) {
             if let Some(rec) = &d.recommendation {
                 let _ = write!(
                     o,
-                    "<p>Recommended (outlined, {:.0} samples/s):</p><pre>{}</pre>",
+                    "<p>Recommended (outlined, {:.0} samples/s{}):</p><pre>{}</pre>",
                     rec.samples_per_s,
+                    esc(rec.keep_words()),
                     esc(&rec.yaml)
                 );
                 if let Some(note) = super::loader_vs_step(r) {

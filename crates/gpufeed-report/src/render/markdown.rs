@@ -342,9 +342,10 @@ fn data(o: &mut String, r: &Report) {
     if let Some(rec) = &d.recommendation {
         let _ = writeln!(
             o,
-            "Recommended ({:.0} samples/s, wait {} per batch):\n\n```yaml\n{}```\n",
+            "Recommended ({:.0} samples/s, wait {} per batch{}):\n\n```yaml\n{}```\n",
             rec.samples_per_s,
             ms(rec.mean_wait_ms),
+            rec.keep_words(),
             rec.yaml.replace("```", "")
         );
         if let Some(note) = super::loader_vs_step(r) {
