@@ -161,7 +161,7 @@ fn looks_like_profiler_trace(path: &Path) -> bool {
 
 /// The first non-empty line of a file (its first MiB), without a UTF-8 BOM; `None` when
 /// it cannot be read or holds none.
-fn first_line(path: &Path) -> Option<String> {
+pub fn first_line(path: &Path) -> Option<String> {
     let file = fs_err::File::open(path).ok()?;
     // A header is a few hundred bytes; a file whose first MiB is blank is no log. A read
     // error ends the search: `lines` would repeat it for ever (a folder opens on Linux, and

@@ -410,6 +410,9 @@ pub struct MonitorArgs {
     /// The output format.
     #[command(flatten)]
     pub output: Output,
+    /// No progress lines, only the report (`gpufeed trace` of a host-only recording).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 /// Arguments of `gpufeed watch`.

@@ -220,6 +220,25 @@ fn print_report(
     Ok(())
 }
 
+/// The report of a gpufeed recording replayed at once, with no progress lines: `gpufeed
+/// trace` of a recording that holds the host's samples and no GPU's (`watch --record` where
+/// no GPU was visible), which the utilisation reader has nothing to judge in.
+pub fn replay_report(path: &std::path::Path, output: crate::cli::Output) -> Result<ExitCode> {
+    monitor(&MonitorArgs {
+        interval: None,
+        interval_ms: None,
+        duration: None,
+        record: None,
+        plain: false,
+        prometheus: None,
+        replay: Some(path.to_owned()),
+        speed: Some("max".to_owned()),
+        synthetic: None,
+        output,
+        quiet: true,
+    })
+}
+
 /// `gpufeed monitor`.
 pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
     let interval_ms = interval_ms(args.interval, args.interval_ms)?;
@@ -308,7 +327,9 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
         .map(|p| Recorder::create(p, &header))
         .transpose()?;
     // The live panel last: errors above are printed on the normal screen.
-    let view = if args.plain {
+    let view = if args.quiet {
+        View::Quiet
+    } else if args.plain {
         View::Plain {
             to_stderr: args.output.format == Format::Json,
         }

@@ -40,7 +40,17 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
             }
         }
         TraceSource::Stdin { kind } | TraceSource::Log { kind, .. } => {
-            let (report, warnings) = trace::analyze_file_with(file, kind, args.interval)?;
+            let (report, warnings) = match trace::analyze_file_with(file, kind, args.interval) {
+                Err(e) if host_only_recording(file, &e) => {
+                    printer::warn(&format!(
+                        "`{}` is a gpufeed recording of the host alone (no GPU was visible \
+                         when it was recorded): its host figures follow",
+                        file.display()
+                    ));
+                    return crate::monitor::replay_report(file, args.output);
+                }
+                r => r?,
+            };
             for w in &warnings {
                 printer::warn(w);
             }
@@ -52,6 +62,19 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether reading `file` failed only because it is a gpufeed recording with no GPU
+/// samples: `watch --record` where no GPU was visible writes the host's alone.
+fn host_only_recording(file: &std::path::Path, e: &anyhow::Error) -> bool {
+    use gpufeed_telemetry::TraceError;
+    matches!(
+        e.downcast_ref::<TraceError>(),
+        Some(TraceError::NoSamples { .. })
+    ) && gpufeed_analysis::detect::first_line(file).is_some_and(|l| {
+        gpufeed_telemetry::trace::detect_kind(&l).1
+            == gpufeed_telemetry::trace::TraceFormat::GpufeedJsonl
+    })
 }
 
 /// Prometheus answers at most this many points per series.

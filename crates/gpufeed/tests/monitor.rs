@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(clippy::print_stderr)] // why a test skipped
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
@@ -598,24 +598,31 @@ fn watch_keeps_the_command_output_off_the_json() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("hello from the command"));
 }
 
+/// `gpufeed watch --no-attach --interval-ms 50 --record DIR/watch.jsonl -- sh -c SCRIPT`;
+/// the recording's path.
+fn record_watch(dir: &Path, script: &str) -> PathBuf {
+    let rec = dir.join("watch.jsonl");
+    let rec_arg = rec.to_str().unwrap();
+    let args = [
+        "watch",
+        "--no-attach",
+        "--interval-ms",
+        "50",
+        "--record",
+        rec_arg,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    run(&args, 0);
+    rec
+}
+
 #[test]
 fn watch_records_the_process_tree() {
     let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("watch.jsonl");
-    run(
-        &[
-            "watch",
-            "--interval-ms",
-            "50",
-            "--record",
-            rec.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "sleep 0.6",
-        ],
-        0,
-    );
+    let rec = record_watch(dir.path(), "sleep 0.6");
     let text = fs_err::read_to_string(&rec).unwrap();
     let hosts: Vec<serde_json::Value> = text
         .lines()
@@ -630,6 +637,28 @@ fn watch_records_the_process_tree() {
             .any(|h| h["host"]["proc_count"].as_u64() >= Some(1)),
         "{text}"
     );
+}
+
+/// Everything gpufeed writes, `trace` reads: a `watch --record` file of a machine with no
+/// GPU holds the host's samples alone, which `trace` refused ("no utilisation samples;
+/// record with ... `gpufeed monitor --record`", issue 41). Its host figures are given.
+#[test]
+fn trace_reads_what_watch_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = record_watch(dir.path(), "sleep 0.4");
+    let out = StdCommand::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args(["trace", rec.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gpus = doc["gpus"].as_array().unwrap();
+    if gpus.is_empty() {
+        // No GPU was visible: the host's figures, said so.
+        assert!(doc["host"]["samples"].as_u64() >= Some(5), "{doc}");
+        assert!(stderr.contains("recording of the host alone"), "{stderr}");
+    }
 }
 
 /// Starts `gpufeed watch -- sh -c SCRIPT` where the script touches `mark` once it runs,
