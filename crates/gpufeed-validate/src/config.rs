@@ -63,12 +63,17 @@ pub(super) fn warnings(
             let evidence = line_text(text, w.line)
                 .map(|l| format!("line {}: `{l}`", w.line))
                 .unwrap_or_else(|| format!("`{}`", w.key));
-            let fix = warning_fix(w, source);
+            // A rename `--fix` applies must not write a key the trainer rejects.
+            let rejected = rejected_rename(w);
+            let fix = match &rejected {
+                Some(why) => why.clone(),
+                None => warning_fix(w, source),
+            };
             let mut f = Finding::new(id, Severity::Warning, w.message.clone())
                 .at(path, w.line, w.column)
                 .evidence(evidence)
                 .fix(fix);
-            if let Some(edit) = &w.edit {
+            if let Some(edit) = w.edit.as_ref().filter(|_| rejected.is_none()) {
                 f = f.edit(TextEdit {
                     byte_start: edit.span.byte_start,
                     byte_end: edit.span.byte_end,
@@ -78,6 +83,26 @@ pub(super) fn warnings(
             f
         })
         .collect()
+}
+
+/// For an unknown key whose rename would write a key MyXTTS' dataclasses reject (a typo of
+/// `mixed_precision` under `training`, which gpufeed knows but MyXTTS reads under `data`):
+/// what to do instead, since `--fix` does not write it. `None` otherwise.
+fn rejected_rename(w: &ConfigWarning) -> Option<String> {
+    let edit = w.edit.as_ref()?;
+    if !matches!(w.kind, WarningKind::UnknownKey { .. }) {
+        return None;
+    }
+    let section = w.key.rsplit_once('.').map(|(s, _)| s)?;
+    let target = format!("{section}.{}", edit.replacement);
+    let gpufeed_config::Myxtts::NotAKey(note) = gpufeed_config::key_info(&target)?.myxtts else {
+        return None;
+    };
+    let leaf = w.key.rsplit('.').next().unwrap_or(&w.key);
+    Some(format!(
+        "rename `{leaf}` by hand to the key your trainer reads: `--fix` does not write \
+         `{target}`, which MyXTTS rejects ({note})"
+    ))
 }
 
 /// The fix of a warning: the edit as YAML when there is one, else the rule's advice.
@@ -136,6 +161,22 @@ mod tests {
                 f
             }
         }
+    }
+
+    /// `training.mixed_precison` was renamed by `--fix` to `training.mixed_precision`, a key
+    /// gpufeed knows and MyXTTS' TrainingConfig rejects, so that the next `validate` said
+    /// MyXTTS rejects the key `--fix` had just written (issue 41). No edit now, and why.
+    #[test]
+    fn a_rename_to_a_key_the_trainer_rejects_is_not_applied() {
+        let f = findings("training:\n  mixed_precison: true\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "config-unknown-key");
+        assert!(f[0].edit.is_none(), "{f:?}");
+        assert!(
+            f[0].fix.contains("by hand") && f[0].fix.contains("MyXTTS rejects"),
+            "{}",
+            f[0].fix
+        );
     }
 
     #[test]

@@ -56,7 +56,7 @@
 //! | `config-bad-merge` | error | `<<` must point at a mapping | point it at a mapping anchor |
 //! | `config-wrong-type` | error | the trainer's dataclasses do not convert types | write a value of the named type |
 //! | `config-invalid-value` | error | out of range or inconsistent (`win_length > n_fft`, `data_gpu == model_gpu`, ...) | as the message says |
-//! | `config-unknown-key` | warning | MyXTTS rejects unknown keys, gpufeed ignores them: a typo leaves the default in force | rename to the suggestion (**`--fix`** when the suggestion is in the same section, not already set, and takes the key's value; else the finding says why not) |
+//! | `config-unknown-key` | warning | MyXTTS rejects unknown keys, gpufeed ignores them: a typo leaves the default in force | rename to the suggestion (**`--fix`** when the suggestion is in the same section, not already set, takes the key's value and is not a key MyXTTS rejects; else the finding says why not) |
 //! | `config-float-is-string-for-pyyaml` | warning | PyYAML reads `1e-4` as a string | `1.0e-4` (**`--fix`**) |
 //! | `config-number-differs-in-pyyaml` | warning | `010` is octal for PyYAML | a spelling both read alike (**`--fix`**) |
 //! | `config-yaml11-boolean` | warning | `yes`/`no`/`on`/`off` are booleans only for PyYAML | `true`/`false` (**`--fix`**) |
