@@ -439,9 +439,10 @@ pub const TRAINERS: &[Trainer] = &[
             ),
             s(Evaluation, &["iters_per_checkpoint"]),
         ],
-        note: "train.py validates and saves a checkpoint every `iters_per_checkpoint` \
-               iterations; its loader (`num_workers=1`, `pin_memory=False`) is set in train.py; \
-               `gpufeed lint` reads the code",
+        note: "upstream NVIDIA/tacotron2's train.py validates and saves a checkpoint every \
+               `iters_per_checkpoint` iterations and sets the loader (`num_workers=1`, \
+               `pin_memory=False`); gpufeed did not read your train.py: `gpufeed lint` reads \
+               the code",
         source: "NVIDIA/tacotron2: hparams.py (`create_hparams()`: AttrDict or \
                  tf.contrib.training.HParams); NVIDIA/mellotron: hparams.py",
     },
@@ -467,9 +468,10 @@ pub const TRAINERS: &[Trainer] = &[
             s(Shapes, &["data_config.segment_length"]),
             s(Evaluation, &["train_config.iters_per_checkpoint"]),
         ],
-        note: "its loader (`num_workers=1`, `pin_memory=False`) is set in train.py, which \
-               reads the `train_config` and `data_config` sections; WaveGlow computes each \
-               clip's mel per item (mel2samp.py); `gpufeed lint` reads the code",
+        note: "upstream NVIDIA/waveglow's train.py reads the `train_config` and `data_config` \
+               sections and sets the loader (`num_workers=1`, `pin_memory=False`), and its \
+               mel2samp.py computes each clip's mel per item; gpufeed did not read your code: \
+               `gpufeed lint` reads it",
         source: "NVIDIA/waveglow: config.json; NVIDIA/flowtron: config.json",
     },
     Trainer {

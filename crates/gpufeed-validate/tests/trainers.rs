@@ -487,3 +487,22 @@ fn nested_settings_and_evaluation_pauses_are_read() {
         ],
     );
 }
+
+/// A finding quotes only files that were read: validating `hparams.py` said its loader
+/// (`num_workers=1`, `pin_memory=False`) "is set in train.py", a file gpufeed never opened,
+/// as if it were the user's (issue 41). What the upstream trainer's code does is named as
+/// upstream's, and the user's code is left to `gpufeed lint`.
+#[test]
+fn findings_quote_only_files_that_were_read() {
+    let ctx = this_machine(8);
+    for file in ["tacotron2_hparams.py", "waveglow_config.json"] {
+        let v = validate_file(&config(file), &ctx).unwrap();
+        for f in &v.findings {
+            let text = format!("{} {} {}", f.message, f.evidence, f.fix);
+            if text.contains("num_workers=1") {
+                assert!(text.contains("upstream"), "{file}: {text}");
+                assert!(text.contains("did not read your"), "{file}: {text}");
+            }
+        }
+    }
+}
