@@ -377,15 +377,21 @@ impl<'a, 't> Project<'a, 't> {
         own
     }
 
-    /// A function name defined once in the project, or once among the files that file
-    /// `fi` imports from (dunder methods excepted).
-    fn unique(&self, fi: usize, name: &str) -> Vec<Func<'t>> {
+    /// A function name defined once, among the functions `keep` accepts, in the project, or
+    /// once among the files that file `fi` imports from (dunder methods excepted).
+    fn unique_where(
+        &self,
+        fi: usize,
+        name: &str,
+        keep: impl Fn(&Func<'t>) -> bool,
+    ) -> Vec<Func<'t>> {
         if !self.cross || name.starts_with("__") {
             return Vec::new();
         }
         let Some(all) = self.by_name.get(name) else {
             return Vec::new();
         };
+        let all: Vec<Func<'t>> = all.iter().copied().filter(|f| keep(f)).collect();
         if let [one] = all.as_slice() {
             return vec![*one];
         }
@@ -439,7 +445,12 @@ impl<'a, 't> Project<'a, 't> {
                 return found;
             }
         }
-        self.unique(fi, last)
+        // `obj.name()` on anything but a module (imports are resolved above) calls a method:
+        // never a module-level function that shares its name (`model.train()` is the
+        // nn.Module method, not the script's own `def train(...)`).
+        self.unique_where(fi, last, |func| {
+            ast::enclosing(func.def, "class_definition").is_some()
+        })
     }
 
     /// The body to walk of a function or lambda.

@@ -79,6 +79,14 @@ fn check(name: &str) {
     assert_eq!(found(&dir), expected(&dir), "{name}");
 }
 
+/// `model.train()` is the nn.Module method, not the script's own `def train(...)`: an
+/// evaluation loop that switches the model back after each batch was taken for a
+/// training loop (it "calls `model.train()`"), and its `.item()` flagged (issue 44).
+#[test]
+fn a_method_call_is_not_the_module_function_of_its_name() {
+    check("method-not-function");
+}
+
 /// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
 /// positional argument is `num_workers`.
 #[test]
