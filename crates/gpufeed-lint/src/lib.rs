@@ -105,6 +105,7 @@
 
 mod ast;
 mod decode;
+pub mod examples;
 mod loops;
 mod project;
 mod signatures;

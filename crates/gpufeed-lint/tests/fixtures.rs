@@ -55,6 +55,10 @@ fn every_lint_rule_has_a_failing_and_a_passing_fixture() {
         let bad = fixture(&format!("{}.bad.py", rule.id));
         let good = fixture(&format!("{}.good.py", rule.id));
         let bad_text = fs_err::read_to_string(&bad).expect("bad fixture");
+        // `gpufeed rules ID` shows these very files.
+        let shown = gpufeed_lint::examples::example(rule.id)
+            .unwrap_or_else(|| panic!("`{}` has no example for `gpufeed rules`", rule.id));
+        assert_eq!(shown.bad, bad_text, "{}", rule.id);
         let want = expected(&bad_text);
         assert!(
             want.iter().any(|(id, _)| id == rule.id),

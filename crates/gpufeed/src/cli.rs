@@ -113,6 +113,12 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Print the JSON Schema of a `--format json` document (with no NAME: list them)
     Schema(SchemaArgs),
+    /// List the rules of `validate`, `lint` and `doctor`, or explain one with its fix and an
+    /// example
+    #[command(
+        after_help = "Examples:\n  gpufeed rules                     # every rule: id, severity, command, why\n  gpufeed rules host-sync-in-loop   # one rule: why, fix, code that fires it and code that does not"
+    )]
+    Rules(RulesArgs),
     /// Check GPU, host, storage, frameworks, environment, config and code, with concrete fixes
     Doctor(DoctorArgs),
     /// Validate a training config (the trainer's YAML) and optionally fix it in place
@@ -610,6 +616,7 @@ impl Command {
             Self::Watch(_) => "watch",
             Self::Attach(_) => "attach",
             Self::Trace(_) => "trace",
+            Self::Rules(_) => "rules",
             Self::Compare(_) => "compare",
             Self::DemoData(_) => "demo-data",
             Self::Precompute(_) => "precompute",
@@ -644,6 +651,13 @@ pub struct SchemaArgs {
     /// Write every schema as DIR/NAME.json instead
     #[arg(long, value_name = "DIR", conflicts_with = "name")]
     pub out: Option<PathBuf>,
+}
+
+/// Arguments of `gpufeed rules`.
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// The rule to explain (`gpufeed rules` lists them)
+    pub id: Option<String>,
 }
 
 /// A share between 0 and 1 (`--max-skipped`).

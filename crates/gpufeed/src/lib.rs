@@ -23,6 +23,7 @@ pub mod monitor;
 pub mod precompute;
 pub mod printer;
 pub mod profile;
+pub mod rules;
 pub mod schema;
 pub mod trace;
 mod ui;
@@ -96,5 +97,6 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Doctor(args) => doctor::doctor(&args),
         Command::Analyze(args) => analyze::analyze(&args),
         Command::Schema(args) => schema::schema(&args),
+        Command::Rules(args) => rules::rules(&args),
     }
 }

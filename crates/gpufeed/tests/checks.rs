@@ -506,3 +506,38 @@ fn lint_never_modifies_files() {
     let names: Vec<_> = fs_err::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(names.len(), 1);
 }
+
+// ---- rules ----
+
+/// `gpufeed rules` lists every rule of the registry once; `gpufeed rules ID` explains one
+/// with its fix and, for a lint rule, the fixture that fires it and the one that does not;
+/// a mistyped id is one line naming the nearest rule (issue 44, point 8).
+#[test]
+fn rules_are_listed_and_explained() {
+    let run = gpufeed(&["rules"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for r in gpufeed_findings::RULES {
+        let lines = run
+            .stdout
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(r.id))
+            .count();
+        assert_eq!(lines, 1, "{}: {}", r.id, run.stdout);
+    }
+    let run = gpufeed(&["rules", "host-sync-in-loop"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let rule = gpufeed_findings::rule_info("host-sync-in-loop").unwrap();
+    assert!(run.stdout.contains(rule.fix), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("# expect: host-sync-in-loop"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("not on:"), "{}", run.stdout);
+    let run = gpufeed(&["rules", "storage-network-fs"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    bad_input(
+        &["rules", "host-sync-in-lop"],
+        "did you mean `host-sync-in-loop`",
+    );
+}
