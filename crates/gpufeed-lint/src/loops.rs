@@ -157,11 +157,45 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
 /// (`reduced_loss = loss.item()`): it is never a tensor, whatever it is called.
 const HOST: char = '!';
 
-/// `x = t.item()`, `x = float(t)`, `x = t.tolist()`: the value is on the host.
+/// `x = t.item()`, `x = float(t)`, `x = t.tolist()`: the value is on the host; so is a
+/// dict, list or tuple whose every value is (`losses = {"total": loss.item(), "mel":
+/// mel.item()}`), and a dict comprehension of such values (`{k: v.item() for k, v in
+/// d.items()}`), whatever the name says.
 fn assigns_host_value(assignment: Node<'_>, src: &str) -> bool {
     assignment
         .child_by_field_name("right")
-        .is_some_and(|r| r.kind() == "call" && on_host(r, src, &HashSet::new()))
+        .is_some_and(|r| host_container(r, src))
+}
+
+/// A host value itself, or a literal container (or dict comprehension) of host values only.
+fn host_container(node: Node<'_>, src: &str) -> bool {
+    let none = HashSet::new();
+    match node.kind() {
+        "call" => on_host(node, src, &none),
+        "dictionary" => {
+            let mut c = node.walk();
+            let pairs: Vec<Node<'_>> = node.named_children(&mut c).collect();
+            !pairs.is_empty()
+                && pairs.iter().all(|p| {
+                    p.kind() == "pair"
+                        && p.child_by_field_name("value")
+                            .is_some_and(|v| v.kind() == "call" && on_host(v, src, &none))
+                })
+        }
+        "list" | "tuple" => {
+            let mut c = node.walk();
+            let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
+            !items.is_empty()
+                && items
+                    .iter()
+                    .all(|v| v.kind() == "call" && on_host(*v, src, &none))
+        }
+        "dictionary_comprehension" => node
+            .child_by_field_name("body")
+            .and_then(|pair| pair.child_by_field_name("value"))
+            .is_some_and(|v| v.kind() == "call" && on_host(v, src, &none)),
+        _ => false,
+    }
 }
 
 /// The mark of a name that holds a host value, for a set of tensor names.
@@ -215,6 +249,10 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
         return false;
     }
     let whole = text(node, src);
+    // An element or attribute of a host value (`loss_values[0]` of a list of floats).
+    if names.contains(&host_mark(text(root, src))) {
+        return false;
+    }
     let name = text(root, src).to_ascii_lowercase();
     names.contains(whole)
         || names.contains(text(root, src))

@@ -87,6 +87,14 @@ fn a_method_call_is_not_the_module_function_of_its_name() {
     check("method-not-function");
 }
 
+/// Floats read with `.item()` into a dict or list named like a loss, then logged with
+/// `add_scalar`: the `.item()` calls are the syncs, the logging of the floats is not
+/// (issue 44, pattern 5).
+#[test]
+fn floats_already_on_the_host_are_not_tensors() {
+    check("host-values-logged");
+}
+
 /// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
 /// positional argument is `num_workers`.
 #[test]
