@@ -389,6 +389,73 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
     })
 }
 
+/// The command-line flags of a file that are off unless given: `add_argument("--sync_step",
+/// action="store_true")` (no `default`), or with `default=False` / `None` / `0`; by their
+/// `dest` (`--sync-step` is `sync_step`).
+pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    ast::walk(root, &mut |n| {
+        if n.kind() == "call" && ast::method(n, src) == Some("add_argument") {
+            let long = (0..3)
+                .filter_map(|i| ast::positional(n, i))
+                .map(|a| text(a, src).trim_matches(|c| c == '"' || c == '\''))
+                .find(|a| a.starts_with("--"));
+            let dest = ast::kwarg(n, "dest", src)
+                .map(|d| {
+                    text(d, src)
+                        .trim_matches(|c| c == '"' || c == '\'')
+                        .to_owned()
+                })
+                .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
+            let action = ast::kwarg(n, "action", src).map(|a| text(a, src));
+            let default = ast::kwarg(n, "default", src).map(|d| text(d, src));
+            let off = match default {
+                Some(d) => matches!(d, "False" | "None" | "0"),
+                None => action.is_some_and(|a| a.contains("store_true")),
+            };
+            if off && let Some(d) = dest {
+                out.insert(d);
+            }
+        }
+        true
+    });
+    out
+}
+
+/// An `if` on a flag that is off unless given on the command line (`if args.sync_step:`,
+/// [`opt_in_flags`]; alone or in an `and`): an opt-in debugging path, not every step.
+fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
+    if opt_in.is_empty() {
+        return false;
+    }
+    let is_flag = |c: Node<'_>| -> bool {
+        let name = match c.kind() {
+            "attribute" => c.child_by_field_name("attribute").map(|a| text(a, src)),
+            "identifier" => Some(text(c, src)),
+            _ => None,
+        };
+        name.is_some_and(|n| opt_in.contains(n))
+    };
+    node.child_by_field_name("condition").is_some_and(|c| {
+        let c = if c.kind() == "parenthesized_expression" {
+            c.named_child(0).unwrap_or(c)
+        } else {
+            c
+        };
+        is_flag(c)
+            || (c.kind() == "boolean_operator"
+                && c.child_by_field_name("operator")
+                    .is_some_and(|o| text(o, src) == "and")
+                && [
+                    c.child_by_field_name("left"),
+                    c.child_by_field_name("right"),
+                ]
+                .into_iter()
+                .flatten()
+                .any(is_flag))
+    })
+}
+
 /// An `if` whose body steps an optimizer (`optimizer.step()`, `scaler.step(opt)`,
 /// `apply_gradients`). Its condition's names do not decide: `global_step % (save_every *
 /// grad_accumulation_steps)` gates a checkpoint, not the optimizer.
@@ -409,15 +476,24 @@ fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
 /// names that decide a branch (`if stop > 0:`, which [`sync`] judges too): not inside
 /// nested functions, classes or lambdas, and not in the branch of an `if` that runs every
 /// N steps (its `elif`/`else` run on the other steps and count).
-pub(super) fn per_step_calls<'t>(body: Node<'t>, src: &str) -> Vec<(Node<'t>, bool)> {
-    per_step_calls_within(body, src, 0)
+pub(super) fn per_step_calls<'t>(
+    body: Node<'t>,
+    src: &str,
+    opt_in: &HashSet<String>,
+) -> Vec<(Node<'t>, bool)> {
+    per_step_calls_within(body, src, opt_in, 0)
 }
 
 /// [`per_step_calls`], each with whether it runs only on a branch inside `body` (in the
 /// body of an `if`, `elif`, `else` or `except`; an `if`'s condition runs every time). The
 /// branch blocks are tracked during the walk: `Node::parent` walks down from the root, so
 /// asking it of every call made a 50,000-call chain cubic.
-fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<(Node<'t>, bool)> {
+fn per_step_calls_within<'t>(
+    body: Node<'t>,
+    src: &str,
+    opt_in: &HashSet<String>,
+    depth: u64,
+) -> Vec<(Node<'t>, bool)> {
     let mut calls = Vec::new();
     // The byte ranges of the branch blocks around the node visited, innermost last. Blocks
     // nest or are disjoint, and the walk is in source order; only the consequence of the
@@ -432,12 +508,12 @@ fn per_step_calls_within<'t>(body: Node<'t>, src: &str, depth: u64) -> Vec<(Node
             open.pop();
         }
         let branch = open.iter().rev().take(2).any(|&(start, _)| start <= at);
-        if n.kind() == "if_statement" && periodic(n, src) {
+        if n.kind() == "if_statement" && (periodic(n, src) || opt_in_gate(n, src, opt_in)) {
             // Bounded: generated code can nest `if`s thousands deep.
             if depth < gpufeed_findings::constants::MAX_NESTING {
                 let mut c = n.walk();
                 for alt in n.children_by_field_name("alternative", &mut c) {
-                    calls.extend(per_step_calls_within(alt, src, depth + 1));
+                    calls.extend(per_step_calls_within(alt, src, opt_in, depth + 1));
                 }
             }
             return false;

@@ -49,6 +49,9 @@ struct Project<'a, 't> {
     heavy_memo: Mutex<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
+    /// The command-line flags that are off unless given, over the project's files: an
+    /// `if args.FLAG:` on one is an opt-in path, not every step.
+    opt_in: HashSet<String>,
 }
 
 /// Where a walk from one root has been.
@@ -254,6 +257,13 @@ impl<'a, 't> Project<'a, 't> {
             transforms: files.par_iter().map(transform_objects).collect(),
             heavy_memo: Mutex::new(HashMap::new()),
             cross,
+            opt_in: files
+                .par_iter()
+                .map(|f| loops::opt_in_flags(f.root, f.src))
+                .reduce(HashSet::new, |mut a, b| {
+                    a.extend(b);
+                    a
+                }),
         };
         p.imported = files
             .iter()
@@ -631,7 +641,7 @@ impl<'a, 't> Project<'a, 't> {
         out: &mut Vec<Found<'t>>,
     ) {
         let f = &self.files[fi];
-        for (call, on_branch) in loops::per_step_calls(body, f.src) {
+        for (call, on_branch) in loops::per_step_calls(body, f.src, &self.opt_in) {
             let branch = branch || on_branch;
             if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
                 out.push(Found {

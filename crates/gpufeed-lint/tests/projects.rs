@@ -95,6 +95,14 @@ fn floats_already_on_the_host_are_not_tensors() {
     check("host-values-logged");
 }
 
+/// `if args.sync_step:` on a flag that is off unless given (`store_true`, `default=False`)
+/// is an opt-in path, not every step; a flag on by default still counts (issue 44,
+/// pattern 3).
+#[test]
+fn syncs_under_an_opt_in_flag_are_not_every_step() {
+    check("opt-in-flag");
+}
+
 /// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
 /// positional argument is `num_workers`.
 #[test]
