@@ -40,7 +40,6 @@
 //! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every
 //! N steps and is not reported by the loop rules, unless it is a gradient-accumulation gate
 //! (its body steps an optimizer: `if (i + 1) % accum_grad == 0: optimizer.step()` runs at
-//! every optimizer step, every step with an accumulation of 1)//! (its body steps an optimizer: `if (i + 1) % accum_grad == 0: optimizer.step()` runs at
 //! every optimizer step, every step with an accumulation of 1). Nor is code under an `if` on
 //! a command-line flag that is off unless given (`if args.sync_step:` with
 //! `add_argument("--sync-step", action="store_true")`, or `default=False` / `None` / `0`,
