@@ -28,16 +28,76 @@ fn is_data_parallel(name: &str) -> bool {
     )
 }
 
+/// The file's subclasses of `DataLoader`: each name, and whether it defines `__init__`.
+fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
+    let src = file.src;
+    let mut out = Vec::new();
+    ast::walk(file.root, &mut |n| {
+        if n.kind() == "class_definition"
+            && let Some(bases) = n.child_by_field_name("superclasses")
+        {
+            let mut c = bases.walk();
+            let is_loader = bases.named_children(&mut c).any(|b| {
+                ast::dotted(b, src).is_some_and(|d| {
+                    is_data_loader(&file.names.resolve(&d), file.names.imports_torch)
+                })
+            });
+            if is_loader && let Some(name) = n.child_by_field_name("name") {
+                let mut has_init = false;
+                if let Some(body) = n.child_by_field_name("body") {
+                    let mut c = body.walk();
+                    has_init = body.named_children(&mut c).any(|d| {
+                        let d = if d.kind() == "decorated_definition" {
+                            d.child_by_field_name("definition").unwrap_or(d)
+                        } else {
+                            d
+                        };
+                        d.kind() == "function_definition"
+                            && d.child_by_field_name("name")
+                                .is_some_and(|x| text(x, src) == "__init__")
+                    });
+                }
+                out.push((text(name, src).to_owned(), has_init));
+            }
+        }
+        true
+    });
+    out
+}
+
+/// A call that builds a `DataLoader` through a subclass of it: `Loader(...)` of a subclass
+/// that keeps `DataLoader`'s `__init__`, or `super().__init__(...)` inside one that has its
+/// own (the settings it passes on are the loader's).
+fn builds_loader_subclass(call: Node<'_>, src: &str, subclasses: &[(String, bool)]) -> bool {
+    let Some(function) = call.child_by_field_name("function") else {
+        return false;
+    };
+    let f = text(function, src);
+    if subclasses
+        .iter()
+        .any(|(name, has_init)| !has_init && f == name)
+    {
+        return true;
+    }
+    f == "super().__init__"
+        && ast::enclosing(call, "class_definition")
+            .and_then(|c| c.child_by_field_name("name"))
+            .is_some_and(|n| subclasses.iter().any(|(name, _)| name == text(n, src)))
+}
+
 pub(super) fn check(file: &mut File<'_>) {
     let src = file.src;
     let mut loaders = Vec::new();
     let mut parallel = Vec::new();
     let mut uses_cuda = false;
+    let subclasses = loader_subclasses(file);
     ast::walk(file.root, &mut |n| {
         match n.kind() {
             "call" => {
                 let name = file.names.callee(n, src).unwrap_or_default();
-                if is_data_loader(&name, file.names.imports_torch) {
+                if is_data_loader(&name, file.names.imports_torch)
+                    || builds_loader_subclass(n, src, &subclasses)
+                {
                     loaders.push(n);
                 } else if is_data_parallel(&name) {
                     parallel.push(n);

@@ -103,6 +103,14 @@ fn syncs_under_an_opt_in_flag_are_not_every_step() {
     check("opt-in-flag");
 }
 
+/// A subclass of `DataLoader` is a loader: judged at each call when it keeps
+/// `DataLoader`'s `__init__`, by its `super().__init__` call when it has its own (issue 44,
+/// pattern 4).
+#[test]
+fn a_dataloader_subclass_is_a_loader() {
+    check("loader-subclass");
+}
+
 /// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
 /// positional argument is `num_workers`.
 #[test]
