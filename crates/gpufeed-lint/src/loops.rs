@@ -456,6 +456,81 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
     })
 }
 
+/// The byte ranges of an `if`'s branches that run only for evaluation, in code a dataset
+/// shares between its splits: the body of `if self.split != "train":`, `if mode == "val":`,
+/// `if not self.training:`, and the `elif`/`else` of `if split == "train":`. The split is a
+/// name ending like `split`, `mode`, `phase`, `stage` or `subset`; evaluation is `val`,
+/// `valid`, `validation`, `eval`, `test` or `dev`.
+pub(super) fn eval_only_branches(node: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+    const SPLIT: &[&str] = &["split", "mode", "phase", "stage", "subset"];
+    const EVAL: &[&str] = &["val", "valid", "validation", "eval", "test", "dev"];
+    let Some(cond) = node.child_by_field_name("condition") else {
+        return Vec::new();
+    };
+    let unquote = |n: Node<'_>| -> Option<String> {
+        (n.kind() == "string").then(|| {
+            text(n, src)
+                .trim_matches(|c| c == '"' || c == '\'')
+                .to_ascii_lowercase()
+        })
+    };
+    let is_split = |n: Node<'_>| {
+        let t = text(n, src).to_ascii_lowercase();
+        let last = t.rsplit('.').next().unwrap_or(&t);
+        matches!(n.kind(), "identifier" | "attribute") && SPLIT.iter().any(|k| last.ends_with(k))
+    };
+    let consequence = || {
+        node.child_by_field_name("consequence")
+            .map(|b| vec![(b.start_byte(), b.end_byte())])
+            .unwrap_or_default()
+    };
+    let alternatives = || {
+        let mut c = node.walk();
+        node.children_by_field_name("alternative", &mut c)
+            .map(|b| (b.start_byte(), b.end_byte()))
+            .collect::<Vec<_>>()
+    };
+    match cond.kind() {
+        "comparison_operator" => {
+            let mut c = cond.walk();
+            let parts: Vec<Node<'_>> = cond.named_children(&mut c).collect();
+            let ops: Vec<&str> = {
+                let mut c = cond.walk();
+                cond.children(&mut c)
+                    .filter(|n| !n.is_named())
+                    .map(|n| text(n, src))
+                    .collect()
+            };
+            let [a, b] = parts.as_slice() else {
+                return Vec::new();
+            };
+            let (split, value) = if is_split(*a) { (*a, *b) } else { (*b, *a) };
+            let (Some(value), true) = (unquote(value), is_split(split)) else {
+                return Vec::new();
+            };
+            match ops.as_slice() {
+                ["!="] if value == "train" => consequence(),
+                ["=="] if value == "train" => alternatives(),
+                ["=="] if EVAL.contains(&value.as_str()) => consequence(),
+                _ => Vec::new(),
+            }
+        }
+        "not_operator" => {
+            let arg = cond.child_by_field_name("argument");
+            let training = arg.is_some_and(|a| {
+                let t = text(a, src).to_ascii_lowercase();
+                let last = t.rsplit('.').next().unwrap_or(&t).to_owned();
+                matches!(
+                    last.as_str(),
+                    "train" | "training" | "is_train" | "is_training"
+                )
+            });
+            if training { consequence() } else { Vec::new() }
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// An `if` whose body steps an optimizer (`optimizer.step()`, `scaler.step(opt)`,
 /// `apply_gradients`). Its condition's names do not decide: `global_step % (save_every *
 /// grad_accumulation_steps)` gates a checkpoint, not the optimizer.

@@ -882,13 +882,24 @@ impl<'a, 't> Project<'a, 't> {
         let f = &self.files[func.file];
         let src = f.src;
         let body = Self::body(func.def);
-        // Nested helper functions of a per-item function run per item too.
+        // Nested helper functions of a per-item function run per item too; the branch of a
+        // dataset shared by its splits that runs only for evaluation does not (`if
+        // self.split != "train":` around a resample).
         let mut calls = Vec::new();
+        let mut eval_only: Vec<(usize, usize)> = Vec::new();
         ast::walk(body, &mut |n| {
+            if n.kind() == "if_statement" {
+                eval_only.extend(loops::eval_only_branches(n, src));
+            }
             if n.kind() == "call" {
                 calls.push(n);
             }
             n.kind() != "class_definition"
+        });
+        calls.retain(|c| {
+            !eval_only
+                .iter()
+                .any(|&(s, e)| s <= c.start_byte() && c.end_byte() <= e)
         });
         for call in calls {
             let mut name = f.names.callee(call, src).unwrap_or_default();

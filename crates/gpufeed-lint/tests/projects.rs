@@ -111,6 +111,14 @@ fn a_dataloader_subclass_is_a_loader() {
     check("loader-subclass");
 }
 
+/// A dataset shared by its splits: the work of its evaluation-only branches (`if
+/// self.split != "train":`, the `else` of `split == "train"`) is not per training item
+/// (issue 44, pattern 3).
+#[test]
+fn evaluation_only_branches_of_a_shared_dataset_are_not_per_item_training_work() {
+    check("eval-branch");
+}
+
 /// `ds.map(fn, tf.data.experimental.AUTOTUNE)` is parallel; `DataLoader`'s sixth
 /// positional argument is `num_workers`.
 #[test]
