@@ -724,6 +724,29 @@ fn beside_a_trace_tf_profiler_s_verdict_is_compared() {
     }
 }
 
+/// The two events Kineto writes for one kernel: a 4 µs `cudaLaunchKernel` at `host` on host
+/// thread 1, and the kernel `name` of `dur` µs at `at` on `stream` of device 0, joined by
+/// their correlation `corr`.
+fn launched_kernel(
+    ev: &mut Vec<Value>,
+    corr: i64,
+    name: &str,
+    stream: i64,
+    at: i64,
+    dur: i64,
+    host: i64,
+) {
+    ev.push(
+        serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+        "pid": 1, "tid": 1, "ts": host, "dur": 4, "args": {"correlation": corr}}),
+    );
+    ev.push(
+        serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
+        "tid": stream, "ts": at, "dur": dur,
+        "args": {"correlation": corr, "stream": stream, "device": 0}}),
+    );
+}
+
 /// One step of 20 ms after 400 ms of start-up kernels on the GPU: the step is 5 % of what
 /// was profiled, so no verdict is given, and the document says why (a multi-worker TF
 /// demo profile was called launch-bound from such a step).
@@ -731,15 +754,7 @@ fn beside_a_trace_tf_profiler_s_verdict_is_compared() {
 fn one_step_in_a_long_profile_gets_no_verdict_and_says_why() {
     let mut ev: Vec<Value> = Vec::new();
     let kernel = |ev: &mut Vec<Value>, corr: i64, at: i64, host: i64, dur: i64| {
-        ev.push(
-            serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
-            "pid": 1, "tid": 1, "ts": host, "dur": 4, "args": {"correlation": corr}}),
-        );
-        ev.push(
-            serde_json::json!({"ph": "X", "cat": "kernel", "name": "volta_sgemm_128x64_nn",
-            "pid": 0, "tid": 7, "ts": at, "dur": dur,
-            "args": {"correlation": corr, "stream": 7, "device": 0}}),
-        );
+        launched_kernel(ev, corr, "volta_sgemm_128x64_nn", 7, at, dur, host);
     };
     // Start-up: 40 kernels of 1 ms spread over 400 ms.
     for k in 0..40 {
@@ -795,15 +810,7 @@ fn expert_parallel_trace(a2a: &A2a) -> Vec<u8> {
     let mut t = 1_000i64;
     let mut kernel =
         |ev: &mut Vec<Value>, name: &str, stream: i64, at: i64, host: i64, dur: i64| {
-            ev.push(
-                serde_json::json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
-            "pid": 1, "tid": 1, "ts": host, "dur": 4, "args": {"correlation": corr}}),
-            );
-            ev.push(
-                serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0,
-            "tid": stream, "ts": at, "dur": dur,
-            "args": {"correlation": corr, "stream": stream, "device": 0}}),
-            );
+            launched_kernel(ev, corr, name, stream, at, dur, host);
             corr += 1;
         };
     let exposed = a2a.stream == 7;
@@ -950,14 +957,7 @@ fn a_gpu_step_copy_that_ends_early_is_not_the_step() {
             .collect();
         for at in starts {
             corr += 1;
-            ev.push(serde_json::json!({"ph": "X", "cat": "cuda_runtime",
-                "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": at - 50, "dur": 5,
-                "args": {"correlation": corr}}));
-            ev.push(
-                serde_json::json!({"ph": "X", "cat": "kernel", "name": "elementwise_kernel",
-                "pid": 0, "tid": 7, "ts": at, "dur": 100,
-                "args": {"correlation": corr, "stream": 7, "device": 0}}),
-            );
+            launched_kernel(&mut ev, corr, "elementwise_kernel", 7, at, 100, at - 50);
         }
     }
     let bytes = serde_json::to_vec(&serde_json::json!({"schemaVersion": 1,

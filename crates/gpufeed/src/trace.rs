@@ -51,17 +51,28 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
                 }
                 r => r?,
             };
-            for w in &warnings {
-                printer::warn(w);
-            }
-            if json {
-                printer::data(&(serde_json::to_string(&report)? + "\n"))?;
-            } else {
-                printer::data(&trace::render_text(file, &report))?;
-            }
+            print_log(file, &report, &warnings, json)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A log's warnings on stderr, then its report as text or one JSON document.
+fn print_log(
+    label: &std::path::Path,
+    report: &trace::TraceReport,
+    warnings: &[String],
+    json: bool,
+) -> Result<()> {
+    for w in warnings {
+        printer::warn(w);
+    }
+    if json {
+        printer::data(&(serde_json::to_string(report)? + "\n"))?;
+    } else {
+        printer::data(&trace::render_text(label, report))?;
+    }
+    Ok(())
 }
 
 /// Whether reading `file` failed only because it is a gpufeed recording with no GPU
@@ -115,14 +126,7 @@ fn prometheus(args: &TraceArgs, json: bool) -> Result<ExitCode> {
     let label = std::path::PathBuf::from(url);
     let t = query_range(&q, &label)?;
     let (report, warnings) = trace::analyze_read(&label, Trace::Util(t), None, None)?;
-    for w in &warnings {
-        printer::warn(w);
-    }
-    if json {
-        printer::data(&(serde_json::to_string(&report)? + "\n"))?;
-    } else {
-        printer::data(&trace::render_text(&label, &report))?;
-    }
+    print_log(&label, &report, &warnings, json)?;
     Ok(ExitCode::SUCCESS)
 }
 
