@@ -12,6 +12,8 @@
 //! - [`report`]: a file or folder of per-rank traces → the `profiler` JSON document ([`Report`],
 //!   a contract document: `schema_version`, its JSON Schema, `gpufeed_contract::Document`), with
 //!   the straggler across ranks.
+//! - [`job`]: a folder of N ranks read `jobs` files at a time, each kept only as its
+//!   summary; the fan-out of a job over an array job's tasks (`read_part`, `merge`).
 //! - [`tf`]: TensorFlow's trace viewer JSON mapped onto the same rows.
 //! - [`xplane`]: TensorFlow's `*.xplane.pb` (an `XSpace` protobuf) read onto the rows of its
 //!   trace viewer JSON.
@@ -31,6 +33,7 @@
 pub mod error;
 pub mod estimate;
 pub mod hta;
+pub mod job;
 pub mod read;
 pub mod report;
 pub mod steps;

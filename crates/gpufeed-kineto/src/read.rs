@@ -37,6 +37,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use rustc_hash::FxHashMap;
@@ -245,6 +247,12 @@ pub struct RawTrace {
 /// Reads a trace file: TensorFlow's `*.xplane.pb` by its name (a protobuf has no magic
 /// bytes; see [`crate::xplane`]), else JSON, `.gz` or not (by its magic bytes, not its name).
 pub fn read_path(path: &Path) -> Result<RawTrace> {
+    read_path_counted(path, None)
+}
+
+/// [`read_path`], adding the bytes read from the file (compressed, where it is) to `read`
+/// as it goes: a caller's progress bar polls it.
+pub fn read_path_counted(path: &Path, read: Option<Arc<AtomicU64>>) -> Result<RawTrace> {
     // TensorFlow's files that are no trace, by name: refused in one line.
     if let Some(kind) = crate::tf::classify(path, &[])
         && let Some(e) = crate::tf::refusal(path, kind)
@@ -252,13 +260,20 @@ pub fn read_path(path: &Path) -> Result<RawTrace> {
         return Err(e);
     }
     if crate::xplane::is_xplane_name(path) {
-        return crate::xplane::read_path(path);
+        let t = crate::xplane::read_path(path)?;
+        if let Some(r) = &read {
+            r.fetch_add(t.bytes, Ordering::Relaxed);
+        }
+        return Ok(t);
     }
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
     };
-    let mut file = fs_err::File::open(path).map_err(io_err)?;
+    let mut file = Counted {
+        inner: fs_err::File::open(path).map_err(io_err)?,
+        read,
+    };
     let mut magic = [0u8; 2];
     let n = read_full(&mut file, &mut magic).map_err(io_err)?;
     let head = io::Cursor::new(magic[..n].to_vec());
@@ -267,6 +282,22 @@ pub fn read_path(path: &Path) -> Result<RawTrace> {
         read_from(Pipelined::spawn(gz), path)
     } else {
         read_from(head.chain(file), path)
+    }
+}
+
+/// A reader that adds what it reads to a shared count.
+struct Counted<R> {
+    inner: R,
+    read: Option<Arc<AtomicU64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(r) = &self.read {
+            r.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
     }
 }
 

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::estimate;
+use crate::job::{self, FileSummary, Fullness};
 use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
-use crate::read::{self, RawTrace};
+use crate::read::RawTrace;
 use crate::steps::{self, LaunchStats, Markers, StepFigures};
 use crate::tf;
 use crate::verdict::{self, Bottleneck, CauseShare, Level, Shares};
@@ -473,7 +474,7 @@ fn overview_report(path: &Path, page: &Path) -> Result<Report> {
 }
 
 /// TF Profiler's verdict in an overview page under `dir` (up to 4 folders down), if any.
-fn overview_beside(dir: &Path) -> Option<tf::TfProfilerVerdict> {
+pub(crate) fn overview_beside(dir: &Path) -> Option<tf::TfProfilerVerdict> {
     let page = find_overview(dir, 4)?;
     tf::overview_verdict(&fs_err::read(&page).ok()?, &page)
 }
@@ -555,9 +556,26 @@ fn find_overview(dir: &Path, depth: usize) -> Option<PathBuf> {
 /// ([`Report::tf_profiler`]), as it is for a folder that holds only TF Profiler's files.
 /// A folder's files that are no trace are named in one warning.
 pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
+    job::analyze_job(path, opts, &job::Plan::default())
+}
+
+/// What a path holds: its trace files (and the files left out as no trace), or, for TF
+/// Profiler's overview page alone, the report already.
+pub(crate) enum Found {
+    /// Trace files, and the folder's files that are no trace.
+    Files(Vec<PathBuf>, Vec<PathBuf>),
+    /// TF Profiler's own verdict: nothing to read.
+    Done(Box<Report>),
+}
+
+/// The trace files of `path` ([`trace_files_skipping`]), after refusing a TensorFlow file
+/// that holds no trace, and answering for an overview page alone.
+pub(crate) fn folder_files(path: &Path) -> Result<Found> {
     if !path.is_dir() {
         match tf::classify(path, &read_head(path)) {
-            Some(tf::TfFile::OverviewPage) => return overview_report(path, path),
+            Some(tf::TfFile::OverviewPage) => {
+                return overview_report(path, path).map(|r| Found::Done(Box::new(r)));
+            }
             Some(kind) => {
                 if let Some(e) = tf::refusal(path, kind) {
                     return Err(e);
@@ -566,24 +584,28 @@ pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
             None => {}
         }
     }
-    let (files, skipped) = match trace_files_skipping(path) {
-        Ok(found) => found,
-        Err(Error::EmptyFolder { path: p }) => {
-            return match find_overview(&p, 4) {
-                Some(page) => overview_report(path, &page),
-                None => Err(Error::EmptyFolder { path: p }),
-            };
-        }
-        Err(e) => return Err(e),
-    };
-    let mut traces = Vec::with_capacity(files.len());
-    for f in &files {
-        traces.push(read::read_path(f)?);
+    match trace_files_skipping(path) {
+        Ok((files, skipped)) => Ok(Found::Files(files, skipped)),
+        Err(Error::EmptyFolder { path: p }) => match find_overview(&p, 4) {
+            Some(page) => overview_report(path, &page).map(|r| Found::Done(Box::new(r))),
+            None => Err(Error::EmptyFolder { path: p }),
+        },
+        Err(e) => Err(e),
     }
-    let mut report = analyze(path, traces, opts);
-    if path.is_dir()
-        && let Some(v) = overview_beside(path)
-    {
+}
+
+/// [`finish`], then what a folder adds: TF Profiler's verdict beside the trace, and the
+/// files left out, named in one warning.
+pub(crate) fn finish_folder(
+    path: &Path,
+    summaries: Vec<FileSummary>,
+    opts: Options,
+    files: &[PathBuf],
+    skipped: &[PathBuf],
+    overview: Option<tf::TfProfilerVerdict>,
+) -> Report {
+    let mut report = finish(path, summaries, opts);
+    if let Some(v) = overview {
         report.tf_profiler_agreement = Some(tf_agreement(&report, &v));
         report.tf_profiler = Some(v);
     }
@@ -605,13 +627,13 @@ pub fn analyze_path(path: &Path, opts: Options) -> Result<Report> {
             names.join(", ")
         ));
     }
-    Ok(report)
+    report
 }
 
 /// How much of a run a trace holds, to choose among files of one rank: its GPU events
 /// (kernels, copies, sets), its steps (`ProfilerStep#N` events or TensorFlow step marks),
 /// all its events.
-fn fullness(t: &RawTrace) -> (usize, usize, usize) {
+pub(crate) fn fullness(t: &RawTrace) -> Fullness {
     let work: FxHashSet<u32> = hta::CUDA_WORK_CATS
         .iter()
         .filter_map(|c| t.symbols.get(c))
@@ -624,58 +646,80 @@ fn fullness(t: &RawTrace) -> (usize, usize, usize) {
         .filter(|e| step_names.contains(&e.name))
         .count()
         .max(t.step_marks.len());
-    (gpu, steps, t.events.len())
+    Fullness {
+        gpu_events: gpu,
+        steps,
+        events: t.events.len(),
+    }
 }
 
-/// Analyses traces already read, one per rank.
+/// Analyses traces already read, one per rank (or several files of a rank, of which the
+/// fullest is kept): each is summarised as [`crate::job::summarize`] does for a file of a
+/// folder, then the job is built from the summaries ([`finish`]).
 #[must_use]
-pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report {
-    let format = opts.format.filter(|f| f.is_profiler()).unwrap_or_else(|| {
-        if traces.iter().any(tf::is_tensorflow) {
+pub fn analyze(path: &Path, traces: Vec<RawTrace>, opts: Options) -> Report {
+    let alone = traces.len() == 1;
+    let summaries = traces
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| job::summarize(t, i, opts, alone))
+        .collect();
+    finish(path, summaries, opts)
+}
+
+/// The format of a job: the one forced, else TensorFlow's where any file is TensorFlow's.
+pub(crate) fn job_format(opts: Options, summaries: &[FileSummary]) -> TraceFormat {
+    opts.format.filter(|f| f.is_profiler()).unwrap_or_else(|| {
+        if summaries.iter().any(|s| s.format == TraceFormat::Tensorflow) {
             TraceFormat::Tensorflow
         } else {
             TraceFormat::Pytorch
         }
-    });
-    let mut warnings = Vec::new();
-    if format == TraceFormat::Tensorflow {
-        for t in &mut traces {
-            tf::lower(t);
-        }
-    }
-    for t in &traces {
-        if let Some(at) = t.truncated_at {
-            let (of, kept) = if t.from_xplane {
-                ("the file", "of the whole planes before it")
-            } else {
-                ("its JSON", "before it")
-            };
-            warnings.push(format!(
-                "`{}` stops mid-write at byte {at} of {of} (was the job killed while the \
-                 profiler wrote?): analysed the {} event(s) {kept}",
-                t.path.display(),
-                t.elements
-            ));
-        }
+    })
+}
+
+/// The job's report from the summaries of its files (in the folder's order): one rank per
+/// rank number, the fullest file of each, HTA's window where the job has two ProfilerStep
+/// names, then the straggler and the run's verdict across ranks.
+#[must_use]
+pub fn finish(path: &Path, mut summaries: Vec<FileSummary>, opts: Options) -> Report {
+    summaries.sort_by_key(|s| s.index);
+    let format = job_format(opts, &summaries);
+    let mut warnings: Vec<String> = summaries
+        .iter()
+        .filter_map(|s| s.truncated.clone())
+        .collect();
+    let mixed: Vec<&str> = summaries
+        .iter()
+        .filter(|s| s.format != format)
+        .map(|s| s.file.as_str())
+        .collect();
+    if !mixed.is_empty() {
+        warnings.push(format!(
+            "{} file(s) are not {} as the rest are ({}): each was analysed as what it is; \
+             give one folder per profiler",
+            mixed.len(),
+            format.describe(),
+            mixed.join(", ")
+        ));
     }
     // One trace per rank. HTA keeps the last file of a rank; but a folder with several is
     // most often `tensorboard_trace_handler`'s cycles of one run (`schedule(repeat=0)`
     // writes a file per cycle, and a last one with what ran after the final full cycle),
     // so the fullest is kept: most GPU events, then most steps, then most events; a tie
     // keeps the later file, as HTA.
-    let mut groups: Vec<(u32, Vec<RawTrace>)> = Vec::new();
-    for t in traces {
-        let rank = t.rank.unwrap_or(0);
-        match groups.iter_mut().find(|(r, _)| *r == rank) {
-            Some((_, g)) => g.push(t),
-            None => groups.push((rank, vec![t])),
+    let mut groups: Vec<(u32, Vec<FileSummary>)> = Vec::new();
+    for s in summaries {
+        match groups.iter_mut().find(|(r, _)| *r == s.rank) {
+            Some((_, g)) => g.push(s),
+            None => groups.push((s.rank, vec![s])),
         }
     }
-    let mut by_rank: Vec<(u32, RawTrace)> = Vec::with_capacity(groups.len());
+    let mut by_rank: Vec<FileSummary> = Vec::with_capacity(groups.len());
     for (rank, mut group) in groups {
-        let full: Vec<(usize, usize, usize)> = group.iter().map(fullness).collect();
+        let full: Vec<Fullness> = group.iter().map(|s| s.fullness).collect();
         // The last of the fullest: `max_by_key` keeps the last of equal keys.
-        let Some(best) = (0..group.len()).max_by_key(|&i| full[i]) else {
+        let Some(best) = (0..group.len()).max_by_key(|&i| full[i].key()) else {
             continue;
         };
         if group.len() > 1 {
@@ -689,46 +733,30 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
                  the fullest ({} GPU events and {} steps; the others at most {} and {}); pass \
                  one file, or give one folder per run, to choose",
                 group.len(),
-                group[best].path.display(),
-                full[best].0,
-                full[best].1,
-                others.clone().map(|f| f.0).max().unwrap_or(0),
-                others.map(|f| f.1).max().unwrap_or(0),
+                group[best].file,
+                full[best].gpu_events,
+                full[best].steps,
+                others.clone().map(|f| f.gpu_events).max().unwrap_or(0),
+                others.map(|f| f.steps).max().unwrap_or(0),
             ));
         }
-        by_rank.push((rank, group.swap_remove(best)));
+        by_rank.push(group.swap_remove(best));
     }
-    by_rank.sort_by_key(|(r, _)| *r);
-    let refs: Vec<&RawTrace> = by_rank.iter().map(|(_, t)| t).collect();
-    let window = format == TraceFormat::Pytorch && hta::profiler_step_names(&refs) >= 2;
-    let round = !opts.no_rounding;
-    let mut ranks = Vec::with_capacity(by_rank.len());
-    let mut per_rank_types = Vec::new();
-    for (rank, t) in &by_rank {
-        let rows = hta::rows(t, window, round);
-        let mut r = rank_report(*rank, t, &rows, format, None);
-        per_rank_types.push(r.kernel_types.clone());
-        let devices = device_pids(&rows);
-        if devices.len() > 1 {
-            for &pid in &devices {
-                let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
-                    v.iter().filter(|g| g.pid == pid).copied().collect()
-                };
-                let dev_rows = hta::Rows {
-                    gpu: of(&rows.gpu),
-                    gpu_outside: of(&rows.gpu_outside),
-                    cpu: rows.cpu.clone(),
-                    gpu_in_file: 0,
-                    windowed: rows.windowed,
-                    rounded: rows.rounded,
-                };
-                r.devices
-                    .push(rank_report(*rank, t, &dev_rows, format, Some(pid)));
-            }
-            take_pace(&mut r);
-        }
-        ranks.push(r);
-    }
+    by_rank.sort_by_key(|s| s.rank);
+    let names: FxHashSet<&str> = by_rank
+        .iter()
+        .flat_map(|s| s.step_names.iter().map(String::as_str))
+        .collect();
+    let window = format == TraceFormat::Pytorch && names.len() >= 2;
+    let mut ranks: Vec<RankReport> = by_rank
+        .into_iter()
+        .map(|s| match s.other_window {
+            Some(other) if other.window.applied == window => *other,
+            _ => s.report,
+        })
+        .collect();
+    let per_rank_types: Vec<Vec<KernelTypeTime>> =
+        ranks.iter().map(|r| r.kernel_types.clone()).collect();
     let straggler = straggler(&ranks);
     if let Some(s) = &straggler {
         mark_waiting(&mut ranks, s.rank);
@@ -778,6 +806,40 @@ pub fn analyze(path: &Path, mut traces: Vec<RawTrace>, opts: Options) -> Report 
         tf_profiler_agreement: None,
         warnings,
     }
+}
+
+/// One rank's report from its trace: HTA's rows (in `window` or not), the figures, and
+/// where it holds several GPUs, one report per GPU with the rank's steps and verdict
+/// taken from the one that sets the pace.
+pub(crate) fn rank_of_trace(
+    rank: u32,
+    t: &RawTrace,
+    window: bool,
+    round: bool,
+    format: TraceFormat,
+) -> RankReport {
+    let rows = hta::rows(t, window, round);
+    let mut r = rank_report(rank, t, &rows, format, None);
+    let devices = device_pids(&rows);
+    if devices.len() > 1 {
+        for &pid in &devices {
+            let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
+                v.iter().filter(|g| g.pid == pid).copied().collect()
+            };
+            let dev_rows = hta::Rows {
+                gpu: of(&rows.gpu),
+                gpu_outside: of(&rows.gpu_outside),
+                cpu: rows.cpu.clone(),
+                gpu_in_file: 0,
+                windowed: rows.windowed,
+                rounded: rows.rounded,
+            };
+            r.devices
+                .push(rank_report(rank, t, &dev_rows, format, Some(pid)));
+        }
+        take_pace(&mut r);
+    }
+    r
 }
 
 /// What to do when a rank has GPU events but no step markers, in the words of the
@@ -1178,6 +1240,7 @@ fn straggler(ranks: &[RankReport]) -> Option<Straggler> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::read;
     use crate::synth::{Case, generate};
 
     /// The document as `gpufeed trace --format json` prints it reads back into the same

@@ -1,0 +1,456 @@
+//! A job's traces, one rank at a time: each file is read, summarised and dropped, so that
+//! memory holds at most `jobs` traces being read, whatever the number of ranks; the job's
+//! report is built from the summaries alone ([`crate::report::finish`]).
+//!
+//! - [`summarize`]: one file → its [`FileSummary`] (the rank's report, and what choosing
+//!   among files and HTA's window need).
+//! - [`analyze_job`]: a file or folder, read `jobs` files at a time, with a [`Progress`] a
+//!   caller's progress bar polls.
+//! - [`read_part`] and [`merge`]: the fan-out over a scheduler. Each task of an array job
+//!   summarises its share of the files into a [`Part`] (a contract document,
+//!   `profiler-part`); `merge` gives the job's report from the parts, equal to the one
+//!   [`analyze_job`] gives from the whole folder.
+//!
+//! ```
+//! use gpufeed_kineto::job::{Plan, analyze_job, merge, read_part};
+//! use gpufeed_kineto::synth::{Case, generate};
+//! let dir = tempfile::tempdir().unwrap();
+//! let case = Case::straggler();
+//! for r in 0..case.ranks {
+//!     std::fs::write(dir.path().join(format!("rank{r}.json")), generate(&case, r)).unwrap();
+//! }
+//! let opts = gpufeed_kineto::Options::default();
+//! let whole = analyze_job(dir.path(), opts, &Plan::default()).unwrap();
+//! let parts = (0..3)
+//!     .map(|i| read_part(dir.path(), opts, &Plan::default(), (i, 3)).unwrap())
+//!     .collect();
+//! let merged = merge(parts).unwrap();
+//! assert_eq!(merged, whole);
+//! assert_eq!(merged.straggler.unwrap().rank, 2);
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use gpufeed_contract::{Document, TraceFormat};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::read::{self, RawTrace};
+use crate::report::{self, Options, RankReport, Report};
+use crate::tf;
+
+/// How much of a run a file holds, to choose among the files of one rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fullness {
+    /// GPU events (kernels, copies, sets).
+    pub gpu_events: usize,
+    /// Steps (`ProfilerStep#N` events, or TensorFlow's step marks).
+    pub steps: usize,
+    /// Events with a duration.
+    pub events: usize,
+}
+
+impl Fullness {
+    /// The order of choice: GPU events, then steps, then events.
+    #[must_use]
+    pub fn key(self) -> (usize, usize, usize) {
+        (self.gpu_events, self.steps, self.events)
+    }
+}
+
+/// What one trace file gives the job's report: its rank's report and what choosing among
+/// the files of a rank, and HTA's window over the job, need. A few kilobytes per step,
+/// whatever the trace's size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FileSummary {
+    /// The file's place in the folder's order (sorted names).
+    pub index: usize,
+    /// The file.
+    pub file: String,
+    /// Its rank (`distributedInfo.rank`, else 0).
+    pub rank: u32,
+    /// The profiler that wrote it (the one forced, if any).
+    #[schemars(schema_with = "gpufeed_contract::format::profiler_format_schema")]
+    pub format: TraceFormat,
+    /// How much of the run it holds.
+    pub fullness: Fullness,
+    /// Up to two of its `ProfilerStep` names: HTA windows a job's ranks where the job has
+    /// two or more.
+    pub step_names: Vec<String>,
+    /// The warning for a file cut off mid-write.
+    pub truncated: Option<String>,
+    /// The rank's report, in HTA's window when the file alone has two step names.
+    pub report: RankReport,
+    /// Where the file has fewer than two step names and other files beside it: the report
+    /// in the other window, for the job to choose when it knows all the step names.
+    pub other_window: Option<Box<RankReport>>,
+}
+
+/// Summarises one trace read whole: `index` is its place in the folder, `alone` whether
+/// it is the job's only file (its own step names then decide HTA's window).
+#[must_use]
+pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> FileSummary {
+    let format = opts.format.filter(|f| f.is_profiler()).unwrap_or({
+        if tf::is_tensorflow(&t) {
+            TraceFormat::Tensorflow
+        } else {
+            TraceFormat::Pytorch
+        }
+    });
+    if format == TraceFormat::Tensorflow {
+        tf::lower(&mut t);
+    }
+    let truncated = t.truncated_at.map(|at| {
+        let (of, kept) = if t.from_xplane {
+            ("the file", "of the whole planes before it")
+        } else {
+            ("its JSON", "before it")
+        };
+        format!(
+            "`{}` stops mid-write at byte {at} of {of} (was the job killed while the profiler \
+             wrote?): analysed the {} event(s) {kept}",
+            t.path.display(),
+            t.elements
+        )
+    });
+    let step_names: Vec<String> = t
+        .symbols
+        .iter()
+        .filter(|(_, s)| s.contains("ProfilerStep"))
+        .take(2)
+        .map(|(_, s)| s.to_owned())
+        .collect();
+    let rank = t.rank.unwrap_or(0);
+    let round = !opts.no_rounding;
+    let window = format == TraceFormat::Pytorch && step_names.len() >= 2;
+    let report = report::rank_of_trace(rank, &t, window, round, format);
+    let other_window = (!alone && format == TraceFormat::Pytorch && !window)
+        .then(|| Box::new(report::rank_of_trace(rank, &t, true, round, format)));
+    FileSummary {
+        index,
+        file: t.path.display().to_string(),
+        rank,
+        format,
+        fullness: report::fullness(&t),
+        step_names,
+        truncated,
+        report,
+        other_window,
+    }
+}
+
+/// What a long read has done, for a progress bar to poll from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Bytes read from the files (compressed, where they are).
+    pub bytes_read: Arc<AtomicU64>,
+    /// Bytes of all the files to read, set when the read starts.
+    pub bytes_total: AtomicU64,
+    /// Files summarised.
+    pub files_done: AtomicUsize,
+    /// Files to read, set when the read starts.
+    pub files_total: AtomicUsize,
+}
+
+/// How a job's files are read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plan<'a> {
+    /// Files read at once; 0: one per core. Memory is at most this many traces being read.
+    pub jobs: usize,
+    /// Where to count what was read.
+    pub progress: Option<&'a Progress>,
+}
+
+impl Plan<'_> {
+    fn jobs_for(&self, files: usize) -> usize {
+        let jobs = if self.jobs == 0 {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        } else {
+            self.jobs
+        };
+        jobs.clamp(1, files.max(1))
+    }
+}
+
+/// Reads and summarises `files` (each with its index in the folder), `plan.jobs` at a time.
+/// The first file in order that cannot be read is the error, as a read one at a time gives.
+fn summaries(
+    files: &[(usize, PathBuf)],
+    opts: Options,
+    plan: &Plan<'_>,
+    alone: bool,
+) -> Result<Vec<FileSummary>> {
+    if let Some(p) = plan.progress {
+        let total = files
+            .iter()
+            .map(|(_, f)| fs_err::metadata(f).map_or(0, |m| m.len()))
+            .sum();
+        p.bytes_total.store(total, Ordering::Relaxed);
+        p.files_total.store(files.len(), Ordering::Relaxed);
+    }
+    let counter = plan.progress.map(|p| Arc::clone(&p.bytes_read));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Vec<Mutex<Option<Result<FileSummary>>>> =
+        files.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..plan.jobs_for(files.len()) {
+            scope.spawn(|| {
+                loop {
+                    // Files are taken in order: once one fails, every file before it has
+                    // been taken, and none after it is needed.
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((index, path)) = files.get(i) else {
+                        return;
+                    };
+                    let r = read::read_path_counted(path, counter.clone())
+                        .map(|t| summarize(t, *index, opts, alone));
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(r);
+                    }
+                    if let Some(p) = plan.progress {
+                        p.files_done.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(files.len());
+    for slot in results {
+        match slot.into_inner().ok().flatten() {
+            Some(r) => out.push(r?),
+            // Not read: a file before it failed, and that error came first.
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Reads and analyses a file or folder of traces, `plan.jobs` files at a time, keeping
+/// only each file's summary: the report [`crate::analyze_path`] gives.
+pub fn analyze_job(path: &Path, opts: Options, plan: &Plan<'_>) -> Result<Report> {
+    let (files, skipped) = match report::folder_files(path)? {
+        report::Found::Files(files, skipped) => (files, skipped),
+        report::Found::Done(report) => return Ok(*report),
+    };
+    let alone = files.len() == 1;
+    let indexed: Vec<(usize, PathBuf)> = files.iter().cloned().enumerate().collect();
+    let summaries = summaries(&indexed, opts, plan, alone)?;
+    let overview = if path.is_dir() {
+        report::overview_beside(path)
+    } else {
+        None
+    };
+    Ok(report::finish_folder(
+        path, summaries, opts, &files, &skipped, overview,
+    ))
+}
+
+/// The `profiler-part` document: the summaries of one task's share of a job's files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Part {
+    /// [`Part::VERSION`].
+    pub schema_version: u32,
+    /// Always `profiler-part`.
+    pub kind: PartKind,
+    /// The file or folder the job's traces are in, as given.
+    pub path: String,
+    /// This task's share: the files whose index is `index` mod `count`.
+    pub shard: Shard,
+    /// The job's trace files, every task's, in order.
+    pub files: Vec<String>,
+    /// The files of the folder left out as no trace.
+    pub skipped: Vec<String>,
+    /// The profiler forced (`--kind`), if any.
+    #[schemars(with = "Option<String>")]
+    pub format: Option<TraceFormat>,
+    /// Whether HTA's ns rounding was off.
+    pub no_rounding: bool,
+    /// TF Profiler's verdict from an overview page in the folder (task 0 reads it).
+    pub tf_profiler: Option<tf::TfProfilerVerdict>,
+    /// The summaries of this task's files.
+    pub summaries: Vec<FileSummary>,
+}
+
+/// The `kind` of a [`Part`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartKind {
+    /// A part of a profiler job.
+    #[default]
+    ProfilerPart,
+}
+
+/// A task's share of the files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Shard {
+    /// This task, `0..count`.
+    pub index: u32,
+    /// The tasks.
+    pub count: u32,
+}
+
+impl Document for Part {
+    const NAME: &'static str = "profiler-part";
+    const VERSION: u32 = 1;
+    const WRITER: &'static str = "gpufeed trace DIR --shard I/N --out PART.json";
+}
+
+/// Summarises task `index` of `count`'s share of the files of `path` (those whose index
+/// in the folder's order is `index` mod `count`): a part for [`merge`].
+pub fn read_part(
+    path: &Path,
+    opts: Options,
+    plan: &Plan<'_>,
+    (index, count): (u32, u32),
+) -> Result<Part> {
+    let (files, skipped) = match report::folder_files(path)? {
+        report::Found::Files(files, skipped) => (files, skipped),
+        report::Found::Done(_) => {
+            return Err(Error::EmptyFolder {
+                path: path.to_owned(),
+            });
+        }
+    };
+    let alone = files.len() == 1;
+    let mine: Vec<(usize, PathBuf)> = files
+        .iter()
+        .cloned()
+        .enumerate()
+        .filter(|(i, _)| *i as u64 % u64::from(count.max(1)) == u64::from(index))
+        .collect();
+    let summaries = summaries(&mine, opts, plan, alone)?;
+    let tf_profiler = (index == 0 && path.is_dir())
+        .then(|| report::overview_beside(path))
+        .flatten();
+    let names = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect();
+    Ok(Part {
+        schema_version: Part::VERSION,
+        kind: PartKind::ProfilerPart,
+        path: path.display().to_string(),
+        shard: Shard { index, count },
+        files: names(&files),
+        skipped: names(&skipped),
+        format: opts.format,
+        no_rounding: opts.no_rounding,
+        tf_profiler,
+        summaries,
+    })
+}
+
+/// Why parts do not make one job.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No part given.
+    #[error("no part to merge")]
+    Empty,
+    /// A part of another job, or read with other options.
+    #[error(
+        "part {index}/{count} is not of the same job as part {first_index}/{first_count}: \
+         {what} differ\n\nhint: merge the parts of one `gpufeed trace DIR --shard I/N` run, \
+         each task given the same folder and options"
+    )]
+    Mismatch {
+        /// The part.
+        index: u32,
+        /// Its count.
+        count: u32,
+        /// The first part's index.
+        first_index: u32,
+        /// The first part's count.
+        first_count: u32,
+        /// What differs.
+        what: &'static str,
+    },
+    /// Tasks missing, or given twice.
+    #[error(
+        "the job has {count} task(s), and {problem}\n\nhint: wait for every task of the array \
+         to finish (or run the missing ones again), then merge each part once"
+    )]
+    Tasks {
+        /// Tasks in the job.
+        count: u32,
+        /// Which are missing or repeated.
+        problem: String,
+    },
+}
+
+/// The job's report from the parts of all its tasks: equal to [`analyze_job`] on the
+/// whole folder. Every task must be there once, each of the same job.
+pub fn merge(parts: Vec<Part>) -> std::result::Result<Report, MergeError> {
+    let first = parts.first().ok_or(MergeError::Empty)?;
+    let (count, first_index) = (first.shard.count, first.shard.index);
+    for p in &parts {
+        let what = if p.shard.count != count {
+            Some("the task counts")
+        } else if p.path != first.path || p.files != first.files {
+            Some("the traces")
+        } else if p.format != first.format || p.no_rounding != first.no_rounding {
+            Some("the options (`--kind`, HTA_DISABLE_NS_ROUNDING)")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(MergeError::Mismatch {
+                index: p.shard.index,
+                count: p.shard.count,
+                first_index,
+                first_count: count,
+                what,
+            });
+        }
+    }
+    let mut seen = vec![0usize; count as usize];
+    for p in &parts {
+        if let Some(n) = seen.get_mut(p.shard.index as usize) {
+            *n += 1;
+        }
+    }
+    let missing: Vec<String> = (0..count)
+        .filter(|&i| seen[i as usize] == 0)
+        .map(|i| i.to_string())
+        .collect();
+    let twice: Vec<String> = (0..count)
+        .filter(|&i| seen[i as usize] > 1)
+        .map(|i| i.to_string())
+        .collect();
+    if !missing.is_empty() || !twice.is_empty() {
+        let mut problem = Vec::new();
+        if !missing.is_empty() {
+            problem.push(format!("task(s) {} are missing", missing.join(", ")));
+        }
+        if !twice.is_empty() {
+            problem.push(format!("task(s) {} are given twice", twice.join(", ")));
+        }
+        return Err(MergeError::Tasks {
+            count,
+            problem: problem.join(", and "),
+        });
+    }
+    let opts = Options {
+        format: first.format,
+        no_rounding: first.no_rounding,
+    };
+    let path = PathBuf::from(&first.path);
+    let files: Vec<PathBuf> = first.files.iter().map(PathBuf::from).collect();
+    let skipped: Vec<PathBuf> = first.skipped.iter().map(PathBuf::from).collect();
+    let mut overview = None;
+    let mut summaries = Vec::new();
+    for p in parts {
+        overview = overview.or(p.tf_profiler);
+        summaries.extend(p.summaries);
+    }
+    Ok(report::finish_folder(
+        &path, summaries, opts, &files, &skipped, overview,
+    ))
+}
