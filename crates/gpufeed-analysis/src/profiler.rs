@@ -7,8 +7,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use gpufeed_contract::TraceFormat;
+use gpufeed_kineto::Options;
+use gpufeed_kineto::job::{self, Part, Plan};
 use gpufeed_kineto::report::{RankReport, Report};
-use gpufeed_kineto::{Options, analyze_path};
 use gpufeed_stats::fmt::us as ms;
 
 use crate::profile::step_text::verdict_head;
@@ -20,15 +21,49 @@ use crate::profile::step_text::verdict_head;
 ///
 /// A file or folder that cannot be read as a profiler trace, named.
 pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<String>)> {
-    let no_rounding =
-        std::env::var(gpufeed_kineto::hta::DISABLE_ROUNDING_ENV).as_deref() == Ok("1");
-    let report = analyze_path(
-        path,
-        Options {
-            format,
-            no_rounding,
-        },
-    )?;
+    analyze_job(path, format, &Plan::default())
+}
+
+/// [`analyze`], reading `plan.jobs` files of a folder at a time, each kept only as its
+/// summary, with `plan.progress` counting what was read.
+///
+/// # Errors
+///
+/// A file or folder that cannot be read as a profiler trace, named.
+pub fn analyze_job(
+    path: &Path,
+    format: Option<TraceFormat>,
+    plan: &Plan<'_>,
+) -> Result<(Report, Vec<String>)> {
+    let report = job::analyze_job(path, options(format), plan)?;
+    let warnings = warnings(path, &report);
+    Ok((report, warnings))
+}
+
+/// The options of a read: `format` forced, and HTA's rounding as its environment variable
+/// says.
+#[must_use]
+pub fn options(format: Option<TraceFormat>) -> Options {
+    Options {
+        format,
+        no_rounding: std::env::var(gpufeed_kineto::hta::DISABLE_ROUNDING_ENV).as_deref() == Ok("1"),
+    }
+}
+
+/// The job's report from the parts of an array job's tasks (`gpufeed trace DIR --shard`),
+/// with its warnings.
+///
+/// # Errors
+///
+/// Parts missing, repeated, or of different jobs, named.
+pub fn merge(parts: Vec<Part>) -> Result<(Report, Vec<String>)> {
+    let report = job::merge(parts)?;
+    let warnings = warnings(Path::new(&report.path), &report);
+    Ok((report, warnings))
+}
+
+/// The report's own warnings, and one for a trace without GPU events.
+fn warnings(path: &Path, report: &Report) -> Vec<String> {
     let mut warnings = report.warnings.clone();
     if report.gpu_events() == 0 && report.tf_profiler.is_none() {
         let how = match report.format {
@@ -50,7 +85,7 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
             )
         });
     }
-    Ok((report, warnings))
+    warnings
 }
 
 /// What a trace with kernel launches but no kernel records says.

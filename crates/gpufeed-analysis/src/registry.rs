@@ -1,6 +1,6 @@
 //! Every `--format json` document with a published schema: gpufeed-contract's own, and the
-//! two defined where they are built (gpufeed-kineto's `profiler`, gpufeed-report's
-//! `report`), which depend on gpufeed-contract and so cannot be listed there.
+//! three defined where they are built (gpufeed-kineto's `profiler` and `profiler-part`,
+//! gpufeed-report's `report`), which depend on gpufeed-contract and so cannot be listed there.
 
 pub use gpufeed_contract::registry::{Entry, entry, published};
 
@@ -9,6 +9,7 @@ pub use gpufeed_contract::registry::{Entry, entry, published};
 pub fn documents() -> Vec<Entry> {
     let mut all = gpufeed_contract::registry::own();
     all.push(entry::<gpufeed_kineto::report::Report>());
+    all.push(entry::<gpufeed_kineto::job::Part>());
     all.push(entry::<gpufeed_report::Report>());
     all.sort_by_key(|e| e.name);
     all

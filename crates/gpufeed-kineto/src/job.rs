@@ -425,12 +425,16 @@ pub fn merge(parts: Vec<Part>) -> std::result::Result<Report, MergeError> {
         .map(|i| i.to_string())
         .collect();
     if !missing.is_empty() || !twice.is_empty() {
+        let tasks = |v: &[String], what: &str| match v {
+            [one] => format!("task {one} is {what}"),
+            _ => format!("tasks {} are {what}", v.join(", ")),
+        };
         let mut problem = Vec::new();
         if !missing.is_empty() {
-            problem.push(format!("task(s) {} are missing", missing.join(", ")));
+            problem.push(tasks(&missing, "missing"));
         }
         if !twice.is_empty() {
-            problem.push(format!("task(s) {} are given twice", twice.join(", ")));
+            problem.push(tasks(&twice, "given twice"));
         }
         return Err(MergeError::Tasks {
             count,

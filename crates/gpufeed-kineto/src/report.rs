@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::estimate;
-use crate::job::{self, FileSummary, Fullness};
 use crate::hta::{self, KernelTypeTime, StreamIdle, Temporal};
+use crate::job::{self, FileSummary, Fullness};
 use crate::read::RawTrace;
 use crate::steps::{self, LaunchStats, Markers, StepFigures};
 use crate::tf;
@@ -670,7 +670,10 @@ pub fn analyze(path: &Path, traces: Vec<RawTrace>, opts: Options) -> Report {
 /// The format of a job: the one forced, else TensorFlow's where any file is TensorFlow's.
 pub(crate) fn job_format(opts: Options, summaries: &[FileSummary]) -> TraceFormat {
     opts.format.filter(|f| f.is_profiler()).unwrap_or_else(|| {
-        if summaries.iter().any(|s| s.format == TraceFormat::Tensorflow) {
+        if summaries
+            .iter()
+            .any(|s| s.format == TraceFormat::Tensorflow)
+        {
             TraceFormat::Tensorflow
         } else {
             TraceFormat::Pytorch

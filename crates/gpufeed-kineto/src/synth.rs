@@ -592,9 +592,15 @@ fn launch_name(flavor: Flavor) -> &'static str {
     }
 }
 
-/// Writes rank `rank` of `case`: the trace's bytes and what the generator did.
-#[must_use]
-pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
+/// A generated trace: an xplane's bytes, or a JSON document as the text before the
+/// events, the events, and the text after them.
+enum Generated {
+    XPlane(Vec<u8>),
+    Json(String, String, String),
+}
+
+/// Simulates rank `rank` of `case`.
+fn simulate(case: &Case, rank: usize) -> (Generated, Truth) {
     let mut w = Writer {
         out: String::new(),
         flavor: case.flavor,
@@ -740,20 +746,53 @@ pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
             hostnames: vec![format!("gpufeed-{}", case.name)],
             ..XSpace::default()
         };
-        return (space.encode_to_vec(), gpu.truth);
+        return (Generated::XPlane(space.encode_to_vec()), gpu.truth);
     }
-    let doc = match case.flavor {
-        Flavor::Kineto => format!(
-            "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": 0, \"name\": \"gpufeed synthetic GPU\"}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {world}}},\n  \"traceEvents\": [\n{}\n  ],\n  \"traceName\": \"{}\"\n}}\n",
-            w.out, case.name
+    let (head, tail) = match case.flavor {
+        Flavor::Kineto => (
+            format!(
+                "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": 0, \"name\": \"gpufeed synthetic GPU\"}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {world}}},\n  \"traceEvents\": [\n"
+            ),
+            format!("\n  ],\n  \"traceName\": \"{}\"\n}}\n", case.name),
         ),
-        Flavor::TensorFlow => format!(
-            "{{\"displayTimeUnit\": \"ns\", \"metadata\": {{\"highres-ticks\": true}}, \"traceEvents\": [\n{{\"args\": {{\"name\": \"/device:GPU:0\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1}},\n{{\"args\": {{\"name\": \"Stream #7(Compute)\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 7}},\n{{\"args\": {{\"name\": \"gpufeed /host:CPU\"}}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 701}},\n{{\"args\": {{\"name\": \"python\"}}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 701, \"tid\": 1}},\n{}\n]}}\n",
-            w.out
+        Flavor::TensorFlow | Flavor::XPlane => (
+            "{\"displayTimeUnit\": \"ns\", \"metadata\": {\"highres-ticks\": true}, \"traceEvents\": [\n{\"args\": {\"name\": \"/device:GPU:0\"}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1},\n{\"args\": {\"name\": \"Stream #7(Compute)\"}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 7},\n{\"args\": {\"name\": \"gpufeed /host:CPU\"}, \"name\": \"process_name\", \"ph\": \"M\", \"pid\": 701},\n{\"args\": {\"name\": \"python\"}, \"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 701, \"tid\": 1},\n".to_owned(),
+            "\n]}\n".to_owned(),
         ),
-        Flavor::XPlane => String::new(),
     };
-    (doc.into_bytes(), gpu.truth)
+    (Generated::Json(head, w.out, tail), gpu.truth)
+}
+
+/// Writes rank `rank` of `case`: the trace's bytes and what the generator did.
+#[must_use]
+pub fn generate_with_truth(case: &Case, rank: usize) -> (Vec<u8>, Truth) {
+    match simulate(case, rank) {
+        (Generated::XPlane(bytes), truth) => (bytes, truth),
+        (Generated::Json(head, body, tail), truth) => ((head + &body + &tail).into_bytes(), truth),
+    }
+}
+
+/// Writes rank `rank` of `case` to `out` without a second copy of the trace in memory (a
+/// generated job of large ranks); what the generator did.
+///
+/// # Errors
+///
+/// Writing to `out` failed.
+pub fn write_rank(
+    case: &Case,
+    rank: usize,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<Truth> {
+    let (generated, truth) = simulate(case, rank);
+    match generated {
+        Generated::XPlane(bytes) => out.write_all(&bytes)?,
+        Generated::Json(head, body, tail) => {
+            out.write_all(head.as_bytes())?;
+            out.write_all(body.as_bytes())?;
+            out.write_all(tail.as_bytes())?;
+        }
+    }
+    Ok(truth)
 }
 
 /// Writes rank `rank` of `case`.

@@ -81,7 +81,15 @@ fn a_job_read_file_by_file_equals_every_trace_read_at_once_on_the_shared_data() 
     assert!(inputs.len() >= 13, "{inputs:?}");
     let opts = Options::default();
     for path in &inputs {
-        let one = analyze_job(path, opts, &Plan { jobs: 1, ..Plan::default() }).unwrap();
+        let one = analyze_job(
+            path,
+            opts,
+            &Plan {
+                jobs: 1,
+                ..Plan::default()
+            },
+        )
+        .unwrap();
         let progress = Progress::default();
         let two = analyze_job(
             path,
@@ -99,7 +107,9 @@ fn a_job_read_file_by_file_equals_every_trace_read_at_once_on_the_shared_data() 
             .iter()
             .map(|f| std::fs::metadata(f).unwrap().len())
             .sum();
-        let read = progress.bytes_read.load(std::sync::atomic::Ordering::Relaxed);
+        let read = progress
+            .bytes_read
+            .load(std::sync::atomic::Ordering::Relaxed);
         assert_eq!(read, on_disk, "{}: bytes counted", path.display());
         let memory = in_memory(path, opts);
         assert_eq!(traces_only(one.clone()), memory, "{}", path.display());
@@ -148,7 +158,10 @@ fn shards_merged_equal_the_single_run_on_a_generated_eight_rank_job() {
         assert_eq!(merged, single, "{count} tasks");
     }
     let text = |r: &Report| serde_json::to_string(r).unwrap();
-    assert_eq!(text(&merge(parts(dir.path(), opts, 4)).unwrap()), text(&single));
+    assert_eq!(
+        text(&merge(parts(dir.path(), opts, 4)).unwrap()),
+        text(&single)
+    );
 }
 
 #[test]
@@ -159,11 +172,11 @@ fn a_merge_names_the_missing_repeated_or_foreign_parts() {
     let mut four = parts(dir.path(), opts, 4);
     let third = four.remove(1);
     let e = merge(four.clone()).unwrap_err().to_string();
-    assert!(e.contains("task(s) 2 are missing"), "{e}");
+    assert!(e.contains("task 2 is missing"), "{e}");
     four.push(third.clone());
     four.push(third);
     let e = merge(four.clone()).unwrap_err().to_string();
-    assert!(e.contains("task(s) 2 are given twice"), "{e}");
+    assert!(e.contains("task 2 is given twice"), "{e}");
     let mut other = parts(dir.path(), opts, 4);
     other[0].files.pop();
     let e = merge(other).unwrap_err().to_string();
@@ -172,7 +185,10 @@ fn a_merge_names_the_missing_repeated_or_foreign_parts() {
     mixed[1] = read_part(dir.path(), opts, &Plan::default(), (1, 3)).unwrap();
     assert!(matches!(
         merge(mixed).unwrap_err(),
-        MergeError::Mismatch { what: "the task counts", .. }
+        MergeError::Mismatch {
+            what: "the task counts",
+            ..
+        }
     ));
     assert!(matches!(merge(Vec::new()), Err(MergeError::Empty)));
 }
@@ -204,12 +220,23 @@ fn the_window_is_the_jobs_even_where_a_task_holds_a_rank_of_one_step() {
 fn the_first_file_that_cannot_be_read_is_the_error_whatever_the_jobs() {
     let dir = tempfile::tempdir().unwrap();
     job(dir.path(), &eight_ranks());
-    std::fs::write(dir.path().join("rank3.pt.trace.json"), b"{\"traceEvents\": 7}").unwrap();
+    std::fs::write(
+        dir.path().join("rank3.pt.trace.json"),
+        b"{\"traceEvents\": 7}",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("rank6.pt.trace.json"), b"[{\"ph\": 1}]").unwrap();
     for jobs in [1, 2, 4] {
-        let e = analyze_job(dir.path(), Options::default(), &Plan { jobs, ..Plan::default() })
-            .unwrap_err()
-            .to_string();
+        let e = analyze_job(
+            dir.path(),
+            Options::default(),
+            &Plan {
+                jobs,
+                ..Plan::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("rank3.pt.trace.json"), "{jobs} jobs: {e}");
     }
 }

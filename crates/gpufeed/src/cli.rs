@@ -106,6 +106,60 @@ pub struct SynthTraceArgs {
     pub rank: usize,
 }
 
+/// Arguments of the hidden `gpufeed synth-job`.
+#[derive(Debug, Args)]
+pub struct SynthJobArgs {
+    /// The folder to write the ranks' traces into (made if absent)
+    pub out: PathBuf,
+    /// Ranks
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub ranks: u32,
+    /// Uncompressed JSON per rank, about (`64MB`, `1GB`, `4GiB`)
+    #[arg(long, default_value = "64MB", value_parser = byte_size)]
+    pub rank_size: u64,
+    /// The straggler: this rank's kernels take `--slowdown` times as long, and the others
+    /// wait for it inside their all-reduce
+    #[arg(long, default_value_t = 3)]
+    pub straggler: u32,
+    /// How much slower the straggler's kernels are
+    #[arg(long, default_value_t = 2.2)]
+    pub slowdown: f64,
+    /// Kernels per step (a transformer's step launches thousands)
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub kernels: u32,
+    /// Write plain `*.json` instead of gzip
+    #[arg(long)]
+    pub plain: bool,
+}
+
+/// A size in bytes: a number with an optional unit, `B`, `KB`/`MB`/`GB` (powers of 1000)
+/// or `KiB`/`MiB`/`GiB` (of 1024).
+fn byte_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size such as `64MB` or `1GiB`"))?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" | "k" => 1e3,
+        "mb" | "m" => 1e6,
+        "gb" | "g" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        u => {
+            return Err(format!(
+                "`{u}` is not a unit: B, KB, MB, GB, KiB, MiB or GiB"
+            ));
+        }
+    };
+    Ok((n * scale) as u64)
+}
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -197,6 +251,10 @@ pub enum Command {
     /// Write a generated profiler trace with known truth (for tests)
     #[command(name = "synth-trace", hide = true)]
     SynthTrace(SynthTraceArgs),
+    /// Write a generated job of N ranks' profiler traces of any size, with a straggler;
+    /// prints what the generator did as JSON (for benchmarks)
+    #[command(name = "synth-job", hide = true)]
+    SynthJob(SynthJobArgs),
     /// Profile the data pipeline or the training step
     #[command(subcommand)]
     Profile(ProfileCommand),
@@ -236,7 +294,7 @@ pub struct AttachArgs {
 #[derive(Debug, Args)]
 pub struct TraceArgs {
     /// The log or profiler trace to analyse (a file, or a folder of profiler traces)
-    #[arg(required_unless_present = "prometheus")]
+    #[arg(required_unless_present_any = ["prometheus", "merge"])]
     pub file: Option<PathBuf>,
     /// What the file holds; detected from the content when absent
     #[arg(long, value_enum)]
@@ -282,6 +340,31 @@ pub struct TraceArgs {
     /// 11,000 points Prometheus answers with)
     #[arg(long, value_name = "DURATION", value_parser = duration, requires = "prometheus", default_value = "15s")]
     pub step: f64,
+    /// A folder of profiler traces: files read at once (default: the cores). Each file is
+    /// kept only as its summary once read, so memory holds at most this many traces
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// A task of an array job over a folder of profiler traces: summarise only slice I of N
+    /// of its trace files (`0/8`), or `auto`: I and N from a Slurm job array
+    /// (SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_COUNT, or with SLURM_ARRAY_TASK_MIN/MAX)
+    /// or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX with JOB_COMPLETIONS). Writes a
+    /// part (`--out`); `--merge` makes the job's report from all the parts
+    #[arg(
+        long,
+        value_name = "I/N|auto",
+        requires = "out",
+        conflicts_with = "prometheus"
+    )]
+    pub shard: Option<String>,
+    /// With `--shard`: the part to write, a `profiler-part` JSON document (`gpufeed schema
+    /// profiler-part`); a folder (every task given the same): `DIR/part-IIIII-of-N.json`
+    #[arg(long, value_name = "PART.json", requires = "shard")]
+    pub out: Option<PathBuf>,
+    /// The step after an array job: the job's report from the parts its tasks wrote (files,
+    /// or folders of `*.json` parts), equal to a single run over the whole folder. Every
+    /// task's part must be there, once
+    #[arg(long, value_name = "PART", num_args = 1.., conflicts_with_all = ["file", "prometheus", "shard"])]
+    pub merge: Vec<PathBuf>,
     /// The output format.
     #[command(flatten)]
     pub output: Output,
@@ -622,6 +705,7 @@ impl Command {
             Self::Precompute(_) => "precompute",
             Self::Mel(_) => "mel",
             Self::SynthTrace(_) => "synth-trace",
+            Self::SynthJob(_) => "synth-job",
             Self::Profile(ProfileCommand::Data(_)) => "profile data",
             Self::Profile(ProfileCommand::Step(_)) => "profile step",
             Self::Schema(_) => "schema",

@@ -87,6 +87,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Precompute(args) => precompute::precompute(&args),
         Command::Mel(args) => precompute::mel(&args),
         Command::SynthTrace(args) => trace::write_synthetic(&args),
+        Command::SynthJob(args) => trace::write_synthetic_job(&args),
         Command::Monitor(args) => monitor::monitor(&args),
         Command::Watch(args) => monitor::watch(&args),
         Command::Attach(args) => attach::attach(&args),

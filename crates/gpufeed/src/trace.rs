@@ -4,12 +4,16 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
 use gpufeed_analysis::detect::{Kind, TraceSource, detect};
 use gpufeed_analysis::{profiler, trace};
+use gpufeed_contract::Document as _;
+use gpufeed_kineto::job::{self, Part, Plan, Progress};
 
-use crate::cli::{Format, KindArg, SynthFlavor, SynthTraceArgs, TraceArgs};
-use crate::printer;
+use crate::cli::{Format, KindArg, SynthFlavor, SynthJobArgs, SynthTraceArgs, TraceArgs};
+use crate::{printer, ui};
 
 /// `--kind` as the detector takes it.
 pub fn kind(k: KindArg) -> Kind {
@@ -24,21 +28,32 @@ pub fn kind(k: KindArg) -> Kind {
 /// `gpufeed trace FILE [--kind K] [--format F]`, or `gpufeed trace --prometheus URL`.
 pub fn run(args: &TraceArgs) -> Result<ExitCode> {
     let json = args.output.format == Format::Json;
+    if !args.merge.is_empty() {
+        let (report, warnings) = profiler::merge(read_parts(&args.merge)?)?;
+        return print_profiler(&report, &warnings, json);
+    }
     let Some(file) = &args.file else {
         return prometheus(args, json);
     };
     match detect(file, args.kind.map(kind))? {
         TraceSource::Profiler { path, format } => {
-            let (report, warnings) = profiler::analyze(&path, format)?;
-            for w in &warnings {
-                printer::warn(w);
+            let progress = Progress::default();
+            let plan = Plan {
+                jobs: args.jobs.map_or(0, |j| j as usize),
+                progress: Some(&progress),
+            };
+            if let (Some(spec), Some(out)) = (&args.shard, &args.out) {
+                return write_part(&path, format, &plan, spec, out);
             }
-            if json {
-                printer::data(&(serde_json::to_string(&report)? + "\n"))?;
-            } else {
-                printer::data(&profiler::render_text(&report))?;
-            }
+            let (report, warnings) =
+                ui::trace_progress(&progress, || profiler::analyze_job(&path, format, &plan))?;
+            return print_profiler(&report, &warnings, json);
         }
+        _ if args.shard.is_some() => anyhow::bail!(
+            "`--shard` splits a folder of profiler traces over the tasks of an array job; \
+             `{}` is a log, read whole by one `gpufeed trace`",
+            file.display()
+        ),
         TraceSource::Stdin { kind } | TraceSource::Log { kind, .. } => {
             let (report, warnings) = match trace::analyze_file_with(file, kind, args.interval) {
                 Err(e) if host_only_recording(file, &e) => {
@@ -55,6 +70,122 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A profiler report's warnings on stderr, then the report as text or one JSON document.
+fn print_profiler(
+    report: &gpufeed_kineto::Report,
+    warnings: &[String],
+    json: bool,
+) -> Result<ExitCode> {
+    for w in warnings {
+        printer::warn(w);
+    }
+    if json {
+        printer::data(&(serde_json::to_string(report)? + "\n"))?;
+    } else {
+        printer::data(&profiler::render_text(report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `gpufeed trace DIR --shard I/N|auto --out PART.json`: this task's part.
+fn write_part(
+    path: &Path,
+    format: Option<gpufeed_contract::TraceFormat>,
+    plan: &Plan<'_>,
+    spec: &str,
+    out: &Path,
+) -> Result<ExitCode> {
+    let shard = if spec == "auto" {
+        let task = gpufeed_data::array_job::detect(|k| std::env::var(k).ok())?;
+        printer::note(&format!(
+            "--shard auto: slice {}/{} from the {}",
+            task.shard.index, task.shard.count, task.source
+        ));
+        task.shard
+    } else {
+        gpufeed_data::precompute::ShardSpec::parse(spec)?
+    };
+    let (index, count) = (u32::try_from(shard.index)?, u32::try_from(shard.count)?);
+    let read = || job::read_part(path, profiler::options(format), plan, (index, count));
+    let part = match plan.progress {
+        Some(p) => ui::trace_progress(p, read),
+        None => read(),
+    }?;
+    // A folder (every task given the same one): a name of this task's own.
+    let out = if out.is_dir() {
+        out.join(format!("part-{index:05}-of-{count}.json"))
+    } else {
+        out.to_owned()
+    };
+    let out = out.as_path();
+    let text = serde_json::to_string(&part)? + "\n";
+    gpufeed_fs::write_atomic(out, |f| std::io::Write::write_all(f, text.as_bytes()))
+        .with_context(|| format!("cannot write the part `{}`", out.display()))?;
+    printer::note(&format!(
+        "wrote {}: task {index} of {count}, {} of the job's {} trace file(s); when every task \
+         is done, `gpufeed trace --merge PART...` gives the job's report",
+        out.display(),
+        part.summaries.len(),
+        part.files.len()
+    ));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The parts named (files, or folders of `*.json` parts), each read as a `profiler-part`.
+fn read_parts(paths: &[PathBuf]) -> Result<Vec<Part>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = fs_err::read_dir(p)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            if found.is_empty() {
+                anyhow::bail!(
+                    "`{}` holds no `*.json` part\n\nhint: give the parts that `gpufeed trace \
+                     DIR --shard I/N --out PART.json` wrote, or their folder",
+                    p.display()
+                );
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files
+        .iter()
+        .map(|f| {
+            let text = fs_err::read_to_string(f)?;
+            let head: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("`{}` is not JSON, so not a part", f.display()))?;
+            let kind = head.get("kind").and_then(|k| k.as_str());
+            let version = head
+                .get("schema_version")
+                .and_then(serde_json::Value::as_u64);
+            if kind != Some(Part::NAME) {
+                anyhow::bail!(
+                    "`{}` is not a part of a profiler job (its `kind` is {})\n\nhint: give the \
+                     parts that `gpufeed trace DIR --shard I/N --out PART.json` wrote",
+                    f.display(),
+                    kind.map_or_else(|| "absent".to_owned(), |k| format!("`{k}`"))
+                );
+            }
+            if version != Some(u64::from(Part::VERSION)) {
+                anyhow::bail!(
+                    "`{}` is a part of version {}, and this gpufeed merges version {}: run the \
+                     tasks and the merge with the same gpufeed",
+                    f.display(),
+                    version.map_or_else(|| "unknown".to_owned(), |v| v.to_string()),
+                    Part::VERSION
+                );
+            }
+            serde_json::from_value(head)
+                .with_context(|| format!("`{}`: a damaged part", f.display()))
+        })
+        .collect()
 }
 
 /// A log's warnings on stderr, then its report as text or one JSON document.
@@ -172,4 +303,116 @@ pub fn write_synthetic(args: &SynthTraceArgs) -> Result<ExitCode> {
     };
     fs_err::write(&args.out, generate(&case, args.rank))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `gpufeed synth-job DIR`: a job of `--ranks` ranks of about `--rank-size` of JSON each,
+/// rank `--straggler`'s kernels `--slowdown` times as long (the others wait for it in
+/// their all-reduce), written a rank per core; prints the job and each rank's truth.
+pub fn write_synthetic_job(args: &SynthJobArgs) -> Result<ExitCode> {
+    use gpufeed_kineto::synth::{Case, Truth, generate, write_rank};
+    if args.straggler >= args.ranks {
+        anyhow::bail!(
+            "--straggler {} is not one of the {} rank(s)",
+            args.straggler,
+            args.ranks
+        );
+    }
+    let kernels = args.kernels as usize;
+    let case = |steps: usize| Case {
+        ranks: args.ranks as usize,
+        steps,
+        kernels,
+        slow_compute: Some((args.straggler as usize, args.slowdown)),
+        ..Case::allreduce_straggler_steady()
+    };
+    // Bytes per step from two small traces; the steps that make the size asked.
+    let (two, four) = (generate(&case(2), 0).len(), generate(&case(4), 0).len());
+    let per_step = ((four - two) / 2).max(1) as u64;
+    let steps = ((args.rank_size.saturating_sub(two as u64)) / per_step + 2).max(4) as usize;
+    let case = case(steps);
+    fs_err::create_dir_all(&args.out)?;
+    let write = |rank: usize| -> Result<(Truth, u64)> {
+        let ext = if args.plain { "json" } else { "json.gz" };
+        let path = args.out.join(format!("rank-{rank:05}.pt.trace.{ext}"));
+        let mut bytes = 0u64;
+        let mut truth = None;
+        gpufeed_fs::write_atomic_unsynced(&path, |f| {
+            let file = std::io::BufWriter::new(f);
+            if args.plain {
+                truth = Some(write_rank(&case, rank, &mut Counter(file, &mut bytes))?);
+            } else {
+                let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+                truth = Some(write_rank(&case, rank, &mut Counter(&mut gz, &mut bytes))?);
+                gz.finish()?;
+            }
+            Ok(())
+        })
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+        let truth = truth.ok_or_else(|| anyhow::anyhow!("rank {rank} was not generated"))?;
+        Ok((truth, bytes))
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let ranks = args.ranks as usize;
+    let results: Vec<std::sync::Mutex<Option<Result<(Truth, u64)>>>> =
+        (0..ranks).map(|_| std::sync::Mutex::new(None)).collect();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    std::thread::scope(|scope| {
+        for _ in 0..cores.min(ranks) {
+            scope.spawn(|| {
+                loop {
+                    let r = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if r >= ranks {
+                        return;
+                    }
+                    let out = write(r);
+                    if let Ok(mut slot) = results[r].lock() {
+                        *slot = Some(out);
+                    }
+                }
+            });
+        }
+    });
+    let mut per_rank = Vec::with_capacity(ranks);
+    for (rank, slot) in results.into_iter().enumerate() {
+        let (t, bytes) = slot
+            .into_inner()
+            .ok()
+            .flatten()
+            .ok_or_else(|| anyhow::anyhow!("rank {rank} was not written"))??;
+        per_rank.push(serde_json::json!({
+            "rank": rank,
+            "json_bytes": bytes,
+            "busy_us": t.busy_us,
+            "span_us": t.span_us,
+            "host_wait_us": t.host_wait_us,
+            "kernel_wait_us": t.kernel_wait_us,
+            "other_us": t.other_us,
+        }));
+    }
+    let doc = serde_json::json!({
+        "folder": args.out.display().to_string(),
+        "ranks": ranks,
+        "steps_per_rank": steps,
+        "kernels_per_step": kernels,
+        "straggler": args.straggler,
+        "slowdown": args.slowdown,
+        "expect": {"straggler": args.straggler, "verdict": "compute-bound"},
+        "per_rank": per_rank,
+    });
+    printer::data(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A writer that counts the bytes through it (a rank's JSON, before gzip).
+struct Counter<'a, W>(W, &'a mut u64);
+
+impl<W: std::io::Write> std::io::Write for Counter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        *self.1 += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }

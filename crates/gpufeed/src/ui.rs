@@ -49,3 +49,51 @@ impl gpufeed_analysis::Ui for Terminal {
         printer::warn(msg);
     }
 }
+
+/// Runs `read` (a long read of profiler traces) with a bar on stderr of the bytes read of
+/// the total and the files done, polled from `progress`. Drawn only on a terminal, and only
+/// once the read has lasted half a second: a small trace shows nothing.
+pub fn trace_progress<T>(progress: &gpufeed_kineto::job::Progress, read: impl FnOnce() -> T) -> T {
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::time::Duration;
+    // The read's end wakes the bar at once: a small trace's run is not held up.
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let start = std::time::Instant::now();
+            let mut bar: Option<ProgressBar> = None;
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                wait.recv_timeout(Duration::from_millis(100))
+            {
+                if start.elapsed() < Duration::from_millis(500) {
+                    continue;
+                }
+                let b = bar.get_or_insert_with(|| {
+                    let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+                    b.set_style(
+                        ProgressStyle::with_template(
+                            "{prefix} [{bar:30}] {bytes}/{total_bytes}  {bytes_per_sec}  {msg}  ETA {eta}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                    );
+                    b.set_prefix("trace");
+                    b
+                });
+                b.set_length(progress.bytes_total.load(Relaxed));
+                b.set_position(progress.bytes_read.load(Relaxed));
+                b.set_message(format!(
+                    "{}/{} files",
+                    progress.files_done.load(Relaxed),
+                    progress.files_total.load(Relaxed)
+                ));
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+        });
+        let out = read();
+        drop(done);
+        out
+    })
+}
