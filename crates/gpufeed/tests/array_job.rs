@@ -2,6 +2,8 @@
 //! Indexed Job: every task started at once on one shared cache folder with the variables
 //! its scheduler sets, then `precompute --merge`; the merged cache must equal a one-machine
 //! cache item for item, and a slice that never ran must be named by the merge, not skipped.
+//! The same for `gpufeed trace DIR --shard auto` and `trace --merge` over a job's profiler
+//! traces: the merged report is the single run's.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -440,4 +442,150 @@ fn the_deploy_examples_run_as_written() {
         .output()
         .unwrap();
     ok(&submit);
+}
+
+/// `args` of a trace example with its volumes put on this test's folders.
+fn localised_trace(args: &[String], traces: &Path, parts: &Path) -> Vec<String> {
+    args.iter()
+        .map(|a| {
+            if a.starts_with("/traces/") {
+                s(traces).to_owned()
+            } else if a == "--out=/parts" {
+                format!("--out={}", parts.display())
+            } else if a == "--merge=/parts" {
+                format!("--merge={}", parts.display())
+            } else if a.starts_with("--jobs=") {
+                "--jobs=1".to_owned()
+            } else {
+                a.clone()
+            }
+        })
+        .collect()
+}
+
+/// `gpufeed trace DIR --shard auto` as every task of the Slurm and Kubernetes examples, on
+/// a generated 8-rank job, then their merge: the report of one `gpufeed trace DIR`, byte
+/// for byte, with the straggler the generator made.
+#[test]
+fn the_trace_deploy_examples_run_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = tmp.path().join("run42");
+    let truth = ok_stdout(
+        &gpufeed()
+            .args(["synth-job", s(&traces), "--ranks", "8", "--straggler", "5"])
+            .args(["--rank-size", "1MB", "--kernels", "100"])
+            .output()
+            .unwrap(),
+    );
+    let truth: serde_json::Value = serde_json::from_str(&truth).unwrap();
+    assert_eq!(truth["straggler"], 5);
+    let single_json = ok_stdout(
+        &gpufeed()
+            .args(["trace", s(&traces), "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    let single: serde_json::Value = serde_json::from_str(&single_json).unwrap();
+    assert_eq!(single["straggler"]["rank"], 5, "{single_json}");
+    let single_text = ok_stdout(&gpufeed().args(["trace", s(&traces)]).output().unwrap());
+
+    // Kubernetes: every pod of the Indexed Job, then the merge Job's container.
+    let (job, args, env) = job_args("kubernetes/trace-job.yaml");
+    let n = job["spec"]["completions"].as_u64().unwrap();
+    assert_eq!(
+        env,
+        [("JOB_COMPLETIONS".to_owned(), n.to_string())],
+        "JOB_COMPLETIONS must equal spec.completions"
+    );
+    let parts = tmp.path().join("k8s-parts");
+    fs_err::create_dir(&parts).unwrap();
+    let pods = (0..n)
+        .map(|i| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_gpufeed"));
+            c.args(localised_trace(&args, &traces, &parts));
+            for v in SCHEDULER_VARS {
+                c.env_remove(v);
+            }
+            c.env("JOB_COMPLETION_INDEX", i.to_string());
+            c.envs(env.iter().map(|(k, v)| (k, v)));
+            c
+        })
+        .collect();
+    run_tasks(pods);
+    let (_, merge_args, _) = job_args("kubernetes/trace-merge-job.yaml");
+    let merged = Command::new(env!("CARGO_BIN_EXE_gpufeed"))
+        .args(localised_trace(&merge_args, &traces, &parts))
+        .output()
+        .unwrap();
+    assert_eq!(ok_stdout(&merged), single_text);
+
+    // Slurm: the batch script of every task of its --array, run by bash with the variables
+    // Slurm sets, then the merge script; gpufeed on PATH as the scripts expect.
+    let script = fs_err::read_to_string(deploy("slurm/trace.sbatch")).unwrap();
+    let range = script
+        .lines()
+        .find_map(|l| l.strip_prefix("#SBATCH --array="))
+        .unwrap();
+    let (lo, hi) = range.split_once('-').unwrap();
+    let (lo, hi): (u32, u32) = (lo.parse().unwrap(), hi.parse().unwrap());
+    let bin = Path::new(env!("CARGO_BIN_EXE_gpufeed")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let parts = tmp.path().join("slurm-parts");
+    let report = tmp.path().join("report.json");
+    let bash = |script: &str, vars: &[(&str, String)]| {
+        let mut c = Command::new("bash");
+        c.arg(deploy(script));
+        for v in SCHEDULER_VARS {
+            c.env_remove(v);
+        }
+        c.env("PATH", &path)
+            .env("TRACES", &traces)
+            .env("PARTS", &parts)
+            .env("REPORT", &report)
+            .env("SLURM_CPUS_PER_TASK", "1")
+            .envs(vars.iter().map(|(k, v)| (k, v)));
+        c
+    };
+    let tasks = (lo..=hi)
+        .map(|id| {
+            bash(
+                "slurm/trace.sbatch",
+                &[
+                    ("SLURM_ARRAY_TASK_ID", id.to_string()),
+                    ("SLURM_ARRAY_TASK_MIN", lo.to_string()),
+                    ("SLURM_ARRAY_TASK_MAX", hi.to_string()),
+                    ("SLURM_ARRAY_TASK_COUNT", (hi - lo + 1).to_string()),
+                ],
+            )
+        })
+        .collect();
+    run_tasks(tasks);
+    let out = bash("slurm/trace-merge.sbatch", &[]).output().unwrap();
+    assert_eq!(ok_stdout(&out), single_text);
+    assert_eq!(fs_err::read_to_string(&report).unwrap(), single_json);
+    // A task that never ran is named by the merge.
+    let first = fs_err::read_dir(&parts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("part-00001"))
+        .next()
+        .unwrap();
+    fs_err::remove_file(first).unwrap();
+    let out = bash("slurm/trace-merge.sbatch", &[]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("task 1 is missing"), "{}", text(&out.stderr));
+    ok(&Command::new("bash")
+        .args(["-n", s(&deploy("slurm/submit-trace.sh"))])
+        .output()
+        .unwrap());
+}
+
+/// Its stdout, after checking that it succeeded.
+fn ok_stdout(out: &Output) -> String {
+    ok(out);
+    text(&out.stdout)
 }

@@ -159,6 +159,17 @@ fn profiler_trace_reports_validate_against_their_schema() {
     let doc = json_of(&["trace", dir.path().to_str().unwrap(), "--format", "json"]);
     assert!(doc["straggler"].is_object() && doc["ranks"].as_array().unwrap().len() == 4);
     assert_valid("profiler", &doc);
+    // A task's part of the same folder, as `--shard` writes it.
+    let part = dir.path().join("part.json.out");
+    let out = common::gpufeed()
+        .args(["trace", dir.path().to_str().unwrap(), "--shard", "1/2"])
+        .args(["--out", part.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&fs_err::read(&part).unwrap()).unwrap();
+    assert_eq!(doc["summaries"].as_array().unwrap().len(), 2);
+    assert_valid("profiler-part", &doc);
     let tf = tempfile::tempdir().unwrap();
     let p = tf.path().join("host.trace.json");
     fs_err::write(&p, generate(&Case::input_bound().tensorflow(), 0)).unwrap();
