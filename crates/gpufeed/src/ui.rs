@@ -68,25 +68,35 @@ pub fn trace_progress<T>(progress: &gpufeed_kineto::job::Progress, read: impl Fn
                 if start.elapsed() < Duration::from_millis(500) {
                     continue;
                 }
+                let files = || {
+                    format!(
+                        "{}/{} files",
+                        progress.files_done.load(Relaxed),
+                        progress.files_total.load(Relaxed)
+                    )
+                };
                 let b = bar.get_or_insert_with(|| {
-                    let b = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+                    // Set up hidden, so that the first frame shows the totals and the rate
+                    // counts from now.
+                    let b = ProgressBar::hidden();
                     b.set_style(
                         ProgressStyle::with_template(
-                            "{prefix} [{bar:30}] {bytes}/{total_bytes}  {bytes_per_sec}  {msg}  ETA {eta}",
+                            "{prefix} [{bar:20}] {bytes}/{total_bytes}  {msg}  {bytes_per_sec}  ETA {eta}",
                         )
                         .unwrap_or_else(|_| ProgressStyle::default_bar())
                         .progress_chars("=> "),
                     );
                     b.set_prefix("trace");
+                    b.set_length(progress.bytes_total.load(Relaxed));
+                    b.set_position(progress.bytes_read.load(Relaxed));
+                    b.set_message(files());
+                    b.reset_eta();
+                    b.set_draw_target(ProgressDrawTarget::stderr());
                     b
                 });
                 b.set_length(progress.bytes_total.load(Relaxed));
                 b.set_position(progress.bytes_read.load(Relaxed));
-                b.set_message(format!(
-                    "{}/{} files",
-                    progress.files_done.load(Relaxed),
-                    progress.files_total.load(Relaxed)
-                ));
+                b.set_message(files());
             }
             if let Some(b) = bar {
                 b.finish_and_clear();

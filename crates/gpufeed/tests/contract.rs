@@ -166,7 +166,11 @@ fn profiler_trace_reports_validate_against_their_schema() {
         .args(["--out", part.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&fs_err::read(&part).unwrap()).unwrap();
     assert_eq!(doc["summaries"].as_array().unwrap().len(), 2);
     assert_valid("profiler-part", &doc);
