@@ -31,7 +31,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::read::{NO_CAT, RawTrace};
+use crate::read::{Event, NO_CAT, RawTrace};
 
 pub use gpufeed_stats::thresholds::KERNEL_WAIT_US;
 
@@ -180,21 +180,33 @@ pub const DISABLE_ROUNDING_ENV: &str = "HTA_DISABLE_NS_ROUNDING";
 /// `window` is true: the folder has at least two ProfilerStep names).
 #[must_use]
 pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
+    let mut all = unlinked_rows(t, round);
+    link(&mut all);
+    if window { windowed(all, t) } else { all }
+}
+
+/// The rows of one rank outside any window, before [`link`] gives each GPU row its launch
+/// (a map of every correlation, which the caller may build once the events are gone).
+#[must_use]
+pub(crate) fn unlinked_rows(t: &RawTrace, round: bool) -> Rows {
     let round = round && t.fractional_ts;
     let trace_cat = t.symbols.get("Trace");
     let event_sync = t.symbols.get("Event Sync");
     let context_sync = t.symbols.get("Context Sync");
-    let mut gpu = Vec::new();
-    let mut cpu = Vec::new();
-    for e in &t.events {
-        if e.cat == NO_CAT || Some(e.cat) == trace_cat || e.ts.is_nan() || e.dur.is_nan() {
-            continue;
-        }
+    let kept = |e: &&Event| {
+        !(e.cat == NO_CAT || Some(e.cat) == trace_cat || e.ts.is_nan() || e.dur.is_nan())
+    };
+    let is_gpu = |e: &Event| {
+        (e.stream >= 0 && e.corr >= 0) || Some(e.name) == event_sync || Some(e.name) == context_sync
+    };
+    // Counted first, so that each vector is allocated once at its size: a doubling vector
+    // holds up to twice what it needs, and the rows are the largest thing a read keeps.
+    let gpu_rows = t.events.iter().filter(kept).filter(|e| is_gpu(e)).count();
+    let mut gpu = Vec::with_capacity(gpu_rows);
+    let mut cpu = Vec::with_capacity(t.events.iter().filter(kept).count() - gpu_rows);
+    for e in t.events.iter().filter(kept) {
         let (ts, end) = round_span(e.ts, e.dur, round);
-        let is_gpu = (e.stream >= 0 && e.corr >= 0)
-            || Some(e.name) == event_sync
-            || Some(e.name) == context_sync;
-        if is_gpu {
+        if is_gpu(e) {
             gpu.push(GpuRow {
                 ts,
                 end,
@@ -218,40 +230,84 @@ pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
         }
     }
     let gpu_in_file = gpu.len();
-    if window {
-        let steps = profiler_step_ids(t);
-        // `ts < NaN` is false in pandas: a rank without a step keeps nothing.
-        let last = cpu
-            .iter()
-            .filter(|r| steps.contains(&r.name))
-            .map(|r| r.ts)
-            .max();
-        cpu.retain(|r| last.is_some_and(|l| r.ts < l));
-    }
-    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
-    for r in &cpu {
-        // The last CPU row in file order with a correlation wins.
-        launch.insert(r.corr, r.ts);
-    }
-    let mut gpu_outside = Vec::new();
-    if window {
-        let (kept, out): (Vec<GpuRow>, Vec<GpuRow>) =
-            gpu.into_iter().partition(|g| launch.contains_key(&g.corr));
-        gpu = kept;
-        gpu_outside = out;
-    }
-    for g in &mut gpu {
-        if g.corr >= 0 {
-            g.launch_ts = launch.get(&g.corr).copied();
-        }
-    }
     Rows {
         gpu,
         cpu,
         gpu_in_file,
-        gpu_outside,
-        windowed: window,
+        gpu_outside: Vec::new(),
+        windowed: false,
         rounded: round,
+    }
+}
+
+/// Gives each GPU row of `rows` (outside any window) its launch: what [`windowed`] narrows.
+pub(crate) fn link(rows: &mut Rows) {
+    link_launches(&mut rows.gpu, &rows.cpu);
+}
+
+/// Each GPU row's launch: the start of the last CPU row in file order with its
+/// correlation, if any.
+fn launch_map(cpu: &[CpuRow]) -> FxHashMap<i64, i64> {
+    let mut launch: FxHashMap<i64, i64> = FxHashMap::default();
+    for r in cpu {
+        // The last CPU row in file order with a correlation wins.
+        launch.insert(r.corr, r.ts);
+    }
+    launch
+}
+
+fn link_launches(gpu: &mut [GpuRow], cpu: &[CpuRow]) {
+    let launch = launch_map(cpu);
+    for g in gpu {
+        g.launch_ts = if g.corr >= 0 {
+            launch.get(&g.corr).copied()
+        } else {
+            None
+        };
+    }
+}
+
+/// HTA's window over a rank's rows (linked, outside any window): the CPU rows before the start of
+/// the last ProfilerStep, and the GPU rows they launched; the others are `gpu_outside`.
+/// A rank without a step keeps nothing (`ts < NaN` is false in pandas).
+#[must_use]
+pub fn windowed(all: Rows, t: &RawTrace) -> Rows {
+    let steps = profiler_step_ids(t);
+    let last = all
+        .cpu
+        .iter()
+        .filter(|r| steps.contains(&r.name))
+        .map(|r| r.ts)
+        .max();
+    // In place, and the rows left outside in a vector of their size: no second copy of
+    // the rows at any time.
+    let mut cpu = all.cpu;
+    cpu.retain(|r| last.is_some_and(|l| r.ts < l));
+    cpu.shrink_to_fit();
+    let launch = launch_map(&cpu);
+    let mut gpu = all.gpu;
+    let mut gpu_outside =
+        Vec::with_capacity(gpu.iter().filter(|g| !launch.contains_key(&g.corr)).count());
+    gpu.retain(|g| {
+        let keep = launch.contains_key(&g.corr);
+        if !keep {
+            gpu_outside.push(*g);
+        }
+        keep
+    });
+    gpu.shrink_to_fit();
+    link_launches(&mut gpu, &cpu);
+    // Launched outside the window: no launch.
+    for g in &mut gpu_outside {
+        g.launch_ts = None;
+    }
+    Rows {
+        gpu,
+        cpu,
+        gpu_in_file: all.gpu_in_file,
+        gpu_outside,
+        windowed: true,
+        rounded: all.rounded,
     }
 }
 
@@ -377,32 +433,33 @@ pub(crate) const CUDA_WORK_CATS: &[&str] = IDLE_CATS.split_at(6).0;
 #[must_use]
 pub fn idle_breakdown(rows: &Rows, t: &RawTrace) -> Vec<StreamIdle> {
     let cats: FxHashSet<u32> = IDLE_CATS.iter().filter_map(|c| t.symbols.get(c)).collect();
+    // Each stream's rows by index (4 bytes each, not a copy of the row): the stable sort
+    // keeps file order among equal starts, as a sort of the rows would.
     let mut order: Vec<i64> = Vec::new();
-    let mut per: FxHashMap<i64, Vec<GpuRow>> = FxHashMap::default();
-    for g in rows
-        .gpu
-        .iter()
-        .filter(|g| g.stream != -1 && cats.contains(&g.cat))
-    {
+    let mut per: FxHashMap<i64, Vec<u32>> = FxHashMap::default();
+    for (i, g) in rows.gpu.iter().enumerate() {
+        if g.stream == -1 || !cats.contains(&g.cat) {
+            continue;
+        }
         per.entry(g.stream)
             .or_insert_with(|| {
                 order.push(g.stream);
                 Vec::new()
             })
-            .push(*g);
+            .push(i as u32);
     }
     order
         .into_iter()
         .map(|stream| {
             let mut ev = per.remove(&stream).unwrap_or_default();
-            ev.sort_by_key(|g| g.ts);
+            ev.sort_by_key(|&i| rows.gpu[i as usize].ts);
             let mut s = StreamIdle {
                 stream,
                 events: ev.len(),
                 ..StreamIdle::default()
             };
             for w in ev.windows(2) {
-                let (prev, cur) = (w[0], w[1]);
+                let (prev, cur) = (&rows.gpu[w[0] as usize], &rows.gpu[w[1] as usize]);
                 let gap = (cur.ts - prev.end) as f64;
                 s.min_gap_us = Some(s.min_gap_us.map_or(gap, |m: f64| m.min(gap)));
                 if cur.launch_ts.is_some_and(|l| l > prev.end) {

@@ -39,6 +39,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::hta;
 use crate::read::{self, RawTrace};
 use crate::report::{self, Options, RankReport, Report};
 use crate::tf;
@@ -125,17 +126,37 @@ pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> F
         .map(|(_, s)| s.to_owned())
         .collect();
     let rank = t.rank.unwrap_or(0);
-    let round = !opts.no_rounding;
     let window = format == TraceFormat::Pytorch && step_names.len() >= 2;
-    let report = report::rank_of_trace(rank, &t, window, round, format);
-    let other_window = (!alone && format == TraceFormat::Pytorch && !window)
-        .then(|| Box::new(report::rank_of_trace(rank, &t, true, round, format)));
+    let fullness = report::fullness(&t);
+    let counts = report::Counts::of(&t);
+    let mut rows = hta::unlinked_rows(&t, !opts.no_rounding);
+    if format == TraceFormat::Pytorch {
+        // The rows hold what the analysis reads from here on, but for the steps' GPU-track
+        // copies: the events go before the launch links' map is built (the events are a
+        // third of the memory of a large trace's analysis). TensorFlow's steps are read
+        // from the events (`tf::steps`).
+        let gpu_cat = t.symbols.get(crate::steps::GPU_ANNOTATION_CAT);
+        t.events.retain(|e| Some(e.cat) == gpu_cat);
+        t.events.shrink_to_fit();
+    }
+    hta::link(&mut rows);
+    let (report, other_window) = if window {
+        let rows = hta::windowed(rows, &t);
+        (report::rank_of_rows(rank, &t, &rows, format, counts), None)
+    } else {
+        let report = report::rank_of_rows(rank, &t, &rows, format, counts);
+        let other = (!alone && format == TraceFormat::Pytorch).then(|| {
+            let rows = hta::windowed(rows, &t);
+            Box::new(report::rank_of_rows(rank, &t, &rows, format, counts))
+        });
+        (report, other)
+    };
     FileSummary {
         index,
         file: t.path.display().to_string(),
         rank,
         format,
-        fullness: report::fullness(&t),
+        fullness,
         step_names,
         truncated,
         report,

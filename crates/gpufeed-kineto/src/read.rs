@@ -976,6 +976,9 @@ fn read_with(r: impl Read, path: &Path, limits: Limits) -> Result<RawTrace> {
     if s.cut && c.t.truncated_at.is_none() {
         c.t.truncated_at = Some(c.t.bytes);
     }
+    // The doubling's slack (up to half the capacity) goes before the analysis adds its
+    // rows: a large block is resized in place (`mremap`), not copied.
+    c.t.events.shrink_to_fit();
     Ok(c.t)
 }
 

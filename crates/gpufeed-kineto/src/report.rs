@@ -811,19 +811,43 @@ pub fn finish(path: &Path, mut summaries: Vec<FileSummary>, opts: Options) -> Re
     }
 }
 
-/// One rank's report from its trace: HTA's rows (in `window` or not), the figures, and
-/// where it holds several GPUs, one report per GPU with the rank's steps and verdict
-/// taken from the one that sets the pace.
-pub(crate) fn rank_of_trace(
+/// What a rank's report counts over every event of its trace: counted before the events
+/// are let go (see [`crate::job::summarize`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    /// Host calls that launch a kernel.
+    launch_calls: usize,
+    /// `ProfilerStep` events on the host (not their GPU-track copies).
+    profiler_steps: usize,
+}
+
+impl Counts {
+    pub(crate) fn of(t: &RawTrace) -> Self {
+        let gpu_cat = t.symbols.get(steps::GPU_ANNOTATION_CAT);
+        let ids = hta::profiler_step_ids(t);
+        Self {
+            launch_calls: launch_calls(t),
+            profiler_steps: t
+                .events
+                .iter()
+                .filter(|e| ids.contains(&e.name) && Some(e.cat) != gpu_cat)
+                .count(),
+        }
+    }
+}
+
+/// One rank's report from its rows (HTA's window or not): its figures, and where it holds
+/// several GPUs, one report per GPU with the rank's steps and verdict taken from the one
+/// that sets the pace.
+pub(crate) fn rank_of_rows(
     rank: u32,
     t: &RawTrace,
-    window: bool,
-    round: bool,
+    rows: &hta::Rows,
     format: TraceFormat,
+    counts: Counts,
 ) -> RankReport {
-    let rows = hta::rows(t, window, round);
-    let mut r = rank_report(rank, t, &rows, format, None);
-    let devices = device_pids(&rows);
+    let mut r = rank_report(rank, t, rows, format, None, counts);
+    let devices = device_pids(rows);
     if devices.len() > 1 {
         for &pid in &devices {
             let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
@@ -838,7 +862,7 @@ pub(crate) fn rank_of_trace(
                 rounded: rows.rounded,
             };
             r.devices
-                .push(rank_report(rank, t, &dev_rows, format, Some(pid)));
+                .push(rank_report(rank, t, &dev_rows, format, Some(pid), counts));
         }
         take_pace(&mut r);
     }
@@ -975,6 +999,7 @@ fn rank_report(
     rows: &hta::Rows,
     format: TraceFormat,
     device_pid: Option<u32>,
+    counts: Counts,
 ) -> RankReport {
     let temporal = hta::temporal(rows);
     let idle_breakdown = hta::idle_breakdown(rows, t);
@@ -985,12 +1010,7 @@ fn rank_report(
     };
     let steps_in_file = match (format, markers) {
         (TraceFormat::Pytorch, Some(Markers::ProfilerStep | Markers::ProfilerStepGpu)) => {
-            let gpu_cat = t.symbols.get(steps::GPU_ANNOTATION_CAT);
-            let ids = hta::profiler_step_ids(t);
-            t.events
-                .iter()
-                .filter(|e| ids.contains(&e.name) && Some(e.cat) != gpu_cat)
-                .count()
+            counts.profiler_steps
         }
         _ => step_rows.len(),
     };
@@ -1059,7 +1079,7 @@ fn rank_report(
             },
             gpu_events_analysed: rows.gpu.len(),
             steps_in_file,
-            launch_calls: launch_calls(t),
+            launch_calls: counts.launch_calls,
         },
         temporal,
         idle_breakdown,
