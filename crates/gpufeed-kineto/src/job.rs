@@ -17,7 +17,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let case = Case::straggler();
 //! for r in 0..case.ranks {
-//!     std::fs::write(dir.path().join(format!("rank{r}.json")), generate(&case, r)).unwrap();
+//!     fs_err::write(dir.path().join(format!("rank{r}.json")), generate(&case, r)).unwrap();
 //! }
 //! let opts = gpufeed_kineto::Options::default();
 //! let whole = analyze_job(dir.path(), opts, &Plan::default()).unwrap();
@@ -214,43 +214,57 @@ fn summaries(
         p.files_total.store(files.len(), Ordering::Relaxed);
     }
     let counter = plan.progress.map(|p| Arc::clone(&p.bytes_read));
+    in_order(files.len(), plan.jobs_for(files.len()), |i| {
+        let (index, path) = &files[i];
+        let r = read::read_path_counted(path, counter.clone())
+            .map(|t| summarize(t, *index, opts, alone));
+        if let Some(p) = plan.progress {
+            p.files_done.fetch_add(1, Ordering::Relaxed);
+        }
+        r
+    })
+}
+
+/// `f(0)`, ..., `f(n - 1)` on `jobs` threads, each taking the next index; the results in
+/// order, or the error of the first index that failed, as a loop would give. Once one
+/// fails, no thread takes a new index: every index before it is taken already.
+///
+/// # Errors
+///
+/// The first error, by index.
+pub fn in_order<T: Send, E: Send>(
+    n: usize,
+    jobs: usize,
+    f: impl Fn(usize) -> std::result::Result<T, E> + Sync,
+) -> std::result::Result<Vec<T>, E> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let results: Vec<Mutex<Option<Result<FileSummary>>>> =
-        files.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Mutex<Option<std::result::Result<T, E>>>> =
+        (0..n).map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
-        for _ in 0..plan.jobs_for(files.len()) {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
             scope.spawn(|| {
-                loop {
-                    // Files are taken in order: once one fails, every file before it has
-                    // been taken, and none after it is needed.
-                    if failed.load(Ordering::Relaxed) {
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
                         return;
                     }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((index, path)) = files.get(i) else {
-                        return;
-                    };
-                    let r = read::read_path_counted(path, counter.clone())
-                        .map(|t| summarize(t, *index, opts, alone));
+                    let r = f(i);
                     if r.is_err() {
                         failed.store(true, Ordering::Relaxed);
                     }
-                    if let Ok(mut slot) = results[i].lock() {
+                    if let Ok(mut slot) = slots[i].lock() {
                         *slot = Some(r);
-                    }
-                    if let Some(p) = plan.progress {
-                        p.files_done.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             });
         }
     });
-    let mut out = Vec::with_capacity(files.len());
-    for slot in results {
+    let mut out = Vec::with_capacity(n);
+    for slot in slots {
         match slot.into_inner().ok().flatten() {
             Some(r) => out.push(r?),
-            // Not read: a file before it failed, and that error came first.
+            // Not taken: an index before it failed, and that error came first.
             None => break,
         }
     }

@@ -1,6 +1,7 @@
 //! A job read a file at a time, kept as summaries, in parallel or fanned out over tasks,
 //! gives the report of every trace read into memory at once: on every profiler trace of
 //! `shared/data` (beside the repository, as CI has it) and on generated jobs.
+#![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,7 @@ fn shared(sub: &str) -> PathBuf {
 fn profiler_inputs() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for sub in ["kineto", "real-world"] {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(shared(sub))
+        let mut dirs: Vec<PathBuf> = fs_err::read_dir(shared(sub))
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.is_dir())
@@ -105,7 +106,7 @@ fn a_job_read_file_by_file_equals_every_trace_read_at_once_on_the_shared_data() 
         let on_disk: u64 = trace_files(path)
             .unwrap()
             .iter()
-            .map(|f| std::fs::metadata(f).unwrap().len())
+            .map(|f| fs_err::metadata(f).unwrap().len())
             .sum();
         let read = progress
             .bytes_read
@@ -129,7 +130,7 @@ fn a_job_read_file_by_file_equals_every_trace_read_at_once_on_the_shared_data() 
 /// An 8-rank job with a straggler, as files in a folder.
 fn job(dir: &Path, case: &Case) {
     for r in 0..case.ranks {
-        std::fs::write(
+        fs_err::write(
             dir.join(format!("rank{r}.pt.trace.json")),
             generate(case, r),
         )
@@ -207,8 +208,8 @@ fn the_window_is_the_jobs_even_where_a_task_holds_a_rank_of_one_step() {
         steps: 1,
         ..many.clone()
     };
-    std::fs::write(dir.path().join("a.json"), generate(&many, 0)).unwrap();
-    std::fs::write(dir.path().join("b.json"), generate(&one, 1)).unwrap();
+    fs_err::write(dir.path().join("a.json"), generate(&many, 0)).unwrap();
+    fs_err::write(dir.path().join("b.json"), generate(&one, 1)).unwrap();
     let opts = Options::default();
     let single = analyze_job(dir.path(), opts, &Plan::default()).unwrap();
     assert!(single.ranks.iter().all(|r| r.window.applied));
@@ -220,12 +221,12 @@ fn the_window_is_the_jobs_even_where_a_task_holds_a_rank_of_one_step() {
 fn the_first_file_that_cannot_be_read_is_the_error_whatever_the_jobs() {
     let dir = tempfile::tempdir().unwrap();
     job(dir.path(), &eight_ranks());
-    std::fs::write(
+    fs_err::write(
         dir.path().join("rank3.pt.trace.json"),
         b"{\"traceEvents\": 7}",
     )
     .unwrap();
-    std::fs::write(dir.path().join("rank6.pt.trace.json"), b"[{\"ph\": 1}]").unwrap();
+    fs_err::write(dir.path().join("rank6.pt.trace.json"), b"[{\"ph\": 1}]").unwrap();
     for jobs in [1, 2, 4] {
         let e = analyze_job(
             dir.path(),

@@ -351,44 +351,24 @@ pub fn write_synthetic_job(args: &SynthJobArgs) -> Result<ExitCode> {
         let truth = truth.ok_or_else(|| anyhow::anyhow!("rank {rank} was not generated"))?;
         Ok((truth, bytes))
     };
-    let next = std::sync::atomic::AtomicUsize::new(0);
     let ranks = args.ranks as usize;
-    let results: Vec<std::sync::Mutex<Option<Result<(Truth, u64)>>>> =
-        (0..ranks).map(|_| std::sync::Mutex::new(None)).collect();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    std::thread::scope(|scope| {
-        for _ in 0..cores.min(ranks) {
-            scope.spawn(|| {
-                loop {
-                    let r = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if r >= ranks {
-                        return;
-                    }
-                    let out = write(r);
-                    if let Ok(mut slot) = results[r].lock() {
-                        *slot = Some(out);
-                    }
-                }
-            });
-        }
-    });
-    let mut per_rank = Vec::with_capacity(ranks);
-    for (rank, slot) in results.into_iter().enumerate() {
-        let (t, bytes) = slot
-            .into_inner()
-            .ok()
-            .flatten()
-            .ok_or_else(|| anyhow::anyhow!("rank {rank} was not written"))??;
-        per_rank.push(serde_json::json!({
-            "rank": rank,
-            "json_bytes": bytes,
-            "busy_us": t.busy_us,
-            "span_us": t.span_us,
-            "host_wait_us": t.host_wait_us,
-            "kernel_wait_us": t.kernel_wait_us,
-            "other_us": t.other_us,
-        }));
-    }
+    let written = job::in_order(ranks, cores, write)?;
+    let per_rank: Vec<serde_json::Value> = written
+        .iter()
+        .enumerate()
+        .map(|(rank, (t, bytes))| {
+            serde_json::json!({
+                "rank": rank,
+                "json_bytes": bytes,
+                "busy_us": t.busy_us,
+                "span_us": t.span_us,
+                "host_wait_us": t.host_wait_us,
+                "kernel_wait_us": t.kernel_wait_us,
+                "other_us": t.other_us,
+            })
+        })
+        .collect();
     let doc = serde_json::json!({
         "folder": args.out.display().to_string(),
         "ranks": ranks,

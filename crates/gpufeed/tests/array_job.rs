@@ -571,13 +571,12 @@ fn the_trace_deploy_examples_run_as_written() {
     let first = fs_err::read_dir(&parts)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| {
+        .find(|p| {
             p.file_name()
                 .unwrap()
                 .to_string_lossy()
                 .starts_with("part-00001")
         })
-        .next()
         .unwrap();
     fs_err::remove_file(first).unwrap();
     let out = bash("slurm/trace-merge.sbatch", &[]).output().unwrap();
