@@ -1,10 +1,11 @@
-//! `gpufeed trace FILE` and the hidden `gpufeed synth-trace`: detect what the file holds
-//! (`gpufeed_analysis::detect`), analyse it with the reader it needs, print the text or
-//! the JSON document.
-
-use std::process::ExitCode;
+//! `gpufeed trace FILE` and the hidden `gpufeed synth-trace` and `synth-job`: detect what
+//! the file holds (`gpufeed_analysis::detect`), analyse it with the reader it needs, print
+//! the text or the JSON document. A folder of profiler traces is read `--jobs` files at a
+//! time with a progress bar; `--shard I/N --out PART` writes a task's part of it, and
+//! `--merge PART...` the job's report from the parts (`gpufeed_kineto::job`).
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 use gpufeed_analysis::detect::{Kind, TraceSource, detect};
