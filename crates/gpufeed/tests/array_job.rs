@@ -333,6 +333,71 @@ fn localised(args: &[String], data: &Path, cache: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Every pod of a Kubernetes Indexed Job of `n` completions: gpufeed with `args`, the
+/// index Kubernetes gives each pod and the Job's `env`.
+fn indexed_pods(n: u64, args: &[String], env: &[(String, String)]) -> Vec<Command> {
+    (0..n)
+        .map(|i| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_gpufeed"));
+            c.args(args);
+            for v in SCHEDULER_VARS {
+                c.env_remove(v);
+            }
+            c.env("JOB_COMPLETION_INDEX", i.to_string());
+            c.envs(env.iter().map(|(k, v)| (k, v)));
+            c
+        })
+        .collect()
+}
+
+/// `bash deploy/SCRIPT` as Slurm runs a batch script: gpufeed on PATH as the scripts
+/// expect, one CPU, the scheduler's variables only those of `vars`, and `env` (the paths
+/// the script reads).
+fn slurm_bash(script: &str, env: &[(&str, &Path)], vars: &[(&str, String)]) -> Command {
+    let bin = Path::new(env!("CARGO_BIN_EXE_gpufeed")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = Command::new("bash");
+    c.arg(deploy(script));
+    for v in SCHEDULER_VARS {
+        c.env_remove(v);
+    }
+    c.env("PATH", path)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("SLURM_CPUS_PER_TASK", "1")
+        .envs(vars.iter().map(|(k, v)| (k, v)));
+    c
+}
+
+/// Every task of the array that `script`'s `#SBATCH --array=LO-HI` makes, each with the
+/// variables Slurm sets in it.
+fn slurm_array(script: &str, env: &[(&str, &Path)]) -> Vec<Command> {
+    let text = fs_err::read_to_string(deploy(script)).unwrap();
+    let range = text
+        .lines()
+        .find_map(|l| l.strip_prefix("#SBATCH --array="))
+        .unwrap();
+    let (lo, hi) = range.split_once('-').unwrap();
+    let (lo, hi): (u32, u32) = (lo.parse().unwrap(), hi.parse().unwrap());
+    (lo..=hi)
+        .map(|id| {
+            slurm_bash(
+                script,
+                env,
+                &[
+                    ("SLURM_ARRAY_TASK_ID", id.to_string()),
+                    ("SLURM_ARRAY_TASK_MIN", lo.to_string()),
+                    ("SLURM_ARRAY_TASK_MAX", hi.to_string()),
+                    ("SLURM_ARRAY_TASK_COUNT", (hi - lo + 1).to_string()),
+                ],
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn the_deploy_examples_run_as_written() {
     let tmp = tempfile::tempdir().unwrap();
@@ -372,19 +437,7 @@ fn the_deploy_examples_run_as_written() {
         "the merge sees the same cache"
     );
     let k8s_cache = tmp.path().join("k8s-cache");
-    let pods = (0..n)
-        .map(|i| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_gpufeed"));
-            c.args(localised(&args, &data, &k8s_cache));
-            for v in SCHEDULER_VARS {
-                c.env_remove(v);
-            }
-            c.env("JOB_COMPLETION_INDEX", i.to_string());
-            c.envs(env.iter().map(|(k, v)| (k, v)));
-            c
-        })
-        .collect();
-    run_tasks(pods);
+    run_tasks(indexed_pods(n, &localised(&args, &data, &k8s_cache), &env));
     let out = Command::new(env!("CARGO_BIN_EXE_gpufeed"))
         .args(localised(&merge_args, &data, &k8s_cache))
         .output()
@@ -394,48 +447,12 @@ fn the_deploy_examples_run_as_written() {
 
     // Slurm: the batch script of every task of its --array, run by bash with the variables
     // Slurm sets, then the merge script; gpufeed on PATH as the scripts expect.
-    let script = fs_err::read_to_string(deploy("slurm/precompute.sbatch")).unwrap();
-    let range = script
-        .lines()
-        .find_map(|l| l.strip_prefix("#SBATCH --array="))
-        .unwrap();
-    let (lo, hi) = range.split_once('-').unwrap();
-    let (lo, hi): (u32, u32) = (lo.parse().unwrap(), hi.parse().unwrap());
-    let bin = Path::new(env!("CARGO_BIN_EXE_gpufeed")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let slurm_cache = tmp.path().join("slurm-cache");
-    let bash = |script: &str, vars: &[(&str, String)]| {
-        let mut c = Command::new("bash");
-        c.arg(deploy(script));
-        for v in SCHEDULER_VARS {
-            c.env_remove(v);
-        }
-        c.env("PATH", &path)
-            .env("DATA", &data)
-            .env("CACHE", &slurm_cache)
-            .env("SLURM_CPUS_PER_TASK", "1")
-            .envs(vars.iter().map(|(k, v)| (k, v)));
-        c
-    };
-    let tasks = (lo..=hi)
-        .map(|id| {
-            bash(
-                "slurm/precompute.sbatch",
-                &[
-                    ("SLURM_ARRAY_TASK_ID", id.to_string()),
-                    ("SLURM_ARRAY_TASK_MIN", lo.to_string()),
-                    ("SLURM_ARRAY_TASK_MAX", hi.to_string()),
-                    ("SLURM_ARRAY_TASK_COUNT", (hi - lo + 1).to_string()),
-                ],
-            )
-        })
-        .collect();
-    run_tasks(tasks);
-    ok(&bash("slurm/merge.sbatch", &[]).output().unwrap());
+    let env = [("DATA", data.as_path()), ("CACHE", slurm_cache.as_path())];
+    run_tasks(slurm_array("slurm/precompute.sbatch", &env));
+    ok(&slurm_bash("slurm/merge.sbatch", &env, &[])
+        .output()
+        .unwrap());
     assert_eq!(Cache::open(&cache_dir(&slurm_cache)).unwrap().len(), 12);
     let submit = Command::new("bash")
         .args(["-n", s(&deploy("slurm/submit.sh"))])
@@ -499,19 +516,11 @@ fn the_trace_deploy_examples_run_as_written() {
     );
     let parts = tmp.path().join("k8s-parts");
     fs_err::create_dir(&parts).unwrap();
-    let pods = (0..n)
-        .map(|i| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_gpufeed"));
-            c.args(localised_trace(&args, &traces, &parts));
-            for v in SCHEDULER_VARS {
-                c.env_remove(v);
-            }
-            c.env("JOB_COMPLETION_INDEX", i.to_string());
-            c.envs(env.iter().map(|(k, v)| (k, v)));
-            c
-        })
-        .collect();
-    run_tasks(pods);
+    run_tasks(indexed_pods(
+        n,
+        &localised_trace(&args, &traces, &parts),
+        &env,
+    ));
     let (_, merge_args, _) = job_args("kubernetes/trace-merge-job.yaml");
     let merged = Command::new(env!("CARGO_BIN_EXE_gpufeed"))
         .args(localised_trace(&merge_args, &traces, &parts))
@@ -521,50 +530,17 @@ fn the_trace_deploy_examples_run_as_written() {
 
     // Slurm: the batch script of every task of its --array, run by bash with the variables
     // Slurm sets, then the merge script; gpufeed on PATH as the scripts expect.
-    let script = fs_err::read_to_string(deploy("slurm/trace.sbatch")).unwrap();
-    let range = script
-        .lines()
-        .find_map(|l| l.strip_prefix("#SBATCH --array="))
-        .unwrap();
-    let (lo, hi) = range.split_once('-').unwrap();
-    let (lo, hi): (u32, u32) = (lo.parse().unwrap(), hi.parse().unwrap());
-    let bin = Path::new(env!("CARGO_BIN_EXE_gpufeed")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let parts = tmp.path().join("slurm-parts");
     let report = tmp.path().join("report.json");
-    let bash = |script: &str, vars: &[(&str, String)]| {
-        let mut c = Command::new("bash");
-        c.arg(deploy(script));
-        for v in SCHEDULER_VARS {
-            c.env_remove(v);
-        }
-        c.env("PATH", &path)
-            .env("TRACES", &traces)
-            .env("PARTS", &parts)
-            .env("REPORT", &report)
-            .env("SLURM_CPUS_PER_TASK", "1")
-            .envs(vars.iter().map(|(k, v)| (k, v)));
-        c
-    };
-    let tasks = (lo..=hi)
-        .map(|id| {
-            bash(
-                "slurm/trace.sbatch",
-                &[
-                    ("SLURM_ARRAY_TASK_ID", id.to_string()),
-                    ("SLURM_ARRAY_TASK_MIN", lo.to_string()),
-                    ("SLURM_ARRAY_TASK_MAX", hi.to_string()),
-                    ("SLURM_ARRAY_TASK_COUNT", (hi - lo + 1).to_string()),
-                ],
-            )
-        })
-        .collect();
-    run_tasks(tasks);
-    let out = bash("slurm/trace-merge.sbatch", &[]).output().unwrap();
+    let env = [
+        ("TRACES", traces.as_path()),
+        ("PARTS", parts.as_path()),
+        ("REPORT", report.as_path()),
+    ];
+    run_tasks(slurm_array("slurm/trace.sbatch", &env));
+    let out = slurm_bash("slurm/trace-merge.sbatch", &env, &[])
+        .output()
+        .unwrap();
     assert_eq!(ok_stdout(&out), single_text);
     assert_eq!(fs_err::read_to_string(&report).unwrap(), single_json);
     // A task that never ran is named by the merge.
@@ -579,7 +555,9 @@ fn the_trace_deploy_examples_run_as_written() {
         })
         .unwrap();
     fs_err::remove_file(first).unwrap();
-    let out = bash("slurm/trace-merge.sbatch", &[]).output().unwrap();
+    let out = slurm_bash("slurm/trace-merge.sbatch", &env, &[])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("task 1 is missing"),
