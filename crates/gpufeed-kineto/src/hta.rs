@@ -176,16 +176,7 @@ pub(crate) fn profiler_step_ids(t: &RawTrace) -> FxHashSet<u32> {
 /// HTA's ns rounding can be turned off with this environment variable, as in HTA.
 pub const DISABLE_ROUNDING_ENV: &str = "HTA_DISABLE_NS_ROUNDING";
 
-/// The rows of one rank: rounding, GPU/CPU split, launch links, the window (when
-/// `window` is true: the folder has at least two ProfilerStep names).
-#[must_use]
-pub fn rows(t: &RawTrace, window: bool, round: bool) -> Rows {
-    let mut all = unlinked_rows(t, round);
-    link(&mut all);
-    if window { windowed(all, t) } else { all }
-}
-
-/// The rows of one rank outside any window, before [`link`] gives each GPU row its launch
+/// The rows of one rank (rounding, GPU/CPU split) outside any window, before [`link`] gives each GPU row its launch
 /// (a map of every correlation, which the caller may build once the events are gone).
 #[must_use]
 pub(crate) fn unlinked_rows(t: &RawTrace, round: bool) -> Rows {

@@ -73,17 +73,7 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         "fail" => OnError::Fail,
         other => anyhow::bail!("`--on-error {other}`: expected `skip` or `fail`"),
     };
-    let shard = match args.shard.as_deref() {
-        Some("auto") => {
-            let task = array_job::detect(|k| std::env::var(k).ok())?;
-            printer::note(&format!(
-                "--shard auto: slice {}/{} from the {}",
-                task.shard.index, task.shard.count, task.source
-            ));
-            Some(task.shard)
-        }
-        other => other.map(ShardSpec::parse).transpose()?,
-    };
+    let shard = args.shard.as_deref().map(shard_spec).transpose()?;
     let mut defaults = precompute_options(&args.data, args.cache.as_deref(), &config)?;
     if let Some(layout) = args.layout.as_deref() {
         defaults.read.layout = Some(layout.parse()?);
@@ -195,4 +185,18 @@ pub fn mel(args: &MelArgs) -> Result<ExitCode> {
         audio.info.duration_s
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--shard I/N`, or `auto`: the slice of the array task this runs in (Slurm, Kubernetes),
+/// said on stderr with the variables it came from. `precompute` and `trace` take the same.
+pub fn shard_spec(spec: &str) -> Result<ShardSpec> {
+    if spec != "auto" {
+        return Ok(ShardSpec::parse(spec)?);
+    }
+    let task = array_job::detect(|k| std::env::var(k).ok())?;
+    printer::note(&format!(
+        "--shard auto: slice {}/{} from the {}",
+        task.shard.index, task.shard.count, task.source
+    ));
+    Ok(task.shard)
 }

@@ -98,16 +98,7 @@ fn write_part(
     spec: &str,
     out: &Path,
 ) -> Result<ExitCode> {
-    let shard = if spec == "auto" {
-        let task = gpufeed_data::array_job::detect(|k| std::env::var(k).ok())?;
-        printer::note(&format!(
-            "--shard auto: slice {}/{} from the {}",
-            task.shard.index, task.shard.count, task.source
-        ));
-        task.shard
-    } else {
-        gpufeed_data::precompute::ShardSpec::parse(spec)?
-    };
+    let shard = crate::precompute::shard_spec(spec)?;
     let (index, count) = (u32::try_from(shard.index)?, u32::try_from(shard.count)?);
     let read = || job::read_part(path, profiler::options(format), plan, (index, count));
     let part = match plan.progress {

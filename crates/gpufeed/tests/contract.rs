@@ -161,16 +161,11 @@ fn profiler_trace_reports_validate_against_their_schema() {
     assert_valid("profiler", &doc);
     // A task's part of the same folder, as `--shard` writes it.
     let part = dir.path().join("part.json.out");
-    let out = common::gpufeed()
+    gpufeed()
         .args(["trace", dir.path().to_str().unwrap(), "--shard", "1/2"])
         .args(["--out", part.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success();
     let doc: Value = serde_json::from_slice(&fs_err::read(&part).unwrap()).unwrap();
     assert_eq!(doc["summaries"].as_array().unwrap().len(), 2);
     assert_valid("profiler-part", &doc);
