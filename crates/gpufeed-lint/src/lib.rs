@@ -109,6 +109,7 @@
 mod ast;
 mod decode;
 pub mod examples;
+mod flow;
 mod loops;
 mod project;
 mod signatures;

@@ -22,7 +22,7 @@ use tree_sitter::Node;
 
 use super::ast::{self, text};
 use super::signatures as sig;
-use super::{File, Hit, decode, loops, tfdata, torch};
+use super::{File, Hit, decode, flow, loops, tfdata, torch};
 use gpufeed_findings::constants::{MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES};
 
 /// A function of the project: the file it is in and its definition.
@@ -98,6 +98,9 @@ struct Heavy<'t> {
     node: Node<'t>,
     name: String,
     chain: Vec<String>,
+    /// The call sites from the per-item function down to the heavy call itself, each in
+    /// the function that makes it: where its value may flow to the item.
+    sites: Vec<(Func<'t>, Node<'t>)>,
     /// Set when the work sits behind a file cache (`if os.path.exists(p): load else:
     /// compute and save`): why it runs once per item, not every epoch.
     cached: Option<String>,
@@ -855,7 +858,7 @@ impl<'a, 't> Project<'a, 't> {
         let mut out = Vec::new();
         let mut walk = Walk::new();
         if walk.enter(root) {
-            self.heavy_in(root, &[], 0, None, &mut walk, &mut out);
+            self.heavy_in(root, &[], &[], 0, None, &mut walk, &mut out);
         }
         self.memo().insert(key, out.clone());
         out
@@ -874,6 +877,7 @@ impl<'a, 't> Project<'a, 't> {
         &self,
         func: Func<'t>,
         chain: &[String],
+        sites: &[(Func<'t>, Node<'t>)],
         depth: u64,
         cached: Option<&str>,
         walk: &mut Walk,
@@ -925,7 +929,9 @@ impl<'a, 't> Project<'a, 't> {
                     if walk.enter(target) {
                         let mut next = chain.to_vec();
                         next.push(self.link(func.file, call));
-                        self.heavy_in(target, &next, depth + 1, cached.as_deref(), walk, out);
+                        let mut at = sites.to_vec();
+                        at.push((func, call));
+                        self.heavy_in(target, &next, &at, depth + 1, cached.as_deref(), walk, out);
                     } else {
                         all_entered = false;
                     }
@@ -942,6 +948,7 @@ impl<'a, 't> Project<'a, 't> {
                     node: call,
                     name,
                     chain: chain.to_vec(),
+                    sites: [sites, &[(func, call)]].concat(),
                     cached,
                 });
             }
@@ -957,6 +964,12 @@ impl<'a, 't> Project<'a, 't> {
             .collect();
         for (root, context, heavy) in found {
             for h in heavy {
+                // A waveform or image the item returns is what the model trains on:
+                // reading it is no feature cost (vocoders, waveform models, a mel loaded
+                // from disk beside the audio). Only the features computed from it are.
+                if decode::weight(&h.name) == 0 && self.returned(&h) {
+                    continue;
+                }
                 let via = if h.chain.is_empty() {
                     String::new()
                 } else {
@@ -983,6 +996,35 @@ impl<'a, 't> Project<'a, 't> {
                 ));
             }
         }
+    }
+
+    /// True when the value of a heavy call reaches what its per-item function returns, at
+    /// every call site on the way up, without a feature computed from it in between.
+    fn returned(&self, h: &Heavy<'t>) -> bool {
+        h.sites.iter().rev().all(|&(func, call)| {
+            let src = self.src(func.file);
+            flow::reaches_return(func.def, call, src, &mut |c| self.computes_feature(func, c))
+        })
+    }
+
+    /// A call that computes a feature (STFT, mel, pitch), itself or in the project code it
+    /// reaches: what comes out of it is not the waveform that went in.
+    fn computes_feature(&self, func: Func<'t>, call: Node<'t>) -> bool {
+        let f = &self.files[func.file];
+        let mut name = f.names.callee(call, f.src).unwrap_or_default();
+        if let Some(made) = self.transforms[func.file].get(&name) {
+            name.clone_from(made);
+        }
+        if decode::weight(&name) == 2
+            && (decode::is_decode(&name) || decode::is_feature_name(&name))
+        {
+            return true;
+        }
+        self.callees(func.file, call).into_iter().any(|t| {
+            self.heavy_from(t)
+                .iter()
+                .any(|h| decode::weight(&h.name) == 2)
+        })
     }
 
     /// `decode-per-item-few-workers`: a `DataLoader` with 0 or 1 workers over a dataset

@@ -328,3 +328,11 @@ fn accumulation_gates_and_lightning_training_step() {
 fn data_parallel_as_the_fallback_of_ddp() {
     check("ddp-fallback");
 }
+
+/// Vocoders, waveform models and image classifiers train on what they read: the read of a
+/// waveform (or image) that the item returns is no feature cost; the features computed
+/// from it, and a read used only to compute them, are (issue 44, pattern 2).
+#[test]
+fn reading_the_waveform_the_model_trains_on_is_not_a_feature_cost() {
+    check("waveform-target");
+}
