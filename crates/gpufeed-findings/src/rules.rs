@@ -493,6 +493,27 @@ pub const RULES: &[Rule] = &[
         "`num_workers=8` (up to the cores) with `persistent_workers=True`, or precompute the features (`gpufeed precompute`)",
     ),
     rule(
+        "subprocess-per-item",
+        Warning,
+        Lint,
+        "a process started for every item, every epoch (`os.system`, `subprocess.run`): its start-up alone costs milliseconds, and the loader waits for it",
+        "convert the files once, before training (one command over the folder), or do the work in Python (`soundfile`, `librosa`) inside the worker",
+    ),
+    rule(
+        "cache-key-never-hits",
+        Warning,
+        Lint,
+        "the memo is tested with one key and filled under another, so the test never finds it and the work it guards (a mel filterbank built and copied to the GPU) runs on every call",
+        "compute the key once and use it for both: `key = f\"{fmax}_{y.device}\"; if key not in cache: cache[key] = ...`",
+    ),
+    rule(
+        "host-tensor-in-forward",
+        Warning,
+        Lint,
+        "a tensor built on the CPU inside `forward` and copied to the GPU costs a host allocation and a host-to-device copy in every call, every layer, every step",
+        "create it on the device (`torch.arange(n, device=x.device)`), or once in `__init__` with `self.register_buffer(...)`",
+    ),
+    rule(
         "syntax-error",
         Error,
         Lint,

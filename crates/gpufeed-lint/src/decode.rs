@@ -74,6 +74,23 @@ pub(super) fn is_feature_name(name: &str) -> bool {
         || ((has("fbank") || has("mfcc") || has("stft")) && !has("inverse"))
 }
 
+/// Calls that start a process (`subprocess-per-item` when reached per item): a sox or
+/// ffmpeg conversion run for every item.
+pub(super) fn is_subprocess(name: &str) -> bool {
+    matches!(
+        name,
+        "os.system"
+            | "os.popen"
+            | "subprocess.run"
+            | "subprocess.call"
+            | "subprocess.check_call"
+            | "subprocess.check_output"
+            | "subprocess.Popen"
+            | "subprocess.getoutput"
+            | "subprocess.getstatusoutput"
+    )
+}
+
 /// A call named like an audio loader (`load_audio`, `load_wav`, `read_audio`,
 /// `audio.load`) that is asked for a sample rate (`sr=`, `sample_rate=`, `target_sr=`,
 /// `sampling_rate=`): decoding and resampling, whatever library is behind it (NeMo's

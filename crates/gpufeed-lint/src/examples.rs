@@ -30,12 +30,15 @@ macro_rules! examples {
 }
 
 examples!(
+    "cache-key-never-hits",
     "cuda-sync-in-loop",
     "decode-per-item",
     "decode-per-item-few-workers",
     "host-sync-in-loop",
+    "host-tensor-in-forward",
     "ignore-unknown-rule",
     "sleep-in-loop",
+    "subprocess-per-item",
     "syntax-error",
     "tf-after-prefetch-to-device",
     "tf-cache-after-random",

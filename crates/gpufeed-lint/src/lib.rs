@@ -97,6 +97,9 @@
 //! | `sleep-in-loop` | warning | `time.sleep(...)` in a training loop | the GPU idles for the sleep | delete it |
 //! | `decode-per-item` | warning | audio or image decoding, resampling or features (`librosa.load`/`stft`/`resample`/`feature.*`, `soundfile.read`, `torchaudio.load`, `torch.stft`, `torchaudio.functional.resample`, `pyworld`, `PIL.Image.open`, `cv2.imread`, ...; a call named like a feature, `*spectrogram*`, `*melspec*`, `stft`, `get_mel`, `wav2mel`, `*fbank*`, and an audio loader asked for a sample rate, `load_audio(p, sample_rate=16000)`, `load_wav(p, sr=...)`, when the code behind it is not in the linted files or holds none of these: a conv1d STFT module, an import) reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions. A plain `scipy.io.wavfile.read` is a read, not decoding. Work in the branch of `if os.path.exists(p)` that runs on a miss and saves (VITS' `.spec.pt`) is info: once per item, not every epoch. Work in a branch of a dataset shared by its splits that runs only for evaluation (`if self.split != "train":`, `if mode == "val":`, `if not self.training:`, the `else` of `if split == "train":`) is not per training item | the same work every epoch on the CPU | precompute; load arrays |
 //! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions (the evidence names the heaviest: a mel over the WAV read before it) | one process does every item's work in turn | `num_workers=8`, or precompute |
+//! | `subprocess-per-item` | warning | `os.system`, `os.popen`, `subprocess.run`/`call`/`check_call`/`check_output`/`Popen` reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions | a process started for every item, every epoch | convert the files once, before training; or do it in Python |
+//! | `cache-key-never-hits` | warning | `if K not in D:` whose body stores `D[...]` only under keys written otherwise than `K` (HiFi-GAN's `if fmax not in mel_basis: mel_basis[str(fmax)+'_'+str(y.device)] = ...`) | the test never finds the key: the work under it (a mel filterbank built and copied to the GPU) runs on every call | one key for the test and the store |
+//! | `host-tensor-in-forward` | warning | in a class's `forward`, a tensor built by a torch factory without `device=` (`torch.tensor`, `torch.arange`, `torch.from_numpy`, `torch.zeros`, ..., through tensor methods or a name) then moved with `.cuda()`, `.to(device)` or `.type_as(x)` | a host allocation and a host-to-device copy in every call, every layer, every step | `device=x.device`, or `register_buffer` in `__init__` |
 //! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
 //! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
 //! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |
@@ -111,6 +114,7 @@ mod decode;
 pub mod examples;
 mod flow;
 mod loops;
+mod model;
 mod project;
 mod signatures;
 mod tfdata;
@@ -530,6 +534,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
             };
             tfdata::check(&mut file);
             torch::check(&mut file);
+            model::check(&mut file);
             file
         })
         .collect();

@@ -106,6 +106,11 @@ struct Heavy<'t> {
     cached: Option<String>,
 }
 
+/// The fix of `decode-per-item`.
+const PRECOMPUTE_FIX: &str = "precompute once (`gpufeed precompute --data DIR`) and load arrays \
+                              per item (np.load, safetensors); keep only cheap work (crop, pad) \
+                              per item";
+
 /// Runs the cross-file rules, adding hits to the files they point into.
 pub(super) fn check(files: &mut [File<'_>]) {
     let mut hits: Vec<(usize, Hit)> = Vec::new();
@@ -916,7 +921,7 @@ impl<'a, 't> Project<'a, 't> {
                 .or_else(|| file_cache(call, body, src));
             let before = out.len();
             let mut all_entered = true;
-            let known = decode::is_decode(&name);
+            let known = decode::is_decode(&name) || decode::is_subprocess(&name);
             if !known && depth < MAX_CALL_DEPTH {
                 let mut targets = self.callees(func.file, call);
                 // The Python callback of `tf.numpy_function(f, ...)` runs per item too.
@@ -967,7 +972,8 @@ impl<'a, 't> Project<'a, 't> {
                 // A waveform or image the item returns is what the model trains on:
                 // reading it is no feature cost (vocoders, waveform models, a mel loaded
                 // from disk beside the audio). Only the features computed from it are.
-                if decode::weight(&h.name) == 0 && self.returned(&h) {
+                let subprocess = decode::is_subprocess(&h.name);
+                if !subprocess && decode::weight(&h.name) == 0 && self.returned(&h) {
                     continue;
                 }
                 let via = if h.chain.is_empty() {
@@ -975,21 +981,34 @@ impl<'a, 't> Project<'a, 't> {
                 } else {
                     format!("; through {}", h.chain.join(" -> "))
                 };
+                let (id, specific, fix) = if subprocess {
+                    (
+                        "subprocess-per-item",
+                        format!("`{}` starts a process for every item, every epoch", h.name),
+                        "convert the files once, before training (one command over the \
+                         folder), or do the work in Python inside the loader's workers",
+                    )
+                } else if h.cached.is_some() {
+                    (
+                        "decode-per-item",
+                        format!("`{}` runs for an item whose cached file is missing", h.name),
+                        PRECOMPUTE_FIX,
+                    )
+                } else {
+                    (
+                        "decode-per-item",
+                        format!("`{}` runs for every item, every epoch", h.name),
+                        PRECOMPUTE_FIX,
+                    )
+                };
                 hits.push((
                     h.file,
                     Hit {
-                        id: "decode-per-item",
+                        id,
                         byte: h.node.start_byte(),
-                        specific: if h.cached.is_some() {
-                            format!("`{}` runs for an item whose cached file is missing", h.name)
-                        } else {
-                            format!("`{}` runs for every item, every epoch", h.name)
-                        },
+                        specific,
                         context: Some(format!("in a function {context}{via}")),
-                        fix: "precompute once (`gpufeed precompute --data DIR`) and load arrays \
-                              per item (np.load, safetensors); keep only cheap work (crop, pad) \
-                              per item"
-                            .to_owned(),
+                        fix: fix.to_owned(),
                         root: Some((root.file, root.def.start_byte())),
                         info: h.cached.clone(),
                     },

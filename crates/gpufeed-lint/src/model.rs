@@ -1,0 +1,319 @@
+//! Rules on the code a step runs many times over: `cache-key-never-hits` (a memo tested
+//! with one key and filled under another, as HiFi-GAN's mel filterbank, so the work under
+//! it runs on every call) and `host-tensor-in-forward` (a tensor built on the CPU and copied
+//! to the GPU inside a module's `forward`: every layer, every step).
+
+use tree_sitter::Node;
+
+use super::File;
+use super::ast::{self, text};
+
+pub(super) fn check(file: &mut File<'_>) {
+    let src = file.src;
+    let mut memo = Vec::new();
+    let mut forwards = Vec::new();
+    ast::walk(file.root, &mut |n| {
+        match n.kind() {
+            "if_statement" => memo.extend(mismatched_memo(n, src)),
+            "function_definition"
+                if n.child_by_field_name("name")
+                    .is_some_and(|name| text(name, src) == "forward")
+                    && ast::enclosing(n, "class_definition").is_some() =>
+            {
+                forwards.push(n);
+            }
+            _ => {}
+        }
+        true
+    });
+    for m in memo {
+        let work = m
+            .work
+            .map(|w| format!(": `{w}` and the rest under it run on every call"))
+            .unwrap_or_else(|| ": the code under it runs on every call".to_owned());
+        file.hit(
+            "cache-key-never-hits",
+            m.test,
+            format!(
+                "`{}` is tested for `{}` but filled under `{}`, so the test never finds it{work}",
+                m.memo, m.tested, m.stored
+            ),
+            None,
+            format!(
+                "key = {}\nif key not in {}:\n    {}[key] = ...",
+                m.stored, m.memo, m.memo
+            ),
+        );
+    }
+    for def in forwards {
+        for (moved, made) in host_tensors_moved(def, file) {
+            file.hit(
+                "host-tensor-in-forward",
+                moved,
+                format!(
+                    "`{made}` builds a tensor on the CPU that `forward` then copies to the GPU, \
+                     on every call"
+                ),
+                None,
+                "create it on the device: torch.arange(n, device=x.device); or once, in \
+                 __init__: self.register_buffer(\"table\", torch.tensor(...), persistent=False)",
+            );
+        }
+    }
+}
+
+/// A memo tested with one key and filled under another.
+struct Memo<'t> {
+    /// The condition `tested not in memo`.
+    test: Node<'t>,
+    memo: String,
+    tested: String,
+    stored: String,
+    /// The first call under the test: the work that the memo was meant to save.
+    work: Option<String>,
+}
+
+/// `if K not in D:` whose body stores `D[...]` only under keys written otherwise than `K`
+/// (HiFi-GAN's `if fmax not in mel_basis: mel_basis[str(fmax)+'_'+str(y.device)] = ...`).
+fn mismatched_memo<'t>(stmt: Node<'t>, src: &str) -> Option<Memo<'t>> {
+    let mut test = stmt.child_by_field_name("condition")?;
+    while test.kind() == "parenthesized_expression" {
+        test = test.named_child(0)?;
+    }
+    if test.kind() != "comparison_operator" || test.named_child_count() != 2 {
+        return None;
+    }
+    let mut c = test.walk();
+    if !test.children(&mut c).any(|op| op.kind() == "not in") {
+        return None;
+    }
+    let mut tested = test.named_child(0)?;
+    while tested.kind() == "parenthesized_expression" {
+        tested = tested.named_child(0)?;
+    }
+    let memo = ast::dotted(test.named_child(1)?, src)?;
+    let body = stmt.child_by_field_name("consequence")?;
+    let squeeze = |n: Node<'_>| -> String {
+        text(n, src)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    };
+    let mut stored = Vec::new();
+    let mut work = None;
+    ast::walk(body, &mut |n| {
+        if n.kind() == "assignment"
+            && let Some(left) = n.child_by_field_name("left")
+            && left.kind() == "subscript"
+            && left
+                .child_by_field_name("value")
+                .and_then(|v| ast::dotted(v, src))
+                .is_some_and(|d| d == memo)
+            && let Some(key) = left.child_by_field_name("subscript")
+        {
+            stored.push(key);
+        }
+        if work.is_none()
+            && n.kind() == "call"
+            && let Some(f) = n.child_by_field_name("function")
+        {
+            work = ast::dotted(f, src);
+        }
+        !matches!(n.kind(), "function_definition" | "class_definition")
+    });
+    let first = *stored.first()?;
+    if stored.iter().any(|&k| squeeze(k) == squeeze(tested)) {
+        return None;
+    }
+    Some(Memo {
+        test,
+        memo,
+        tested: text(tested, src).to_owned(),
+        stored: text(first, src).to_owned(),
+        work,
+    })
+}
+
+/// Torch calls that build a tensor on the CPU unless given `device=`.
+fn is_host_factory(name: &str) -> bool {
+    name.strip_prefix("torch.").is_some_and(|f| {
+        matches!(
+            f,
+            "tensor"
+                | "Tensor"
+                | "FloatTensor"
+                | "DoubleTensor"
+                | "HalfTensor"
+                | "LongTensor"
+                | "IntTensor"
+                | "BoolTensor"
+                | "ByteTensor"
+                | "from_numpy"
+                | "as_tensor"
+                | "zeros"
+                | "ones"
+                | "full"
+                | "empty"
+                | "arange"
+                | "linspace"
+                | "logspace"
+                | "eye"
+                | "rand"
+                | "randn"
+                | "randint"
+                | "randperm"
+        )
+    })
+}
+
+/// The moves to the GPU in `forward` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
+/// built on the CPU in the same function: the move, and the call that built it.
+fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, String)> {
+    let src = file.src;
+    let Some(body) = def.child_by_field_name("body") else {
+        return Vec::new();
+    };
+    // The host factory a node holds: a call of one (through tensor methods on it:
+    // `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
+    let made = |mut n: Node<'t>, assigned: &[(String, usize, String)]| -> Option<String> {
+        loop {
+            match n.kind() {
+                "call" => {
+                    let name = file.names.callee(n, src).unwrap_or_default();
+                    if is_host_factory(&name) {
+                        return ast::kwarg(n, "device", src).is_none().then_some(name);
+                    }
+                    n = ast::receiver(n)?;
+                }
+                "identifier" => {
+                    let id = text(n, src);
+                    return assigned
+                        .iter()
+                        .rev()
+                        .find(|(name, end, _)| name == id && *end <= n.start_byte())
+                        .map(|(_, _, made)| made.clone());
+                }
+                "parenthesized_expression" => n = n.named_child(0)?,
+                _ => return None,
+            }
+        }
+    };
+    let mut assigned: Vec<(String, usize, String)> = Vec::new();
+    let mut out = Vec::new();
+    ast::walk(body, &mut |n| {
+        match n.kind() {
+            "function_definition" | "class_definition" | "lambda" => return false,
+            "assignment" => {
+                if let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) && left.kind() == "identifier"
+                {
+                    // A later assignment of the name to anything else ends what it held.
+                    let held = made(right, &assigned).unwrap_or_default();
+                    assigned.push((text(left, src).to_owned(), n.end_byte(), held));
+                }
+            }
+            "call" if moves_to_device(n, src) => {
+                if let Some(r) = ast::receiver(n)
+                    && let Some(factory) = made(r, &assigned)
+                    && !factory.is_empty()
+                {
+                    out.push((n, factory));
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    out
+}
+
+/// `.cuda()`, `.type_as(x)`, or `.to(...)` with a device (not only a dtype).
+fn moves_to_device(call: Node<'_>, src: &str) -> bool {
+    match ast::method(call, src) {
+        Some("cuda" | "type_as") => true,
+        Some("to") => {
+            if ast::kwarg(call, "device", src).is_some() {
+                return true;
+            }
+            // `.to(torch.float16)` or `.to(x.dtype)` changes only the dtype.
+            ast::positional(call, 0).is_some_and(|a| {
+                let t = text(a, src);
+                let dtype = t.contains("dtype")
+                    || (t.starts_with("torch.")
+                        && !t.starts_with("torch.device")
+                        && !t.starts_with("torch.cuda"));
+                !dtype
+            })
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ids;
+
+    #[test]
+    fn memo_keys() {
+        let bad = "\
+mel_basis = {}
+def mel(y, fmax):
+    if fmax not in mel_basis:
+        mel_basis[str(fmax) + '_' + str(y.device)] = make(fmax)
+    return mel_basis[str(fmax) + '_' + str(y.device)]
+";
+        assert_eq!(ids(bad), vec![("cache-key-never-hits", 3)]);
+        let good = "\
+cache = {}
+def mel(y, fmax):
+    key = f'{fmax}_{y.device}'
+    if key not in cache:
+        cache[key] = make(fmax)
+    if (fmax) not in self.memo:
+        self.memo[ fmax ] = 1
+    if fmax not in seen:
+        print(fmax)
+    return cache[key]
+";
+        assert_eq!(ids(good), vec![]);
+    }
+
+    #[test]
+    fn host_tensors_in_forward() {
+        let bad = "\
+import torch
+class M(torch.nn.Module):
+    def forward(self, x, lengths):
+        ids = torch.arange(x.size(1)).unsqueeze(0).to(x.device)
+        table = torch.tensor(self.table)
+        table = table.cuda()
+        ones = torch.ones(3).type_as(x)
+        return x
+";
+        assert_eq!(
+            ids(bad),
+            vec![
+                ("host-tensor-in-forward", 4),
+                ("host-tensor-in-forward", 6),
+                ("host-tensor-in-forward", 7),
+            ]
+        );
+        let good = "\
+import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        ids = torch.arange(x.size(1), device=x.device)
+        y = torch.zeros(3).to(torch.float16)
+        z = x.float().to(dtype=torch.half)
+        t = torch.tensor(1.0)
+        t = x * 2
+        t = t.cuda()
+        return x
+def prepare(x):
+    return torch.tensor(x).cuda()
+";
+        assert_eq!(ids(good), vec![]);
+    }
+}
