@@ -6,7 +6,18 @@
 //!
 //! Recognition scores each trainer by its markers present in the file (2 points each) and
 //! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
-//! highest score wins, MyXTTS on a tie. Another trainer needs 2 markers at least.
+//! highest score wins, MyXTTS on a tie. Another trainer needs 2 markers at least, and is
+//! named only when the file has one of its own keys ([`Trainer::own`]): a Lightning
+//! `trainer:` section is NeMo's, a Lightning CLI config's, a Hydra application's and many
+//! others', so it says that the file is some trainer's, not whose. Such a file, or one with
+//! no trainer's markers and no MyXTTS section but a `DataLoader` argument somewhere, is
+//! checked as [`UNKNOWN`]'s: its loader settings found by key name.
+//!
+//! Loader settings (`num_workers`, `batch_size`, `pin_memory`, `persistent_workers`,
+//! `prefetch_factor`) not under the trainer's own key names are looked for by name at any
+//! depth (`data.init_args.train_params.num_workers`), so that the file is never said not to
+//! set what it sets; where several are found, those on a path with a `train` segment are
+//! the training loader's (`train_ds`, `train_params`), else each is reported with its path.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -33,6 +44,9 @@ pub enum What {
     FixedShapes,
     /// Pinned host memory for the copy to the GPU (a boolean).
     PinMemory,
+    /// Loader workers kept between epochs (a boolean; reported, not judged: no `validate`
+    /// rule speaks of it yet).
+    PersistentWorkers,
     /// Batches prepared ahead per worker (an integer; 0 prepares none).
     Prefetch,
     /// Mixed precision on or off (a boolean).
@@ -55,10 +69,24 @@ impl What {
             Self::Shapes => "batch shapes",
             Self::FixedShapes => "fixed shapes",
             Self::PinMemory => "pinned memory",
+            Self::PersistentWorkers => "persistent workers",
             Self::Prefetch => "prefetch",
             Self::MixedPrecision | Self::Precision => "mixed precision",
             Self::FeatureCache => "feature caching",
             Self::Evaluation => "steps between evaluation pauses",
+        }
+    }
+
+    /// The PyTorch `DataLoader` argument this setting is, whoever's config it is: looked for
+    /// by name at any depth when the trainer's own key names are not in the file.
+    fn loader_arg(self) -> Option<&'static str> {
+        match self {
+            Self::Workers => Some("num_workers"),
+            Self::BatchSize => Some("batch_size"),
+            Self::PinMemory => Some("pin_memory"),
+            Self::PersistentWorkers => Some("persistent_workers"),
+            Self::Prefetch => Some("prefetch_factor"),
+            _ => None,
         }
     }
 }
@@ -69,7 +97,8 @@ impl What {
 pub struct Setting {
     /// What it sets.
     pub what: What,
-    /// The dotted key paths, in order of preference.
+    /// The dotted key paths, in order of preference; empty: the `DataLoader` argument found
+    /// by name (`num_workers`, `batch_size`, ...).
     pub keys: &'static [&'static str],
     /// The trainer's own advice when the setting is off, instead of turning it on (empty:
     /// turn it on).
@@ -84,6 +113,10 @@ pub struct Trainer {
     /// Keys (dotted paths; `*` matches one segment) found in its configs and rarely in
     /// others'.
     pub markers: &'static [&'static str],
+    /// Keys (as markers; `name[]`: a list) that only its configs have: it is named only when
+    /// the file has one, since some of its markers may be shared (a Lightning `trainer:`
+    /// section). Empty: its markers are its own.
+    pub own: &'static [&'static str],
     /// What gpufeed reads, under its key names.
     pub settings: &'static [Setting],
     /// Where the loader settings are when the config does not hold them.
@@ -100,21 +133,112 @@ const fn s(what: What, keys: &'static [&'static str]) -> Setting {
     }
 }
 
+/// A loader setting found by its `DataLoader` argument's name, at any depth.
+const fn by_name(what: What) -> Setting {
+    s(what, &[])
+}
+
 /// A setting whose fix is not just turning it on.
 const fn advised(what: What, keys: &'static [&'static str], advice: &'static str) -> Setting {
     Setting { what, keys, advice }
 }
 
 use What::{
-    BatchSize, Evaluation, FeatureCache, FixedShapes, MixedPrecision, PinMemory, Precision,
-    Prefetch, Shapes, Workers,
+    BatchSize, Evaluation, FeatureCache, FixedShapes, MixedPrecision, PersistentWorkers, PinMemory,
+    Precision, Prefetch, Shapes, Workers,
+};
+
+/// Every `DataLoader` setting, found by name.
+const LOADER_BY_NAME: [Setting; 5] = [
+    by_name(Workers),
+    by_name(BatchSize),
+    by_name(PinMemory),
+    by_name(PersistentWorkers),
+    by_name(Prefetch),
+];
+
+/// The config of a trainer gpufeed does not know: its loader settings, found by name.
+pub static UNKNOWN: Trainer = Trainer {
+    name: "a trainer gpufeed does not know",
+    markers: &[],
+    own: &[],
+    settings: &LOADER_BY_NAME,
+    note: "",
+    source: "PyTorch's `DataLoader` arguments, found by name at any depth",
 };
 
 /// MyXTTS: the `model`/`data`/`training` sections of gpufeed's own schema.
 pub const MYXTTS: &str = "MyXTTS";
 
-/// Every trainer besides MyXTTS.
+/// Every trainer besides MyXTTS. On equal markers the later entry is named, so the
+/// families whose markers others share (Lightning CLI, Hydra) come first.
 pub const TRAINERS: &[Trainer] = &[
+    Trainer {
+        name: "Lightning CLI",
+        markers: &[
+            "model.class_path",
+            "data.class_path",
+            "model.init_args",
+            "data.init_args",
+            "seed_everything",
+            "optimizer.class_path",
+            "lr_scheduler.class_path",
+            "trainer.callbacks.class_path",
+            "trainer.logger.class_path",
+            "ckpt_path",
+            "trainer.devices",
+            "trainer.accelerator",
+            "trainer.max_epochs",
+            "trainer.precision",
+        ],
+        own: &[
+            "model.class_path",
+            "data.class_path",
+            "optimizer.class_path",
+            "lr_scheduler.class_path",
+            "trainer.callbacks.class_path",
+            "trainer.logger.class_path",
+        ],
+        settings: &[
+            by_name(Workers),
+            by_name(BatchSize),
+            by_name(PinMemory),
+            by_name(PersistentWorkers),
+            by_name(Prefetch),
+            s(Precision, &["trainer.precision"]),
+        ],
+        note: "the DataLoader arguments are the data module's own `init_args`, found by key name",
+        source: "Lightning-AI/pytorch-lightning: LightningCLI (`--print_config`: \
+                 `seed_everything`, `trainer`, `model` and `data` as `class_path` + `init_args`)",
+    },
+    Trainer {
+        name: "Hydra",
+        markers: &[
+            "hydra",
+            "defaults",
+            "hydra.run.dir",
+            "hydra.sweep.dir",
+            "hydra.job",
+            "hydra.searchpath",
+            "hydra.output_subdir",
+            "trainer._target_",
+            "*._target_",
+        ],
+        own: &["defaults[]", "hydra"],
+        settings: &[
+            by_name(Workers),
+            by_name(BatchSize),
+            by_name(PinMemory),
+            by_name(PersistentWorkers),
+            by_name(Prefetch),
+            s(Precision, &["trainer.precision"]),
+        ],
+        note: "the DataLoader arguments are the application's own, found by key name; Hydra \
+               composes the `defaults` list when the job starts, so the configs it names were \
+               not read",
+        source: "facebookresearch/hydra: the defaults list and the `hydra:` node; PyTorch's \
+                 `DataLoader` arguments by name",
+    },
     Trainer {
         name: "Coqui TTS",
         markers: &[
@@ -132,6 +256,7 @@ pub const TRAINERS: &[Trainer] = &[
             "text_cleaner",
             "compute_input_seq_cache",
         ],
+        own: &[],
         settings: &[
             s(Workers, &["num_loader_workers"]),
             s(BatchSize, &["batch_size"]),
@@ -161,6 +286,7 @@ pub const TRAINERS: &[Trainer] = &[
             "feats_extract_conf",
             "model_conf",
         ],
+        own: &[],
         settings: &[
             s(Workers, &["num_workers"]),
             s(BatchSize, &["batch_size"]),
@@ -183,6 +309,14 @@ pub const TRAINERS: &[Trainer] = &[
             "model.validation_ds",
             "model.optim",
             "model.optim.sched",
+        ],
+        own: &[
+            "exp_manager",
+            "model.train_ds.manifest_filepath",
+            "model.train_ds.dataset.manifest_filepath",
+            "model.validation_ds.manifest_filepath",
+            "model.validation_ds.dataset.manifest_filepath",
+            "model.train_ds.tarred_audio_filepaths",
         ],
         settings: &[
             s(
@@ -238,6 +372,14 @@ pub const TRAINERS: &[Trainer] = &[
             "data.train_filelist_path",
             "model._target_",
         ],
+        own: &[
+            "train_filelist_path",
+            "valid_filelist_path",
+            "data_statistics",
+            "data.train_filelist_path",
+            "data.valid_filelist_path",
+            "data.data_statistics",
+        ],
         settings: &[
             s(Workers, &["num_workers", "data.num_workers"]),
             s(BatchSize, &["batch_size", "data.batch_size"]),
@@ -259,6 +401,7 @@ pub const TRAINERS: &[Trainer] = &[
             "optim.num_warmup_updates",
             "optim.grad_accumulation_steps",
         ],
+        own: &[],
         settings: &[
             s(Workers, &["datasets.num_workers"]),
             s(Shapes, &["datasets.batch_size_type"]),
@@ -288,6 +431,7 @@ pub const TRAINERS: &[Trainer] = &[
             "multiband_melgan_generator_params",
             "hifigan_generator_params",
         ],
+        own: &[],
         settings: &[
             s(BatchSize, &["batch_size"]),
             s(FixedShapes, &["use_fixed_shapes"]),
@@ -321,6 +465,7 @@ pub const TRAINERS: &[Trainer] = &[
             "variance_predictor.filter_size",
             "variance_embedding.pitch_quantization",
         ],
+        own: &[],
         settings: &[
             s(BatchSize, &["optimizer.batch_size"]),
             s(Evaluation, &["step.synth_step"]),
@@ -350,6 +495,7 @@ pub const TRAINERS: &[Trainer] = &[
             "model.resblock_kernel_sizes",
             "model.upsample_rates",
         ],
+        own: &[],
         settings: &[
             s(BatchSize, &["train.batch_size"]),
             s(MixedPrecision, &["train.fp16_run"]),
@@ -381,6 +527,7 @@ pub const TRAINERS: &[Trainer] = &[
             "lr_decay",
             "dist_config",
         ],
+        own: &[],
         settings: &[
             s(Workers, &["num_workers"]),
             s(BatchSize, &["batch_size"]),
@@ -403,6 +550,7 @@ pub const TRAINERS: &[Trainer] = &[
             "loss_params",
             "slmadv_params",
         ],
+        own: &[],
         settings: &[s(BatchSize, &["batch_size"]), s(Shapes, &["max_len"])],
         note: "its loaders (workers) are set in train_first.py and train_second.py; `gpufeed lint` \
                reads the code",
@@ -428,6 +576,7 @@ pub const TRAINERS: &[Trainer] = &[
             "use_saved_learning_rate",
             "cudnn_enabled",
         ],
+        own: &[],
         settings: &[
             s(BatchSize, &["batch_size"]),
             s(MixedPrecision, &["fp16_run"]),
@@ -462,6 +611,7 @@ pub const TRAINERS: &[Trainer] = &[
             "waveglow_config.WN_config",
             "model_config.n_flows",
         ],
+        own: &[],
         settings: &[
             s(BatchSize, &["train_config.batch_size"]),
             s(MixedPrecision, &["train_config.fp16_run"]),
@@ -493,6 +643,7 @@ pub const TRAINERS: &[Trainer] = &[
             "tacotron_batch_size",
             "wavenet_batch_size",
         ],
+        own: &[],
         settings: &[s(BatchSize, &["batch_size", "tacotron_batch_size"])],
         note: "its input pipeline is code, not settings (keithito/tacotron: one Python thread \
                feeds a queue, datasets/datafeeder.py); `gpufeed lint` reads the code",
@@ -506,14 +657,15 @@ pub const TRAINERS: &[Trainer] = &[
 pub enum Whose {
     /// MyXTTS (gpufeed's schema): today's rules, all of them.
     Myxtts,
-    /// Another trainer of [`TRAINERS`], with the markers found.
+    /// Another trainer of [`TRAINERS`], or [`UNKNOWN`] when the file is some trainer's but
+    /// no trainer's own keys say whose.
     Other(&'static Trainer),
-    /// No trainer gpufeed knows.
+    /// No trainer gpufeed knows, and no loader setting.
     Unknown,
 }
 
 /// True when `path` (a config's dotted key) matches `pattern` (`*` = one segment; list
-/// indices are ignored).
+/// indices are ignored, except that `name[]` matches only an item of the list `name`).
 fn matches(pattern: &str, path: &str) -> bool {
     let mut p = pattern.split('.');
     let mut k = path.split('.');
@@ -521,8 +673,11 @@ fn matches(pattern: &str, path: &str) -> bool {
         match (p.next(), k.next()) {
             (None, None) => return true,
             (Some(a), Some(b)) => {
-                let b = b.split('[').next().unwrap_or(b);
-                if a != "*" && a != b {
+                let same = match a.strip_suffix("[]") {
+                    Some(list) => b.strip_prefix(list).is_some_and(|i| i.starts_with('[')),
+                    None => a == "*" || a == b.split('[').next().unwrap_or(b),
+                };
+                if !same {
                     return false;
                 }
             }
@@ -531,20 +686,40 @@ fn matches(pattern: &str, path: &str) -> bool {
     }
 }
 
-/// The markers of `t` that the file has.
-pub fn markers_found(o: &Keys, t: &Trainer) -> Vec<&'static str> {
-    t.markers
+/// The patterns of `patterns` that the file has (a list item matches `name[]`, a key any
+/// other pattern).
+fn found(o: &Keys, patterns: &'static [&'static str]) -> Vec<&'static str> {
+    patterns
         .iter()
         .copied()
         .filter(|m| {
             o.entries()
                 .iter()
-                .any(|e| e.key.is_some() && matches(m, &e.path))
+                .any(|e| (e.key.is_some() || m.ends_with("[]")) && matches(m, &e.path))
         })
         .collect()
 }
 
-/// Recognises the trainer by the table's markers.
+/// The markers of `t` that the file has.
+pub fn markers_found(o: &Keys, t: &Trainer) -> Vec<&'static str> {
+    found(o, t.markers)
+}
+
+/// True when the file has one of `t`'s own keys, or `t` has none (its markers suffice).
+fn is_named(o: &Keys, t: &Trainer) -> bool {
+    t.own.is_empty() || !found(o, t.own).is_empty()
+}
+
+/// The trainers with 2 markers or more in the file, and how many.
+fn candidates(o: &Keys) -> Vec<(&'static Trainer, usize)> {
+    TRAINERS
+        .iter()
+        .map(|t| (t, markers_found(o, t).len()))
+        .filter(|(_, n)| *n >= 2)
+        .collect()
+}
+
+/// Recognises the trainer by the table's markers, and names it by its own keys.
 pub fn whose(o: &Keys) -> Whose {
     let entries = o.entries();
     if entries.is_empty() {
@@ -563,48 +738,245 @@ pub fn whose(o: &Keys) -> Whose {
             myxtts += 1;
         }
     }
-    let best = TRAINERS
+    let candidates = candidates(o);
+    // Whether the file is another trainer's is decided by all the markers, shared or not;
+    // whose it is, by the trainers' own keys.
+    if candidates.iter().any(|(_, n)| 2 * n > myxtts) {
+        let named = candidates
+            .iter()
+            .filter(|(t, _)| is_named(o, t))
+            .max_by_key(|(_, n)| *n);
+        return Whose::Other(named.map_or(&UNKNOWN, |(t, _)| *t));
+    }
+    if myxtts > 0 {
+        return Whose::Myxtts;
+    }
+    // A Python file's names are code's as much as settings: only YAML is read this way.
+    let loader_keys = LOADER_BY_NAME
         .iter()
-        .map(|t| (t, markers_found(o, t).len()))
-        .filter(|(_, n)| *n >= 2)
-        .max_by_key(|(_, n)| *n);
-    match best {
-        Some((t, n)) if 2 * n > myxtts => Whose::Other(t),
-        _ if myxtts > 0 => Whose::Myxtts,
-        _ => Whose::Unknown,
+        .filter_map(|s| s.what.loader_arg())
+        .any(|arg| !loader_keys(o, arg).is_empty());
+    if o.dialect() == Dialect::Yaml && loader_keys {
+        return Whose::Other(&UNKNOWN);
+    }
+    Whose::Unknown
+}
+
+/// The keys named `arg` (a `DataLoader` argument) at any depth that hold a value: those of
+/// the training loader when a path says so (a segment containing `train`: `train_ds`,
+/// `train_params`) and others do not, else all of them, in file order.
+fn loader_keys(o: &Keys, arg: &str) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for e in o.entries() {
+        let named = e.key.is_some() && e.path.rsplit('.').next() == Some(arg);
+        if named && o.value(&e.path).is_some() && !all.contains(&e.path) {
+            all.push(e.path.clone());
+        }
+    }
+    let train: Vec<String> = all
+        .iter()
+        .filter(|p| {
+            p.split('.')
+                .rev()
+                .skip(1)
+                .any(|segment| segment.to_ascii_lowercase().contains("train"))
+        })
+        .cloned()
+        .collect();
+    if train.is_empty() { all } else { train }
+}
+
+/// Where the file sets a setting: the first of its key names the file has, else (a loader
+/// setting) every key of its `DataLoader` argument's name, found by [`loader_keys`]. True
+/// with the keys found by name.
+fn locate(o: &Keys, setting: &Setting) -> (Vec<String>, bool) {
+    if let Some(key) = setting.keys.iter().find(|k| o.has(k)) {
+        return (vec![(*key).to_owned()], false);
+    }
+    match setting.what.loader_arg() {
+        Some(arg) => (loader_keys(o, arg), true),
+        None => (Vec::new(), false),
     }
 }
 
 /// The findings for another trainer's config: the settings gpufeed understands, judged
-/// under the trainer's key names, and one info line saying what was checked.
-pub fn check(o: &Keys, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> {
-    let mut out = Vec::new();
-    // What was read, by what it sets: `steps between evaluation pauses (`a: 1`, `b: 2`)`.
-    let mut checked: Vec<(What, Vec<String>)> = Vec::new();
+/// under the trainer's key names (or found by name), and one info line saying what was
+/// checked.
+pub fn check(o: &Keys, t: &'static Trainer, ctx: &Context, path: &Path) -> Vec<Finding> {
+    let mut judge = Judge {
+        o,
+        t,
+        ctx,
+        path,
+        out: Vec::new(),
+        checked: Vec::new(),
+        judged: Vec::new(),
+    };
     let mut not_set: Vec<&str> = Vec::new();
     for setting in t.settings {
-        let Some(key) = setting.keys.iter().copied().find(|k| o.has(k)) else {
+        let (keys, by_name) = locate(o, setting);
+        if keys.is_empty() {
             let read_elsewhere = t
                 .settings
                 .iter()
-                .any(|other| other.what == setting.what && other.keys.iter().any(|k| o.has(k)));
+                .any(|other| other.what == setting.what && !locate(o, other).0.is_empty());
             if !read_elsewhere && !not_set.contains(&setting.what.name()) {
                 not_set.push(setting.what.name());
             }
             continue;
-        };
+        }
+        for key in &keys {
+            judge.setting(setting, key, by_name);
+        }
+    }
+    let Judge {
+        mut out, checked, ..
+    } = judge;
+    let unknown = std::ptr::eq(t, &UNKNOWN);
+    let mut message = if unknown {
+        format!(
+            "`{}` is the config of {} ({}); gpufeed checked the loader settings it found by \
+             key name: ",
+            path.display(),
+            t.name,
+            why_unknown(o)
+        )
+    } else {
+        let mut seen = found(o, t.own);
+        seen.extend(markers_found(o, t));
+        format!(
+            "`{}` looks like a {} config ({}); gpufeed checked ",
+            path.display(),
+            t.name,
+            shown_keys(&seen, 4)
+        )
+    };
+    match (checked.is_empty(), unknown) {
+        (true, true) => message.push_str("none (the file sets none)"),
+        (true, false) => message.push_str("nothing it understands (the file sets none of it)"),
+        (false, _) => {
+            let read: Vec<String> = checked
+                .iter()
+                .map(|(what, keys)| format!("{} ({})", what.name(), keys.join(", ")))
+                .collect();
+            message.push_str(&read.join(", "));
+        }
+    }
+    if !not_set.is_empty() {
+        let _ = write!(message, "; not set here: {}", not_set.join(", "));
+    }
+    if !t.note.is_empty() {
+        let _ = write!(message, "; {}", t.note);
+    }
+    if o.dialect() == Dialect::Python {
+        message.push_str(
+            "; read as Python: only settings written as literals (`name=32`, `\"name\": 32`, \
+             `NAME = 32`) were read, nothing was run, and `--fix` leaves a Python file as it is",
+        );
+    }
+    // A family whose loader keys are found by name (Hydra, Lightning CLI) has no key names of
+    // its own for the rest either: they are the application's.
+    if t.settings.iter().any(|s| s.keys.is_empty()) {
+        message.push_str("; its other keys were not checked, and MyXTTS' rules do not apply");
+    } else {
+        let _ = write!(
+            message,
+            "; its other keys are {}'s own and were not checked, and MyXTTS' rules do not apply",
+            t.name
+        );
+    }
+    out.push(
+        finding("config-trainer", &message)
+            .in_file(path)
+            .evidence(format!("key names from {}", t.source))
+            .fix("nothing to do; `gpufeed lint` checks the training code"),
+    );
+    out
+}
+
+/// Why a file is [`UNKNOWN`]'s: the markers it shares with trainers whose own keys it
+/// lacks, or none at all.
+fn why_unknown(o: &Keys) -> String {
+    let candidates = candidates(o);
+    let Some((best, _)) = candidates.iter().max_by_key(|(_, n)| *n) else {
+        return "it has no trainer's keys, and sets `DataLoader` arguments".to_owned();
+    };
+    let lacking: Vec<String> = candidates
+        .iter()
+        .map(|(t, _)| format!("{}'s", t.name))
+        .collect();
+    format!(
+        "its keys {} are shared by several trainers, and it has none of the keys that only {} \
+         configs have",
+        shown_keys(&markers_found(o, best), 4),
+        lacking.join(" or ")
+    )
+}
+
+/// The first `n` of `keys` (patterns), each once, as `` `a`, `b` `` (`name[]` as `name`).
+fn shown_keys(keys: &[&str], n: usize) -> String {
+    let mut shown: Vec<&str> = Vec::new();
+    for k in keys {
+        let k = k.strip_suffix("[]").unwrap_or(k);
+        if !shown.contains(&k) {
+            shown.push(k);
+        }
+    }
+    shown
+        .iter()
+        .take(n)
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Judges the settings of one file, each key once.
+struct Judge<'a> {
+    o: &'a Keys,
+    t: &'static Trainer,
+    ctx: &'a Context,
+    path: &'a Path,
+    out: Vec<Finding>,
+    /// What was read, by what it sets: `steps between evaluation pauses (`a: 1`, `b: 2`)`.
+    checked: Vec<(What, Vec<String>)>,
+    judged: Vec<String>,
+}
+
+impl Judge<'_> {
+    /// The rules on `setting` written at `key` (found by name when `by_name`).
+    fn setting(&mut self, setting: &Setting, key: &str, by_name: bool) {
+        if self.judged.iter().any(|k| k == key) {
+            return;
+        }
+        self.judged.push(key.to_owned());
+        let (o, ctx, path) = (self.o, self.ctx, self.path);
         let Some(v) = o.value(key) else {
-            checked.push((setting.what, vec![format!("`{key}` is not a single value")]));
-            continue;
+            self.checked
+                .push((setting.what, vec![format!("`{key}` is not a single value")]));
+            return;
         };
         let written = o.slice(v.span);
         let as_written = o.setting(key, written);
-        match checked.iter_mut().find(|(w, _)| *w == setting.what) {
+        match self.checked.iter_mut().find(|(w, _)| *w == setting.what) {
             Some((_, keys)) => keys.push(format!("`{as_written}`")),
-            None => checked.push((setting.what, vec![format!("`{as_written}`")])),
+            None => self
+                .checked
+                .push((setting.what, vec![format!("`{as_written}`")])),
         }
         let at = |f: Finding| f.at(path, v.span.line, v.span.column);
-        let shown = format!("`{as_written}` (line {}); {}", v.span.line, t.name);
+        let whose = if std::ptr::eq(self.t, &UNKNOWN) {
+            format!("{}, found by key name", self.t.name)
+        } else if by_name && !setting.keys.is_empty() {
+            format!(
+                "{}, found by key name, not under its key names",
+                self.t.name
+            )
+        } else if by_name {
+            format!("{}, found by key name", self.t.name)
+        } else {
+            self.t.name.to_owned()
+        };
+        let shown = format!("`{as_written}` (line {}); {whose}", v.span.line);
         let fix = |value: &str| {
             if setting.advice.is_empty() {
                 o.setting(key, value)
@@ -612,6 +984,7 @@ pub fn check(o: &Keys, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> 
                 setting.advice.to_owned()
             }
         };
+        let out = &mut self.out;
         if let Some(edit) = &v.pyyaml_fix {
             out.push(
                 at(finding(
@@ -632,7 +1005,7 @@ pub fn check(o: &Keys, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> 
             );
         }
         match (setting.what, &v.value) {
-            (Workers, OutlineValue::Int(n)) => workers(&mut out, *n, key, &shown, ctx, o, &at),
+            (Workers, OutlineValue::Int(n)) => workers(out, *n, key, &shown, ctx, o, &at),
             (BatchSize, OutlineValue::Int(n)) if *n > 0 && (*n as f64) < BATCH_SIZE_SMALL => {
                 out.push(
                     at(finding("batch-size-small", &format!("`{key}` is {n}")))
@@ -688,49 +1061,6 @@ pub fn check(o: &Keys, t: &Trainer, ctx: &Context, path: &Path) -> Vec<Finding> 
             _ => {}
         }
     }
-    let mut message = format!(
-        "`{}` looks like a {} config ({}); gpufeed checked ",
-        path.display(),
-        t.name,
-        markers_found(o, t)
-            .iter()
-            .take(4)
-            .map(|m| format!("`{m}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    if checked.is_empty() {
-        message.push_str("nothing it understands (the file sets none of it)");
-    } else {
-        let read: Vec<String> = checked
-            .iter()
-            .map(|(what, keys)| format!("{} ({})", what.name(), keys.join(", ")))
-            .collect();
-        message.push_str(&read.join(", "));
-    }
-    if !not_set.is_empty() {
-        let _ = write!(message, "; not set here: {}", not_set.join(", "));
-    }
-    if !t.note.is_empty() {
-        let _ = write!(message, "; {}", t.note);
-    }
-    if o.dialect() == Dialect::Python {
-        message.push_str(
-            "; read as Python: only settings written as literals (`name=32`, `\"name\": 32`, \
-             `NAME = 32`) were read, nothing was run, and `--fix` leaves a Python file as it is",
-        );
-    }
-    message.push_str(&format!(
-        "; its other keys are {}'s own and were not checked, and MyXTTS' rules do not apply",
-        t.name
-    ));
-    out.push(
-        finding("config-trainer", &message)
-            .in_file(path)
-            .evidence(format!("key names from {}", t.source))
-            .fix("nothing to do; `gpufeed lint` checks the training code"),
-    );
-    out
 }
 
 /// Lightning's precision values that mean float32.
@@ -822,6 +1152,79 @@ mod tests {
         assert!(matches("*.precision", "trainer.precision"));
         assert!(!matches("trainer", "trainer.precision"));
         assert!(matches("datasets.name", "datasets[0].name"));
+    }
+
+    fn keys(text: &str) -> Keys {
+        let outline = gpufeed_config::outline(text, Path::new("c.yaml"));
+        Keys::from_outline(&outline.unwrap_or_else(|e| panic!("{e:?}")))
+    }
+
+    #[test]
+    fn a_list_pattern_matches_only_list_items() {
+        assert!(matches("defaults[]", "defaults[0]"));
+        assert!(!matches("defaults[]", "defaults"));
+        assert!(!matches("defaults[]", "defaults_x[0]"));
+        let o = keys("defaults:\n  - _self_\n");
+        assert_eq!(found(&o, &["defaults[]"]), ["defaults[]"]);
+        let o = keys("defaults:\n  lr: 1\n");
+        assert!(found(&o, &["defaults[]"]).is_empty());
+    }
+
+    #[test]
+    fn loader_keys_are_the_training_loaders_when_a_path_says_so() {
+        let o =
+            keys("model:\n  validation_ds:\n    num_workers: 0\n  train_ds:\n    num_workers: 4\n");
+        assert_eq!(
+            loader_keys(&o, "num_workers"),
+            ["model.train_ds.num_workers"]
+        );
+        // No path names the training loader: each is reported.
+        let o = keys("loaders:\n  a:\n    num_workers: 2\n  b:\n    num_workers: 4\n");
+        assert_eq!(
+            loader_keys(&o, "num_workers"),
+            ["loaders.a.num_workers", "loaders.b.num_workers"]
+        );
+        // A mapping of that name is not a setting.
+        let o = keys("batch_size:\n  train: 8\n");
+        assert!(loader_keys(&o, "batch_size").is_empty());
+    }
+
+    #[test]
+    fn loader_keys_without_any_trainers_keys_are_checked() {
+        let text = "dataloader:\n  num_workers: 0\n  batch_size: 4\noptimizer:\n  lr: 0.1\n";
+        let o = keys(text);
+        let Whose::Other(t) = whose(&o) else {
+            panic!("{:?}", whose(&o))
+        };
+        assert!(std::ptr::eq(t, &UNKNOWN));
+        let ctx = Context::new(Some(8), crate::CoresOf::TrainingMachine);
+        let f = check(&o, t, &ctx, Path::new("c.yaml"));
+        let got: Vec<_> = f.iter().map(|f| (f.id, f.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("loader-in-main-thread", Some(2)),
+                ("batch-size-small", Some(3)),
+                ("config-trainer", None)
+            ]
+        );
+        assert!(
+            f[2].message.starts_with(
+                "`c.yaml` is the config of a trainer gpufeed does not know (it has no trainer's \
+                 keys, and sets `DataLoader` arguments)"
+            ),
+            "{}",
+            f[2].message
+        );
+        // No loader setting: nothing is checked, as before; `data` alone is MyXTTS'.
+        assert!(matches!(
+            whose(&keys("name: CI\non: [push]\n")),
+            Whose::Unknown
+        ));
+        assert!(matches!(
+            whose(&keys("data:\n  num_workers: 0\n")),
+            Whose::Myxtts
+        ));
     }
 
     #[test]

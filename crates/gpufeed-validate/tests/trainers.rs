@@ -506,3 +506,206 @@ fn findings_quote_only_files_that_were_read() {
         }
     }
 }
+
+/// The one `config-trainer` line of a fixture validated with `--cores 8`, and every other
+/// finding as `(id, severity, line, message up to its first `;`)`.
+type Found = (&'static str, Severity, Option<usize>, String);
+
+fn with_cores_8(name: &str) -> (String, Vec<Found>) {
+    let v = validate_file(
+        &config(name),
+        &Context::new(Some(8), CoresOf::TrainingMachine),
+    )
+    .unwrap();
+    let lines: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "config-trainer")
+        .collect();
+    assert_eq!(lines.len(), 1, "{name}: {:#?}", v.findings);
+    let others = v
+        .findings
+        .iter()
+        .filter(|f| f.id != "config-trainer")
+        .map(|f| {
+            let head = f.message.split("; ").next().unwrap_or("").to_owned();
+            (f.id, f.severity, f.line, head)
+        })
+        .collect();
+    (lines[0].message.clone(), others)
+}
+
+/// A file of a trainer gpufeed does not know, with a Lightning `trainer` section and
+/// `data.num_workers: 8`: it was called "a NeMo (Hydra) config" that did "not set here:
+/// loader workers" (issue 44, pattern 9). Its loader keys are found by name and judged.
+#[test]
+fn an_unknown_trainers_loader_keys_are_found_by_name() {
+    let (line, others) = with_cores_8("plain_data_workers.yaml");
+    assert!(
+        line.starts_with(&format!(
+            "`{}` is the config of a trainer gpufeed does not know",
+            config("plain_data_workers.yaml").display()
+        )),
+        "{line}"
+    );
+    for read in [
+        "loader workers (`data.num_workers: 8`)",
+        "batch size (`data.batch_size: 64`)",
+        "pinned memory (`data.pin_memory: true`)",
+    ] {
+        assert!(line.contains(read), "{read}: {line}");
+    }
+    assert!(!line.contains("not set here: loader workers"), "{line}");
+    assert!(!line.contains("looks like a NeMo"), "{line}");
+    // 8 workers on 8 cores, a batch of 64, pinned memory: nothing to say.
+    assert_eq!(others, []);
+    // Judged as a known trainer's: 2 workers on 8 cores, at the key's path and line.
+    let text = fs_err::read_to_string(config("plain_data_workers.yaml"))
+        .unwrap()
+        .replace("num_workers: 8", "num_workers: 2");
+    let v = validate_text(
+        &text,
+        Path::new("plain.yaml"),
+        &Context::new(Some(8), CoresOf::TrainingMachine),
+    );
+    let low: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "num-workers-low")
+        .map(|f| {
+            (
+                f.line,
+                f.message.split("; ").next().unwrap_or(""),
+                f.fix.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        low,
+        [(
+            Some(12),
+            "`data.num_workers` is 2, fewer than the 8 cores of the training machine",
+            "data.num_workers: 8  # then measure: gpufeed profile data --benchmark"
+        )]
+    );
+}
+
+/// A Lightning CLI config (`class_path`/`init_args`, `seed_everything`) was called "a NeMo
+/// (Hydra) config" that did "not set here: loader workers, batch size" though its data
+/// module sets both under `data.init_args.train_params` (issue 44, pattern 9).
+#[test]
+fn a_lightning_cli_config_is_named_and_its_train_loader_read() {
+    let (line, others) = with_cores_8("lightning_cli.yaml");
+    assert!(line.contains("looks like a Lightning CLI config"), "{line}");
+    assert!(!line.contains("NeMo"), "{line}");
+    for read in [
+        "loader workers (`data.init_args.train_params.num_workers: 8`)",
+        "batch size (`data.init_args.train_params.batch_size: 8`)",
+        "mixed precision (`trainer.precision: bf16-mixed`)",
+    ] {
+        assert!(line.contains(read), "{read}: {line}");
+    }
+    // The validation loader's settings are not the training loader's.
+    assert!(!line.contains("val_params"), "{line}");
+    assert!(!line.contains("not set here: loader workers"), "{line}");
+    assert_eq!(
+        others,
+        [(
+            "batch-size-small",
+            Severity::Info,
+            Some(29),
+            "`data.init_args.train_params.batch_size` is 8".to_owned()
+        )]
+    );
+}
+
+/// A plain Hydra application's config (`defaults`, `hydra:`) was called "a NeMo (Hydra)
+/// config", and its `datamodule.num_workers: 0` and `pin_memory: false` went unread
+/// (issue 44, pattern 9).
+#[test]
+fn a_plain_hydra_config_is_called_hydra_not_nemo() {
+    let (line, others) = with_cores_8("hydra_plain.yaml");
+    assert!(line.contains("looks like a Hydra config"), "{line}");
+    assert!(!line.contains("NeMo"), "{line}");
+    assert_eq!(
+        others,
+        [
+            (
+                "loader-in-main-thread",
+                Severity::Warning,
+                Some(19),
+                "`datamodule.num_workers` is 0: batches are built in the training process"
+                    .to_owned()
+            ),
+            (
+                "pin-memory-off",
+                Severity::Info,
+                Some(20),
+                "`datamodule.pin_memory` is false".to_owned()
+            ),
+        ]
+    );
+    let v = validate_file(
+        &config("hydra_plain.yaml"),
+        &Context::new(Some(8), CoresOf::TrainingMachine),
+    )
+    .unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.id == "loader-in-main-thread")
+        .unwrap();
+    assert_eq!(f.fix, "datamodule.num_workers: 8");
+}
+
+/// A NeMo config is still NeMo's, its training loader read and its validation loader's 0
+/// workers left alone; without NeMo's own keys (`exp_manager`, a `manifest_filepath` under
+/// `model.train_ds`) the same `trainer` and `model` keys name no trainer.
+#[test]
+fn nemo_is_named_by_its_own_keys() {
+    let (line, others) = with_cores_8("nemo_conformer_ctc.yaml");
+    assert!(line.contains("looks like a NeMo (Hydra) config"), "{line}");
+    assert!(
+        line.contains("loader workers (`model.train_ds.num_workers: 8`)"),
+        "{line}"
+    );
+    assert_eq!(
+        others,
+        [(
+            "mixed-precision-off",
+            Severity::Info,
+            Some(42),
+            "`trainer.precision` is 32: full float32 precision".to_owned()
+        )]
+    );
+    let text = fs_err::read_to_string(config("nemo_conformer_ctc.yaml")).unwrap();
+    let (kept, _) = text.split_once("exp_manager:").unwrap();
+    let kept: String = kept
+        .lines()
+        .filter(|l| !l.contains("manifest_filepath"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let v = validate_text(
+        &kept,
+        Path::new("no_nemo_keys.yaml"),
+        &Context::new(Some(8), CoresOf::TrainingMachine),
+    );
+    let lines: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "config-trainer")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(lines.len(), 1, "{:#?}", v.findings);
+    assert!(
+        lines[0]
+            .starts_with("`no_nemo_keys.yaml` is the config of a trainer gpufeed does not know"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("loader workers (`model.train_ds.num_workers: 8`)"),
+        "{}",
+        lines[0]
+    );
+}
