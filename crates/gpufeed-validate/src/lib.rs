@@ -28,6 +28,14 @@
 //! argparse defaults, never run and never edited by `--fix`. Either way it is scored: 2 points per marker of a trainer (2 markers at
 //! least), 1 per MyXTTS section (`model`, `data`, `training`) and per key of MyXTTS'
 //! schema; the highest wins, MyXTTS on a tie, and an empty file is MyXTTS' defaults. A
+//! trainer is named only when the file has one of its own keys (NeMo: `exp_manager`, a
+//! `manifest_filepath` under `model.train_ds`; Lightning CLI: `class_path`; Hydra: a
+//! `defaults` list or `hydra:`); a file with markers several trainers share (a Lightning
+//! `trainer:` section) and none of their own keys, or a YAML file with no trainer's markers
+//! and no MyXTTS section that sets a `DataLoader` argument, is an unknown trainer's config.
+//! Loader settings (`num_workers`, `batch_size`, `pin_memory`, `persistent_workers`,
+//! `prefetch_factor`) not under a trainer's own key names are found by name at any depth,
+//! the training loader's when a path segment says `train`, and judged by the same rules. A
 //! MyXTTS config gets every rule below. Another trainer's config gets only the rules on its
 //! own keys (`loader-in-main-thread`, `num-workers-above-cores`, `num-workers-low`,
 //! `batch-size-small`, `dynamic-shapes`, `pin-memory-off`, `prefetch-disabled`,
@@ -73,7 +81,7 @@
 //!
 //! | id | severity | fires when | why | fix (advice; never applied by `--fix`) |
 //! |---|---|---|---|---|
-//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2, NVIDIA Tacotron 2 `hparams.py`, NVIDIA WaveGlow / Flowtron `config.json`, keithito-style Tacotron `HParams`) | says which trainer, what was checked under its key names (evaluation pauses included: FastSpeech2's `synth_step`, Tacotron 2's `iters_per_checkpoint`), and that MyXTTS' rules do not apply | - |
+//! | `config-trainer` | info | the file is another trainer's config (markers of `validate::trainers::TRAINERS`: Lightning CLI, Hydra, Coqui TTS, ESPnet, NeMo, Lightning-Hydra, F5-TTS, TensorFlowTTS, FastSpeech2, VITS, HiFi-GAN, StyleTTS2, NVIDIA Tacotron 2 `hparams.py`, NVIDIA WaveGlow / Flowtron `config.json`, keithito-style Tacotron `HParams`), or an unknown trainer's (`validate::trainers::UNKNOWN`: loader keys found by name) | says which trainer, what was checked under its key names (evaluation pauses included: FastSpeech2's `synth_step`, Tacotron 2's `iters_per_checkpoint`), and that MyXTTS' rules do not apply | - |
 //! | `config-unrecognised` | info | no trainer's markers and no MyXTTS section (a Python file: no trainer's settings among its literals) | nothing was checked (exit 0) | pass the training config |
 //! | `config-python-unreadable` | info | a Python config (`.py`, or Python content) does not parse | no setting was read (exit 0) | correct the Python at the line shown |
 //! | `pin-memory-off` | info | another trainer's `pin_memory` key is false | the copy to the GPU cannot overlap compute | `true` |
