@@ -489,7 +489,7 @@ pub const RULES: &[Rule] = &[
         "decode-per-item-few-workers",
         Warning,
         Lint,
-        "with 0 or 1 loader workers one process decodes and transforms every item in turn, so the GPU waits for it",
+        "with 0 or 1 loader workers one process decodes and transforms every item in turn, so the GPU waits for it (for images decoded per item, fewer than 4 workers: decoding and augmenting an image takes milliseconds of CPU)",
         "`num_workers=8` (up to the cores) with `persistent_workers=True`, or precompute the features (`gpufeed precompute`)",
     ),
     rule(

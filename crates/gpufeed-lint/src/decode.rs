@@ -74,6 +74,31 @@ pub(super) fn is_feature_name(name: &str) -> bool {
         || ((has("fbank") || has("mfcc") || has("stft")) && !has("inverse"))
 }
 
+/// Calls that decode an image (the work that many loader workers are for).
+pub(super) fn is_image_decode(name: &str) -> bool {
+    matches!(
+        name,
+        "PIL.Image.open"
+            | "cv2.imread"
+            | "cv2.imdecode"
+            | "imageio.imread"
+            | "imageio.v2.imread"
+            | "imageio.v3.imread"
+            | "skimage.io.imread"
+            | "torchvision.io.read_image"
+            | "torchvision.io.decode_image"
+            | "torchvision.io.decode_jpeg"
+    ) || is_image_folder(name)
+}
+
+/// torchvision's datasets that decode an image file per item (`ImageFolder` opens each
+/// with PIL); the in-memory ones (`CIFAR10`, `MNIST`) decode nothing.
+pub(super) fn is_image_folder(name: &str) -> bool {
+    name.strip_prefix("torchvision.datasets.")
+        .map(|d| d.rsplit('.').next().unwrap_or(d))
+        .is_some_and(|d| matches!(d, "ImageFolder" | "DatasetFolder" | "ImageNet"))
+}
+
 /// Calls that start a process (`subprocess-per-item` when reached per item): a sox or
 /// ffmpeg conversion run for every item.
 pub(super) fn is_subprocess(name: &str) -> bool {

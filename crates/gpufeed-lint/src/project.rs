@@ -1063,6 +1063,7 @@ impl<'a, 't> Project<'a, 't> {
     /// `decode-per-item-few-workers` for the loaders of file `fi`.
     fn few_workers_in(&self, fi: usize, hits: &mut Vec<(usize, Hit)>) {
         let src = self.src(fi);
+        let image_low = gpufeed_stats::thresholds::IMAGE_DECODE_WORKERS_LOW;
         for &loader in &self.files[fi].loaders {
             if ast::has_splat(loader) {
                 continue;
@@ -1070,12 +1071,13 @@ impl<'a, 't> Project<'a, 't> {
             let workers = match sig::arg(loader, torch::LOADER, "num_workers", src) {
                 None => 0,
                 Some(w) => match text(w, src).parse::<u32>() {
-                    Ok(n @ (0 | 1)) => n,
+                    Ok(n) if n <= 1 || f64::from(n) < image_low => n,
                     _ => continue,
                 },
             };
             let mut roots = Vec::new();
-            if let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src)
+            let ds = sig::arg(loader, torch::LOADER, "dataset", src);
+            if let Some(ds) = ds
                 && let Some((cf, class)) = self.dataset_class(fi, loader, ds)
             {
                 roots.extend(self.method_of(cf, class, "__getitem__", 0));
@@ -1085,7 +1087,7 @@ impl<'a, 't> Project<'a, 't> {
             }
             // The heaviest call names the work (the mel, not the WAV read before it);
             // the first of equals.
-            let Some(h) = roots
+            let heaviest = roots
                 .into_iter()
                 .flat_map(|r| self.heavy_from(r))
                 .enumerate()
@@ -1096,37 +1098,92 @@ impl<'a, 't> Project<'a, 't> {
                         std::cmp::Reverse(*i),
                     )
                 })
-                .map(|(_, h)| h)
-            else {
+                .map(|(_, h)| h);
+            let (name, chain, cached) = if let Some(h) = heaviest {
+                let mut chain = h.chain.clone();
+                chain.push(format!(
+                    "{}:{} {}",
+                    self.files[h.file].rel.display(),
+                    h.node.start_position().row + 1,
+                    h.name
+                ));
+                (h.name, chain, h.cached)
+            } else if let Some(folder) = ds.and_then(|d| self.image_folder(fi, loader, d)) {
+                // torchvision's `ImageFolder` opens every image with PIL.
+                (folder, Vec::new(), None)
+            } else {
                 continue;
             };
-            let mut chain = h.chain.clone();
-            chain.push(format!(
-                "{}:{} {}",
-                self.files[h.file].rel.display(),
-                h.node.start_position().row + 1,
-                h.name
-            ));
-            let how = if workers == 0 {
-                "no worker process (`num_workers` 0)".to_owned()
+            let how = match workers {
+                0 => "no worker process (`num_workers` 0)".to_owned(),
+                1 => "one worker process (`num_workers=1`)".to_owned(),
+                // 2 or 3: few only for decoding an image per item.
+                n if decode::is_image_decode(&name) => format!(
+                    "{n} worker processes (`num_workers={n}`, fewer than {image_low}) for \
+                     image decoding"
+                ),
+                _ => continue,
+            };
+            let context = if chain.is_empty() {
+                format!("per item: `{name}` decodes each image file")
             } else {
-                "one worker process (`num_workers=1`)".to_owned()
+                format!("per item: {}", chain.join(" -> "))
             };
             hits.push((
                 fi,
                 Hit {
                     id: "decode-per-item-few-workers",
                     byte: loader.start_byte(),
-                    specific: format!("`DataLoader` with {how} while every item runs `{}`", h.name),
-                    context: Some(format!("per item: {}", chain.join(" -> "))),
+                    specific: format!("`DataLoader` with {how} while every item runs `{name}`"),
+                    context: Some(context),
                     fix: "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
                           the cores; better, precompute the features once (`gpufeed \
                           precompute`)"
                         .to_owned(),
                     root: None,
-                    info: h.cached.clone(),
+                    info: cached,
                 },
             ));
+        }
+    }
+
+    /// The call first assigned to the name `ds` in the scope of `loader` (its function, or
+    /// the file): `train_set = Speech(...)` for `DataLoader(train_set, ...)`.
+    fn assigned_call(&self, fi: usize, loader: Node<'t>, ds: Node<'t>) -> Option<Node<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let name = text(ds, src);
+        let scope = ast::enclosing(loader, "function_definition").unwrap_or(f.root);
+        let mut found = None;
+        ast::walk(scope, &mut |n| {
+            if found.is_none()
+                && n.kind() == "assignment"
+                && n.child_by_field_name("left")
+                    .is_some_and(|l| text(l, src) == name)
+                && let Some(right) = n.child_by_field_name("right")
+                && right.kind() == "call"
+            {
+                found = Some(right);
+            }
+            found.is_none()
+        });
+        found
+    }
+
+    /// The torchvision image-folder dataset (`ImageFolder`, ...) a loader's `dataset`
+    /// argument is: a call of one, or a name assigned one in the loader's scope.
+    fn image_folder(&self, fi: usize, loader: Node<'t>, ds: Node<'t>) -> Option<String> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let called = |call: Node<'t>| {
+            f.names
+                .callee(call, src)
+                .filter(|name| decode::is_image_folder(name))
+        };
+        match ds.kind() {
+            "call" => called(ds),
+            "identifier" => self.assigned_call(fi, loader, ds).and_then(called),
+            _ => None,
         }
     }
 
@@ -1212,36 +1269,16 @@ impl<'a, 't> Project<'a, 't> {
         loader: Node<'t>,
         ds: Node<'t>,
     ) -> Option<(usize, Node<'t>)> {
-        let src = self.src(fi);
         match ds.kind() {
             "call" => self.class_of_call(fi, ds),
-            "identifier" | "attribute" => {
-                let name = text(ds, src);
-                let scope =
-                    ast::enclosing(loader, "function_definition").unwrap_or(self.files[fi].root);
-                let mut found = None;
-                ast::walk(scope, &mut |n| {
-                    if found.is_some() {
-                        return false;
-                    }
-                    if n.kind() == "assignment"
-                        && n.child_by_field_name("left")
-                            .is_some_and(|l| text(l, src) == name)
-                        && let Some(right) = n.child_by_field_name("right")
-                        && right.kind() == "call"
-                    {
-                        found = self.class_of_call(fi, right);
-                    }
-                    true
-                });
-                found
-            }
+            "identifier" | "attribute" => self
+                .assigned_call(fi, loader, ds)
+                .and_then(|call| self.class_of_call(fi, call)),
             _ => None,
         }
     }
 }
 
-/// Names assigned a feature transform object anywhere in the file (module level, or
 /// Why a call inside `body` runs only when a file cache misses: it is in the branch of an
 /// `if` on `os.path.exists(p)` / `os.path.isfile(p)` / `p.exists()` that does not load,
 /// and that branch also saves (`torch.save`, `np.save`, `pickle.dump`, ...), so the
@@ -1321,6 +1358,7 @@ fn cache_reason(stmt: Node<'_>, cond: Node<'_>, src: &str) -> String {
     )
 }
 
+/// Names assigned a feature transform object anywhere in the file (module level, or
 /// `self.x = ...` in a method): calling one computes the feature.
 fn transform_objects(f: &File<'_>) -> HashMap<String, String> {
     let mut out = HashMap::new();

@@ -336,3 +336,11 @@ fn data_parallel_as_the_fallback_of_ddp() {
 fn reading_the_waveform_the_model_trains_on_is_not_a_feature_cost() {
     check("waveform-target");
 }
+
+/// An image decoded per item (a project dataset's `Image.open`, or torchvision's
+/// `ImageFolder`) with 2 or 3 loader workers: fewer than the reference ImageNet trainers ship
+/// with (issue 44, pattern 6).
+#[test]
+fn image_decoding_with_few_workers() {
+    check("image-workers");
+}

@@ -143,6 +143,11 @@ thresholds! {
     NUM_WORKERS_LOW = 8.0, "workers",
         "`num-workers-low`: fewer loader workers than this, on a machine with more cores, is reported (info)",
         "the minimum of MyXTTS' comprehensive_gpu_diagnostic, validate_gpu_pipeline and validate_gpu_optimization (research/myxtts.md section 1.15); info only, because whether 8 workers keep up depends on the per-item cost, which `gpufeed profile data --benchmark` measures";
+    /// Fewer loader workers than this over a dataset that decodes an image per item is
+    /// reported by lint.
+    IMAGE_DECODE_WORKERS_LOW = 4.0, "workers",
+        "`decode-per-item-few-workers`: a `DataLoader` with fewer workers than this over a dataset that decodes an image (JPEG, PNG) per item is reported",
+        "the fewest that the reference ImageNet trainers ship with: pytorch/examples imagenet/main.py defaults to 4 (`-j 4`), torchvision's classification reference to 16 (`-j 16`); decoding and augmenting one image takes milliseconds of CPU, so a GPU that trains on thousands of images a second needs many more, up to the cores";
     /// A batch smaller than this is reported.
     BATCH_SIZE_SMALL = 16.0, "items",
         "`batch-size-small`: a batch below this is reported (info)",
