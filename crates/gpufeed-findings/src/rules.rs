@@ -215,7 +215,7 @@ pub const RULES: &[Rule] = &[
         "config-trainer",
         Info,
         Validate,
-        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, and reports how often the loop pauses to evaluate, under that trainer's key names",
+        "gpufeed checks another trainer's config only for the loader, batch, shape, memory, precision and caching settings it understands, and reports how often the loop pauses to evaluate, under that trainer's key names (or, for a trainer it does not know, the `DataLoader` arguments' names wherever they are)",
         "nothing to do; `gpufeed lint` checks the training code",
     ),
     rule(
