@@ -111,6 +111,7 @@
 
 mod ast;
 mod decode;
+mod defaults;
 pub mod examples;
 mod flow;
 mod loops;
@@ -347,6 +348,9 @@ pub(crate) struct File<'t> {
     pub(crate) training_loops: Vec<(usize, usize)>,
     /// The file's `DataLoader(...)` calls (found by the torch rules).
     pub(crate) loaders: Vec<Node<'t>>,
+    /// True when the file trains on CUDA (`.cuda()`, a `"cuda"` device, Lightning's
+    /// `accelerator="gpu"`; found by the torch rules).
+    pub(crate) uses_cuda: bool,
     /// `DataLoader` calls that serve evaluation (byte range, why; the project pass).
     pub(crate) eval_loaders: Vec<(usize, usize, String)>,
     pub(crate) hits: Vec<Hit>,
@@ -529,6 +533,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 map_args: Vec::new(),
                 training_loops: Vec::new(),
                 loaders: Vec::new(),
+                uses_cuda: false,
                 eval_loaders: Vec::new(),
                 hits: Vec::new(),
             };

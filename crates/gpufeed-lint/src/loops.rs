@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::ast::{self, text};
+use super::defaults;
 
 /// The call that makes a loop a training loop, if this is one.
 pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
@@ -393,33 +394,14 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
 /// action="store_true")` (no `default`), or with `default=False` / `None` / `0`; by their
 /// `dest` (`--sync-step` is `sync_step`).
 pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
-    ast::walk(root, &mut |n| {
-        if n.kind() == "call" && ast::method(n, src) == Some("add_argument") {
-            let long = (0..3)
-                .filter_map(|i| ast::positional(n, i))
-                .map(|a| text(a, src).trim_matches(|c| c == '"' || c == '\''))
-                .find(|a| a.starts_with("--"));
-            let dest = ast::kwarg(n, "dest", src)
-                .map(|d| {
-                    text(d, src)
-                        .trim_matches(|c| c == '"' || c == '\'')
-                        .to_owned()
-                })
-                .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
-            let action = ast::kwarg(n, "action", src).map(|a| text(a, src));
-            let default = ast::kwarg(n, "default", src).map(|d| text(d, src));
-            let off = match default {
-                Some(d) => matches!(d, "False" | "None" | "0"),
-                None => action.is_some_and(|a| a.contains("store_true")),
-            };
-            if off && let Some(d) = dest {
-                out.insert(d);
-            }
-        }
-        true
-    });
-    out
+    defaults::arguments(root, src)
+        .into_iter()
+        .filter(|a| match a.default {
+            Some(d) => matches!(text(d, src), "False" | "None" | "0"),
+            None => a.action.is_some_and(|x| x.contains("store_true")),
+        })
+        .map(|a| a.dest)
+        .collect()
 }
 
 /// An `if` on a flag that is off unless given on the command line (`if args.sync_step:`,

@@ -22,7 +22,7 @@ use tree_sitter::Node;
 
 use super::ast::{self, text};
 use super::signatures as sig;
-use super::{File, Hit, decode, flow, loops, tfdata, torch};
+use super::{File, Hit, decode, defaults, flow, loops, tfdata, torch};
 use gpufeed_findings::constants::{MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES};
 
 /// A function of the project: the file it is in and its definition.
@@ -52,6 +52,12 @@ struct Project<'a, 't> {
     /// The command-line flags that are off unless given, over the project's files: an
     /// `if args.FLAG:` on one is an opt-in path, not every step.
     opt_in: HashSet<String>,
+    /// The defaults of flags, constructor parameters and config fields over the project's
+    /// files, by name: `self.hparams.num_workers` is judged by its default.
+    defaults: HashMap<String, Vec<defaults::DefaultValue>>,
+    /// True when some file of the project trains on CUDA: a loader in a data module of its
+    /// own feeds that GPU too.
+    uses_cuda: bool,
 }
 
 /// Where a walk from one root has been.
@@ -117,6 +123,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
     let numpy_batches;
+    let no_workers;
     {
         let p = Project::new(files);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -163,7 +170,15 @@ pub(super) fn check(files: &mut [File<'_>]) {
         }
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
+        no_workers = p.loader_defaults(&mut hits);
         numpy_batches = p.numpy_collates();
+    }
+    // A loader without workers needs no `persistent_workers` (PyTorch refuses it).
+    for (fi, byte) in no_workers {
+        if let Some(f) = files.get_mut(fi) {
+            f.hits
+                .retain(|h| !(h.id == "torch-loader-no-persistent-workers" && h.byte == byte));
+        }
     }
     // `pin_memory=True` is the wrong fix for a loader whose batches are NumPy arrays: it
     // pins only tensors.
@@ -272,6 +287,17 @@ impl<'a, 't> Project<'a, 't> {
                     a.extend(b);
                     a
                 }),
+            defaults: {
+                let mut all: HashMap<String, Vec<defaults::DefaultValue>> = HashMap::new();
+                for f in files {
+                    let rel = f.rel.display().to_string();
+                    for (name, d) in defaults::collect(f.root, f.src, &rel) {
+                        all.entry(name).or_default().extend(d);
+                    }
+                }
+                all
+            },
+            uses_cuda: files.iter().any(|f| f.uses_cuda),
         };
         p.imported = files
             .iter()
@@ -1070,7 +1096,7 @@ impl<'a, 't> Project<'a, 't> {
             }
             let workers = match sig::arg(loader, torch::LOADER, "num_workers", src) {
                 None => 0,
-                Some(w) => match text(w, src).parse::<u32>() {
+                Some(w) => match self.setting(fi, w).0.parse::<u32>() {
                     Ok(n) if n <= 1 || f64::from(n) < image_low => n,
                     _ => continue,
                 },
@@ -1145,6 +1171,108 @@ impl<'a, 't> Project<'a, 't> {
                 },
             ));
         }
+    }
+
+    /// What a loader argument is: its literal, or the default of the setting it reads
+    /// (`self.hparams.num_workers` -> `0`) with where that default is set.
+    fn setting(&self, fi: usize, arg: Node<'t>) -> (String, Option<&defaults::DefaultValue>) {
+        let src = self.src(fi);
+        if let Some(name) = defaults::read_setting(arg, src)
+            && let Some(d) = defaults::resolved(&self.defaults, name)
+            && let Some(v) = &d.value
+        {
+            return (v.clone(), Some(d));
+        }
+        (text(arg, src).to_owned(), None)
+    }
+
+    /// The loader rules on settings read from a flag, a constructor or a config field
+    /// (`num_workers=self.hparams.num_workers` whose default is 0), and `pin_memory` on a
+    /// loader in a file of its own in a project that trains on CUDA. Returns the loaders
+    /// found to have no workers: their `torch-loader-no-persistent-workers` is withdrawn
+    /// (`persistent_workers` needs workers).
+    fn loader_defaults(&self, hits: &mut Vec<(usize, Hit)>) -> Vec<(usize, usize)> {
+        let mut none = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let src = f.src;
+            for &loader in &f.loaders {
+                if ast::has_splat(loader) {
+                    continue;
+                }
+                let mut hit = |id: &'static str, specific: String, fix: &str| {
+                    hits.push((
+                        fi,
+                        Hit {
+                            id,
+                            byte: loader.start_byte(),
+                            specific,
+                            context: None,
+                            fix: fix.to_owned(),
+                            root: None,
+                            info: None,
+                        },
+                    ));
+                };
+                if let Some(w) = sig::arg(loader, torch::LOADER, "num_workers", src)
+                    && let (value, Some(d)) = self.setting(fi, w)
+                    && matches!(value.as_str(), "0" | "None" | "False")
+                {
+                    let persistent = sig::arg(loader, torch::LOADER, "persistent_workers", src)
+                        .is_some_and(|p| !ast::is_falsy_literal(p, src));
+                    let refused = if persistent {
+                        "; with `persistent_workers` set, PyTorch refuses it (\"persistent_workers \
+                         option needs num_workers > 0\")"
+                    } else {
+                        ""
+                    };
+                    hit(
+                        "torch-loader-no-workers",
+                        format!(
+                            "`DataLoader` with `num_workers={}`, which is {value} unless the run \
+                             sets it (the default at {}){refused}",
+                            text(w, src),
+                            d.at
+                        ),
+                        torch::NO_WORKERS_FIX,
+                    );
+                    none.push((fi, loader.start_byte()));
+                }
+                if !self.uses_cuda {
+                    continue;
+                }
+                // A file that trains on CUDA has had its missing or literal `pin_memory`
+                // judged by its own rule.
+                let specific = match sig::arg(loader, torch::LOADER, "pin_memory", src) {
+                    None if !f.uses_cuda => Some(
+                        "`DataLoader` without `pin_memory=True` in a project that trains on CUDA"
+                            .to_owned(),
+                    ),
+                    Some(p) if ast::is_falsy_literal(p, src) => (!f.uses_cuda).then(|| {
+                        format!(
+                            "`DataLoader` with `pin_memory={}` in a project that trains on CUDA",
+                            text(p, src)
+                        )
+                    }),
+                    Some(p) => match self.setting(fi, p) {
+                        (value, Some(d)) if matches!(value.as_str(), "False" | "None" | "0") => {
+                            Some(format!(
+                                "`DataLoader` with `pin_memory={}`, which is {value} unless the \
+                                 run sets it (the default at {}), in a project that trains on \
+                                 CUDA",
+                                text(p, src),
+                                d.at
+                            ))
+                        }
+                        _ => None,
+                    },
+                    None => None,
+                };
+                if let Some(specific) = specific {
+                    hit("torch-loader-no-pin-memory", specific, torch::PIN_MEMORY_FIX);
+                }
+            }
+        }
+        none
     }
 
     /// The call first assigned to the name `ds` in the scope of `loader` (its function, or

@@ -8,6 +8,14 @@ use super::File;
 use super::ast::{self, text};
 use super::signatures as sig;
 
+/// The fix of `torch-loader-no-workers`.
+pub(super) const NO_WORKERS_FIX: &str =
+    "DataLoader(..., num_workers=8, persistent_workers=True)  # up to the number of cores";
+
+/// The fix of `torch-loader-no-pin-memory`.
+pub(super) const PIN_MEMORY_FIX: &str =
+    "DataLoader(..., pin_memory=True); batch = batch.to(device, non_blocking=True)";
+
 /// `DataLoader`'s signature in [`sig::SIGNATURES`].
 pub(super) const LOADER: &str = "torch.utils.data.DataLoader";
 
@@ -111,6 +119,15 @@ pub(super) fn check(file: &mut File<'_>) {
                 if s == "cuda" || s.starts_with("cuda:") {
                     uses_cuda = true;
                 }
+                // Lightning: `Trainer(accelerator="gpu")`.
+                if s == "gpu"
+                    && n.parent()
+                        .filter(|p| p.kind() == "keyword_argument")
+                        .and_then(|p| p.child_by_field_name("name"))
+                        .is_some_and(|k| text(k, src) == "accelerator")
+                {
+                    uses_cuda = true;
+                }
             }
             _ => {}
         }
@@ -120,6 +137,7 @@ pub(super) fn check(file: &mut File<'_>) {
         loader(file, call, uses_cuda);
     }
     file.loaders = loaders;
+    file.uses_cuda = uses_cuda;
     for call in parallel {
         file.hit(
             "torch-data-parallel",
@@ -191,7 +209,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
             call,
             format!("`DataLoader` with {how}"),
             None,
-            "DataLoader(..., num_workers=8, persistent_workers=True)  # up to the number of cores",
+            NO_WORKERS_FIX,
         );
     }
     if uses_cuda {
@@ -202,7 +220,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
                 call,
                 "`DataLoader` without `pin_memory=True` in a script that trains on CUDA",
                 None,
-                "DataLoader(..., pin_memory=True); batch = batch.to(device, non_blocking=True)",
+                PIN_MEMORY_FIX,
             );
         }
     }

@@ -344,3 +344,12 @@ fn reading_the_waveform_the_model_trains_on_is_not_a_feature_cost() {
 fn image_decoding_with_few_workers() {
     check("image-workers");
 }
+
+/// Loader settings read from a constructor's parameters (Lightning's `self.hparams`) or a
+/// flag are judged by their defaults: `num_workers` 0 by default is no workers, with no
+/// advice of `persistent_workers`; `pin_memory` False by default, in a data module whose
+/// project trains on the GPU, is no pinned memory (issue 44, pattern 4).
+#[test]
+fn loader_settings_are_judged_by_their_defaults() {
+    check("settings-defaults");
+}

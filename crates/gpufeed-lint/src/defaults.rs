@@ -1,0 +1,185 @@
+//! The default values a setting gets when nothing overrides it, over the project's files:
+//! a command-line flag's (`add_argument("--num_workers", type=int, default=0)`), a
+//! constructor parameter's (`def __init__(self, num_workers: int = 0)`, what Lightning's
+//! `save_hyperparameters` puts in `self.hparams`) and a dataclass field's (`num_workers: int
+//! = 0`). `DataLoader(num_workers=self.hparams.num_workers)` is judged by the default: the
+//! loader has no workers unless the user passes some.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use crate::ast::{self, text};
+
+/// One `parser.add_argument(...)`: its destination name, `action=` and `default=`.
+pub(crate) struct Argument<'t> {
+    pub(crate) dest: String,
+    pub(crate) action: Option<&'t str>,
+    pub(crate) default: Option<Node<'t>>,
+}
+
+/// The `add_argument` calls of a file. The destination is `dest=`, else the long option
+/// with dashes made underscores (`--sync-step` is `sync_step`).
+pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
+    let unquote = |n: Node<'_>| text(n, src).trim_matches(|c| c == '"' || c == '\'');
+    let mut out = Vec::new();
+    ast::walk(root, &mut |n| {
+        if n.kind() == "call" && ast::method(n, src) == Some("add_argument") {
+            let long = (0..3)
+                .filter_map(|i| ast::positional(n, i))
+                .map(unquote)
+                .find(|a| a.starts_with("--"));
+            let dest = ast::kwarg(n, "dest", src)
+                .map(|d| unquote(d).to_owned())
+                .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
+            if let Some(dest) = dest {
+                out.push(Argument {
+                    dest,
+                    action: ast::kwarg(n, "action", src).map(|a| text(a, src)),
+                    default: ast::kwarg(n, "default", src),
+                });
+            }
+        }
+        true
+    });
+    out
+}
+
+/// A default and where it is set (`train.py:30`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DefaultValue {
+    /// The literal as written (`0`, `False`); `None` when it is not a literal.
+    pub(crate) value: Option<String>,
+    pub(crate) at: String,
+}
+
+/// Every default of file `root` by name: flags, `__init__` parameters and class-level
+/// annotated fields.
+pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, Vec<DefaultValue>> {
+    let mut out: HashMap<String, Vec<DefaultValue>> = HashMap::new();
+    let mut add = |name: &str, value: Option<String>, at: String| {
+        out.entry(name.to_owned())
+            .or_default()
+            .push(DefaultValue { value, at });
+    };
+    let literal = |v: Option<Node<'_>>| v.filter(|v| is_literal(*v)).map(|v| text(v, src).to_owned());
+    let line = |at: Node<'_>| format!("{file}:{}", at.start_position().row + 1);
+    for a in arguments(root, src) {
+        if let Some(d) = a.default {
+            add(&a.dest, literal(Some(d)), line(d));
+        } else if a.action.is_some_and(|x| x.contains("store_true")) {
+            add(&a.dest, Some("False".to_owned()), file.to_owned());
+        }
+    }
+    ast::walk(root, &mut |n| {
+        match n.kind() {
+            "function_definition"
+                if n.child_by_field_name("name")
+                    .is_some_and(|x| text(x, src) == "__init__") =>
+            {
+                if let Some(params) = n.child_by_field_name("parameters") {
+                    let mut c = params.walk();
+                    for p in params.named_children(&mut c) {
+                        if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
+                            && let Some(name) = p.child_by_field_name("name")
+                        {
+                            add(text(name, src), literal(p.child_by_field_name("value")), line(p));
+                        }
+                    }
+                }
+            }
+            // `num_workers: int = 0` in a class body (a dataclass or a config class).
+            "assignment"
+                if n.child_by_field_name("type").is_some()
+                    && n.parent()
+                        .and_then(|s| s.parent())
+                        .is_some_and(|b| b.kind() == "block")
+                    && ast::enclosing(n, "function_definition").is_none()
+                    && ast::enclosing(n, "class_definition").is_some() =>
+            {
+                if let Some(left) = n.child_by_field_name("left")
+                    && left.kind() == "identifier"
+                {
+                    add(text(left, src), literal(n.child_by_field_name("right")), line(n));
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    out
+}
+
+fn is_literal(n: Node<'_>) -> bool {
+    matches!(n.kind(), "integer" | "true" | "false" | "none")
+}
+
+/// The one default of `name` over the project, when every place that sets one agrees.
+pub(crate) fn resolved<'d>(
+    defaults: &'d HashMap<String, Vec<DefaultValue>>,
+    name: &str,
+) -> Option<&'d DefaultValue> {
+    let all = defaults.get(name)?;
+    let first = all.first()?;
+    first.value.as_ref()?;
+    all.iter().all(|d| d.value == first.value).then_some(first)
+}
+
+/// The setting's name an argument reads, when it reads one through an object:
+/// `self.hparams.num_workers`, `args.num_workers`, `cfg.data.num_workers`,
+/// `self.num_workers` give `num_workers`. A bare name is left alone: a function's own
+/// parameter is set by its callers.
+pub(crate) fn read_setting<'s>(arg: Node<'_>, src: &'s str) -> Option<&'s str> {
+    (arg.kind() == "attribute")
+        .then(|| arg.child_by_field_name("attribute"))
+        .flatten()
+        .map(|a| text(a, src))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn defaults(code: &str) -> HashMap<String, Vec<DefaultValue>> {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .unwrap();
+        let tree = parser.parse(code, None).unwrap();
+        collect(tree.root_node(), code, "t.py")
+    }
+
+    #[test]
+    fn defaults_of_flags_constructors_and_fields() {
+        let d = defaults(
+            "\
+p.add_argument('--num-workers', type=int, default=0)
+p.add_argument('--fast', action='store_true')
+class DM:
+    def __init__(self, pin_memory: bool = False, batch_size=32, root=ROOT):
+        self.save_hyperparameters()
+@dataclass
+class Cfg:
+    prefetch: int = 2
+    def f(self, x: int = 5):
+        y: int = 3
+",
+        );
+        let v = |n: &str| resolved(&d, n).and_then(|d| d.value.clone());
+        assert_eq!(v("num_workers").as_deref(), Some("0"));
+        assert_eq!(v("fast").as_deref(), Some("False"));
+        assert_eq!(v("pin_memory").as_deref(), Some("False"));
+        assert_eq!(v("batch_size").as_deref(), Some("32"));
+        assert_eq!(v("prefetch").as_deref(), Some("2"));
+        assert_eq!(resolved(&d, "pin_memory").unwrap().at, "t.py:4");
+        // Not a literal, not an __init__, not a class field.
+        assert_eq!(v("root"), None);
+        assert_eq!(v("x"), None);
+        assert_eq!(v("y"), None);
+        // Two places that disagree: no default.
+        let d = defaults("p.add_argument('--n', default=0)\nq.add_argument('--n', default=4)\n");
+        assert!(resolved(&d, "n").is_none());
+    }
+}
