@@ -62,7 +62,10 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
             .or_default()
             .push(DefaultValue { value, at });
     };
-    let literal = |v: Option<Node<'_>>| v.filter(|v| is_literal(*v)).map(|v| text(v, src).to_owned());
+    let literal = |v: Option<Node<'_>>| {
+        v.filter(|v| is_literal(*v))
+            .map(|v| text(v, src).to_owned())
+    };
     let line = |at: Node<'_>| format!("{file}:{}", at.start_position().row + 1);
     for a in arguments(root, src) {
         if let Some(d) = a.default {
@@ -83,7 +86,11 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                         if matches!(p.kind(), "default_parameter" | "typed_default_parameter")
                             && let Some(name) = p.child_by_field_name("name")
                         {
-                            add(text(name, src), literal(p.child_by_field_name("value")), line(p));
+                            add(
+                                text(name, src),
+                                literal(p.child_by_field_name("value")),
+                                line(p),
+                            );
                         }
                     }
                 }
@@ -100,7 +107,11 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                 if let Some(left) = n.child_by_field_name("left")
                     && left.kind() == "identifier"
                 {
-                    add(text(left, src), literal(n.child_by_field_name("right")), line(n));
+                    add(
+                        text(left, src),
+                        literal(n.child_by_field_name("right")),
+                        line(n),
+                    );
                 }
             }
             _ => {}

@@ -54,7 +54,10 @@
 //!
 //! **Calls are followed across the linted files** (`lint/project.rs`): a call resolves to
 //! the project's function through the file's definitions, its imports (a module is found by
-//! its path inside the linted folder or a unique suffix of it; relative imports included),
+//! its path inside the linted folder or a unique suffix of it; relative imports included;
+//! where several files have it, as in a folder of projects each with its `losses.py`, the
+//! one Python would import: under the closest folder that holds the importer, or at the
+//! relative import's path),
 //! `self.method` in the class and its bases, else a function name defined once in the
 //! project (or once among the files the caller imports). From each training loop, the
 //! per-step host syncs of the functions it calls are found (`MAX_CALL_DEPTH` calls deep,

@@ -301,13 +301,13 @@ impl<'a, 't> Project<'a, 't> {
         };
         p.imported = files
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 f.names
                     .targets()
                     .filter_map(|t| {
-                        let t = t.trim_start_matches('.');
-                        p.module(t)
-                            .or_else(|| t.rsplit_once('.').and_then(|(m, _)| p.module(m)))
+                        p.module(i, t)
+                            .or_else(|| t.rsplit_once('.').and_then(|(m, _)| p.module(i, m)))
                     })
                     .collect()
             })
@@ -330,24 +330,78 @@ impl<'a, 't> Project<'a, 't> {
         )
     }
 
-    /// The file of a dotted module (`lib.logs`, `.logs`), when one file has that path or
-    /// that suffix of its path.
-    fn module(&self, dotted: &str) -> Option<usize> {
-        match self.modules.get(dotted.trim_start_matches('.'))?.as_slice() {
-            [one] => Some(*one),
-            _ => None,
+    /// The file of a dotted module imported by file `from` (`lib.logs`, `.logs`): the one
+    /// file with that path or that suffix of its path. Where several have it (a folder of
+    /// projects, each with its `loss.py`), the one Python would import: for a relative
+    /// import, the module at that path from the importer's package; for an absolute one,
+    /// the module under the closest folder that holds the importer (the script's folder
+    /// is first on `sys.path`).
+    fn module(&self, from: usize, dotted: &str) -> Option<usize> {
+        let name = dotted.trim_start_matches('.');
+        let dots = dotted.len() - name.len();
+        let candidates = self.modules.get(name)?;
+        if let [one] = candidates.as_slice() {
+            return Some(*one);
         }
+        let dir: Vec<String> = self.files[from]
+            .rel
+            .parent()
+            .map(|d| module_path(d))
+            .filter(|d| !d.is_empty())
+            .map(|d| d.split('.').map(str::to_owned).collect())
+            .unwrap_or_default();
+        if dots > 0 {
+            let up = dir.len().checked_sub(dots - 1)?;
+            let want = dir[..up]
+                .iter()
+                .map(String::as_str)
+                .chain(name.split('.'))
+                .collect::<Vec<_>>()
+                .join(".");
+            return candidates
+                .iter()
+                .copied()
+                .find(|&c| module_path(self.files[c].rel) == want);
+        }
+        let mut best: Option<(usize, usize)> = None;
+        let mut tie = false;
+        for &c in candidates {
+            let full = module_path(self.files[c].rel);
+            let Some(root) = full.strip_suffix(name) else {
+                continue;
+            };
+            let root: Vec<&str> = root
+                .trim_end_matches('.')
+                .split('.')
+                .filter(|r| !r.is_empty())
+                .collect();
+            let holds = root.len() <= dir.len() && root.iter().zip(&dir).all(|(a, b)| a == b);
+            if !holds {
+                continue;
+            }
+            match best {
+                Some((depth, _)) if depth > root.len() => {}
+                Some((depth, _)) if depth == root.len() => tie = true,
+                _ => {
+                    best = Some((root.len(), c));
+                    tie = false;
+                }
+            }
+        }
+        best.filter(|_| !tie).map(|(_, c)| c)
     }
 
     /// Functions and classes named by a dotted name that went through an import
     /// (`lib.logs.log_losses`, `lib.data.Speech.load`).
-    fn qualified(&self, dotted: &str) -> (Vec<Func<'t>>, Option<(usize, Node<'t>)>) {
+    fn qualified(&self, from: usize, dotted: &str) -> (Vec<Func<'t>>, Option<(usize, Node<'t>)>) {
         if !self.cross {
             return (Vec::new(), None);
         }
-        let parts: Vec<&str> = dotted.trim_start_matches('.').split('.').collect();
+        let name = dotted.trim_start_matches('.');
+        let dots = &dotted[..dotted.len() - name.len()];
+        let parts: Vec<&str> = name.split('.').collect();
         for cut in (1..parts.len()).rev() {
-            let Some(fi) = self.module(&parts[..cut].join(".")) else {
+            let Some(fi) = self.module(from, &format!("{dots}{}", parts[..cut].join("."))) else {
                 continue;
             };
             let f = &self.files[fi];
@@ -388,7 +442,7 @@ impl<'a, 't> Project<'a, 't> {
         }
         let head = dotted.split('.').next().unwrap_or(dotted);
         if f.names.imports(head) {
-            return self.qualified(&f.names.resolve(dotted)).1;
+            return self.qualified(fi, &f.names.resolve(dotted)).1;
         }
         None
     }
@@ -467,7 +521,7 @@ impl<'a, 't> Project<'a, 't> {
                 .unwrap_or_default()
         };
         if f.names.imports(head) {
-            return self.qualified(&f.names.resolve(&raw)).0;
+            return self.qualified(fi, &f.names.resolve(&raw)).0;
         }
         if parts.len() == 1 {
             if let Some((cf, class)) = self.class_named(fi, &raw) {
@@ -857,7 +911,7 @@ impl<'a, 't> Project<'a, 't> {
                 let f = &self.files[fi];
                 let head = d.split('.').next().unwrap_or(&d);
                 if f.names.imports(head) {
-                    return self.qualified(&f.names.resolve(&d)).0;
+                    return self.qualified(fi, &f.names.resolve(&d)).0;
                 }
                 let last = d.rsplit('.').next().unwrap_or(&d);
                 f.functions
@@ -1268,7 +1322,11 @@ impl<'a, 't> Project<'a, 't> {
                     None => None,
                 };
                 if let Some(specific) = specific {
-                    hit("torch-loader-no-pin-memory", specific, torch::PIN_MEMORY_FIX);
+                    hit(
+                        "torch-loader-no-pin-memory",
+                        specific,
+                        torch::PIN_MEMORY_FIX,
+                    );
                 }
             }
         }

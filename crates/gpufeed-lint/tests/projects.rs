@@ -353,3 +353,11 @@ fn image_decoding_with_few_workers() {
 fn loader_settings_are_judged_by_their_defaults() {
     check("settings-defaults");
 }
+
+/// A folder of several projects, each with its own `losses.py` and `dataset.py`: imports
+/// resolve to the importer's own module, as Python's do, so nothing reached through them
+/// is lost (issue 44, pattern 7).
+#[test]
+fn imports_resolve_by_package_path_in_a_folder_of_projects() {
+    check("several-projects");
+}
