@@ -346,7 +346,7 @@ impl<'a, 't> Project<'a, 't> {
         let dir: Vec<String> = self.files[from]
             .rel
             .parent()
-            .map(|d| module_path(d))
+            .map(module_path)
             .filter(|d| !d.is_empty())
             .map(|d| d.split('.').map(str::to_owned).collect())
             .unwrap_or_default();
