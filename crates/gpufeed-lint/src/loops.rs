@@ -57,8 +57,85 @@ pub(super) fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
     out
 }
 
+/// `t.cuda()`, `t.to(device)` (or `non_blocking=True`), and a list, tuple or list
+/// comprehension of them: tensors put on the GPU.
+fn moved_to_device(node: Node<'_>, src: &str) -> bool {
+    match node.kind() {
+        "call" => match ast::method(node, src) {
+            Some("cuda") => true,
+            Some("to") => {
+                ast::kwarg(node, "non_blocking", src).is_some_and(ast::is_true)
+                    || ast::positional(node, 0)
+                        .or_else(|| ast::kwarg(node, "device", src))
+                        .is_some_and(|d| names_a_device(d, src))
+            }
+            _ => false,
+        },
+        "list" | "tuple" => {
+            let mut c = node.walk();
+            let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
+            !items.is_empty() && items.iter().all(|i| moved_to_device(*i, src))
+        }
+        "list_comprehension" | "generator_expression" => node
+            .child_by_field_name("body")
+            .is_some_and(|b| moved_to_device(b, src)),
+        _ => false,
+    }
+}
+
+/// Adds the targets of a loop over a device tensor: each element is a 0-d device tensor
+/// (`for n in lengths`, `for i, n in enumerate(lengths)`, `for p, n in zip(preds,
+/// lengths)`: the target at the tensor's place), which a slice bound reads on the host.
+fn iterated_device_tensors(
+    left: Node<'_>,
+    right: Node<'_>,
+    src: &str,
+    names: &mut HashSet<String>,
+) {
+    let device = |n: Node<'_>| n.kind() == "identifier" && holds_device_tensor(text(n, src), names);
+    let targets: Vec<Node<'_>> = if left.kind() == "identifier" {
+        vec![left]
+    } else {
+        let mut c = left.walk();
+        left.named_children(&mut c).collect()
+    };
+    let mut found = Vec::new();
+    if device(right) {
+        if let [one] = targets.as_slice() {
+            found.push(*one);
+        }
+    } else if right.kind() == "call"
+        && let Some(f) = right.child_by_field_name("function")
+        && let Some(args) = right.child_by_field_name("arguments")
+    {
+        let mut c = args.walk();
+        let args: Vec<Node<'_>> = args.named_children(&mut c).collect();
+        match text(f, src) {
+            "zip" if args.len() == targets.len() => {
+                found.extend(
+                    args.iter()
+                        .zip(&targets)
+                        .filter(|(a, t)| device(**a) && t.kind() == "identifier")
+                        .map(|(_, t)| *t),
+                );
+            }
+            "enumerate" if targets.len() == 2 && args.first().is_some_and(|a| device(*a)) => {
+                found.push(targets[1]);
+            }
+            _ => {}
+        }
+    }
+    for t in found {
+        if t.kind() == "identifier" {
+            names.insert(text(t, src).to_owned());
+            names.insert(device_mark(text(t, src)));
+        }
+    }
+}
+
 /// Adds the targets of `for k, v in x.items()` (also `.values()`, and comprehensions)
-/// when `x` holds tensors: the step's loss dict, iterated.
+/// when `x` holds tensors: the step's loss dict, iterated; and the elements of a device
+/// tensor iterated ([`iterated_device_tensors`]).
 fn iterated_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
     ast::walk(body, &mut |n| {
         if ast::is_scope(n) && n.id() != body.id() {
@@ -70,6 +147,7 @@ fn iterated_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
                 n.child_by_field_name("right"),
             )
         {
+            iterated_device_tensors(left, right, src, names);
             let source = if right.kind() == "call"
                 && matches!(ast::method(right, src), Some("items" | "values"))
             {
@@ -115,6 +193,27 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                     && left.kind() == "identifier"
                 {
                     names.insert(host_mark(text(left, src)));
+                }
+            }
+            // `x = x.cuda()`, `a, b = [t.to(device) for t in batch]`: device tensors.
+            "assignment"
+                if n.child_by_field_name("right")
+                    .is_some_and(|r| moved_to_device(r, src)) =>
+            {
+                // Names only: `self.model = self.model.cuda()` binds no name.
+                if let Some(left) = n.child_by_field_name("left") {
+                    let mut c = left.walk();
+                    let targets: Vec<Node<'_>> = match left.kind() {
+                        "identifier" => vec![left],
+                        "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                            left.named_children(&mut c).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    for t in targets.into_iter().filter(|t| t.kind() == "identifier") {
+                        names.insert(text(t, src).to_owned());
+                        names.insert(device_mark(text(t, src)));
+                    }
                 }
             }
             "assignment" => {

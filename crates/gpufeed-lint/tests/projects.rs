@@ -361,3 +361,11 @@ fn loader_settings_are_judged_by_their_defaults() {
 fn imports_resolve_by_package_path_in_a_folder_of_projects() {
     check("several-projects");
 }
+
+/// The elements of a CUDA tensor iterated in the step (`zip(preds, lengths)`,
+/// `enumerate(lengths)`) used as slice bounds: one host read per row; CPU lengths and a
+/// `.tolist()` read cost nothing of the kind (issue 44, pattern 5).
+#[test]
+fn elements_of_a_cuda_tensor_as_slice_bounds_are_syncs() {
+    check("iterated-lengths");
+}
