@@ -521,7 +521,8 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
             ),
         }
     }
-    let mut files: Vec<File<'_>> = parsed
+    let none = tfdata::Outside::default();
+    let (mut files, mut tf): (Vec<File<'_>>, Vec<(tfdata::Exports, Vec<Hit>)>) = parsed
         .par_iter()
         .map(|(input, src, tree)| {
             let root = tree.root_node();
@@ -540,12 +541,50 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 eval_loaders: Vec::new(),
                 hits: Vec::new(),
             };
-            tfdata::check(&mut file);
+            let exports = tfdata::check(&mut file, &none);
+            let tf_hits = std::mem::take(&mut file.hits);
             torch::check(&mut file);
             model::check(&mut file);
-            file
+            (file, (exports, tf_hits))
         })
-        .collect();
+        .unzip();
+    // A pipeline built in one file and transformed in another: a file that imports a
+    // function returning one, or defines a function another file passes one to, is
+    // checked again with what the others told, its first tf.data findings replaced; again
+    // while that tells something new (a pipeline handed through several modules).
+    let mut told: Vec<Option<tfdata::Outside>> = vec![None; files.len()];
+    for _ in 0..4 {
+        let outside = tfdata::across(&files, tf.iter().map(|(e, _)| e));
+        let changed: Vec<bool> = outside
+            .iter()
+            .zip(&told)
+            .map(|(now, before)| {
+                now.as_ref().map(tfdata::Outside::keys)
+                    != before.as_ref().map(tfdata::Outside::keys)
+            })
+            .collect();
+        if !changed.contains(&true) {
+            break;
+        }
+        files
+            .par_iter_mut()
+            .zip(&mut tf)
+            .zip(&outside)
+            .zip(&changed)
+            .for_each(|(((file, (exports, tf_hits)), outside), changed)| {
+                if let (Some(outside), true) = (outside, changed) {
+                    file.item_roots.clear();
+                    file.map_args.clear();
+                    let others = std::mem::take(&mut file.hits);
+                    *exports = tfdata::check(file, outside);
+                    *tf_hits = std::mem::replace(&mut file.hits, others);
+                }
+            });
+        told = outside;
+    }
+    for (file, (_, tf_hits)) in files.iter_mut().zip(tf) {
+        file.hits.extend(tf_hits);
+    }
     project::check(&mut files);
     let paths = project::off_path(&files);
     let placed: Vec<Vec<Finding>> = files

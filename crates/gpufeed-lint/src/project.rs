@@ -235,7 +235,7 @@ fn bind_one(
 }
 
 /// `lib/trainer.py` -> `lib.trainer`; `pkg/__init__.py` -> `pkg`.
-fn module_path(rel: &Path) -> String {
+pub(super) fn module_path(rel: &Path) -> String {
     let mut parts: Vec<String> = rel
         .components()
         .filter_map(|c| match c {

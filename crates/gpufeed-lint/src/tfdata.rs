@@ -1,6 +1,9 @@
 //! tf.data rules: the pipeline built from a `tf.data` source is followed through method
 //! chains and assignments (`ds = ds.map(f)`) in each function and at module level, so the
-//! order of its transformations is known where it is iterated or returned.
+//! order of its transformations is known where it is iterated or returned. It is followed
+//! across functions and modules too: a function's return value (`ds = data.load_ds(...)`
+//! in another file) and a pipeline passed as an argument (`def preprocess(ds): return
+//! ds.map(decode)`, called with one) are pipelines there ([`Outside`], [`across`]).
 //!
 //! Rules: `tf-py-function-in-map`, `tf-map-sequential`, `tf-no-prefetch`,
 //! `tf-after-prefetch-to-device`, `tf-cache-after-random`, `tf-function-retracing`, and
@@ -109,16 +112,73 @@ fn is_random(name: &str) -> bool {
 struct Op {
     name: String,
     line: usize,
-    /// The call node's id and start byte (where findings point).
+    /// The call node's id (where findings point); [`FOREIGN`] for an op of another file.
     id: usize,
     random: bool,
+    /// `data.py:12` for an op of another file (its line means nothing here).
+    at: Option<String>,
 }
 
+/// The node id of an op made in another file: never a node of this one.
+const FOREIGN: usize = usize::MAX;
+
+/// A `tf.data` pipeline: its transformations in order.
 #[derive(Debug, Clone)]
-struct Pipeline {
+pub(crate) struct Pipeline {
     ops: Vec<Op>,
-    /// The function of this file whose return value this pipeline is.
+    /// The function whose return value this pipeline is.
     origin: Option<String>,
+}
+
+impl Pipeline {
+    /// The pipeline as another file sees it: its ops placed in `file`.
+    fn exported(&self, file: &str) -> Self {
+        Self {
+            ops: self
+                .ops
+                .iter()
+                .map(|o| Op {
+                    at: o.at.clone().or_else(|| Some(format!("{file}:{}", o.line))),
+                    id: FOREIGN,
+                    ..o.clone()
+                })
+                .collect(),
+            origin: None,
+        }
+    }
+}
+
+/// What the other files of the project tell a file's pass: the pipelines their functions
+/// return (by the dotted name an import gives them, `data.make_dataset`), and pipelines
+/// passed to this file's functions (by function name, then argument position).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Outside {
+    pub(crate) returns: HashMap<String, Pipeline>,
+    pub(crate) params: HashMap<String, HashMap<usize, Pipeline>>,
+}
+
+impl Outside {
+    /// What it tells, without the pipelines: whether a file is told something new.
+    pub(crate) fn keys(&self) -> (Vec<&str>, Vec<(&str, usize)>) {
+        let mut returns: Vec<&str> = self.returns.keys().map(String::as_str).collect();
+        let mut params: Vec<(&str, usize)> = self
+            .params
+            .iter()
+            .flat_map(|(f, at)| at.keys().map(move |&i| (f.as_str(), i)))
+            .collect();
+        returns.sort_unstable();
+        params.sort_unstable();
+        (returns, params)
+    }
+}
+
+/// What a file's pass tells the other files: the pipelines its functions return, and its
+/// calls that pass a pipeline to a function of another file (`prep.preprocess`, argument
+/// 0, the pipeline), each already placed in this file.
+#[derive(Debug, Default)]
+pub(crate) struct Exports {
+    pub(crate) returns: HashMap<String, Pipeline>,
+    pub(crate) calls: Vec<(String, usize, Pipeline)>,
 }
 
 impl Pipeline {
@@ -129,7 +189,10 @@ impl Pipeline {
     fn describe(&self) -> String {
         self.ops
             .iter()
-            .map(|o| format!("{} (line {})", o.name, o.line))
+            .map(|o| match &o.at {
+                Some(at) => format!("{} ({at})", o.name),
+                None => format!("{} (line {})", o.name, o.line),
+            })
             .collect::<Vec<_>>()
             .join(" -> ")
     }
@@ -155,9 +218,16 @@ struct Tf<'a, 't> {
     nodes: HashMap<usize, Node<'t>>,
     /// Current nesting of `eval`/`statement`, bounded by `MAX_NESTING`.
     depth: u64,
+    /// Pipelines of other files (see [`Outside`]).
+    outside: &'a Outside,
+    /// Pipelines passed to this file's functions, by name and argument position: each
+    /// such function is walked again with its parameters bound.
+    params: HashMap<String, HashMap<usize, Pipeline>>,
+    /// Calls passing a pipeline to a function of another file.
+    calls_out: Vec<(String, usize, Pipeline)>,
 }
 
-pub(super) fn check(file: &mut File<'_>) {
+pub(super) fn check(file: &mut File<'_>, outside: &Outside) -> Exports {
     let root = file.root;
     let mut tf = Tf {
         file,
@@ -168,9 +238,14 @@ pub(super) fn check(file: &mut File<'_>) {
         no_prefetch_reported: HashSet::new(),
         nodes: HashMap::new(),
         depth: 0,
+        outside,
+        params: outside.params.clone(),
+        calls_out: Vec::new(),
     };
     // Functions first (source order), so module code and later functions know what they
-    // return; then the module's own statements.
+    // return; then the module's own statements. A pipeline passed to a function of this
+    // file binds its parameter: the function is walked again with it (a few rounds, for
+    // a pipeline handed down through several functions).
     let mut defs = Vec::new();
     ast::walk(root, &mut |n| {
         if n.kind() == "function_definition" {
@@ -178,25 +253,152 @@ pub(super) fn check(file: &mut File<'_>) {
         }
         true
     });
-    for def in defs {
-        let name = def
-            .child_by_field_name("name")
-            .map(|n| text(n, tf.file.src).to_owned())
-            .unwrap_or_default();
-        if let Some(body) = def.child_by_field_name("body") {
-            let mut env = HashMap::new();
-            tf.block(body, &mut env, Some(&name));
+    let src = tf.file.src;
+    for _ in 0..3 {
+        let before = tf.params.clone();
+        for &def in &defs {
+            let name = def
+                .child_by_field_name("name")
+                .map(|n| text(n, src).to_owned())
+                .unwrap_or_default();
+            if let Some(body) = def.child_by_field_name("body") {
+                let mut env = bound_params(def, tf.params.get(&name), src);
+                tf.block(body, &mut env, Some(&name));
+            }
+        }
+        let mut env = HashMap::new();
+        tf.block(root, &mut env, None);
+        if tf.params.keys().all(|k| {
+            before
+                .get(k)
+                .is_some_and(|b| tf.params[k].keys().all(|i| b.contains_key(i)))
+        }) {
+            break;
         }
     }
-    let mut env = HashMap::new();
-    tf.block(root, &mut env, None);
     let pending = std::mem::take(&mut tf.pending);
+    let mut seen = HashSet::new();
     for r in pending {
-        if !tf.prefetched.contains(&r.function) {
+        if !tf.prefetched.contains(&r.function) && seen.insert(r.function.clone()) {
             tf.report_no_prefetch(&r.pipeline, &format!("returned by `{}`", r.function));
         }
     }
+    let rel = tf.file.rel.display().to_string();
+    let exports = Exports {
+        returns: tf
+            .returns
+            .iter()
+            .map(|(f, p)| (f.clone(), p.exported(&rel)))
+            .collect(),
+        calls: std::mem::take(&mut tf.calls_out),
+    };
     retracing(tf.file);
+    exports
+}
+
+/// What each file is told by the others ([`Outside`]), `None` for a file told nothing:
+/// the pipelines returned by functions of other files, under every dotted name an import
+/// may give them (`pkg.data.make_dataset`, `data.make_dataset`; a name two files could
+/// give is left out), where the file imports one; and the pipelines other files pass to
+/// its functions.
+pub(crate) fn across<'e>(
+    files: &[File<'_>],
+    exports: impl Iterator<Item = &'e Exports>,
+) -> Vec<Option<Outside>> {
+    let exports: Vec<&Exports> = exports.collect();
+    let modules: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| {
+            let path = super::project::module_path(f.rel);
+            let parts: Vec<&str> = path.split('.').collect();
+            (0..parts.len()).map(|i| parts[i..].join(".")).collect()
+        })
+        .collect();
+    let mut returns: HashMap<String, Option<(usize, Pipeline)>> = HashMap::new();
+    for (fi, e) in exports.iter().enumerate() {
+        for (function, p) in &e.returns {
+            for m in &modules[fi] {
+                returns
+                    .entry(format!("{m}.{function}"))
+                    .and_modify(|have| {
+                        if have.as_ref().is_some_and(|(at, _)| *at != fi) {
+                            *have = None;
+                        }
+                    })
+                    .or_insert_with(|| Some((fi, p.clone())));
+            }
+        }
+    }
+    let mut out: Vec<Option<Outside>> = vec![None; files.len()];
+    for (fi, f) in files.iter().enumerate() {
+        let wanted: HashMap<String, Pipeline> = returns
+            .iter()
+            .filter_map(|(key, v)| v.as_ref().map(|(at, p)| (key, *at, p)))
+            .filter(|(key, at, _)| {
+                *at != fi
+                    && f.names
+                        .targets()
+                        .any(|t| key.as_str() == t || key.starts_with(&format!("{t}.")))
+            })
+            .map(|(key, _, p)| (key.clone(), p.clone()))
+            .collect();
+        if !wanted.is_empty() {
+            out[fi].get_or_insert_with(Outside::default).returns = wanted;
+        }
+    }
+    for e in &exports {
+        for (callee, position, p) in &e.calls {
+            let Some((module, function)) = callee.trim_start_matches('.').rsplit_once('.') else {
+                continue;
+            };
+            let targets: Vec<usize> = (0..files.len())
+                .filter(|&t| modules[t].iter().any(|m| m == module))
+                .filter(|&t| files[t].functions.contains_key(function))
+                .collect();
+            if let [t] = targets.as_slice() {
+                out[*t]
+                    .get_or_insert_with(Outside::default)
+                    .params
+                    .entry(function.to_owned())
+                    .or_default()
+                    .entry(*position)
+                    .or_insert_with(|| p.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The parameters of `def` bound to the pipelines passed at their positions (`self` and
+/// `cls` of a method are not counted: `self.prep(ds)` passes `ds` as argument 0).
+fn bound_params(
+    def: Node<'_>,
+    passed: Option<&HashMap<usize, Pipeline>>,
+    src: &str,
+) -> HashMap<String, Pipeline> {
+    let mut env = HashMap::new();
+    let (Some(passed), Some(params)) = (passed, def.child_by_field_name("parameters")) else {
+        return env;
+    };
+    let mut c = params.walk();
+    let names: Vec<&str> = params
+        .named_children(&mut c)
+        .filter_map(|p| match p.kind() {
+            "identifier" => Some(text(p, src)),
+            "default_parameter" | "typed_parameter" | "typed_default_parameter" => p
+                .child_by_field_name("name")
+                .or_else(|| p.named_child(0))
+                .map(|n| text(n, src)),
+            _ => None,
+        })
+        .filter(|n| !matches!(*n, "self" | "cls"))
+        .collect();
+    for (&i, p) in passed {
+        if let Some(name) = names.get(i) {
+            env.insert((*name).to_owned(), p.clone());
+        }
+    }
+    env
 }
 
 impl<'t> Tf<'_, 't> {
@@ -458,10 +660,12 @@ impl<'t> Tf<'_, 't> {
 
     fn eval_call(&mut self, call: Node<'t>, env: &HashMap<String, Pipeline>) -> Option<Pipeline> {
         let src = self.file.src;
-        // Arguments may hold pipelines of their own.
+        // Arguments may hold pipelines of their own; one passed by position to a function
+        // binds its parameter there.
         if let Some(args) = call.child_by_field_name("arguments") {
             let mut c = args.walk();
             let kids: Vec<_> = args.named_children(&mut c).collect();
+            let mut position = 0;
             for kid in kids {
                 let value = if kid.kind() == "keyword_argument" {
                     kid.child_by_field_name("value")
@@ -470,8 +674,13 @@ impl<'t> Tf<'_, 't> {
                 };
                 if let Some(v) = value
                     && !ast::is_scope(v)
+                    && let Some(p) = self.eval(v, env)
+                    && kid.kind() != "keyword_argument"
                 {
-                    self.eval(v, env);
+                    self.passed(call, position, p);
+                }
+                if !matches!(kid.kind(), "keyword_argument" | "comment") {
+                    position += 1;
                 }
             }
         }
@@ -485,11 +694,16 @@ impl<'t> Tf<'_, 't> {
                         line,
                         id: call.id(),
                         random: false,
+                        at: None,
                     }],
                     origin: None,
                 });
             }
-            if let Some(p) = self.returns.get(&name) {
+            if let Some(p) = self
+                .returns
+                .get(&name)
+                .or_else(|| self.outside.returns.get(&name))
+            {
                 let mut p = p.clone();
                 p.origin = Some(name);
                 return Some(p);
@@ -533,8 +747,35 @@ impl<'t> Tf<'_, 't> {
             line,
             id: call.id(),
             random: random || method == "shuffle",
+            at: None,
         });
         Some(p)
+    }
+
+    /// A pipeline passed as argument `position` of `call`: to a function of this file
+    /// (`prep(ds)`, `self.prep(ds)`), it binds that function's parameter; to a function
+    /// imported from another file, the project's other files are told.
+    fn passed(&mut self, call: Node<'t>, position: usize, p: Pipeline) {
+        let src = self.file.src;
+        let Some(function) = call.child_by_field_name("function") else {
+            return;
+        };
+        let Some(dotted) = ast::dotted(function, src) else {
+            return;
+        };
+        let head = dotted.split('.').next().unwrap_or(&dotted);
+        let last = dotted.rsplit('.').next().unwrap_or(&dotted);
+        if self.file.names.imports(head) {
+            let rel = self.file.rel.display().to_string();
+            self.calls_out
+                .push((self.file.names.resolve(&dotted), position, p.exported(&rel)));
+        } else if (dotted == last || head == "self") && self.file.functions.contains_key(last) {
+            self.params
+                .entry(last.to_owned())
+                .or_default()
+                .entry(position)
+                .or_insert(p);
+        }
     }
 
     /// Checks a `.map(fn)` call; returns whether the function draws random numbers.
@@ -547,6 +788,7 @@ impl<'t> Tf<'_, 't> {
         if function.is_none()
             && on_dataset
             && let Some(arg) = map_func
+            && self.checked.insert(call.id().wrapping_add(2))
         {
             // Not a function of this file (imported?): the project pass resolves it.
             self.file
@@ -557,10 +799,10 @@ impl<'t> Tf<'_, 't> {
         if let Some(f) = function {
             let py = self.file.calls_reaching(f, &is_py_function);
             let is_tf = on_dataset || tf_kwarg || !py.is_empty();
-            if !self.checked.insert(call.id().wrapping_add(1)) {
-                return !self.file.calls_reaching(f, &is_random).is_empty();
-            }
-            for (inner, name) in py {
+            random = !self.file.calls_reaching(f, &is_random).is_empty();
+            // Once per map call, when it is first known to be `tf.data`'s.
+            let first = is_tf && self.checked.insert(call.id().wrapping_add(1));
+            for (inner, name) in py.into_iter().filter(|_| first) {
                 let short = name.trim_start_matches("tensorflow.");
                 self.file.hit(
                     "tf-py-function-in-map",
@@ -572,14 +814,13 @@ impl<'t> Tf<'_, 't> {
                      loader of arrays",
                 );
             }
-            random = !self.file.calls_reaching(f, &is_random).is_empty();
-            if is_tf {
+            if first {
                 self.file
                     .item_roots
                     .push((f, format!("passed to `Dataset.map` at line {line}")));
             }
         }
-        if on_dataset {
+        if on_dataset && self.checked.insert(call.id().wrapping_add(3)) {
             let parallel = sig::arg(call, MAP, "num_parallel_calls", src);
             let sequential = match parallel {
                 None => true,

@@ -369,3 +369,11 @@ fn imports_resolve_by_package_path_in_a_folder_of_projects() {
 fn elements_of_a_cuda_tensor_as_slice_bounds_are_syncs() {
     check("iterated-lengths");
 }
+
+/// A `tf.data` pipeline returned by a function of another module, or passed to one as a
+/// parameter, is still a pipeline there: its sequential maps and missing prefetch are
+/// found (issue 44, pattern 4).
+#[test]
+fn a_tf_data_pipeline_is_followed_across_functions_and_modules() {
+    check("tf-pipeline-across");
+}
