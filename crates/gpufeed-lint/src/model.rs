@@ -125,6 +125,12 @@ fn mismatched_memo<'t>(stmt: Node<'t>, src: &str) -> Option<Memo<'t>> {
     if stored.iter().any(|&k| squeeze(k) == squeeze(tested)) {
         return None;
     }
+    // A memo: the key stored is built from the one tested (`str(fmax) + '_' + ...` from
+    // `fmax`). A test of one literal key and a store under another (`if "difficult" not
+    // in gt: gt["used"] = True`) is two fields of a record.
+    if tested.kind() == "string" || !stored.iter().all(|&k| holds_expr(k, tested, src)) {
+        return None;
+    }
     Some(Memo {
         test,
         memo,
@@ -132,6 +138,17 @@ fn mismatched_memo<'t>(stmt: Node<'t>, src: &str) -> Option<Memo<'t>> {
         stored: text(first, src).to_owned(),
         work,
     })
+}
+
+/// True when `expr` holds a sub-expression written as `part` is.
+fn holds_expr(expr: Node<'_>, part: Node<'_>, src: &str) -> bool {
+    let want = text(part, src);
+    let mut found = false;
+    ast::walk(expr, &mut |n| {
+        found |= n.kind() == part.kind() && text(n, src) == want;
+        !found
+    });
+    found
 }
 
 /// Torch calls that build a tensor on the CPU unless given `device=`.
@@ -275,6 +292,10 @@ def mel(y, fmax):
         self.memo[ fmax ] = 1
     if fmax not in seen:
         print(fmax)
+    if 'difficult' not in match:
+        match['used'] = True
+    if name not in table:
+        table[other] = 1
     return cache[key]
 ";
         assert_eq!(ids(good), vec![]);
