@@ -5,7 +5,7 @@
 //! = 0`). `DataLoader(num_workers=self.hparams.num_workers)` is judged by the default: the
 //! loader has no workers unless the user passes some.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
@@ -115,6 +115,25 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                 }
             }
             _ => {}
+        }
+        true
+    });
+    out
+}
+
+/// The keyword names a file passes a value other than `False`, `None` or `0` to
+/// (`MultiheadAttention(..., add_zero_attn=True)`): a setting someone turns on.
+pub(crate) fn turned_on(root: Node<'_>, src: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    ast::walk(root, &mut |n| {
+        if n.kind() == "keyword_argument"
+            && let (Some(name), Some(value)) = (
+                n.child_by_field_name("name"),
+                n.child_by_field_name("value"),
+            )
+            && !ast::is_falsy_literal(value, src)
+        {
+            out.insert(text(name, src).to_owned());
         }
         true
     });

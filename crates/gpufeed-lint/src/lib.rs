@@ -43,7 +43,10 @@
 //! every optimizer step, every step with an accumulation of 1). Nor is code under an `if` on
 //! a command-line flag that is off unless given (`if args.sync_step:` with
 //! `add_argument("--sync-step", action="store_true")`, or `default=False` / `None` / `0`,
-//! alone or in an `and`): an opt-in debugging path; a flag on by default still counts.
+//! alone or in an `and`), or on a constructor parameter or config-class field that is
+//! `False` unless given and that no call turns on (`speed_perturb: bool = False`,
+//! `add_zero_attn=False`): an opt-in path; a flag on by default still counts. The per-item
+//! rules and `host-tensor-in-forward` / `cache-key-never-hits` skip such paths too.
 //!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,

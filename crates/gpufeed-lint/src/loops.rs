@@ -503,6 +503,19 @@ pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The byte range of the body of an `if` on an opt-in flag ([`opt_in_gate`]): work there
+/// runs only when the user turns the flag on.
+pub(super) fn opt_in_body(
+    node: Node<'_>,
+    src: &str,
+    opt_in: &HashSet<String>,
+) -> Option<(usize, usize)> {
+    (node.kind() == "if_statement" && opt_in_gate(node, src, opt_in))
+        .then(|| node.child_by_field_name("consequence"))
+        .flatten()
+        .map(|b| (b.start_byte(), b.end_byte()))
+}
+
 /// An `if` on a flag that is off unless given on the command line (`if args.sync_step:`,
 /// [`opt_in_flags`]; alone or in an `and`): an opt-in debugging path, not every step.
 fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {

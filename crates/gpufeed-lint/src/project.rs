@@ -124,6 +124,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
     let numpy_batches;
     let no_workers;
+    let opt_in;
     {
         let p = Project::new(files);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -171,7 +172,17 @@ pub(super) fn check(files: &mut [File<'_>]) {
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
         no_workers = p.loader_defaults(&mut hits);
+        opt_in = p.opt_in.clone();
         numpy_batches = p.numpy_collates();
+    }
+    // The file-local rules on what a step runs: not under an opt-in flag (`if
+    // self.add_zero_attn:` with its default `False`).
+    for f in files.iter_mut() {
+        let (root, src) = (f.root, f.src);
+        f.hits.retain(|h| {
+            !matches!(h.id, "host-tensor-in-forward" | "cache-key-never-hits")
+                || !under_opt_in(root, h.byte, src, &opt_in)
+        });
     }
     // A loader without workers needs no `persistent_workers` (PyTorch refuses it).
     for (fi, byte) in no_workers {
@@ -299,6 +310,24 @@ impl<'a, 't> Project<'a, 't> {
             },
             uses_cuda: files.iter().any(|f| f.uses_cuda),
         };
+        // A constructor parameter or config field that is `False` unless given, and that no
+        // call turns on, is an opt-in flag too (`speed_volume_perturb: bool = False`,
+        // `add_zero_attn=False`).
+        let on: HashSet<String> = files
+            .iter()
+            .flat_map(|f| defaults::turned_on(f.root, f.src))
+            .collect();
+        let off: Vec<String> = p
+            .defaults
+            .keys()
+            .filter(|name| {
+                !on.contains(*name)
+                    && defaults::resolved(&p.defaults, name)
+                        .is_some_and(|d| d.value.as_deref() == Some("False"))
+            })
+            .cloned()
+            .collect();
+        p.opt_in.extend(off);
         p.imported = files
             .iter()
             .enumerate()
@@ -973,12 +1002,14 @@ impl<'a, 't> Project<'a, 't> {
         let body = Self::body(func.def);
         // Nested helper functions of a per-item function run per item too; the branch of a
         // dataset shared by its splits that runs only for evaluation does not (`if
-        // self.split != "train":` around a resample).
+        // self.split != "train":` around a resample), nor one under an opt-in flag (`if
+        // self.aug.speed_perturb:` with its default `False`).
         let mut calls = Vec::new();
         let mut eval_only: Vec<(usize, usize)> = Vec::new();
         ast::walk(body, &mut |n| {
             if n.kind() == "if_statement" {
                 eval_only.extend(loops::eval_only_branches(n, src));
+                eval_only.extend(loops::opt_in_body(n, src, &self.opt_in));
             }
             if n.kind() == "call" {
                 calls.push(n);
@@ -1463,6 +1494,18 @@ impl<'a, 't> Project<'a, 't> {
             _ => None,
         }
     }
+}
+
+/// True when the code at `byte` is in the body of an `if` on an opt-in flag.
+fn under_opt_in(root: Node<'_>, byte: usize, src: &str, opt_in: &HashSet<String>) -> bool {
+    let mut n = root.descendant_for_byte_range(byte, byte);
+    while let Some(node) = n {
+        if loops::opt_in_body(node, src, opt_in).is_some_and(|(s, e)| s <= byte && byte < e) {
+            return true;
+        }
+        n = node.parent();
+    }
+    false
 }
 
 /// Why a call inside `body` runs only when a file cache misses: it is in the branch of an

@@ -377,3 +377,12 @@ fn elements_of_a_cuda_tensor_as_slice_bounds_are_syncs() {
 fn a_tf_data_pipeline_is_followed_across_functions_and_modules() {
     check("tf-pipeline-across");
 }
+
+/// A constructor parameter or config field `False` unless given, that no call turns on,
+/// gates an opt-in path (`if self.aug.speed_perturb:`, `if self.add_zero_attn:`): per-item
+/// work and `forward`'s copies under it do not run with the defaults; one a call turns on
+/// does (issue 44, pattern 3).
+#[test]
+fn paths_behind_a_setting_off_by_default_are_opt_in() {
+    check("opt-in-config");
+}
