@@ -84,7 +84,8 @@
 //! evaluation split (`val_loader`, `validation_loader`, `testloader`, `self.eval_dl`, `dev`)
 //! or built in a function named so (`validate()`, Lightning's `val_dataloader`; not one
 //! whose name also says `train`/`fit`), unless a training loop of its file iterates it: it
-//! runs at validation time, not every step.
+//! runs at validation time, not every step. The same holds for a `tf.data` pipeline bound
+//! to such a name (`val_dataset = val_dataset.map(f)`).
 //!
 //! | id | severity | fires on | why | fix |
 //! |---|---|---|---|---|

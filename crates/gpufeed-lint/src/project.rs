@@ -1750,7 +1750,7 @@ fn evaluation_loader(
 /// A name of an evaluation split or step: a word `val`, `valid`, `validation`, `validate`,
 /// `eval`, `evaluate`, `evaluation`, `test`, `testing` or `dev` (`val_loader`,
 /// `testloader`, `eval_dl`, `validate`, `val_dataloader`).
-fn is_evaluation_name(name: &str) -> bool {
+pub(super) fn is_evaluation_name(name: &str) -> bool {
     const SPLITS: &[&str] = &[
         "validation",
         "validate",

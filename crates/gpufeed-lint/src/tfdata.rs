@@ -15,6 +15,7 @@ use tree_sitter::Node;
 
 use super::File;
 use super::ast::{self, text};
+use super::project::is_evaluation_name;
 use super::signatures as sig;
 
 /// The signature of `Dataset.map` in [`sig::SIGNATURES`].
@@ -225,6 +226,9 @@ struct Tf<'a, 't> {
     params: HashMap<String, HashMap<usize, Pipeline>>,
     /// Calls passing a pipeline to a function of another file.
     calls_out: Vec<(String, usize, Pipeline)>,
+    /// The name the statement being walked binds, iterates or hands to `fit`: findings on a
+    /// pipeline named for evaluation (`val_dataset`) are info.
+    target: Option<String>,
 }
 
 pub(super) fn check(file: &mut File<'_>, outside: &Outside) -> Exports {
@@ -241,6 +245,7 @@ pub(super) fn check(file: &mut File<'_>, outside: &Outside) -> Exports {
         outside,
         params: outside.params.clone(),
         calls_out: Vec::new(),
+        target: None,
     };
     // Functions first (source order), so module code and later functions know what they
     // return; then the module's own statements. A pipeline passed to a function of this
@@ -446,8 +451,12 @@ impl<'t> Tf<'_, 't> {
                 };
                 if expr.kind() == "assignment" {
                     let right = expr.child_by_field_name("right");
+                    self.target = expr
+                        .child_by_field_name("left")
+                        .and_then(|l| ast::dotted(l, src));
                     let value = right.and_then(|r| self.eval(r, env));
                     self.consumers(right, env);
+                    self.target = None;
                     if let Some(left) = expr.child_by_field_name("left")
                         && let Some(key) = ast::dotted(left, src)
                     {
@@ -484,10 +493,12 @@ impl<'t> Tf<'_, 't> {
                 if let Some(right) = stmt.child_by_field_name("right") {
                     let iterable = unwrap_enumerate(right, src);
                     if let Some(p) = self.eval(iterable, env) {
+                        self.target = ast::dotted(iterable, src);
                         self.report_no_prefetch(
                             &p,
                             &format!("iterated at line {}", stmt.start_position().row + 1),
                         );
+                        self.target = None;
                     }
                     self.consumers(Some(right), env);
                 }
@@ -752,6 +763,18 @@ impl<'t> Tf<'_, 't> {
         Some(p)
     }
 
+    /// Lowers the finding just made to info when its pipeline is named for evaluation.
+    fn if_evaluation(&mut self) {
+        if let Some(name) = self.target.as_deref().filter(|n| is_evaluation_name(n))
+            && let Some(hit) = self.file.hits.last_mut()
+        {
+            hit.info = Some(format!(
+                "an evaluation pipeline (`{name}`): it runs for validation, not every training \
+                 step"
+            ));
+        }
+    }
+
     /// A pipeline passed as argument `position` of `call`: to a function of this file
     /// (`prep(ds)`, `self.prep(ds)`), it binds that function's parameter; to a function
     /// imported from another file, the project's other files are told.
@@ -838,6 +861,7 @@ impl<'t> Tf<'_, 't> {
                     None,
                     "ds.map(fn, num_parallel_calls=tf.data.AUTOTUNE)",
                 );
+                self.if_evaluation();
             }
         }
         random
@@ -898,6 +922,7 @@ impl<'t> Tf<'_, 't> {
             Some(format!("{how}; pipeline: {}", p.describe())),
             ".prefetch(tf.data.AUTOTUNE)  # as the last transformation",
         );
+        self.if_evaluation();
     }
 
     /// Pipelines consumed by `iter(ds)`, `model.fit(ds)`, `strategy.experimental_distribute_dataset(ds)`.
@@ -930,7 +955,9 @@ impl<'t> Tf<'_, 't> {
                 } else {
                     method
                 };
+                let outer = std::mem::replace(&mut self.target, ast::dotted(arg, src));
                 self.report_no_prefetch(&p, &format!("consumed by `{what}` at line {line}"));
+                self.target = outer;
             }
         }
     }
