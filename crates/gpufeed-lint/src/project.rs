@@ -423,6 +423,17 @@ impl<'a, 't> Project<'a, 't> {
     /// Functions and classes named by a dotted name that went through an import
     /// (`lib.logs.log_losses`, `lib.data.Speech.load`).
     fn qualified(&self, from: usize, dotted: &str) -> (Vec<Func<'t>>, Option<(usize, Node<'t>)>) {
+        self.qualified_within(from, dotted, 0)
+    }
+
+    /// [`Self::qualified`], following a package's re-exports (`from .tts import GradTTS` in
+    /// `model/__init__.py` for `from model import GradTTS`) a few times.
+    fn qualified_within(
+        &self,
+        from: usize,
+        dotted: &str,
+        hops: u32,
+    ) -> (Vec<Func<'t>>, Option<(usize, Node<'t>)>) {
         if !self.cross {
             return (Vec::new(), None);
         }
@@ -439,11 +450,14 @@ impl<'a, 't> Project<'a, 't> {
                     if let Some(class) = f.classes.get(*name).and_then(|c| c.first()) {
                         return (Vec::new(), Some((fi, *class)));
                     }
-                    let funcs = f
+                    let funcs: Vec<Func<'t>> = f
                         .functions
                         .get(*name)
                         .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
                         .unwrap_or_default();
+                    if funcs.is_empty() && hops < 3 && fi != from && f.names.imports(name) {
+                        return self.qualified_within(fi, &f.names.resolve(name), hops + 1);
+                    }
                     (funcs, None)
                 }
                 [class, method] => {
@@ -568,6 +582,17 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
             let found = local(last);
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        // `model.compute_loss(...)` where `model = GradTTS(...).cuda()` in the scope (or
+        // `self.model = ...` in the class): that class's method, whatever other classes
+        // define one of the same name.
+        if let Some(receiver) = ast::receiver(call)
+            && let Some((cf, class)) = self.class_of_value(fi, call, receiver)
+        {
+            let found = self.method_of(cf, class, last, 0);
             if !found.is_empty() {
                 return found;
             }
@@ -1385,6 +1410,55 @@ impl<'a, 't> Project<'a, 't> {
             found.is_none()
         });
         found
+    }
+
+    /// The project class whose object `value` (a name, or `self.name`) holds at `at`: the
+    /// name assigned a constructor call in `at`'s function or the file (`model =
+    /// GradTTS(...).cuda()`), or the attribute assigned one in a method of `at`'s class.
+    fn class_of_value(
+        &self,
+        fi: usize,
+        at: Node<'t>,
+        value: Node<'t>,
+    ) -> Option<(usize, Node<'t>)> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let made = |mut call: Node<'t>| {
+            // `Model(...).to(device)`, `.cuda()`, `.train()`: the same object.
+            while matches!(
+                ast::method(call, src),
+                Some("to" | "cuda" | "cpu" | "train" | "eval" | "float" | "half" | "double")
+            ) {
+                call = ast::receiver(call).filter(|r| r.kind() == "call")?;
+            }
+            self.class_of_call(fi, call)
+        };
+        match value.kind() {
+            "identifier" => made(self.assigned_call(fi, at, value)?),
+            "attribute" => {
+                let object = value.child_by_field_name("object")?;
+                if text(object, src) != "self" {
+                    return None;
+                }
+                let class = ast::enclosing(at, "class_definition")?;
+                let want = text(value, src);
+                let mut found = None;
+                ast::walk(class, &mut |n| {
+                    if found.is_none()
+                        && n.kind() == "assignment"
+                        && n.child_by_field_name("left")
+                            .is_some_and(|l| text(l, src) == want)
+                        && let Some(right) = n.child_by_field_name("right")
+                        && right.kind() == "call"
+                    {
+                        found = made(right);
+                    }
+                    found.is_none()
+                });
+                found
+            }
+            _ => None,
+        }
     }
 
     /// The torchvision image-folder dataset (`ImageFolder`, ...) a loader's `dataset`

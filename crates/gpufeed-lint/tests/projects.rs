@@ -386,3 +386,12 @@ fn a_tf_data_pipeline_is_followed_across_functions_and_modules() {
 fn paths_behind_a_setting_off_by_default_are_opt_in() {
     check("opt-in-config");
 }
+
+/// A method called on an object whose constructor is known (`model = Acoustic().cuda()`,
+/// `self.net = Acoustic()`) is that class's, even where another class has a method of the
+/// same name, and a class re-exported by a package's `__init__.py` is found (issue 44,
+/// pattern 1; Grad-TTS' `compute_loss`).
+#[test]
+fn a_method_is_resolved_through_its_receivers_class() {
+    check("receiver-class");
+}
