@@ -78,7 +78,9 @@
 //! block holds a training loop), in a test (`test_*.py`, `*_test.py`, `conftest.py`, a
 //! `test`/`tests` folder) or in an example (an `example(s)`/`demo(s)` folder, unless a
 //! training script of the same folder, `train*.py` / `*_train.py` with a training loop or a
-//! `.fit(...)`, makes it a trainer, as TensorFlowTTS' `examples/tacotron2/`) is info, and its
+//! `.fit(...)`, makes it a trainer, as TensorFlowTTS' `examples/tacotron2/`) or in a
+//! benchmark (`bench.py`, `*benchmark*.py`, a `bench(es)`/`benchmark(s)` folder: nanoGPT's
+//! `bench.py` times the model, it does not train it) is info, and its
 //! message says why; so is one reached through calls from a loop or per-item function there.
 //! So are the findings on an **evaluation loader**: a `DataLoader` assigned to a name of an
 //! evaluation split (`val_loader`, `validation_loader`, `testloader`, `self.eval_dl`, `dev`)

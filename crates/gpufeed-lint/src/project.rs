@@ -308,7 +308,10 @@ impl<'a, 't> Project<'a, 't> {
                 }
                 all
             },
-            uses_cuda: files.iter().any(|f| f.uses_cuda),
+            // A test's or benchmark's `.cuda()` says nothing of how the project trains.
+            uses_cuda: files
+                .iter()
+                .any(|f| f.uses_cuda && test_or_example(f.rel).is_none()),
         };
         // A constructor parameter or config field that is `False` unless given, and that no
         // call turns on, is an opt-in flag too (`speed_volume_perturb: bool = False`,
@@ -1925,6 +1928,20 @@ fn test_or_example(rel: &Path) -> Option<String> {
     {
         return Some(format!("in an example (`{shown}`)"));
     }
+    // nanoGPT's `bench.py`: a loop that times the model, not the training run.
+    let stem = name
+        .strip_suffix(".py")
+        .unwrap_or(&name)
+        .to_ascii_lowercase();
+    if stem
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w, "bench" | "benchmark" | "benchmarks" | "benchmarking"))
+        || dirs
+            .iter()
+            .any(|d| matches!(d.as_str(), "bench" | "benches" | "benchmark" | "benchmarks"))
+    {
+        return Some(format!("in a benchmark (`{shown}`)"));
+    }
     None
 }
 
@@ -1946,5 +1963,9 @@ mod tests {
         assert!(test_or_example(Path::new("examples/demo.py")).is_some());
         assert!(test_or_example(Path::new("train.py")).is_none());
         assert!(test_or_example(Path::new("latest/train.py")).is_none());
+        assert!(test_or_example(Path::new("bench.py")).is_some());
+        assert!(test_or_example(Path::new("benchmarks/loader.py")).is_some());
+        assert!(test_or_example(Path::new("run_benchmark.py")).is_some());
+        assert!(test_or_example(Path::new("benchmarked_train.py")).is_none());
     }
 }

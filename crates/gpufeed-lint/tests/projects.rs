@@ -133,7 +133,8 @@ fn exclusive_branches() {
     check("exclusive-branches");
 }
 
-/// `if __name__ == "__main__":` self-tests, tests and examples are info, saying why; a
+/// `if __name__ == "__main__":` self-tests, tests, examples and benchmarks (nanoGPT's
+/// `bench.py`, issue 44) are info, saying why; a
 /// `__main__` block that trains is the training path.
 #[test]
 fn main_blocks_tests_and_examples() {
