@@ -51,6 +51,9 @@ fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
                 })
             });
             if is_loader && let Some(name) = n.child_by_field_name("name") {
+                // An `__init__` that hands `*args, **kwargs` on to `DataLoader.__init__`
+                // unchanged (deepspeech.pytorch's `AudioDataLoader`) keeps its settings at the
+                // call.
                 let mut has_init = false;
                 if let Some(body) = n.child_by_field_name("body") {
                     let mut c = body.walk();
@@ -63,6 +66,7 @@ fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
                         d.kind() == "function_definition"
                             && d.child_by_field_name("name")
                                 .is_some_and(|x| text(x, src) == "__init__")
+                            && !passes_everything_on(d, src)
                     });
                 }
                 out.push((text(name, src).to_owned(), has_init));
@@ -71,6 +75,27 @@ fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
         true
     });
     out
+}
+
+/// True when `__init__` calls `super().__init__` with its own `*args` and `**kwargs` only.
+fn passes_everything_on(init: Node<'_>, src: &str) -> bool {
+    let mut found = false;
+    ast::walk(init, &mut |n| {
+        if n.kind() == "call"
+            && n.child_by_field_name("function")
+                .is_some_and(|f| text(f, src).starts_with("super(") && text(f, src).ends_with(".__init__"))
+            && let Some(args) = n.child_by_field_name("arguments")
+        {
+            let mut c = args.walk();
+            let kinds: Vec<&str> = args.named_children(&mut c).map(|a| a.kind()).collect();
+            found |= !kinds.is_empty()
+                && kinds
+                    .iter()
+                    .all(|k| matches!(*k, "list_splat" | "dictionary_splat"));
+        }
+        !found
+    });
+    found
 }
 
 /// A call that builds a `DataLoader` through a subclass of it: `Loader(...)` of a subclass
