@@ -677,7 +677,21 @@ fn per_step_calls_within<'t>(
             open.pop();
         }
         let branch = open.iter().rev().take(2).any(|&(start, _)| start <= at);
-        if n.kind() == "if_statement" && (periodic(n, src) || opt_in_gate(n, src, opt_in)) {
+        // `if self.training: ... else: <evaluation>`: only the training branch runs in the
+        // step.
+        if n.kind() == "if_statement" && training_test(n, src) == Some(true) {
+            if depth < gpufeed_findings::constants::MAX_NESTING
+                && let Some(block) = n.child_by_field_name("consequence")
+            {
+                calls.extend(per_step_calls_within(block, src, opt_in, depth + 1));
+            }
+            return false;
+        }
+        if n.kind() == "if_statement"
+            && (periodic(n, src)
+                || opt_in_gate(n, src, opt_in)
+                || training_test(n, src) == Some(false))
+        {
             // Bounded: generated code can nest `if`s thousands deep.
             if depth < gpufeed_findings::constants::MAX_NESTING {
                 let mut c = n.walk();
@@ -705,6 +719,21 @@ fn per_step_calls_within<'t>(
         true
     });
     calls
+}
+
+/// `if self.training:` (`Some(true)`) or `if not self.training:` (`Some(false)`): a
+/// module's branch for training or for evaluation.
+fn training_test(node: Node<'_>, src: &str) -> Option<bool> {
+    let mut cond = node.child_by_field_name("condition")?;
+    while cond.kind() == "parenthesized_expression" {
+        cond = cond.named_child(0)?;
+    }
+    let is_flag = |n: Node<'_>| n.kind() == "attribute" && text(n, src).ends_with(".training");
+    if is_flag(cond) {
+        return Some(true);
+    }
+    (cond.kind() == "not_operator" && cond.child_by_field_name("argument").is_some_and(is_flag))
+        .then_some(false)
 }
 
 /// Marks, in a set of tensor names, a name known to hold a tensor on the device: built

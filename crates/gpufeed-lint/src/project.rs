@@ -569,13 +569,36 @@ impl<'a, 't> Project<'a, 't> {
         if f.names.imports(head) {
             return self.qualified(fi, &f.names.resolve(&raw)).0;
         }
+        // Calling an object runs its class's `__call__`, or an `nn.Module`'s `forward`:
+        // `self(x)` in Lightning's `training_step`, `self.metric(y, y_hat)` with `self.metric
+        // = CER()`, `model(x)` with `model = Net().cuda()`.
+        let called_object = |class: Option<(usize, Node<'t>)>| -> Vec<Func<'t>> {
+            class
+                .map(|(cf, class)| {
+                    let call_ = self.method_of(cf, class, "__call__", 0);
+                    if call_.is_empty() {
+                        self.method_of(cf, class, "forward", 0)
+                    } else {
+                        call_
+                    }
+                })
+                .unwrap_or_default()
+        };
+        if raw == "self" {
+            return called_object(ast::enclosing(call, "class_definition").map(|c| (fi, c)));
+        }
         if parts.len() == 1 {
             if let Some((cf, class)) = self.class_named(fi, &raw) {
                 // A constructor: `__init__` runs once per object, rarely per step.
                 let _ = (cf, class);
                 return Vec::new();
             }
-            return local(&raw);
+            let found = local(&raw);
+            if !found.is_empty() {
+                return found;
+            }
+            let function = call.child_by_field_name("function");
+            return called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
         }
         if matches!(head, "self" | "cls") && parts.len() == 2 {
             if let Some(class) = ast::enclosing(call, "class_definition") {
@@ -585,6 +608,11 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
             let found = local(last);
+            if !found.is_empty() {
+                return found;
+            }
+            let function = call.child_by_field_name("function");
+            let found = called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
             if !found.is_empty() {
                 return found;
             }

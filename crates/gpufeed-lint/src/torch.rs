@@ -82,8 +82,9 @@ fn passes_everything_on(init: Node<'_>, src: &str) -> bool {
     let mut found = false;
     ast::walk(init, &mut |n| {
         if n.kind() == "call"
-            && n.child_by_field_name("function")
-                .is_some_and(|f| text(f, src).starts_with("super(") && text(f, src).ends_with(".__init__"))
+            && n.child_by_field_name("function").is_some_and(|f| {
+                text(f, src).starts_with("super(") && text(f, src).ends_with(".__init__")
+            })
             && let Some(args) = n.child_by_field_name("arguments")
         {
             let mut c = args.walk();

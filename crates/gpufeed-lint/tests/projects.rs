@@ -396,3 +396,11 @@ fn paths_behind_a_setting_off_by_default_are_opt_in() {
 fn a_method_is_resolved_through_its_receivers_class() {
     check("receiver-class");
 }
+
+/// Calling an object runs its class's `__call__` or `forward` (`self(x)` in
+/// `training_step`, `self.metric(...)`), and a module's `if not self.training:` branch is
+/// not the step (issue 44; deepspeech.pytorch, kospeech).
+#[test]
+fn calling_an_object_runs_its_call_or_forward() {
+    check("implicit-calls");
+}
