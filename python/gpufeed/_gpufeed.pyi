@@ -100,7 +100,9 @@ def mel(
 ) -> npt.NDArray[np.float32]:
     """The mel spectrogram of 1-D ``audio`` at ``sr`` Hz, float32 ``[frames, n_mels]``
     (librosa's layout transposed). ``preset="tts"``: log mel of Tacotron 2 / HiFi-GAN;
-    ``"librosa"``: ``librosa.feature.melspectrogram``'s defaults. Settings: n_fft,
+    ``"librosa"``: ``librosa.feature.melspectrogram``'s power spectrum (power 2, no log,
+    zero padding) on the ``"tts"`` frames and filterbank (n_fft 1024, hop 256, 80 mels up
+    to 8 kHz), not librosa's defaults (2048, 512, 128 mels up to sr / 2). Settings: n_fft,
     hop_length, win_length, n_mels, fmin, fmax, mel_scale, mel_norm, power, center,
     pad_mode, log, log_floor. The GIL is released."""
 
