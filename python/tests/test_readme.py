@@ -1,5 +1,5 @@
-"""The training loops of README.md's "From Python" section, run as they are written (the
-dataset path swapped for the demo dataset)."""
+"""The training loops of docs/python.md (once README.md's "From Python" section), run as
+they are written (the dataset path swapped for the demo dataset)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from conftest import REPO
 
 
 def readme_block(name: str) -> str:
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "python.md").read_text()
     m = re.search(rf"<!-- readme-test: {name} -->\n```python\n(.*?)\n```", text, re.S)
-    assert m, f"README.md has no block marked `readme-test: {name}`"
+    assert m, f"docs/python.md has no block marked `readme-test: {name}`"
     return m.group(1)
 
 
