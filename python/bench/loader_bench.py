@@ -1,5 +1,5 @@
 """Benchmarks of the Python package, each a ratio against a reference measured in the
-same run (README "Performance: from Python"):
+same run (docs/performance.md, "From Python"):
 
 1. ``Loader`` static ``[32, 800, 80]`` float32 batches, a consumer that reads every byte of
    each batch (copies it into its own buffer), against numpy's memcpy of the same bytes.

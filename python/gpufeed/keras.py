@@ -9,8 +9,9 @@ Each step is ``train_step`` (Keras's train function, from ``on_train_batch_begin
 next one's begin: callbacks, logging). Keras fetches the batch inside its train function,
 so the wait for data is part of ``train_step`` here: the callback shows the step time, its
 cycles and the host's overhead, not the input share. For the input share, iterate the
-dataset yourself with ``timer.iter(dataset)`` around a ``tf.function`` step (README, "From
-Python"). Use ``steps_per_execution=1`` (the default), or each "batch" is several steps.
+dataset yourself with ``timer.iter(dataset)`` around a ``tf.function`` step
+(docs/python.md). Use ``steps_per_execution=1`` (the default), or each "batch" is several
+steps.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ use gpufeed_attach::{Options, attach};
 use gpufeed_contract::{Attach, AttachVerdict};
 
 /// One loop at a time: five CPU-bound loops at once on a 2-core machine measure the
-/// machine's contention, not gpufeed (the residual over-count under overload is in the
-/// README); each test holds this while its loop runs.
+/// machine's contention, not gpufeed (the residual over-count under overload is in
+/// docs/attach.md); each test holds this while its loop runs.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {

@@ -6,9 +6,9 @@
 //! first reads each destination line into the cache (a read for ownership) only to
 //! overwrite all of it, so the worker moves its bytes through memory three times (read the
 //! source, read the destination, write it back). A non-temporal store writes whole lines
-//! straight to memory: two passes instead of three. On the 2-core VM of the README's
-//! "From Python" figures this raised the loader's throughput by 5 to 35 % (five
-//! alternated pairs of processes, 2 workers; `python python/bench/loader_bench.py`).
+//! straight to memory: two passes instead of three. On the 2-core VM of the "From
+//! Python" figures of docs/performance.md, this raised the loader's throughput by 5 to 35 %
+//! (five alternated pairs of processes, 2 workers; `python python/bench/loader_bench.py`).
 //!
 //! glibc's `memcpy` makes the same switch, but only for one copy larger than about three
 //! quarters of the shared cache; a batch is 32 row copies of at most a few hundred KB, each

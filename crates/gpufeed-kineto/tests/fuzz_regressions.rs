@@ -194,8 +194,8 @@ fn names_stop_at_512_mib() {
 /// (`{"dur":0}`, 10 bytes with the comma), from a 10 GB stream. The read keeps 48 bytes
 /// an event (1.5 GiB) and stops at the next one. Ignored: 335 MB of events to parse is
 /// 48 s in a debug build (10 s in release, +1.61 GB); `cargo test --release -p
-/// gpufeed-kineto --test fuzz_regressions -- --ignored --nocapture` runs it (see README.md,
-/// "Fuzzing").
+/// gpufeed-kineto --test fuzz_regressions -- --ignored --nocapture` runs it (see
+/// docs/fuzzing.md).
 #[test]
 #[ignore = "1.6 GB resident; 10 s in release, 48 s in a debug build"]
 fn events_stop_at_two_to_the_25() {

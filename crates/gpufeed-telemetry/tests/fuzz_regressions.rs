@@ -141,7 +141,7 @@ fn long_log_streams_in_bounded_memory() {
 /// each), then the read stops with one error naming the line, so resident memory is
 /// bounded by the limit, not by the file. Minutes in a debug build: run in release with
 /// `cargo test --release -p gpufeed-telemetry --test fuzz_regressions -- --ignored
-/// --nocapture`. The README's table has the figures.
+/// --nocapture`. The table of docs/fuzzing.md has the figures.
 #[test]
 #[ignore = "reads 10 GiB; about a minute in release"]
 fn ten_gib_log_in_bounded_memory() {
