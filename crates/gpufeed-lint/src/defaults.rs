@@ -101,8 +101,8 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                     && n.parent()
                         .and_then(|s| s.parent())
                         .is_some_and(|b| b.kind() == "block")
-                    && ast::enclosing(n, "function_definition").is_none()
-                    && ast::enclosing(n, "class_definition").is_some() =>
+                    && ast::enclosing(root, n, "function_definition").is_none()
+                    && ast::enclosing(root, n, "class_definition").is_some() =>
             {
                 if let Some(left) = n.child_by_field_name("left")
                     && left.kind() == "identifier"

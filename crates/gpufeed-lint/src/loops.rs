@@ -83,6 +83,39 @@ fn moved_to_device(node: Node<'_>, src: &str) -> bool {
     }
 }
 
+/// Each target of `for left in right` with the iterable it takes its elements from:
+/// `for n in xs`, `for i, n in enumerate(xs)` (`n` from `xs`), `for a, b in zip(xs, ys)`.
+fn element_sources<'t>(left: Node<'t>, right: Node<'t>, src: &str) -> Vec<(Node<'t>, Node<'t>)> {
+    let targets: Vec<Node<'_>> = if left.kind() == "identifier" {
+        vec![left]
+    } else {
+        let mut c = left.walk();
+        left.named_children(&mut c).collect()
+    };
+    let mut pairs = Vec::new();
+    if let [one] = targets.as_slice() {
+        pairs.push((*one, right));
+    }
+    if right.kind() == "call"
+        && let Some(f) = right.child_by_field_name("function")
+        && let Some(args) = right.child_by_field_name("arguments")
+    {
+        let mut c = args.walk();
+        let args: Vec<Node<'_>> = args.named_children(&mut c).collect();
+        match text(f, src) {
+            "zip" if args.len() == targets.len() => {
+                pairs.extend(targets.iter().copied().zip(args.iter().copied()));
+            }
+            "enumerate" if targets.len() == 2 && !args.is_empty() => {
+                pairs.push((targets[1], args[0]));
+            }
+            _ => {}
+        }
+    }
+    pairs.retain(|(t, _)| t.kind() == "identifier");
+    pairs
+}
+
 /// Adds the targets of a loop over a device tensor: each element is a 0-d device tensor
 /// (`for n in lengths`, `for i, n in enumerate(lengths)`, `for p, n in zip(preds,
 /// lengths)`: the target at the tensor's place), which a slice bound reads on the host.
@@ -93,44 +126,23 @@ fn iterated_device_tensors(
     names: &mut HashSet<String>,
 ) {
     let device = |n: Node<'_>| n.kind() == "identifier" && holds_device_tensor(text(n, src), names);
-    let targets: Vec<Node<'_>> = if left.kind() == "identifier" {
-        vec![left]
-    } else {
-        let mut c = left.walk();
-        left.named_children(&mut c).collect()
-    };
-    let mut found = Vec::new();
-    if device(right) {
-        if let [one] = targets.as_slice() {
-            found.push(*one);
-        }
-    } else if right.kind() == "call"
-        && let Some(f) = right.child_by_field_name("function")
-        && let Some(args) = right.child_by_field_name("arguments")
-    {
-        let mut c = args.walk();
-        let args: Vec<Node<'_>> = args.named_children(&mut c).collect();
-        match text(f, src) {
-            "zip" if args.len() == targets.len() => {
-                found.extend(
-                    args.iter()
-                        .zip(&targets)
-                        .filter(|(a, t)| device(**a) && t.kind() == "identifier")
-                        .map(|(_, t)| *t),
-                );
+    // The elements of a host value are on the host too (`for n in lengths.cpu()`).
+    let host = |n: Node<'_>| on_host(n, src, names);
+    let pairs = element_sources(left, right, src);
+    let marks: Vec<String> = pairs
+        .into_iter()
+        .flat_map(|(t, from)| {
+            let name = text(t, src);
+            if device(from) {
+                vec![name.to_owned(), device_mark(name)]
+            } else if host(from) {
+                vec![host_mark(name)]
+            } else {
+                Vec::new()
             }
-            "enumerate" if targets.len() == 2 && args.first().is_some_and(|a| device(*a)) => {
-                found.push(targets[1]);
-            }
-            _ => {}
-        }
-    }
-    for t in found {
-        if t.kind() == "identifier" {
-            names.insert(text(t, src).to_owned());
-            names.insert(device_mark(text(t, src)));
-        }
-    }
+        })
+        .collect();
+    names.extend(marks);
 }
 
 /// Adds the targets of `for k, v in x.items()` (also `.values()`, and comprehensions)
@@ -304,13 +316,103 @@ pub(super) fn host_mark(name: &str) -> String {
 }
 
 /// True when `node` is a host value: a name marked so, or `t.item()` / `float(t)` itself.
+/// So is a method chain that passed `.cpu()` and did not go back to a device
+/// (`lengths.cpu().int()`: the copy was the sync; what follows runs on the host), or that
+/// started from a name holding a host value.
 pub(super) fn on_host(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
-    names.contains(&host_mark(text(node, src)))
-        || (node.kind() == "call"
-            && (matches!(ast::method(node, src), Some("item" | "tolist" | "numpy"))
+    // The chain is followed in a loop (a generated one may be thousands of calls long).
+    let mut node = node;
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        if host_itself(node, src, names) {
+            return true;
+        }
+        match ast::method(node, src) {
+            Some("cpu") => return true,
+            Some("to" | "cuda" | "pin_memory") | None => return false,
+            Some(_) => match ast::receiver(node) {
+                Some(r) => node = r,
+                None => return false,
+            },
+        }
+    }
+    false
+}
+
+/// [`on_host`] without following the chain: a marked name, `t.item()`, `t.tolist()`,
+/// `t.numpy()`, `float(t)`, `int(t)`. Constant time, for callers that walk a chain
+/// themselves.
+fn host_itself(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    match node.kind() {
+        // Only names are marked; the text of a long expression is never looked up.
+        "identifier" | "attribute" => names.contains(&host_mark(text(node, src))),
+        "call" => {
+            matches!(ast::method(node, src), Some("item" | "tolist" | "numpy"))
                 || node
                     .child_by_field_name("function")
-                    .is_some_and(|f| matches!(text(f, src), "float" | "int"))))
+                    .is_some_and(|f| matches!(text(f, src), "float" | "int"))
+        }
+        _ => false,
+    }
+}
+
+/// True when `receiver` holds a host value where it is read. Marks are not ordered:
+/// `lengths = lengths.cpu()` marks `lengths` as a host value, but the copy on that line still
+/// reads the device tensor, so a name is not taken as on the host in its own assignment.
+fn read_on_host(receiver: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    if receiver.kind() == "identifier" {
+        let name = text(receiver, src);
+        let mut up = receiver.parent();
+        // Bounded: each `parent()` costs the depth of the tree (tree-sitter finds it from
+        // the root), and the assignment of `x = x.cpu().int()` is a few levels up.
+        for n in std::iter::from_fn(|| {
+            let n = up?;
+            up = n.parent();
+            Some(n)
+        })
+        .take(16)
+        {
+            if n.kind() == "assignment" {
+                if n.child_by_field_name("left")
+                    .is_some_and(|l| text(l, src) == name)
+                {
+                    return element_of_host_value(receiver, name, src, names);
+                }
+                break;
+            }
+            if ast::is_scope(n) || n.kind().ends_with("statement") {
+                break;
+            }
+        }
+    }
+    on_host(receiver, src, names)
+}
+
+/// True when an enclosing loop of `node` takes `name` from a host value (`for i, n in
+/// enumerate(lengths)` with `lengths = lengths.cpu()`).
+fn element_of_host_value(node: Node<'_>, name: &str, src: &str, names: &HashSet<String>) -> bool {
+    let mut up = node.parent();
+    // Bounded as in `read_on_host`: generated code can nest loops thousands deep.
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let Some(n) = up else {
+            return false;
+        };
+        if ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "for_statement"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && element_sources(left, right, src)
+                .iter()
+                .any(|(t, from)| text(*t, src) == name && on_host(*from, src, names))
+        {
+            return true;
+        }
+        up = n.parent();
+    }
+    false
 }
 
 pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
@@ -328,7 +430,7 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
             return false;
         }
         match ast::receiver(node) {
-            Some(r) if !on_host(r, src, names) => node = r,
+            Some(r) if !host_itself(r, src, names) => node = r,
             _ => return false,
         }
     }
@@ -437,6 +539,39 @@ fn branch_condition(node: Node<'_>) -> Option<Node<'_>> {
         }
     }
     None
+}
+
+/// The condition of an `if`, `elif`, `while` or `assert` statement.
+fn condition_of(statement: Node<'_>) -> Option<Node<'_>> {
+    match statement.kind() {
+        "if_statement" | "elif_clause" | "while_statement" => {
+            statement.child_by_field_name("condition")
+        }
+        "assert_statement" => statement.named_child(0),
+        _ => None,
+    }
+}
+
+/// The ids of the names whose value `condition` decides on: the condition itself, or a
+/// name inside the comparisons, `not`, `and`/`or` and parentheses it is made of (the
+/// names [`branch_condition`] accepts, found from the top).
+fn deciding_names(condition: Node<'_>, out: &mut HashSet<usize>) {
+    let mut stack = vec![condition];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "identifier" => {
+                out.insert(n.id());
+            }
+            "comparison_operator"
+            | "not_operator"
+            | "boolean_operator"
+            | "parenthesized_expression" => {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A reduction on the device whose result decides a branch: `if torch.min(y) < -1.:`,
@@ -668,9 +803,16 @@ fn per_step_calls_within<'t>(
     // nest or are disjoint, and the walk is in source order; only the consequence of the
     // `if` just visited can be open but not yet entered (while its condition is walked).
     let mut open: Vec<(usize, usize)> = Vec::new();
+    // The names that decide a branch, found from the statement down: asking each name for
+    // its parent instead costs the depth of the tree per name (tree-sitter finds a parent
+    // from the root), which is quadratic in a generated chain thousands of calls long.
+    let mut deciding: HashSet<usize> = HashSet::new();
     ast::walk(body, &mut |n| {
         if n.id() != body.id() && ast::is_scope(n) {
             return false;
+        }
+        if let Some(condition) = condition_of(n) {
+            deciding_names(condition, &mut deciding);
         }
         let at = n.start_byte();
         while open.last().is_some_and(|&(_, end)| end <= at) {
@@ -712,7 +854,7 @@ fn per_step_calls_within<'t>(
         }
         if n.kind() == "call"
             || n.kind() == "slice"
-            || (n.kind() == "identifier" && decides_branch(n))
+            || (n.kind() == "identifier" && deciding.contains(&n.id()))
         {
             calls.push((n, branch));
         }
@@ -974,7 +1116,13 @@ pub(super) fn sync(
         fix: HOST_FIX,
     };
     match method {
-        Some(m @ ("item" | "numpy" | "cpu")) if nargs == 0 => return Some(host(format!(".{m}()"))),
+        // `lengths = lengths.cpu()` then `n.item()` for each: only the first copy waits.
+        Some(m @ ("item" | "numpy" | "cpu"))
+            if nargs == 0
+                && !ast::receiver(call).is_some_and(|r| read_on_host(r, src, tensors)) =>
+        {
+            return Some(host(format!(".{m}()")));
+        }
         Some("tolist")
             if nargs == 0 && ast::receiver(call).is_some_and(|r| tensor_like(r, src, tensors)) =>
         {

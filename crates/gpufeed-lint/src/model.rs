@@ -18,7 +18,7 @@ pub(super) fn check(file: &mut File<'_>) {
             "function_definition"
                 if n.child_by_field_name("name")
                     .is_some_and(|name| text(name, src) == "forward")
-                    && ast::enclosing(n, "class_definition").is_some() =>
+                    && ast::enclosing(file.root, n, "class_definition").is_some() =>
             {
                 forwards.push(n);
             }

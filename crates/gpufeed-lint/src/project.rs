@@ -146,7 +146,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     .into_iter()
                     .flatten()
                 {
-                    if ast::enclosing(def, "class_definition").is_some()
+                    if ast::enclosing(files[fi].root, def, "class_definition").is_some()
                         && let Some(name) = def.child_by_field_name("name")
                     {
                         p.loop_syncs(fi, def, name, &mut found);
@@ -157,7 +157,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     .loaders
                     .iter()
                     .filter_map(|&l| {
-                        evaluation_loader(l, &loops, f.src)
+                        evaluation_loader(f.root, l, &loops, f.src)
                             .map(|why| (fi, (l.start_byte(), l.end_byte(), why)))
                     })
                     .collect();
@@ -585,7 +585,9 @@ impl<'a, 't> Project<'a, 't> {
                 .unwrap_or_default()
         };
         if raw == "self" {
-            return called_object(ast::enclosing(call, "class_definition").map(|c| (fi, c)));
+            return called_object(
+                ast::enclosing(self.files[fi].root, call, "class_definition").map(|c| (fi, c)),
+            );
         }
         if parts.len() == 1 {
             if let Some((cf, class)) = self.class_named(fi, &raw) {
@@ -601,7 +603,7 @@ impl<'a, 't> Project<'a, 't> {
             return called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
         }
         if matches!(head, "self" | "cls") && parts.len() == 2 {
-            if let Some(class) = ast::enclosing(call, "class_definition") {
+            if let Some(class) = ast::enclosing(self.files[fi].root, call, "class_definition") {
                 let found = self.method_of(fi, class, last, 0);
                 if !found.is_empty() {
                     return found;
@@ -632,7 +634,7 @@ impl<'a, 't> Project<'a, 't> {
         // never a module-level function that shares its name (`model.train()` is the
         // nn.Module method, not the script's own `def train(...)`).
         self.unique_where(fi, last, |func| {
-            ast::enclosing(func.def, "class_definition").is_some()
+            ast::enclosing(self.files[func.file].root, func.def, "class_definition").is_some()
         })
     }
 
@@ -716,7 +718,8 @@ impl<'a, 't> Project<'a, 't> {
         let src = self.src(fi);
         let mut tensors = loops::tensor_names(body, src);
         // Flags built on the device before the loop (`stop = torch.tensor(0).to(device)`).
-        let scope = ast::enclosing(lp, "function_definition").unwrap_or(self.files[fi].root);
+        let root = self.files[fi].root;
+        let scope = ast::enclosing(root, lp, "function_definition").unwrap_or(root);
         tensors.extend(loops::device_tensors(scope, src));
         loops::derived_tensors(body, src, &mut tensors);
         let mut found = Vec::new();
@@ -922,7 +925,7 @@ impl<'a, 't> Project<'a, 't> {
             let src = f.src;
             let rel = f.rel.display();
             for def in f.functions.get("__getitem__").into_iter().flatten() {
-                let class = ast::enclosing(*def, "class_definition")
+                let class = ast::enclosing(f.root, *def, "class_definition")
                     .and_then(|c| c.child_by_field_name("name"))
                     .map_or("?", |n| text(n, src));
                 out.push((
@@ -1426,7 +1429,7 @@ impl<'a, 't> Project<'a, 't> {
         let f = &self.files[fi];
         let src = f.src;
         let name = text(ds, src);
-        let scope = ast::enclosing(loader, "function_definition").unwrap_or(f.root);
+        let scope = ast::enclosing(f.root, loader, "function_definition").unwrap_or(f.root);
         let mut found = None;
         ast::walk(scope, &mut |n| {
             if found.is_none()
@@ -1471,7 +1474,7 @@ impl<'a, 't> Project<'a, 't> {
                 if text(object, src) != "self" {
                     return None;
                 }
-                let class = ast::enclosing(at, "class_definition")?;
+                let class = ast::enclosing(f.root, at, "class_definition")?;
                 let want = text(value, src);
                 let mut found = None;
                 ast::walk(class, &mut |n| {
@@ -1564,7 +1567,8 @@ impl<'a, 't> Project<'a, 't> {
     fn builds_numpy(&self, def: Func<'t>) -> bool {
         let src = self.src(def.file);
         let mut bodies = vec![def.def];
-        if let Some(class) = ast::enclosing(def.def, "class_definition") {
+        if let Some(class) = ast::enclosing(self.files[def.file].root, def.def, "class_definition")
+        {
             ast::walk(def.def, &mut |n| {
                 if n.kind() == "call"
                     && let Some(f) = n.child_by_field_name("function")
@@ -1814,8 +1818,9 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
 /// Lightning's `val_dataloader`) names an evaluation split, and no training loop of the
 /// file iterates that name. Such a loader runs at validation time, not every step, so its
 /// settings do not starve training.
-fn evaluation_loader(
-    loader: Node<'_>,
+fn evaluation_loader<'t>(
+    root: Node<'t>,
+    loader: Node<'t>,
     loops: &[(Node<'_>, Node<'_>)],
     src: &str,
 ) -> Option<String> {
@@ -1842,7 +1847,7 @@ fn evaluation_loader(
             return Some(format!("an evaluation loader (`{name}`)"));
         }
     }
-    let function = ast::enclosing(loader, "function_definition")
+    let function = ast::enclosing(root, loader, "function_definition")
         .and_then(|d| d.child_by_field_name("name"))
         .map(|n| text(n, src))?;
     let trains = function

@@ -102,7 +102,12 @@ fn passes_everything_on(init: Node<'_>, src: &str) -> bool {
 /// A call that builds a `DataLoader` through a subclass of it: `Loader(...)` of a subclass
 /// that keeps `DataLoader`'s `__init__`, or `super().__init__(...)` inside one that has its
 /// own (the settings it passes on are the loader's).
-fn builds_loader_subclass(call: Node<'_>, src: &str, subclasses: &[(String, bool)]) -> bool {
+fn builds_loader_subclass<'t>(
+    root: Node<'t>,
+    call: Node<'t>,
+    src: &str,
+    subclasses: &[(String, bool)],
+) -> bool {
     let Some(function) = call.child_by_field_name("function") else {
         return false;
     };
@@ -114,7 +119,7 @@ fn builds_loader_subclass(call: Node<'_>, src: &str, subclasses: &[(String, bool
         return true;
     }
     f == "super().__init__"
-        && ast::enclosing(call, "class_definition")
+        && ast::enclosing(root, call, "class_definition")
             .and_then(|c| c.child_by_field_name("name"))
             .is_some_and(|n| subclasses.iter().any(|(name, _)| name == text(n, src)))
 }
@@ -130,7 +135,7 @@ pub(super) fn check(file: &mut File<'_>) {
             "call" => {
                 let name = file.names.callee(n, src).unwrap_or_default();
                 if is_data_loader(&name, file.names.imports_torch)
-                    || builds_loader_subclass(n, src, &subclasses)
+                    || builds_loader_subclass(file.root, n, src, &subclasses)
                 {
                     loaders.push(n);
                 } else if is_data_parallel(&name) {

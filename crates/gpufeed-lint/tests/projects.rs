@@ -161,7 +161,7 @@ fn sync_two_calls_deep() {
         .find(|f| f.id == "host-sync-in-loop")
         .unwrap();
     assert!(
-        f.evidence.contains("train.py:11 trainer.train_step -> lib/trainer.py:16 log_losses -> lib/logs.py:6 scalar -> lib/logs.py:10 .item()"),
+        f.evidence.contains("train.py:11 trainer.train_step -> lib/trainer.py:16 log_losses -> lib/logs.py:6 scalar -> lib/logs.py:10 .cpu()"),
         "{}",
         f.evidence
     );
