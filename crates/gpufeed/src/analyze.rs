@@ -3,7 +3,12 @@
 //! The stages, in order, each timed and recorded as ok, failed (with its error) or skipped
 //! (with the reason); a stage that fails never stops the ones after it:
 //!
-//! 1. **demo data**: without `--data`, the demo dataset ([`DEMO_CLIPS`] generated clips) in
+//! gpufeed's demo (the generated dataset and the `tiny` model's step) runs when no input of
+//! the user's is given, or with `--demo`: given a log, a trace, a config, code, a dataset or
+//! a job of their own, the user came for a verdict on their run, and a demo model trained
+//! on the CPU for minutes would only cost time and compete with it.
+//!
+//! 1. **demo data**: without `--data` (and with the demo), the demo dataset ([`DEMO_CLIPS`] generated clips) in
 //!    the user cache folder, `$XDG_CACHE_HOME/gpufeed/demo-112-0` (else
 //!    `~/.cache/gpufeed/...`, else the temporary folder), generated once and reused: a user
 //!    cache folder rather than beside `--out`, so that a report folder stays a report and
@@ -17,7 +22,7 @@
 //!    (`--code`), as `gpufeed doctor`.
 //! 4. **profile data**: the loader as the config sets it ([`BATCHES`] batches), and the
 //!    benchmark grid unless `--quick`.
-//! 5. **profile step**: the `tiny` model for [`STEPS`] steps on the best device this build
+//! 5. **profile step**: with the demo, the `tiny` model for [`STEPS`] steps on the best device this build
 //!    can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU). When `--trace` is
 //!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
 //!    recording is the step evidence instead ([`gpufeed_analysis::phase_steps`]), and the demo model
@@ -130,8 +135,10 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         .as_deref()
         .filter(|_| matches!(source, Some(TraceSource::Profiler { .. })));
     let on_gpu = cfg!(feature = "cuda") && matches!(gpu, Some(Ok(n)) if n > 0);
+    let demo = runs_demo(args);
     let device = match (own_steps.or(profiler_trace), on_gpu) {
         (Some(_), _) => "",
+        _ if !demo => "",
         (None, true) => "cuda:0",
         (None, false) => "cpu",
     };
@@ -139,7 +146,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         env!("CARGO_PKG_VERSION"),
         Inputs {
             data: args.inputs.data.as_ref().map(|d| d.display().to_string()),
-            demo: args.inputs.data.is_none(),
+            demo: args.inputs.data.is_none() && demo,
             config: args.inputs.config.as_ref().map(|p| p.display().to_string()),
             code: args.inputs.code.as_ref().map(|p| p.display().to_string()),
             trace: args.trace.as_ref().map(|p| p.display().to_string()),
@@ -179,10 +186,14 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             );
             Some(d.clone())
         }
-        None => progress.run(&mut c.stages, "demo data", || {
+        None if demo => progress.run(&mut c.stages, "demo data", || {
             let (dir, note) = demo_dataset()?;
             Ok((dir, Some(note)))
         }),
+        None => {
+            skip(&mut c.stages, &progress, "demo data", NO_DEMO);
+            None
+        }
     };
     if args.inputs.data.is_none() {
         c.inputs.data = data.as_ref().map(|d| d.display().to_string());
@@ -197,7 +208,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             Ok((dir, Some(note)))
         }),
         None => {
-            skip(&mut c.stages, &progress, "precompute", "no dataset");
+            skip(&mut c.stages, &progress, "precompute", NO_DATA);
             None
         }
     };
@@ -254,7 +265,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             c.batch_ms = waits;
         }
     } else {
-        skip(&mut c.stages, &progress, "profile data", "no dataset");
+        skip(&mut c.stages, &progress, "profile data", NO_DATA);
     }
 
     // 5. The training step, with the GPUs sampled meanwhile when that means something.
@@ -295,6 +306,8 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             c.step = Some(doc);
             c.step_ms = times;
         }
+    } else if data.is_some() && !demo {
+        skip(&mut c.stages, &progress, "profile step", NO_DEMO_STEP);
     } else if data.is_some() {
         let step_stage = || {
             let run = profile::step_profile(&step_args, &Terminal::new())?;
@@ -319,7 +332,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
             c.step_ms = times;
         }
     } else {
-        skip(&mut c.stages, &progress, "profile step", "no dataset");
+        skip(&mut c.stages, &progress, "profile step", NO_DATA);
     }
 
     // 6. GPU utilisation.
@@ -415,6 +428,30 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
 /// Paths that do not exist, and a job that cannot be sampled, are bad usage (exit code 2),
 /// found before any work.
+/// Why the demo dataset is not made: the user gave inputs of their own.
+const NO_DEMO: &str = "your own inputs were given; gpufeed's demo dataset, loader and model \
+                       run with `--demo`";
+
+/// Why the loader and step are not measured: no dataset (the demo's runs whenever the demo
+/// does, so this is only said without it).
+const NO_DATA: &str = "no dataset: `--data DIR` measures yours, `--demo` gpufeed's demo";
+
+/// Why the demo model's step does not run on the user's data.
+const NO_DEMO_STEP: &str = "the demo model (`tiny`) runs with `--demo`: its step is another \
+                            model's, not yours; time your own loop's steps (the Python \
+                            `StepTimer`, `timer.save`) and pass them as `--trace steps.jsonl`";
+
+/// Whether the demo runs: asked for with `--demo`, or no input of the user's was given (the
+/// demo is then all there is to measure).
+fn runs_demo(args: &AnalyzeArgs) -> bool {
+    let own = args.inputs.data.is_some()
+        || args.inputs.config.is_some()
+        || args.inputs.code.is_some()
+        || args.trace.is_some()
+        || args.attach.is_some();
+    args.demo || !own
+}
+
 fn check_usage(args: &AnalyzeArgs) -> Result<()> {
     if let Some(pid) = args.attach {
         gpufeed_attach::procs::resolve(pid)?;

@@ -41,9 +41,9 @@ pub enum FindingsFormat {
 /// The training run's inputs, shared by `analyze` and `doctor`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunInputs {
-    /// Dataset folder (LJSpeech layout, or a manifest); `analyze` without it uses a
-    /// generated demo dataset kept in the user cache folder (`$XDG_CACHE_HOME/gpufeed`,
-    /// else `~/.cache/gpufeed`)
+    /// Dataset folder (LJSpeech layout, or a manifest); `analyze` with no input at all (or
+    /// with `--demo`) uses a generated demo dataset kept in the user cache folder
+    /// (`$XDG_CACHE_HOME/gpufeed`, else `~/.cache/gpufeed`)
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Training config (YAML)
@@ -404,6 +404,12 @@ pub struct AnalyzeArgs {
     /// Fewer steps and batches, and no benchmark grid
     #[arg(long)]
     pub quick: bool,
+    /// Also run gpufeed's demo: the generated dataset (without `--data`) and the `tiny`
+    /// model's training step. With no input at all, `analyze` runs it anyway; given your
+    /// own data, config, code, trace or job, only with `--demo`, since its figures are of
+    /// another model and loop than yours
+    #[arg(long)]
+    pub demo: bool,
     /// A GPU utilisation log (nvidia-smi CSV or gpufeed JSONL) to analyse, as `gpufeed
     /// trace` does, instead of sampling the GPUs during the step profile; or a step
     /// recording of your own loop (`StepTimer.save`), or a PyTorch or TensorFlow profiler

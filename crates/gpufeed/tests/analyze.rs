@@ -143,15 +143,15 @@ fn oscillating_trace_ranks_first_with_its_period() {
         .unwrap();
     assert!((period - 2.5).abs() < 0.05, "{period}");
     assert!(first["fix"].as_str().unwrap().contains("num_workers"));
-    // Every stage ran.
+    // Every stage ran but the demo's: the user's own data, config and log were given.
     assert_eq!(stage(&r, "demo data")["status"], "skipped");
-    for name in [
-        "precompute",
-        "doctor",
-        "profile data",
-        "profile step",
-        "telemetry",
-    ] {
+    let step = stage(&r, "profile step");
+    assert_eq!(step["status"], "skipped");
+    assert!(
+        step["note"].as_str().unwrap().contains("`--demo`"),
+        "{step}"
+    );
+    for name in ["precompute", "doctor", "profile data", "telemetry"] {
         assert_eq!(
             stage(&r, name)["status"],
             "ok",
@@ -186,6 +186,38 @@ fn oscillating_trace_ranks_first_with_its_period() {
     assert_eq!(names, ["report.html", "report.json", "summary.md"]);
 }
 
+/// A user's own log alone: the verdict is the log's, and gpufeed's demo (a generated
+/// dataset, minutes of a demo model trained on the CPU) does not run unless asked for
+/// (issue 41: `analyze --trace gpu.csv` spent 1-5 minutes and 3.4 GB on the demo model).
+#[test]
+fn a_log_alone_runs_no_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = oscillating_trace(dir.path());
+    let out = dir.path().join("report");
+    let run = gpufeed(
+        dir.path(),
+        &[
+            "analyze",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let r = report_json(&out);
+    assert_eq!(r["inputs"]["demo"], false);
+    assert!(!dir.path().join("cache/gpufeed/demo-112-0").exists());
+    for name in ["demo data", "precompute", "profile data", "profile step"] {
+        let s = stage(&r, name);
+        assert_eq!(s["status"], "skipped", "{s}");
+        assert!(s["note"].as_str().unwrap().contains("`--demo`"), "{s}");
+    }
+    assert_eq!(stage(&r, "telemetry")["status"], "ok");
+    assert_eq!(r["causes"][0]["id"], "oscillating-utilisation");
+    assert!(!run.stdout.contains("demo dataset"), "{}", run.stdout);
+}
+
 /// A config that breaks the loader (every utterance over `max_mel_frames`) fails the two
 /// profiles; the doctor, the precompute and the report still run; a binary file given as
 /// code is a finding at error severity; the exit code is 1.
@@ -205,6 +237,7 @@ fn a_failing_stage_is_reported_and_the_rest_runs() {
         &[
             "analyze",
             "--quick",
+            "--demo",
             "--data",
             data.to_str().unwrap(),
             "--config",
@@ -452,6 +485,7 @@ fn report_html_renders_in_headless_chromium() {
         dir.path(),
         &[
             "analyze",
+            "--demo",
             "--config",
             config.to_str().unwrap(),
             "--trace",
