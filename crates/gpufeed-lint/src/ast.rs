@@ -240,6 +240,7 @@ pub(crate) fn is_falsy_literal(node: Node<'_>, src: &str) -> bool {
     match node.kind() {
         "false" | "none" => true,
         "integer" => text(node, src).trim_start_matches('0').is_empty(),
+        "string" => matches!(text(node, src), "''" | "\"\""),
         _ => false,
     }
 }

@@ -63,7 +63,7 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
             .push(DefaultValue { value, at });
     };
     let literal = |v: Option<Node<'_>>| {
-        v.filter(|v| is_literal(*v))
+        v.filter(|v| is_literal(*v, src))
             .map(|v| text(v, src).to_owned())
     };
     let line = |at: Node<'_>| format!("{file}:{}", at.start_position().row + 1);
@@ -140,8 +140,16 @@ pub(crate) fn turned_on(root: Node<'_>, src: &str) -> HashSet<String> {
     out
 }
 
-fn is_literal(n: Node<'_>) -> bool {
+/// A literal a default is read from: a number, a bool, `None`, or an empty string (`noise_dir:
+/// str = ''`, a path that turns a feature on when given).
+fn is_literal(n: Node<'_>, src: &str) -> bool {
     matches!(n.kind(), "integer" | "true" | "false" | "none")
+        || (n.kind() == "string" && is_empty_string(text(n, src)))
+}
+
+/// `''` or `""`.
+pub(crate) fn is_empty_string(literal: &str) -> bool {
+    matches!(literal, "''" | "\"\"")
 }
 
 /// The one default of `name` over the project, when every place that sets one agrees.

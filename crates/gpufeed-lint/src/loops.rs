@@ -638,6 +638,50 @@ pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The attributes a file sets only on an opt-in path, and to `None` (or another falsy
+/// literal) everywhere else: `self.noise_injector = NoiseInjection(...)` under `if
+/// conf.noise_dir:`, else `None`. An `if self.noise_injector:` is as opt-in as the flag.
+pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<String>) -> Vec<String> {
+    if opt_in.is_empty() {
+        return Vec::new();
+    }
+    let mut bodies = Vec::new();
+    ast::walk(root, &mut |n| {
+        bodies.extend(opt_in_body(n, src, opt_in));
+        true
+    });
+    if bodies.is_empty() {
+        return Vec::new();
+    }
+    // For each `self.NAME` assigned: (set on an opt-in path, every assignment gated or falsy).
+    let mut seen: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
+    ast::walk(root, &mut |n| {
+        if n.kind() == "assignment"
+            && let Some(left) = n.child_by_field_name("left")
+            && left.kind() == "attribute"
+            && left
+                .child_by_field_name("object")
+                .is_some_and(|o| text(o, src) == "self")
+            && let Some(name) = left.child_by_field_name("attribute")
+        {
+            let inside = bodies
+                .iter()
+                .any(|&(s, e)| s <= n.start_byte() && n.end_byte() <= e);
+            let falsy = n
+                .child_by_field_name("right")
+                .is_some_and(|r| ast::is_falsy_literal(r, src));
+            let entry = seen.entry(text(name, src)).or_insert((false, true));
+            entry.0 |= inside;
+            entry.1 &= inside || falsy;
+        }
+        true
+    });
+    seen.into_iter()
+        .filter(|(_, (gated, only))| *gated && *only)
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
 /// The byte range of the body of an `if` on an opt-in flag ([`opt_in_gate`]): work there
 /// runs only when the user turns the flag on.
 pub(super) fn opt_in_body(

@@ -313,9 +313,9 @@ impl<'a, 't> Project<'a, 't> {
                 .iter()
                 .any(|f| f.uses_cuda && test_or_example(f.rel).is_none()),
         };
-        // A constructor parameter or config field that is `False` unless given, and that no
-        // call turns on, is an opt-in flag too (`speed_volume_perturb: bool = False`,
-        // `add_zero_attn=False`).
+        // A constructor parameter or config field that is `False` (or an empty string) unless
+        // given, and that no call turns on, is an opt-in flag too (`speed_volume_perturb:
+        // bool = False`, `add_zero_attn=False`, `noise_dir: str = ''`).
         let on: HashSet<String> = files
             .iter()
             .flat_map(|f| defaults::turned_on(f.root, f.src))
@@ -326,11 +326,17 @@ impl<'a, 't> Project<'a, 't> {
             .filter(|name| {
                 !on.contains(*name)
                     && defaults::resolved(&p.defaults, name)
-                        .is_some_and(|d| d.value.as_deref() == Some("False"))
+                        .and_then(|d| d.value.as_deref())
+                        .is_some_and(|v| v == "False" || defaults::is_empty_string(v))
             })
             .cloned()
             .collect();
         p.opt_in.extend(off);
+        let gated: Vec<String> = files
+            .iter()
+            .flat_map(|f| loops::gated_attributes(f.root, f.src, &p.opt_in))
+            .collect();
+        p.opt_in.extend(gated);
         p.imported = files
             .iter()
             .enumerate()
