@@ -18,8 +18,9 @@ pub(crate) struct Argument<'t> {
     pub(crate) default: Option<Node<'t>>,
 }
 
-/// The `add_argument` calls of a file. The destination is `dest=`, else the long option
-/// with dashes made underscores (`--sync-step` is `sync_step`).
+/// The `add_argument` calls of a file, and absl's `flags.DEFINE_*('name', default, ...)`.
+/// The destination is `dest=`, else the long option with dashes made underscores
+/// (`--sync-step` is `sync_step`); for absl, the flag's name.
 pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
     let unquote = |n: Node<'_>| text(n, src).trim_matches(|c| c == '"' || c == '\'');
     let mut out = Vec::new();
@@ -39,6 +40,16 @@ pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
                     default: ast::kwarg(n, "default", src),
                 });
             }
+        } else if n.kind() == "call"
+            && ast::method(n, src).is_some_and(|m| m.starts_with("DEFINE_"))
+            && let Some(name) = ast::positional(n, 0).or_else(|| ast::kwarg(n, "name", src))
+            && name.kind() == "string"
+        {
+            out.push(Argument {
+                dest: unquote(name).to_owned(),
+                action: None,
+                default: ast::positional(n, 1).or_else(|| ast::kwarg(n, "default", src)),
+            });
         }
         true
     });

@@ -627,15 +627,37 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
 /// The command-line flags of a file that are off unless given: `add_argument("--sync_step",
 /// action="store_true")` (no `default`), or with `default=False` / `None` / `0`; by their
 /// `dest` (`--sync-step` is `sync_step`).
+///
+/// A flag with another literal default is kept as its default's mark ([`default_mark`]):
+/// `if FLAGS.mode == 'eager_tf':` with `DEFINE_enum('mode', 'fit', ...)` is a path the
+/// defaults do not take.
 pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
     defaults::arguments(root, src)
         .into_iter()
-        .filter(|a| match a.default {
-            Some(d) => matches!(text(d, src), "False" | "None" | "0"),
-            None => a.action.is_some_and(|x| x.contains("store_true")),
+        .filter_map(|a| match a.default {
+            Some(d) if matches!(text(d, src), "False" | "None" | "0") => Some(a.dest),
+            Some(d) if matches!(d.kind(), "string" | "integer") => {
+                Some(default_mark(&a.dest, literal_value(text(d, src))))
+            }
+            Some(_) => None,
+            None => a
+                .action
+                .is_some_and(|x| x.contains("store_true"))
+                .then_some(a.dest),
         })
-        .map(|a| a.dest)
         .collect()
+}
+
+/// The mark, in a set of opt-in flags, of a flag whose default is `value`.
+fn default_mark(flag: &str, value: &str) -> String {
+    format!("{flag}=={value}")
+}
+
+/// A string or number literal's value: quotes (and a string prefix) taken off.
+fn literal_value(literal: &str) -> &str {
+    literal
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .trim_matches(|c| c == '"' || c == '\'')
 }
 
 /// The attributes a file sets only on an opt-in path, and to `None` (or another falsy
@@ -701,13 +723,49 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
     if opt_in.is_empty() {
         return false;
     }
+    // `flag == v` with a default other than `v`, or `flag != d` with the default `d`.
+    let off_default = |c: Node<'_>| -> bool {
+        if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
+            return false;
+        }
+        let (Some(left), Some(right)) = (c.named_child(0), c.named_child(1)) else {
+            return false;
+        };
+        let flag = match left.kind() {
+            "attribute" => left.child_by_field_name("attribute").map(|a| text(a, src)),
+            "identifier" => Some(text(left, src)),
+            _ => None,
+        };
+        let Some(flag) = flag.filter(|_| matches!(right.kind(), "string" | "integer")) else {
+            return false;
+        };
+        let value = literal_value(text(right, src));
+        let prefix = default_mark(flag, "");
+        // Flags of the same name with different defaults (two scripts): neither is known.
+        let mut defaults = opt_in
+            .iter()
+            .filter_map(|m| m.strip_prefix(prefix.as_str()));
+        let (Some(default), None) = (defaults.next(), defaults.next()) else {
+            return false;
+        };
+        let mut c2 = c.walk();
+        let op = c
+            .children(&mut c2)
+            .find(|o| !o.is_named())
+            .map(|o| text(o, src));
+        match op {
+            Some("==") => value != default,
+            Some("!=") => value == default,
+            _ => false,
+        }
+    };
     let is_flag = |c: Node<'_>| -> bool {
         let name = match c.kind() {
             "attribute" => c.child_by_field_name("attribute").map(|a| text(a, src)),
             "identifier" => Some(text(c, src)),
             _ => None,
         };
-        name.is_some_and(|n| opt_in.contains(n))
+        name.is_some_and(|n| opt_in.contains(n)) || off_default(c)
     };
     node.child_by_field_name("condition").is_some_and(|c| {
         let c = if c.kind() == "parenthesized_expression" {

@@ -133,7 +133,14 @@ pub(super) fn check(files: &mut [File<'_>]) {
             .map(|fi| {
                 let mut ranges = Vec::new();
                 let mut found = Vec::new();
-                let loops = p.training_loops(fi);
+                // A loop on a path the flags' defaults do not take (`if FLAGS.mode ==
+                // 'eager_tf':` with the default `fit`) is not the training that runs.
+                let (root, src) = (p.files[fi].root, p.files[fi].src);
+                let loops: Vec<_> = p
+                    .training_loops(fi)
+                    .into_iter()
+                    .filter(|(lp, _)| !under_opt_in(root, lp.start_byte(), src, &p.opt_in))
+                    .collect();
                 for &(lp, step) in &loops {
                     ranges.push((fi, (lp.start_byte(), lp.end_byte())));
                     p.loop_syncs(fi, lp, step, &mut found);

@@ -404,3 +404,12 @@ fn a_method_is_resolved_through_its_receivers_class() {
 fn calling_an_object_runs_its_call_or_forward() {
     check("implicit-calls");
 }
+
+/// A flag compared with a value other than its default (`if FLAGS.mode == "eager_tf":` with
+/// absl's `DEFINE_enum("mode", "fit", ...)`, `if args.mode != "train":` with `default=
+/// "train"`) guards a path the defaults do not take: its loop is not the training that runs
+/// (issue 44; yolov3-tf2's eager loop).
+#[test]
+fn a_loop_on_a_flag_value_other_than_the_default_is_not_the_training() {
+    check("flag-values");
+}
