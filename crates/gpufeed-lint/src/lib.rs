@@ -528,11 +528,11 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
         }
     }
     let none = tfdata::Outside::default();
-    let (mut files, mut tf): (Vec<File<'_>>, Vec<(tfdata::Exports, Vec<Hit>)>) = parsed
+    let mut files: Vec<File<'_>> = parsed
         .par_iter()
         .map(|(input, src, tree)| {
             let root = tree.root_node();
-            let mut file = File {
+            File {
                 src,
                 root,
                 rel: &input.rel,
@@ -546,14 +546,30 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 uses_cuda: false,
                 eval_loaders: Vec::new(),
                 hits: Vec::new(),
-            };
-            let exports = tfdata::check(&mut file, &none);
-            let tf_hits = std::mem::take(&mut file.hits);
-            torch::check(&mut file);
-            model::check(&mut file);
-            (file, (exports, tf_hits))
+            }
         })
-        .unzip();
+        .collect();
+    // `DataLoader` subclasses by their qualified names (`pkg.loader.AudioLoader`): a file
+    // that imports one builds loaders with it.
+    let subclasses: Vec<(String, bool)> = files
+        .par_iter()
+        .flat_map_iter(|f| {
+            let module = project::module_path(f.rel);
+            torch::loader_subclasses(f)
+                .into_iter()
+                .map(move |(name, has_init)| (format!("{module}.{name}"), has_init))
+        })
+        .collect();
+    let mut tf: Vec<(tfdata::Exports, Vec<Hit>)> = files
+        .par_iter_mut()
+        .map(|file| {
+            let exports = tfdata::check(file, &none);
+            let tf_hits = std::mem::take(&mut file.hits);
+            torch::check(file, &subclasses);
+            model::check(file);
+            (exports, tf_hits)
+        })
+        .collect();
     // A pipeline built in one file and transformed in another: a file that imports a
     // function returning one, or defines a function another file passes one to, is
     // checked again with what the others told, its first tf.data findings replaced; again

@@ -37,7 +37,7 @@ fn is_data_parallel(name: &str) -> bool {
 }
 
 /// The file's subclasses of `DataLoader`: each name, and whether it defines `__init__`.
-fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
+pub(super) fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
     let src = file.src;
     let mut out = Vec::new();
     ast::walk(file.root, &mut |n| {
@@ -124,7 +124,24 @@ fn builds_loader_subclass<'t>(
             .is_some_and(|n| subclasses.iter().any(|(name, _)| name == text(n, src)))
 }
 
-pub(super) fn check(file: &mut File<'_>) {
+/// `project` holds the project's `DataLoader` subclasses by qualified name
+/// (`pkg.loader.AudioLoader`), with whether each defines `__init__`.
+/// True when `callee` (a call's resolved name) is a subclass of `DataLoader` that another
+/// module of the project defines without its own `__init__`: `from pkg.loader import
+/// AudioLoader` (or `from .loader import ...`) then `AudioLoader(...)`.
+fn imported_loader_subclass(callee: &str, project: &[(String, bool)]) -> bool {
+    let relative = callee.trim_start_matches('.');
+    callee.contains('.')
+        && project.iter().any(|(qualified, has_init)| {
+            !has_init
+                && (qualified == callee
+                    || (callee.starts_with('.')
+                        && qualified.ends_with(relative)
+                        && qualified[..qualified.len() - relative.len()].ends_with('.')))
+        })
+}
+
+pub(super) fn check(file: &mut File<'_>, project: &[(String, bool)]) {
     let src = file.src;
     let mut loaders = Vec::new();
     let mut parallel = Vec::new();
@@ -136,6 +153,7 @@ pub(super) fn check(file: &mut File<'_>) {
                 let name = file.names.callee(n, src).unwrap_or_default();
                 if is_data_loader(&name, file.names.imports_torch)
                     || builds_loader_subclass(file.root, n, src, &subclasses)
+                    || imported_loader_subclass(&name, project)
                 {
                     loaders.push(n);
                 } else if is_data_parallel(&name) {
