@@ -482,7 +482,7 @@ pub const RULES: &[Rule] = &[
         "decode-per-item",
         Warning,
         Lint,
-        "decoding audio or images and computing features in `__getitem__` or a map function repeats the same work every epoch on the CPU",
+        "decoding audio or images and computing features in `__getitem__`, a map function, an iterator's `__next__` or a loader thread repeats the same work every epoch on the CPU",
         "precompute once (`gpufeed precompute`) and load arrays (`np.load`, safetensors) per item",
     ),
     rule(

@@ -252,6 +252,19 @@ fn bind_one(
     }
 }
 
+/// A subclass of `threading.Thread` or `multiprocessing.Process` (its `run` is the worker).
+fn worker_class(class: Node<'_>, src: &str) -> bool {
+    class
+        .child_by_field_name("superclasses")
+        .is_some_and(|bases| {
+            let mut c = bases.walk();
+            bases.named_children(&mut c).any(|b| {
+                let t = text(b, src);
+                matches!(t.rsplit('.').next(), Some("Thread" | "Process"))
+            })
+        })
+}
+
 /// `lib/trainer.py` -> `lib.trainer`; `pkg/__init__.py` -> `pkg`.
 pub(super) fn module_path(rel: &Path) -> String {
     let mut parts: Vec<String> = rel
@@ -951,6 +964,36 @@ impl<'a, 't> Project<'a, 't> {
                         def.start_position().row + 1
                     ),
                 ));
+            }
+            // A Python iterator's `__next__` gives an item or a batch each time it is called,
+            // and a loader thread's or process's `run` makes them all (yolov4-tflite's
+            // `Dataset.__next__`, kospeech's `threading.Thread` loader).
+            for (name, classes) in &f.classes {
+                for class in classes {
+                    let mut roots: Vec<(Node<'t>, &str)> = ast::methods(*class, "__next__", src)
+                        .into_iter()
+                        .map(|d| (d, "called for every item or batch"))
+                        .collect();
+                    if worker_class(*class, src) {
+                        roots.extend(
+                            ast::methods(*class, "run", src)
+                                .into_iter()
+                                .map(|d| (d, "run by a loader thread or process, for every item")),
+                        );
+                    }
+                    for (def, what) in roots {
+                        let method = def
+                            .child_by_field_name("name")
+                            .map_or("?", |n| text(n, src));
+                        out.push((
+                            Func { file: fi, def },
+                            format!(
+                                "{what} (`{name}.{method}`, {rel}:{})",
+                                def.start_position().row + 1
+                            ),
+                        ));
+                    }
+                }
             }
             for (name, classes) in &f.classes {
                 if !name.to_ascii_lowercase().contains("collat") {

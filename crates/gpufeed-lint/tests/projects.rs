@@ -413,3 +413,10 @@ fn calling_an_object_runs_its_call_or_forward() {
 fn a_loop_on_a_flag_value_other_than_the_default_is_not_the_training() {
     check("flag-values");
 }
+
+/// Per-item work reached from a Python iterator's `__next__` or a loader thread's `run`
+/// (issue 44; kospeech's `threading.Thread` loader).
+#[test]
+fn iterators_and_loader_threads_are_per_item() {
+    check("iterator-roots");
+}
