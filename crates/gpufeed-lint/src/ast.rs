@@ -353,6 +353,30 @@ pub(crate) fn methods<'t>(class: Node<'t>, name: &str, src: &str) -> Vec<Node<'t
         .collect()
 }
 
+/// The names of a function's parameters in order, a method's `self` / `cls` left out:
+/// the names positional arguments bind to (`*args`, `**kwargs` and the bare `*` are not).
+pub(crate) fn param_names<'s>(def: Node<'_>, src: &'s str) -> Vec<&'s str> {
+    let Some(params) = def.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut c = params.walk();
+    let mut names: Vec<&str> = params
+        .named_children(&mut c)
+        .filter_map(|p| match p.kind() {
+            "identifier" => Some(text(p, src)),
+            "default_parameter" | "typed_parameter" | "typed_default_parameter" => p
+                .child_by_field_name("name")
+                .or_else(|| p.named_child(0))
+                .map(|n| text(n, src)),
+            _ => None,
+        })
+        .collect();
+    if names.first().is_some_and(|n| matches!(*n, "self" | "cls")) {
+        names.remove(0);
+    }
+    names
+}
+
 /// The innermost node of `kind` (a class, a function) that `node` is inside, if any.
 ///
 /// Found from `root` down: tree-sitter finds a node's parent from the root, so climbing

@@ -252,6 +252,24 @@ fn bind_one(
     }
 }
 
+/// The calls assigned to `target` (a name, or `self.name`) in `scope`, in source order:
+/// `train_set = Speech(...)`, `self.net = Acoustic(...)`.
+fn assigned_calls<'t>(scope: Node<'t>, target: &str, src: &str) -> Vec<Node<'t>> {
+    let mut found = Vec::new();
+    ast::walk(scope, &mut |n| {
+        if n.kind() == "assignment"
+            && n.child_by_field_name("left")
+                .is_some_and(|l| text(l, src) == target)
+            && let Some(right) = n.child_by_field_name("right")
+            && right.kind() == "call"
+        {
+            found.push(right);
+        }
+        true
+    });
+    found
+}
+
 /// A subclass of `threading.Thread` or `multiprocessing.Process` (its `run` is the worker).
 fn worker_class(class: Node<'_>, src: &str) -> bool {
     class
@@ -894,24 +912,10 @@ impl<'a, 't> Project<'a, 't> {
         let src = self.src(fi);
         let tsrc = self.src(target.file);
         let mut out = HashSet::new();
-        let Some(params) = target.def.child_by_field_name("parameters") else {
+        if target.def.child_by_field_name("parameters").is_none() {
             return out;
-        };
-        let mut c = params.walk();
-        let mut names: Vec<&str> = params
-            .named_children(&mut c)
-            .filter_map(|p| match p.kind() {
-                "identifier" => Some(text(p, tsrc)),
-                "default_parameter" | "typed_parameter" | "typed_default_parameter" => p
-                    .child_by_field_name("name")
-                    .or_else(|| p.named_child(0))
-                    .map(|n| text(n, tsrc)),
-                _ => None,
-            })
-            .collect();
-        if names.first().is_some_and(|n| matches!(*n, "self" | "cls")) {
-            names.remove(0);
         }
+        let names = ast::param_names(target.def, tsrc);
         let Some(args) = call.child_by_field_name("arguments") else {
             return out;
         };
@@ -1484,22 +1488,8 @@ impl<'a, 't> Project<'a, 't> {
     fn assigned_call(&self, fi: usize, loader: Node<'t>, ds: Node<'t>) -> Option<Node<'t>> {
         let f = &self.files[fi];
         let src = f.src;
-        let name = text(ds, src);
         let scope = ast::enclosing(f.root, loader, "function_definition").unwrap_or(f.root);
-        let mut found = None;
-        ast::walk(scope, &mut |n| {
-            if found.is_none()
-                && n.kind() == "assignment"
-                && n.child_by_field_name("left")
-                    .is_some_and(|l| text(l, src) == name)
-                && let Some(right) = n.child_by_field_name("right")
-                && right.kind() == "call"
-            {
-                found = Some(right);
-            }
-            found.is_none()
-        });
-        found
+        assigned_calls(scope, text(ds, src), src).into_iter().next()
     }
 
     /// The project class whose object `value` (a name, or `self.name`) holds at `at`: the
@@ -1531,21 +1521,9 @@ impl<'a, 't> Project<'a, 't> {
                     return None;
                 }
                 let class = ast::enclosing(f.root, at, "class_definition")?;
-                let want = text(value, src);
-                let mut found = None;
-                ast::walk(class, &mut |n| {
-                    if found.is_none()
-                        && n.kind() == "assignment"
-                        && n.child_by_field_name("left")
-                            .is_some_and(|l| text(l, src) == want)
-                        && let Some(right) = n.child_by_field_name("right")
-                        && right.kind() == "call"
-                    {
-                        found = made(right);
-                    }
-                    found.is_none()
-                });
-                found
+                assigned_calls(class, text(value, src), src)
+                    .into_iter()
+                    .find_map(made)
             }
             _ => None,
         }

@@ -382,22 +382,10 @@ fn bound_params(
     src: &str,
 ) -> HashMap<String, Pipeline> {
     let mut env = HashMap::new();
-    let (Some(passed), Some(params)) = (passed, def.child_by_field_name("parameters")) else {
+    let Some(passed) = passed else {
         return env;
     };
-    let mut c = params.walk();
-    let names: Vec<&str> = params
-        .named_children(&mut c)
-        .filter_map(|p| match p.kind() {
-            "identifier" => Some(text(p, src)),
-            "default_parameter" | "typed_parameter" | "typed_default_parameter" => p
-                .child_by_field_name("name")
-                .or_else(|| p.named_child(0))
-                .map(|n| text(n, src)),
-            _ => None,
-        })
-        .filter(|n| !matches!(*n, "self" | "cls"))
-        .collect();
+    let names = ast::param_names(def, src);
     for (&i, p) in passed {
         if let Some(name) = names.get(i) {
             env.insert((*name).to_owned(), p.clone());
