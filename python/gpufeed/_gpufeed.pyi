@@ -95,14 +95,15 @@ def mel(
     audio: npt.NDArray[np.float32] | npt.NDArray[np.float64],
     sr: int,
     *,
-    preset: Literal["tts", "librosa"] = "tts",
+    preset: Literal["tts", "librosa", "librosa-tts"] = "tts",
     **settings: Any,
 ) -> npt.NDArray[np.float32]:
     """The mel spectrogram of 1-D ``audio`` at ``sr`` Hz, float32 ``[frames, n_mels]``
     (librosa's layout transposed). ``preset="tts"``: log mel of Tacotron 2 / HiFi-GAN;
-    ``"librosa"``: ``librosa.feature.melspectrogram``'s power spectrum (power 2, no log,
-    zero padding) on the ``"tts"`` frames and filterbank (n_fft 1024, hop 256, 80 mels up
-    to 8 kHz), not librosa's defaults (2048, 512, 128 mels up to sr / 2). Settings: n_fft,
+    ``"librosa"``: exactly ``librosa.feature.melspectrogram(y=audio, sr=sr).T``, every
+    default (n_fft 2048, hop 512, 128 mels up to sr / 2, power 2, zero padding, no log);
+    ``"librosa-tts"``: the same power spectrum on the ``"tts"`` frames and filterbank
+    (n_fft 1024, hop 256, 80 mels up to 8 kHz). Settings: n_fft,
     hop_length, win_length, n_mels, fmin, fmax, mel_scale, mel_norm, power, center,
     pad_mode, log, log_floor. The GIL is released."""
 

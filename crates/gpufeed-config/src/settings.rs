@@ -110,9 +110,10 @@ impl Default for AudioSettings {
 }
 
 impl AudioSettings {
-    /// The settings of `librosa.feature.melspectrogram` with its defaults for everything
-    /// this struct has (power 2, no log, constant padding, Slaney scale and norm), at the
-    /// given FFT geometry.
+    /// `librosa.feature.melspectrogram`'s computation (power 2, no log, constant padding,
+    /// Slaney scale and norm) on the TTS frames and filterbank of [`Default`] (n_fft 1024,
+    /// hop 256, 80 mels up to 8 kHz), not librosa's own defaults: for those, see
+    /// [`AudioSettings::librosa_defaults`].
     #[must_use]
     pub fn librosa_melspectrogram() -> Self {
         Self {
@@ -120,6 +121,24 @@ impl AudioSettings {
             log: LogKind::None,
             pad_mode: PadMode::Constant,
             ..Self::default()
+        }
+    }
+
+    /// Exactly `librosa.feature.melspectrogram(y=y, sr=sample_rate)` with every default
+    /// (librosa 0.11, `feature.melspectrogram`, `filters.mel`, `stft`): n_fft 2048, hop 512,
+    /// win_length = n_fft, periodic Hann, `center=True` with `pad_mode="constant"`, power 2,
+    /// 128 mels from 0 Hz to sr / 2 (`fmax` `None`), Slaney scale (`htk=False`) and
+    /// `norm="slaney"`, no log.
+    #[must_use]
+    pub fn librosa_defaults() -> Self {
+        Self {
+            n_fft: 2048,
+            hop_length: 512,
+            win_length: 2048,
+            n_mels: 128,
+            fmin: 0.0,
+            fmax: None,
+            ..Self::librosa_melspectrogram()
         }
     }
 }

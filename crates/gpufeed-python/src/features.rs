@@ -68,6 +68,13 @@ fn load_config(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyAny>> {
 
 /// The audio settings: a preset, then the keyword arguments over it. Unknown names are an
 /// error listing the known ones (serde would silently ignore them).
+///
+/// - `tts`: the log mel of Tacotron 2 / HiFi-GAN ([`AudioSettings::default`]);
+/// - `librosa`: exactly `librosa.feature.melspectrogram(y=y, sr=sr)`, every default
+///   ([`AudioSettings::librosa_defaults`]);
+/// - `librosa-tts`: librosa's power mel on the `tts` frames and filterbank
+///   ([`AudioSettings::librosa_melspectrogram`]), what `librosa` meant before it gave
+///   librosa's own defaults.
 fn audio_settings(
     preset: &str,
     sr: u32,
@@ -75,11 +82,14 @@ fn audio_settings(
 ) -> PyResult<AudioSettings> {
     let base = match preset {
         "tts" => AudioSettings::default(),
-        "librosa" => AudioSettings::librosa_melspectrogram(),
+        "librosa" => AudioSettings::librosa_defaults(),
+        "librosa-tts" => AudioSettings::librosa_melspectrogram(),
         other => {
             return Err(PyValueError::new_err(format!(
-                "preset='{other}': expected 'tts' (log mel of Tacotron 2 / HiFi-GAN) or 'librosa' \
-                 (librosa.feature.melspectrogram's defaults: power 2, no log)"
+                "preset='{other}': expected 'tts' (log mel of Tacotron 2 / HiFi-GAN), 'librosa' \
+                 (librosa.feature.melspectrogram(y=y, sr=sr) with every default: n_fft 2048, \
+                 hop 512, 128 mels, power 2, no log) or 'librosa-tts' (the same power mel on \
+                 the tts frames: n_fft 1024, hop 256, 80 mels up to 8 kHz)"
             )));
         }
     };
