@@ -22,53 +22,61 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import _gpufeed
+from . import _gpufeed, errors
 from ._gpufeed import Cache, Loader, Monitor, __version__, mel
 from ._steps import StepReport, StepTimer
+from .errors import (
+    AttachError,
+    ConfigError,
+    ConfigNotFoundError,
+    DataError,
+    DataIOError,
+    DataNotFoundError,
+    Error,
+    TraceError,
+)
+
+if TYPE_CHECKING:
+    from ._gpufeed import AttachDocument, ConfigDocument, PrecomputeReport
 
 __all__ = [
+    "AttachError",
     "Cache",
+    "ConfigError",
+    "ConfigNotFoundError",
+    "DataError",
+    "DataIOError",
+    "DataNotFoundError",
+    "Error",
     "Loader",
     "Monitor",
     "StepReport",
     "StepTimer",
+    "TraceError",
     "__version__",
     "attach",
+    "errors",
     "load_config",
     "mel",
     "precompute",
+    "precompute_shard",
     "schema",
 ]
 
 
-def attach(pid: int, duration: float = 10.0, rate: float = 100.0) -> dict[str, Any]:
-    """``gpufeed attach PID --format json``: samples the Python stacks of a running training
-    process (and its workers) for ``duration`` seconds at ``rate`` Hz without stopping it,
-    and returns the ``attach`` document (verdict, shares, evidence, fix;
-    ``gpufeed.schema("attach")``). The sampling runs in a separate gpufeed process, as
-    sampling must. Your own process is refused: time your own loop with ``StepTimer``.
-    A target that cannot be sampled raises ``RuntimeError`` with gpufeed's one-line reason.
+def attach(pid: int, *, duration: float = 10.0, rate: float = 100.0) -> AttachDocument:
+    """Samples the Python stacks of a running training process (and its workers) for
+    ``duration`` seconds at ``rate`` Hz (1 to 1000) without stopping it, and returns the
+    ``attach`` document (verdict, shares, evidence, fix; ``gpufeed.schema("attach")``), as
+    ``gpufeed attach PID --format json`` prints it. The sampling runs on a Rust thread of
+    this process (py-spy reads the target's memory; the target is never stopped); Ctrl-C
+    ends it early. Your own process is refused (``ValueError``): time your own loop with
+    ``StepTimer``. A target that cannot be sampled (no such process, not Python, permission
+    denied) raises :class:`AttachError` saying why and what to do.
     """
-    import json
-    import subprocess
-    import sys
-
-    if int(pid) == os.getpid():
-        raise ValueError(
-            "gpufeed.attach samples another process; to time this process's own loop, "
-            "use gpufeed.StepTimer"
-        )
-    r = subprocess.run(
-        [sys.executable, "-m", "gpufeed", "attach", str(int(pid)),
-         "--duration", f"{float(duration)}s", "--rate", str(float(rate)), "--format", "json"],
-        capture_output=True,
-        text=True,
-    )
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip().removeprefix("error: "))
-    return json.loads(r.stdout)
+    return _gpufeed.attach_run(int(pid), duration=float(duration), rate=float(rate))
 
 
 def schema(name: str) -> dict[str, Any]:
@@ -84,9 +92,9 @@ def schema(name: str) -> dict[str, Any]:
 
 def precompute(
     data: str | os.PathLike[str],
+    *,
     cache: str | os.PathLike[str] | None = None,
     jobs: int | None = None,
-    shard: str | tuple[int, int] | None = None,
     on_error: str = "skip",
     config: str | os.PathLike[str] | None = None,
     layout: str | None = None,
@@ -95,9 +103,10 @@ def precompute(
     max_skipped: float | None = None,
     features: str | Sequence[str] | None = None,
     extra: Callable[[str, Any, int], Mapping[str, Any]] | None = None,
-) -> Any:
+) -> Cache:
     """Computes the features of every utterance of ``data`` into the cache, as
-    ``gpufeed precompute`` does, and returns the :class:`Cache`.
+    ``gpufeed precompute`` does, and returns the :class:`Cache` (always: a run that cannot
+    complete it raises :class:`DataError`). Every argument after ``data`` is keyword-only.
 
     ``data`` is a dataset folder or manifest in any layout gpufeed reads (LJSpeech,
     LibriTTS, VCTK, Common Voice, NeMo, Kaldi, Lhotse, WebDataset, generic CSV/TSV/JSONL,
@@ -105,11 +114,12 @@ def precompute(
     ``columns`` says which column holds what (``{"audio": "path", "text": "sentence"}``
     or ``"audio=path,text=sentence"``; a list or ``"id,text,speaker"`` names a headerless
     file's columns by position). ``mic`` picks VCTK's microphone. More than
-    ``max_skipped`` (default 0.05) of the items left out raises. ``cache`` is the cache root (default: ``data.cache_dir`` of the config, else
-    ``DATA/.gpufeed-cache``). A complete cache with the same settings is reused, a partial
-    one finished. ``jobs`` threads (default: every core); ``on_error`` ``"skip"`` lists bad
-    utterances in ``cache.skipped``, ``"fail"`` raises on the first. ``config`` is a YAML
-    file read as the CLI's ``--config``. The GIL is released for the run.
+    ``max_skipped`` (default 0.05) of the items left out raises. ``cache`` is the cache
+    root (default: ``data.cache_dir`` of the config, else ``DATA/.gpufeed-cache``). A
+    complete cache with the same settings is reused, a partial one finished. ``jobs``
+    threads (default: every core); ``on_error`` ``"skip"`` lists bad utterances in
+    ``cache.skipped``, ``"fail"`` raises on the first. ``config`` is a YAML file read as
+    the CLI's ``--config``. The GIL is released for the run.
 
     ``features`` names the arrays cached per item, all from one decode (``"mel,f0"`` or
     ``["mel", "linear", "energy", "f0", "wav"]``): ``mel`` (always), ``linear`` (the
@@ -125,25 +135,17 @@ def precompute(
     cache does not hold yet: they are added as ``Cache.add`` does, and
     ``report["extra"]`` says what was computed and what was kept.
 
-    The returned cache's ``report`` says what was built, reused and skipped. With ``shard``
-    (``"I/N"`` or ``(I, N)``: one machine's slice), a run that leaves the cache incomplete
-    returns that report (a dict) instead: the last shard's run returns the cache.
+    The returned cache's ``report`` (a :class:`PrecomputeReport`) says what was built,
+    reused and skipped. To build one machine's slice of the cache, use
+    :func:`precompute_shard`.
     """
-    report = _gpufeed.precompute_run(
-        os.fspath(data),
-        cache=None if cache is None else os.fspath(cache),
-        jobs=jobs,
-        shard=shard,
-        on_error=on_error,
-        config=None if config is None else os.fspath(config),
-        layout=layout,
-        columns=_columns(columns),
-        mic=mic,
-        max_skipped=max_skipped,
-        features=[features] if isinstance(features, str) else features,
-    )
+    report = _run(data, None, cache, jobs, on_error, config, layout, columns, mic,
+                  max_skipped, features)
     if not report["complete"]:
-        return report
+        raise DataError(
+            f"the cache `{report['cache_dir']}` is not complete after this run: "
+            f"{report.get('summary', '')}".rstrip(": ")
+        )
     result = Cache._with_report(report["cache_dir"], report)
     if extra is not None:
         report["extra"] = result._add_extra(
@@ -157,6 +159,60 @@ def precompute(
     return result
 
 
+def precompute_shard(
+    data: str | os.PathLike[str],
+    *,
+    shard: str | tuple[int, int],
+    cache: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    on_error: str = "skip",
+    config: str | os.PathLike[str] | None = None,
+    layout: str | None = None,
+    columns: str | Mapping[str, str] | Sequence[str] | None = None,
+    mic: str | None = None,
+    max_skipped: float | None = None,
+    features: str | Sequence[str] | None = None,
+) -> PrecomputeReport:
+    """One machine's slice of :func:`precompute`: ``shard`` is ``"I/N"``, ``(I, N)`` or
+    ``"auto"`` (the array job's index: Slurm, Kubernetes indexed jobs...), as the CLI's
+    ``--shard``; the other arguments are :func:`precompute`'s. Returns the run's report,
+    always a :class:`PrecomputeReport` dict: ``report["complete"]`` is true for the run
+    that completed the cache (the last slice to finish), whose ``report["cache_dir"]``
+    then opens with :class:`Cache`; the slices may run in any order and at once.
+    """
+    return _run(data, shard, cache, jobs, on_error, config, layout, columns, mic,
+                max_skipped, features)
+
+
+def _run(
+    data: str | os.PathLike[str],
+    shard: str | tuple[int, int] | None,
+    cache: str | os.PathLike[str] | None,
+    jobs: int | None,
+    on_error: str,
+    config: str | os.PathLike[str] | None,
+    layout: str | None,
+    columns: str | Mapping[str, str] | Sequence[str] | None,
+    mic: str | None,
+    max_skipped: float | None,
+    features: str | Sequence[str] | None,
+) -> PrecomputeReport:
+    """``precompute_run`` of the extension with the arguments as it takes them."""
+    return _gpufeed.precompute_run(
+        os.fspath(data),
+        cache=None if cache is None else os.fspath(cache),
+        jobs=jobs,
+        shard=shard,
+        on_error=on_error,
+        config=None if config is None else os.fspath(config),
+        layout=layout,
+        columns=_columns(columns),
+        mic=mic,
+        max_skipped=max_skipped,
+        features=[features] if isinstance(features, str) else None if features is None else list(features),
+    )
+
+
 def _columns(columns: str | Mapping[str, str] | Sequence[str] | None) -> str | None:
     """``columns`` as the CLI's ``--columns`` string."""
     if columns is None or isinstance(columns, str):
@@ -166,7 +222,7 @@ def _columns(columns: str | Mapping[str, str] | Sequence[str] | None) -> str | N
     return ",".join(columns)
 
 
-def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load_config(path: str | os.PathLike[str]) -> ConfigDocument:
     """The config file as gpufeed reads it (every default filled in), as a dict. Warnings
     about the file are issued as Python warnings."""
     return _gpufeed.load_config(os.fspath(path))

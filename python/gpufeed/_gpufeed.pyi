@@ -22,6 +22,7 @@ __all__ = [
     "phase_steps_report",
     "phase_steps_save",
     "Monitor",
+    "attach_run",
 ]
 
 __version__: str
@@ -87,6 +88,183 @@ class Item(TypedDict):
     language: str | None
     index: int
 
+# Documents: the dicts the functions and properties return (type checkers only; the
+# runtime values are plain dicts and lists).
+
+class AudioSettings(TypedDict):
+    """The audio keys of the config's ``data`` section (``Cache.settings["audio"]``)."""
+
+    sample_rate: int
+    n_fft: int
+    hop_length: int
+    win_length: int
+    n_mels: int
+    fmin: float
+    fmax: float | None
+    """``None``: ``sample_rate / 2``."""
+    mel_scale: Literal["slaney", "htk"]
+    mel_norm: Literal["slaney", "none"]
+    power: float
+    center: bool
+    pad_mode: Literal["reflect", "constant"]
+    log: Literal["ln", "log10", "none"]
+    log_floor: float
+
+class TextSettings(TypedDict):
+    cleaner: Literal["unicode", "english", "basic", "none"]
+    add_blank: bool
+    add_eos: bool
+    use_normalized_text: bool
+
+class CacheSettings(TypedDict):
+    """What a cache was built with (``Cache.settings``); its ``key`` hashes these."""
+
+    audio: AudioSettings
+    text: TextSettings
+    text_fingerprint: str
+    arrays: dict[str, Any]
+    """The settings of the arrays beside the mel."""
+
+class LoaderSettings(TypedDict):
+    """The loader's resolved settings (``Loader.settings``)."""
+
+    batch_size: int
+    batch_frames: int | None
+    workers: int
+    prefetch: int
+    shuffle: bool
+    seed: int
+    bucket_window: int
+    drop_last: bool
+    padding: dict[str, Any]
+    """``{"fixed": {"max_text": T, "max_frames": F}}`` (``pad="static"``), or the
+    longest-item padding with its multiple."""
+    over_length: Literal["skip", "truncate"]
+    int64: bool
+    rank: int
+    world_size: int
+
+class LoaderState(TypedDict):
+    """``Loader.state_dict()``: where to resume, over which cache and plan."""
+
+    format: Literal["gpufeed-loader-state"]
+    version: int
+    epoch: int
+    position: int
+    batches_per_epoch: int
+    cache_key: str
+    cache_hash: str
+    settings: dict[str, Any]
+
+class SkippedItem(TypedDict):
+    """An utterance left out of the cache, with the reason."""
+
+    id: str | None
+    line: int
+    """Its line in the manifest."""
+    audio: str | None
+    reason: str
+
+class CacheTotals(TypedDict):
+    items: int
+    skipped: int
+    mel_frames: int
+    tokens: int
+    audio_s: float
+
+class SymbolTable(TypedDict):
+    format_version: int
+    reserved: list[str]
+    """The ids before the symbols: ``<pad>``, ``<eos>``, ``<blank>``, ``<unk>``."""
+    symbols: list[str]
+
+class PrecomputeReport(TypedDict):
+    """What a ``precompute`` run did (``Cache.report``, and what ``precompute_shard``
+    returns)."""
+
+    cache_dir: str
+    key: str
+    items: int
+    shards_total: int
+    shards_built: int
+    shards_reused: int
+    items_computed: int
+    audio_s_computed: float
+    skipped: list[SkippedItem]
+    complete: bool
+    """Whether every shard exists and the manifest is written."""
+    was_complete: bool
+    over_text_length: int
+    over_mel_frames: int
+    elapsed_s: float
+    jobs: int
+    layout: str
+    detected: str
+    notes: list[str]
+    speakers: int
+    languages: int
+    cleaner: str
+    text_changed: int
+    text_lost: str
+    symbols: int
+    arrays: list[str]
+    cache_bytes: int
+    cache_audio_s: float
+    summary: str
+    """The run as ``gpufeed precompute`` prints it."""
+    extra: NotRequired[dict[str, Any]]
+    """``precompute(extra=fn)``: what was computed and what was kept."""
+
+class ConfigDocument(TypedDict):
+    """``load_config(path)``: every section with its defaults filled in."""
+
+    model: dict[str, Any]
+    data: dict[str, Any]
+    training: dict[str, Any]
+
+class MonitorReport(TypedDict):
+    """``Monitor.report()``: the ``monitor`` document (``gpufeed.schema("monitor")``)."""
+
+    schema_version: int
+    kind: Literal["util"]
+    samples: int
+    interval_s: float
+    gpus: list[dict[str, Any]]
+    """Per GPU: utilisation statistics, idle gaps, period and verdict."""
+    host: dict[str, Any]
+
+class AttachShares(TypedDict):
+    data_wait: float
+    sync: float
+    compute: float
+    checkpoint_logging: float
+    other: float
+
+class AttachDocument(TypedDict):
+    """``gpufeed.attach()``: the ``attach`` document (``gpufeed.schema("attach")``)."""
+
+    schema_version: int
+    pid: int
+    python: str
+    verdict: Literal["input-bound", "sync-bound", "compute-bound", "undetermined"]
+    level: NotRequired[Literal["moderate", "high"] | None]
+    shares: AttachShares
+    samples: int
+    torn: int
+    window_s: float
+    rate_hz: float
+    exited: bool
+    launcher: NotRequired[str | None]
+    ranks: list[dict[str, Any]]
+    lines: list[dict[str, Any]]
+    workers: list[dict[str, Any]]
+    gpus: NotRequired[list[dict[str, Any]] | None]
+    evidence: list[str]
+    fix: str
+    if_fixed: NotRequired[dict[str, Any] | None]
+    no_estimate: NotRequired[str | None]
+    cost: dict[str, Any]
+
 def schema_text(name: str) -> str: ...
 def main(argv: list[str]) -> int:
     """Runs the gpufeed CLI with ``argv`` (program name first); returns the exit code."""
@@ -119,8 +297,9 @@ def precompute_run(
     mic: str | None = None,
     max_skipped: float | None = None,
     features: list[str] | None = None,
-) -> dict[str, Any]: ...
-def load_config(path: str) -> dict[str, Any]: ...
+) -> PrecomputeReport: ...
+def load_config(path: str) -> ConfigDocument: ...
+def attach_run(pid: int, *, duration: float, rate: float) -> AttachDocument: ...
 def phase_steps_report(
     meta: dict[str, Any], steps: list[tuple[float, list[tuple[str, float]], int | None]]
 ) -> tuple[dict[str, Any], str]: ...
@@ -134,11 +313,11 @@ class Cache:
 
     def __new__(cls, path: str | os.PathLike[str]) -> Self: ...
     @staticmethod
-    def _with_report(path: str, report: dict[str, Any]) -> Cache: ...
+    def _with_report(path: str, report: PrecomputeReport) -> Cache: ...
     def __len__(self) -> int: ...
     def __getitem__(self, i: int, /) -> Item: ...
     @property
-    def report(self) -> dict[str, Any] | None: ...
+    def report(self) -> PrecomputeReport | None: ...
     @property
     def path(self) -> pathlib.Path: ...
     @property
@@ -170,13 +349,13 @@ class Cache:
     @property
     def token_lengths(self) -> npt.NDArray[np.int64]: ...
     @property
-    def settings(self) -> dict[str, Any]: ...
+    def settings(self) -> CacheSettings: ...
     @property
-    def symbols(self) -> dict[str, Any]: ...
+    def symbols(self) -> SymbolTable: ...
     @property
-    def skipped(self) -> list[dict[str, Any]]: ...
+    def skipped(self) -> list[SkippedItem]: ...
     @property
-    def totals(self) -> dict[str, Any]: ...
+    def totals(self) -> CacheTotals: ...
     def verify(self) -> None: ...
     def add(
         self,
@@ -219,6 +398,7 @@ class Loader:
     def __new__(
         cls,
         source: Cache | str | os.PathLike[str],
+        *,
         batch_size: int | None = None,
         workers: int | None = None,
         prefetch: int | None = None,
@@ -259,13 +439,13 @@ class Loader:
     @property
     def cache(self) -> Cache: ...
     @property
-    def settings(self) -> dict[str, Any]: ...
+    def settings(self) -> LoaderSettings: ...
     @property
     def closed(self) -> bool: ...
     def plan_stats(self, epoch: int | None = None) -> dict[str, int]: ...
     def set_epoch(self, epoch: int) -> None: ...
-    def state_dict(self) -> dict[str, Any]: ...
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def state_dict(self) -> LoaderState: ...
+    def load_state_dict(self, state: LoaderState | dict[str, Any]) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Loader: ...
     def __exit__(self, *exc: object) -> bool: ...
@@ -275,12 +455,12 @@ class Monitor:
     """Samples the GPUs and this host on a Rust thread between ``start()`` and ``stop()``
     (or over a ``with`` block)."""
 
-    def __new__(cls, interval: float = 0.1, source: str = "nvml", speed: float = 1.0) -> Self: ...
+    def __new__(cls, interval: float = 0.1, *, source: str = "nvml", speed: float = 1.0) -> Self: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
     @property
     def running(self) -> bool: ...
-    def report(self) -> dict[str, Any]: ...
+    def report(self) -> MonitorReport: ...
     def text(self) -> str: ...
     def __enter__(self) -> Monitor: ...
     def __exit__(self, *exc: object) -> bool: ...

@@ -199,7 +199,7 @@ class StepTimer:
             raise ValueError(f"phase name {name!r}: pass a non-empty string such as 'forward'")
         return _Phase(self, name)
 
-    def record(self, total_ms: float, phases: list[tuple[str, float]], items: int | None = None) -> None:
+    def record(self, total_ms: float, phases: list[tuple[str, float]], *, items: int | None = None) -> None:
         """Adds a step timed elsewhere (a callback, a framework hook): its total and its
         phases, in ms, in the order they ran."""
         if not (total_ms >= 0.0) or any(not (ms >= 0.0) for _, ms in phases):

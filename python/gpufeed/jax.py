@@ -26,7 +26,7 @@ import numpy as np
 __all__ = ["batches", "to_jax"]
 
 
-def to_jax(batch: dict[str, Any], device: Any = None) -> dict[str, Any]:
+def to_jax(batch: dict[str, Any], *, device: Any = None) -> dict[str, Any]:
     """The batch's arrays as JAX arrays: on the CPU without a copy (DLPack), else put on
     ``device``. Other values as they are."""
     out: dict[str, Any] = {}
@@ -40,15 +40,15 @@ def to_jax(batch: dict[str, Any], device: Any = None) -> dict[str, Any]:
     return out
 
 
-def batches(loader: Any, device: Any = None) -> Iterator[dict[str, Any]]:
+def batches(loader: Any, *, device: Any = None) -> Iterator[dict[str, Any]]:
     """Iterates one epoch of a gpufeed ``Loader`` as dicts of JAX arrays; with ``device``,
     the next batch's transfer is started before the current one is yielded."""
     it = iter(loader)
     try:
-        ahead = to_jax(next(it), device)
+        ahead = to_jax(next(it), device=device)
     except StopIteration:
         return
     for batch in it:
-        current, ahead = ahead, to_jax(batch, device)
+        current, ahead = ahead, to_jax(batch, device=device)
         yield current
     yield ahead

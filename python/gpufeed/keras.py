@@ -38,7 +38,7 @@ class StepTimerCallback(keras.callbacks.Callback):
     """Records every training batch of ``fit`` into ``timer`` (a new ``StepTimer`` when
     none is given); ``batch_size`` for samples/s."""
 
-    def __init__(self, timer: StepTimer | None = None, batch_size: int | None = None) -> None:
+    def __init__(self, timer: StepTimer | None = None, *, batch_size: int | None = None) -> None:
         super().__init__()
         self.timer = timer if timer is not None else StepTimer()
         self.batch_size = batch_size
@@ -50,7 +50,7 @@ class StepTimerCallback(keras.callbacks.Callback):
             phases = [("train_step", (self._end - self._begin) * _ms)]
             if now > self._end:
                 phases.append(("between_batches", (now - self._end) * _ms))
-            self.timer.record((now - self._begin) * _ms, phases, self.batch_size)
+            self.timer.record((now - self._begin) * _ms, phases, items=self.batch_size)
         self._begin = self._end = None
 
     def on_train_batch_begin(self, batch: int, logs: dict[str, Any] | None = None) -> None:

@@ -53,8 +53,8 @@ class TorchLoader:
     def __init__(
         self,
         loader: Any,
-        device: str | torch.device | None = None,
         *,
+        device: str | torch.device | None = None,
         pin_memory: bool | None = None,
         non_blocking: bool = True,
     ) -> None:

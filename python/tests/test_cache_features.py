@@ -118,23 +118,13 @@ def tiny_dataset(root, clips: int):
     return root
 
 
-def test_precompute_one_shard_of_several_returns_its_report(tmp_path):
-    data = tiny_dataset(tmp_path / "data", 300)
-    first = gpufeed.precompute(data, cache=tmp_path / "c", shard="0/2")
-    assert isinstance(first, dict) and not first["complete"]
-    assert first["shards_built"] == 1 and first["shards_total"] == 2
-    last = gpufeed.precompute(data, cache=tmp_path / "c", shard=(1, 2))
-    assert isinstance(last, gpufeed.Cache) and len(last) == 300
-    assert last.report["shards_built"] == 1 and last.report["complete"]
-
-
 def test_precompute_bad_input(tmp_path, lj_dir):
     with pytest.raises(FileNotFoundError, match="no such dataset"):
         gpufeed.precompute(tmp_path / "nowhere")
     with pytest.raises(ValueError, match="on_error"):
         gpufeed.precompute(lj_dir, cache=tmp_path, on_error="ignore")
     with pytest.raises(ValueError, match="shard"):
-        gpufeed.precompute(lj_dir, cache=tmp_path, shard="3/2")
+        gpufeed.precompute_shard(lj_dir, cache=tmp_path, shard="3/2")
     with pytest.raises(ValueError, match="jobs=0"):
         gpufeed.precompute(lj_dir, cache=tmp_path, jobs=0)
     with pytest.raises(FileNotFoundError, match="config"):

@@ -274,10 +274,9 @@ pub fn sample_until(
     // Host metrics are this machine's now: only for a live or synthetic run in real time.
     let live = !matches!(source, MonitorSource::Replay(_)) && speed == 1.0;
     let (source, title): (Box<dyn Source>, String) = match source {
-        MonitorSource::Nvml => (
-            Box::new(NvmlSource::open().map_err(no_driver)?),
-            "nvml".to_owned(),
-        ),
+        // The source's own error, without the command line's hint: the Python caller
+        // (`gpufeed.Monitor`, this function's user) names its own keyword arguments.
+        MonitorSource::Nvml => (Box::new(NvmlSource::open()?), "nvml".to_owned()),
         MonitorSource::Synthetic(pattern) => {
             let s = SyntheticSource::parse(pattern)?;
             let title = format!("synthetic {}", s.spec().name());

@@ -1,45 +1,155 @@
-//! Rust errors as Python exceptions: the message is the Rust one (it already names the
-//! file, line or value and the fix); the class is what a Python user would catch.
+//! Rust errors as Python exceptions. The classes are those of `gpufeed.errors` (a Python
+//! module, so that each keeps the builtin base it had before: `DataError` is a
+//! `ValueError`, `DataNotFoundError` also a `FileNotFoundError`); the message is the Rust
+//! one (it names the file, line or value and the fix), except where that one speaks in
+//! command-line flags: there it names the keyword argument instead ([`python_terms`]).
 
 use std::path::Path;
 
 use pyo3::PyErr;
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 
 use gpufeed_data::DataError;
 
-/// A data error: a missing file is `FileNotFoundError`, other I/O `OSError`, bad settings
-/// or a corrupt cache `ValueError`.
+/// The classes of `gpufeed.errors`, imported when first raised.
+mod py {
+    pyo3::import_exception!(gpufeed.errors, DataError);
+    pyo3::import_exception!(gpufeed.errors, DataNotFoundError);
+    pyo3::import_exception!(gpufeed.errors, DataIOError);
+    pyo3::import_exception!(gpufeed.errors, ConfigError);
+    pyo3::import_exception!(gpufeed.errors, ConfigNotFoundError);
+    pyo3::import_exception!(gpufeed.errors, TraceError);
+    pyo3::import_exception!(gpufeed.errors, AttachError);
+}
+
+/// A data error: a missing file is `DataNotFoundError`, other I/O `DataIOError`, a bad
+/// setting of the run (`shard=`, `features=`, the loader's settings) `ConfigError`, anything
+/// else `DataError`.
 pub(crate) fn data(e: DataError) -> PyErr {
-    classify(&e, e.to_string())
+    let message = python_terms(&e).unwrap_or_else(|| e.to_string());
+    classify(&e, message)
 }
 
 /// An `anyhow` error from the CLI's library code, its context chain on one line; classed
-/// as [`data`] classes a data error inside it.
+/// as [`data`] classes a data error inside it, else as `DataError`.
 pub(crate) fn any(e: &anyhow::Error) -> PyErr {
     let message = format!("{e:#}");
     match e.downcast_ref::<DataError>() {
         Some(d) => classify(d, message),
-        None => PyValueError::new_err(message),
+        None => py::DataError::new_err(message),
     }
+}
+
+/// A config file or setting that gpufeed refuses.
+pub(crate) fn config(message: impl Into<String>) -> PyErr {
+    py::ConfigError::new_err(message.into())
+}
+
+/// A recording or log that cannot be replayed.
+pub(crate) fn trace(message: impl Into<String>) -> PyErr {
+    py::TraceError::new_err(message.into())
+}
+
+/// A process `gpufeed.attach` cannot sample (the one option it checks, the rate, named as
+/// the keyword argument).
+pub(crate) fn attach(e: &gpufeed_attach::AttachError) -> PyErr {
+    let message = match e {
+        gpufeed_attach::AttachError::Usage(m) => m.replace("--rate", "rate"),
+        other => other.to_string(),
+    };
+    py::AttachError::new_err(message)
 }
 
 fn classify(e: &DataError, message: String) -> PyErr {
     match e {
         DataError::NotFound { .. } | DataError::NoManifest { .. } => {
-            PyFileNotFoundError::new_err(message)
+            py::DataNotFoundError::new_err(message)
         }
         DataError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            PyFileNotFoundError::new_err(message)
+            py::DataNotFoundError::new_err(message)
         }
-        DataError::Io { .. } => PyOSError::new_err(message),
-        _ => PyValueError::new_err(message),
+        DataError::Io { .. } => py::DataIOError::new_err(message),
+        DataError::ShardSpec { .. }
+        | DataError::ArrayJob { .. }
+        | DataError::Settings(_)
+        | DataError::Loader(_) => py::ConfigError::new_err(message),
+        _ => py::DataError::new_err(message),
     }
 }
 
-/// `FileNotFoundError` for a path that should exist.
+/// The message of a data error whose CLI text names a flag, with the keyword argument of
+/// `gpufeed.precompute` / `gpufeed.Loader` instead; `None` where the CLI text is right for
+/// Python too.
+fn python_terms(e: &DataError) -> Option<String> {
+    Some(match e {
+        DataError::UnknownLayout {
+            path,
+            what,
+            layouts,
+        } => format!(
+            "`{}` is {what}; gpufeed reads the layouts {layouts}; if it is one of them, say \
+             which with `layout=\"NAME\"` (and `columns=` for a table)",
+            path.display()
+        ),
+        DataError::AmbiguousLayout {
+            path,
+            first,
+            second,
+        } => format!(
+            "`{}` fits two dataset layouts equally, `{first}` and `{second}`; say which with \
+             `layout=\"{first}\"` or `layout=\"{second}\"`",
+            path.display()
+        ),
+        DataError::TooManySkipped {
+            skipped,
+            total,
+            percent,
+            allowed,
+            list,
+            first,
+        } => format!(
+            "{skipped} of {total} items ({percent:.1} %) were left out, more than the \
+             {allowed:.0} % allowed; the cache is not marked complete. They are listed in \
+             `{}`; first: {first}. Fix them, or pass `max_skipped={:.2}` to accept this",
+            list.display(),
+            (percent / 100.0 + 0.005).min(1.0)
+        ),
+        DataError::Locked { dir, holder } => format!(
+            "the cache `{}` is being built by another run ({holder}); wait for it, or pass \
+             another `cache=`",
+            dir.display()
+        ),
+        DataError::Corrupt { path, reason } => format!(
+            "`{}` is not a valid gpufeed cache file: {reason}; delete it and run \
+             gpufeed.precompute again",
+            path.display()
+        ),
+        DataError::ShardSpec { spec } => {
+            format!("shard=`{spec}`: expected \"I/N\" or (I, N) with 0 <= I < N, e.g. shard=(0, 4)")
+        }
+        DataError::ArrayJob { message } => format!(
+            "shard=\"auto\": {}",
+            message.replace("pass `--shard I/N`", "pass shard=(I, N)")
+        ),
+        DataError::Settings(m) if m.contains("`--features") => format!(
+            "invalid feature settings: {}",
+            m.replace(
+                "`--features mel,energy,f0`",
+                "features=[\"mel\", \"energy\", \"f0\"]"
+            )
+        ),
+        _ => return None,
+    })
+}
+
+/// `DataNotFoundError` for a dataset or cache path that should exist.
 pub(crate) fn missing(path: &Path, what: &str, fix: &str) -> PyErr {
-    PyFileNotFoundError::new_err(format!("`{}`: {what}; {fix}", path.display()))
+    py::DataNotFoundError::new_err(format!("`{}`: {what}; {fix}", path.display()))
+}
+
+/// `ConfigNotFoundError` for a config file that should exist.
+pub(crate) fn missing_config(path: &Path, fix: &str) -> PyErr {
+    py::ConfigNotFoundError::new_err(format!("`{}`: no such config file; {fix}", path.display()))
 }
 
 /// Ok in the process that created the object (`created`), else the error of [`forked`]:

@@ -44,13 +44,12 @@ pub(crate) fn config_of(py: Python<'_>, path: Option<PathBuf>) -> PyResult<Confi
         return Ok(Config::default());
     };
     if !path.exists() {
-        return Err(errors::missing(
+        return Err(errors::missing_config(
             &path,
-            "no such config file",
             "pass the path of your YAML config, or leave `config` out for the defaults",
         ));
     }
-    let loaded = gpufeed_config::load(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let loaded = gpufeed_config::load(&path).map_err(|e| errors::config(e.to_string()))?;
     let warnings = py.import("warnings")?;
     for w in &loaded.warnings {
         warnings.call_method1("warn", (w.to_string(),))?;
@@ -109,7 +108,7 @@ fn audio_settings(
                 let mut known: Vec<&String> =
                     fields.keys().filter(|k| *k != "sample_rate").collect();
                 known.sort();
-                return Err(PyValueError::new_err(format!(
+                return Err(errors::config(format!(
                     "unknown mel setting `{key}`; known: {}",
                     known
                         .iter()
@@ -122,7 +121,7 @@ fn audio_settings(
         }
     }
     fields.insert("sample_rate".into(), sr.into());
-    serde_json::from_value(json).map_err(|e| PyValueError::new_err(format!("mel settings: {e}")))
+    serde_json::from_value(json).map_err(|e| errors::config(format!("mel settings: {e}")))
 }
 
 /// The samples of a 1-D float array, copied (so the GIL can be released while they are
@@ -185,7 +184,10 @@ fn mel<'py>(
         let mut extractor = gpufeed_audio::mel::MelExtractor::new(&settings)?;
         extractor.compute(&samples)
     });
-    let mel = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mel = result.map_err(|e| match e {
+        gpufeed_audio::AudioError::InvalidSettings { .. } => errors::config(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    })?;
     let array = ndarray::Array2::from_shape_vec((mel.frames, mel.n_mels), mel.data)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(numpy::IntoPyArray::into_pyarray(array, py))

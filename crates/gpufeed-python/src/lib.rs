@@ -6,6 +6,8 @@
 //!   arrays that own their buffers; resumable and sharded over ranks.
 //! - [`steps`]: the analysis behind `StepTimer` (the phase-steps document of the CLI).
 //! - [`monitor`]: `Monitor`, GPU and host sampling on a Rust thread.
+//! - [`attach`]: `attach`, the Python stacks of another process sampled with
+//!   `gpufeed-attach`, in this process.
 //! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
 //! - `schema_text`: the JSON Schema of a document, as `gpufeed schema NAME` prints it.
 //!
@@ -16,6 +18,7 @@
 
 use pyo3::prelude::*;
 
+mod attach;
 mod cache;
 mod errors;
 mod features;
@@ -51,6 +54,7 @@ fn _gpufeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(schema_text, m)?)?;
+    attach::register(m)?;
     features::register(m)?;
     cache::register(m)?;
     loader::register(m)?;

@@ -382,7 +382,7 @@ fn borrow<'py, T: numpy::Element, D: ndarray::Dimension>(
 impl Loader {
     #[new]
     #[pyo3(signature = (
-        source, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
+        source, *, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
         pad = None, max_text_length = None, max_mel_frames = None, pad_to_multiple = None,
         bucket_window = None, drop_last = None, over_length = None, rank = None,
         world_size = None, epoch = 0, cache = None, config = None, layout = None,
@@ -434,7 +434,7 @@ impl Loader {
             })
         };
         let env = Environment::of_process().map_err(|e| {
-            PyValueError::new_err(format!(
+            errors::config(format!(
                 "{e}; unset it or pass `rank=` / `world_size=` explicitly"
             ))
         })?;
@@ -481,7 +481,7 @@ impl Loader {
         args.batch_frames = frames_of(&cfg.data.audio());
         // Refused settings before a precompute that can take minutes.
         LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, || (1, 1))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| errors::config(e.to_string()))?;
         let read = crate::features::read_options(layout.as_deref(), columns.as_deref(), None)?;
         let cache_obj = open_source(py, source, cache, config, read)?;
         let rust_cache = cache_obj.get().inner();
@@ -499,7 +499,7 @@ impl Loader {
             (max(|i| i.text_tokens), max(|i| i.mel_frames))
         };
         let lc = LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, longest)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| errors::config(e.to_string()))?;
         let loader = RustLoader::new(rust_cache, lc).map_err(errors::data)?;
         let per_epoch = loader.plan(0).batches.len();
         if per_epoch == 0 {

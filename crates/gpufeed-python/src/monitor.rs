@@ -35,6 +35,23 @@ pub(crate) struct Monitor {
     pid: u32,
 }
 
+/// The exception for a run that could not sample `source`: no NVIDIA driver or GPU is a
+/// `ConfigError` naming the `source=` values that work without one (the command line's
+/// text names its flags); a recording that cannot be replayed a `TraceError`; a synthetic
+/// pattern that does not parse a `ConfigError`.
+fn source_error(source: &MonitorSource, e: &anyhow::Error) -> PyErr {
+    use gpufeed_telemetry::source::SourceError;
+    let message = format!("{e:#}");
+    match (source, e.downcast_ref::<SourceError>()) {
+        (_, Some(SourceError::NoDriver { .. } | SourceError::NoGpu)) => errors::config(format!(
+            "{message}; to try gpufeed without a GPU, pass              `gpufeed.Monitor(source=\"synthetic:oscillating\")`, or replay a recording or an              nvidia-smi log with `source=\"replay:PATH\"`"
+        )),
+        (MonitorSource::Replay(_), _) => errors::trace(message),
+        (MonitorSource::Synthetic(_), _) => errors::config(message),
+        (MonitorSource::Nvml, _) => PyRuntimeError::new_err(message),
+    }
+}
+
 impl Monitor {
     fn check_process(&self) -> PyResult<()> {
         errors::same_process("Monitor", self.pid)
@@ -45,9 +62,10 @@ impl Monitor {
 impl Monitor {
     /// `source`: `"nvml"` (the default: this machine's GPUs), `"synthetic:PATTERN"` (e.g.
     /// `"synthetic:oscillating"`, as `gpufeed monitor --synthetic`), or `"replay:PATH"`.
-    /// `speed` runs a synthetic or replayed source faster than real time.
+    /// `speed` runs a synthetic or replayed source faster than real time. Every argument
+    /// after `interval` is keyword-only.
     #[new]
-    #[pyo3(signature = (interval = 0.1, source = "nvml", speed = 1.0))]
+    #[pyo3(signature = (interval = 0.1, *, source = "nvml", speed = 1.0))]
     fn new(interval: f64, source: &str, speed: f64) -> PyResult<Self> {
         if !(interval.is_finite() && interval > 0.0) {
             return Err(PyValueError::new_err(format!(
@@ -133,7 +151,7 @@ impl Monitor {
         let outcome = py.detach(move || handle.join()).map_err(|_| {
             PyRuntimeError::new_err("the sampling thread panicked; please report it")
         })?;
-        let (report, warnings) = outcome.map_err(|e| errors::any(&e))?;
+        let (report, warnings) = outcome.map_err(|e| source_error(&self.source, &e))?;
         let w = py.import("warnings")?;
         for msg in &warnings {
             w.call_method1("warn", (msg.as_str(),))?;
