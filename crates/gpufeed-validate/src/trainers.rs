@@ -845,8 +845,9 @@ pub fn check(o: &Keys, t: &'static Trainer, ctx: &Context, path: &Path) -> Vec<F
         let mut seen = found(o, t.own);
         seen.extend(markers_found(o, t));
         format!(
-            "`{}` looks like a {} config ({}); gpufeed checked ",
+            "`{}` looks like {} {} config ({}); gpufeed checked ",
             path.display(),
+            article(t.name),
             t.name,
             shown_keys(&seen, 4)
         )
@@ -1140,6 +1141,18 @@ pub(super) fn assumed(mut f: Finding, ctx: &Context) -> Finding {
         f.severity = Severity::Info;
     }
     f
+}
+
+/// "a" or "an" before a trainer's name, by its sound: "an ESPnet", "an F5-TTS" (an
+/// initialism read letter by letter), "a NeMo", "a HiFi-GAN".
+fn article(name: &str) -> &'static str {
+    let mut chars = name.chars();
+    let first = chars.next().unwrap_or(' ');
+    let second = chars.next().unwrap_or(' ');
+    let vowel = "AEIOUaeiou".contains(first);
+    let spelled =
+        "FHLMNRSX".contains(first) && (second.is_ascii_digit() || second.is_ascii_uppercase());
+    if vowel || spelled { "an" } else { "a" }
 }
 
 #[cfg(test)]

@@ -709,3 +709,16 @@ fn nemo_is_named_by_its_own_keys() {
         lines[0]
     );
 }
+
+/// The article before a trainer's name reads as the name sounds (the message once said
+/// "a ESPnet config").
+#[test]
+fn the_article_fits_the_trainers_name() {
+    let (line, _) = with_cores_8("espnet_tts.yaml");
+    assert!(line.contains("looks like an ESPnet config"), "{line}");
+    let (line, _) = with_cores_8("plain_data_workers.yaml");
+    assert!(
+        !line.contains(" a ESPnet") && !line.contains(" an trainer"),
+        "{line}"
+    );
+}
