@@ -233,6 +233,13 @@ pub const RULES: &[Rule] = &[
         "correct the Python at the line shown",
     ),
     rule(
+        "persistent-workers-without-workers",
+        Error,
+        Validate,
+        "PyTorch's DataLoader refuses `persistent_workers=True` with `num_workers=0` (\"persistent_workers option needs num_workers > 0\"): training stops before its first batch",
+        "give the loader workers (`num_workers: N`), or set `persistent_workers: false`",
+    ),
+    rule(
         "pin-memory-off",
         Info,
         Validate,

@@ -811,6 +811,8 @@ pub fn check(o: &Keys, t: &'static Trainer, ctx: &Context, path: &Path) -> Vec<F
         out: Vec::new(),
         checked: Vec::new(),
         judged: Vec::new(),
+        no_workers: Vec::new(),
+        persistent: Vec::new(),
     };
     let mut not_set: Vec<&str> = Vec::new();
     for setting in t.settings {
@@ -830,8 +832,33 @@ pub fn check(o: &Keys, t: &'static Trainer, ctx: &Context, path: &Path) -> Vec<F
         }
     }
     let Judge {
-        mut out, checked, ..
+        mut out,
+        checked,
+        no_workers,
+        persistent,
+        ..
     } = judge;
+    // `persistent_workers: true` beside `num_workers: 0` (the same loader: the same parent
+    // key) is refused by PyTorch's DataLoader.
+    let parent = |key: &str| key.rsplit_once('.').map_or("", |(p, _)| p).to_owned();
+    for (key, line, column) in &persistent {
+        if let Some(workers) = no_workers.iter().find(|w| parent(w) == parent(key)) {
+            out.push(
+                finding(
+                    "persistent-workers-without-workers",
+                    &format!("`{key}` is true, but `{workers}` is 0"),
+                )
+                .at(path, *line, *column)
+                .evidence(format!(
+                    "`{}` and `{}`; PyTorch raises \"persistent_workers option needs \
+                     num_workers > 0\"",
+                    o.setting(key, "true"),
+                    o.setting(workers, "0")
+                ))
+                .fix(o.setting(key, "false")),
+            );
+        }
+    }
     let unknown = std::ptr::eq(t, &UNKNOWN);
     let mut message = if unknown {
         format!(
@@ -941,6 +968,10 @@ struct Judge<'a> {
     /// What was read, by what it sets: `steps between evaluation pauses (`a: 1`, `b: 2`)`.
     checked: Vec<(What, Vec<String>)>,
     judged: Vec<String>,
+    /// The keys of loaders without workers (`num_workers: 0`).
+    no_workers: Vec<String>,
+    /// The keys (with their line and column) of `persistent_workers: true`.
+    persistent: Vec<(String, usize, usize)>,
 }
 
 impl Judge<'_> {
@@ -1004,6 +1035,14 @@ impl Judge<'_> {
                     replacement: edit.replacement.clone(),
                 }),
             );
+        }
+        match (setting.what, &v.value) {
+            (Workers, OutlineValue::Int(0)) => self.no_workers.push(key.to_owned()),
+            (PersistentWorkers, OutlineValue::Bool(true)) => {
+                self.persistent
+                    .push((key.to_owned(), v.span.line, v.span.column));
+            }
+            _ => {}
         }
         match (setting.what, &v.value) {
             (Workers, OutlineValue::Int(n)) => workers(out, *n, key, &shown, ctx, o, &at),

@@ -722,3 +722,29 @@ fn the_article_fits_the_trainers_name() {
         "{line}"
     );
 }
+
+/// `persistent_workers: true` beside `num_workers: 0` is an error: PyTorch's DataLoader
+/// raises before the first batch. A loader with workers beside it is fine.
+#[test]
+fn persistent_workers_without_workers_is_an_error() {
+    let v = validate_file(
+        &config("persistent_no_workers.yaml"),
+        &Context::new(Some(8), CoresOf::TrainingMachine),
+    )
+    .unwrap();
+    let errors: Vec<_> = v
+        .findings
+        .iter()
+        .filter(|f| f.id == "persistent-workers-without-workers")
+        .collect();
+    assert_eq!(errors.len(), 1, "{:#?}", v.findings);
+    let e = errors[0];
+    assert_eq!(e.severity, Severity::Error);
+    assert!(
+        e.message.contains(
+            "`loaders.train.persistent_workers` is true, but `loaders.train.num_workers` is 0"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.line, Some(9), "{e:?}");
+}
