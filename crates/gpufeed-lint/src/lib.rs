@@ -80,7 +80,9 @@
 //! training script of the same folder, `train*.py` / `*_train.py` with a training loop or a
 //! `.fit(...)`, makes it a trainer, as TensorFlowTTS' `examples/tacotron2/`) or in a
 //! benchmark (`bench.py`, `*benchmark*.py`, a `bench(es)`/`benchmark(s)` folder: nanoGPT's
-//! `bench.py` times the model, it does not train it) is info, and its
+//! `bench.py` times the model, it does not train it) or in an inference script (`infer`,
+//! `inference`, `predict`, `demo`, `export`, `serve` in its name, and no training loop or
+//! `.fit`) is info, and its
 //! message says why; so is one reached through calls from a loop or per-item function there.
 //! So are the findings on an **evaluation loader**: a `DataLoader` assigned to a name of an
 //! evaluation split (`val_loader`, `validation_loader`, `testloader`, `self.eval_dl`, `dev`)

@@ -1822,10 +1822,12 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         .collect();
     for f in files {
         out.evals.push(f.eval_loaders.clone());
-        let why = test_or_example(f.rel).filter(|why| {
-            !(why.starts_with("in an example")
-                && f.rel.parent().is_some_and(|d| training_folders.contains(d)))
-        });
+        let why = test_or_example(f.rel)
+            .filter(|why| {
+                !(why.starts_with("in an example")
+                    && f.rel.parent().is_some_and(|d| training_folders.contains(d)))
+            })
+            .or_else(|| inference_script(f));
         out.file.push(why);
         let mut mains = Vec::new();
         let mut c = f.root.walk();
@@ -1963,6 +1965,33 @@ fn is_main_check(cond: Node<'_>, src: &str) -> bool {
 }
 
 /// Why a file is a test or an example, from its path inside the linted folder.
+/// Why a file is an inference script: its name says so (`inference.py`, `infer_wav.py`,
+/// `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`) and it runs no training loop and
+/// no `.fit`. A model wrapped in `DataParallel` or a loader built there does not feed
+/// training (audioset_tagging_cnn's `inference.py`).
+fn inference_script(f: &File<'_>) -> Option<String> {
+    let stem = f.rel.file_stem()?.to_string_lossy().to_ascii_lowercase();
+    let named = stem.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+        matches!(
+            w,
+            "infer"
+                | "inference"
+                | "predict"
+                | "prediction"
+                | "demo"
+                | "export"
+                | "serve"
+                | "serving"
+        )
+    });
+    (named && f.training_loops.is_empty() && !calls_fit(f)).then(|| {
+        format!(
+            "in an inference script (`{}`), which does not train",
+            f.rel.display()
+        )
+    })
+}
+
 fn test_or_example(rel: &Path) -> Option<String> {
     let name = rel
         .file_name()

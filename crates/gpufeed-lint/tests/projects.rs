@@ -420,3 +420,10 @@ fn a_loop_on_a_flag_value_other_than_the_default_is_not_the_training() {
 fn iterators_and_loader_threads_are_per_item() {
     check("iterator-roots");
 }
+
+/// An inference script (`inference.py`, `predict.py`, `export_*.py`, ... with no training
+/// loop) does not train: its findings are info (issue 44; audioset_tagging_cnn).
+#[test]
+fn an_inference_script_is_not_the_training_path() {
+    check("inference-script");
+}
