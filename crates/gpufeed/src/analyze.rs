@@ -280,6 +280,9 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         model: MODEL.to_owned(),
         device: device.to_owned(),
         data_device: None,
+        // On the CPU, the demo's batches are small: its activations for the config's batch
+        // of 56 peaked at 3.2 GB (issue 41: under 1 GB).
+        batch_size: (!on_gpu).then_some(DEMO_CPU_BATCH),
         dtype: "f32".to_owned(),
         steps: Some(steps),
         warmup: Some(warmup),
@@ -311,8 +314,14 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     } else if data.is_some() {
         let step_stage = || {
             let run = profile::step_profile(&step_args, &Terminal::new())?;
-            let note =
-                format!("{steps} steps of the `{MODEL}` model on {device} after {warmup} warm-up");
+            let batch = if on_gpu {
+                String::new()
+            } else {
+                format!(", batches of {DEMO_CPU_BATCH} on the CPU")
+            };
+            let note = format!(
+                "{steps} steps of the `{MODEL}` model on {device} after {warmup} warm-up{batch}"
+            );
             Ok((
                 (StepPhases::Model(Box::new(run.doc)), run.step_ms),
                 Some(note),
@@ -428,6 +437,12 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
 /// Paths that do not exist, and a job that cannot be sampled, are bad usage (exit code 2),
 /// found before any work.
+/// Utterances per batch of the demo model's step on the CPU: `profile step` on the demo
+/// dataset peaked at 3.2 GB of memory with the default batch of 56 and at 954 MB with 16
+/// (`/usr/bin/time -v gpufeed profile step --data DEMO --batch-size 16 --steps 6 --warmup 2`,
+/// a debug build on the 2-core VM); the step's activations grow with the batch.
+const DEMO_CPU_BATCH: usize = 16;
+
 /// Why the demo dataset is not made: the user gave inputs of their own.
 const NO_DEMO: &str = "your own inputs were given; gpufeed's demo dataset, loader and model \
                        run with `--demo`";

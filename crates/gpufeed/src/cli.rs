@@ -674,6 +674,9 @@ pub struct ProfileStepArgs {
     /// Device where batches are prepared: cpu or cuda:N
     #[arg(long)]
     pub data_device: Option<String>,
+    /// Utterances per batch (default: the config's `batch_size`)
+    #[arg(long)]
+    pub batch_size: Option<usize>,
     /// Compute precision: f32, bf16 or f16
     #[arg(long, default_value = "f32")]
     pub dtype: String,

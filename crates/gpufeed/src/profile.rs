@@ -33,6 +33,7 @@ impl From<&ProfileStepArgs> for StepSettings {
             model: a.model.clone(),
             device: a.device.clone(),
             data_device: a.data_device.clone(),
+            batch_size: a.batch_size,
             dtype: a.dtype.clone(),
             steps: a.steps,
             warmup: a.warmup,

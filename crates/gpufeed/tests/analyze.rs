@@ -500,6 +500,8 @@ fn report_html_renders_in_headless_chromium() {
     let r = report_json(&out);
     assert_eq!(r["inputs"]["demo"], true);
     assert_eq!(r["inputs"]["data"], demo.display().to_string());
+    // On the CPU the demo's step runs in small batches (the config's 56 peaked at 3.2 GB).
+    assert_eq!(r["profile_step"]["config"]["loader"]["batch_size"], 16);
     let html = fs_err::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("id=\"plot-grid\""),

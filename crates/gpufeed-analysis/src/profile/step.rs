@@ -58,6 +58,8 @@ pub struct StepSettings {
     pub device: String,
     /// Where batches are prepared (the model's device when absent).
     pub data_device: Option<String>,
+    /// Utterances per batch (the config's when absent).
+    pub batch_size: Option<usize>,
     /// `f32`, `bf16` or `f16`.
     pub dtype: String,
     /// Steps to time (50 when absent).
@@ -156,7 +158,7 @@ pub fn step_profile(args: &StepSettings, ui: &dyn Ui) -> Result<StepRun> {
     };
     let dir = ensure_cache(data, None, &config, ui)?;
     let cache = Arc::new(Cache::open(&dir)?);
-    let lc = loader_config(&config, None, None)?;
+    let lc = loader_config(&config, args.batch_size, None)?;
     let model_config = model_config(preset, vocab_of(&cache), cache.n_mels(), source.as_ref());
     let model = Model::new(model_config.clone(), dtype, &device, SEED)?;
     let parameters = model.parameter_count();
