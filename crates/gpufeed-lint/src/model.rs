@@ -239,6 +239,29 @@ fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, Stri
                     out.push((n, factory));
                 }
             }
+            // Host data copied to the device in one call: `torch.tensor([..], device=d)`,
+            // `x.new_tensor(frames)` with `frames` built on the CPU (Conv-TasNet's decoder).
+            "call" => {
+                let host_data = |a: Node<'t>| -> Option<String> {
+                    if matches!(a.kind(), "list" | "tuple" | "list_comprehension") {
+                        return Some(format!("the Python {}", a.kind().replace('_', " ")));
+                    }
+                    made(a, &assigned).filter(|f| !f.is_empty())
+                };
+                let name = file.names.callee(n, src).unwrap_or_default();
+                let copied = if matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
+                    && ast::kwarg(n, "device", src).is_some()
+                {
+                    ast::positional(n, 0).and_then(host_data)
+                } else if ast::method(n, src) == Some("new_tensor") {
+                    ast::positional(n, 0).and_then(host_data)
+                } else {
+                    None
+                };
+                if let Some(what) = copied {
+                    out.push((n, what));
+                }
+            }
             _ => {}
         }
         true
@@ -311,6 +334,9 @@ class M(torch.nn.Module):
         table = torch.tensor(self.table)
         table = table.cuda()
         ones = torch.ones(3).type_as(x)
+        w = torch.tensor([1.0, 2.0], device=x.device)
+        frame = torch.arange(0, x.size(1) * 2).unfold(0, 2, 1)
+        frame = x.new_tensor(frame).long()
         return x
 ";
         assert_eq!(
@@ -319,6 +345,8 @@ class M(torch.nn.Module):
                 ("host-tensor-in-forward", 4),
                 ("host-tensor-in-forward", 6),
                 ("host-tensor-in-forward", 7),
+                ("host-tensor-in-forward", 8),
+                ("host-tensor-in-forward", 10),
             ]
         );
         let good = "\
@@ -331,6 +359,8 @@ class M(torch.nn.Module):
         t = torch.tensor(1.0)
         t = x * 2
         t = t.cuda()
+        u = torch.as_tensor(x, device=x.device)
+        v = x.new_tensor(x.detach())
         return x
 def prepare(x):
     return torch.tensor(x).cuda()
