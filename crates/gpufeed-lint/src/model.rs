@@ -249,15 +249,12 @@ fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, Stri
                     made(a, &assigned).filter(|f| !f.is_empty())
                 };
                 let name = file.names.callee(n, src).unwrap_or_default();
-                let copied = if matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
-                    && ast::kwarg(n, "device", src).is_some()
-                {
-                    ast::positional(n, 0).and_then(host_data)
-                } else if ast::method(n, src) == Some("new_tensor") {
-                    ast::positional(n, 0).and_then(host_data)
-                } else {
-                    None
-                };
+                let copies = (matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
+                    && ast::kwarg(n, "device", src).is_some())
+                    || ast::method(n, src) == Some("new_tensor");
+                let copied = copies
+                    .then(|| ast::positional(n, 0).and_then(host_data))
+                    .flatten();
                 if let Some(what) = copied {
                     out.push((n, what));
                 }
