@@ -8,8 +8,8 @@
 //! a job of their own, the user came for a verdict on their run, and a demo model trained
 //! on the CPU for minutes would only cost time and compete with it.
 //!
-//! 1. **demo data**: without `--data` (and with the demo), the demo dataset ([`DEMO_CLIPS`] generated clips) in
-//!    the user cache folder, `$XDG_CACHE_HOME/gpufeed/demo-112-0` (else
+//! 1. **demo data**: with the demo and without `--data`, the demo dataset ([`DEMO_CLIPS`]
+//!    generated clips) in the user cache folder, `$XDG_CACHE_HOME/gpufeed/demo-112-0` (else
 //!    `~/.cache/gpufeed/...`, else the temporary folder), generated once and reused: a user
 //!    cache folder rather than beside `--out`, so that a report folder stays a report and
 //!    every project on the machine shares one demo. Its `metadata.csv` is written last,
@@ -22,8 +22,9 @@
 //!    (`--code`), as `gpufeed doctor`.
 //! 4. **profile data**: the loader as the config sets it ([`BATCHES`] batches), and the
 //!    benchmark grid unless `--quick`.
-//! 5. **profile step**: with the demo, the `tiny` model for [`STEPS`] steps on the best device this build
-//!    can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU). When `--trace` is
+//! 5. **profile step**: with the demo, the `tiny` model for [`STEPS`] steps on the best
+//!    device this build can use (`cuda:0` with the `cuda` feature and a GPU, else the CPU, in
+//!    batches of [`DEMO_CPU_BATCH`]). When `--trace` is
 //!    a step recording of the user's own loop (the Python `StepTimer`'s `timer.save`), that
 //!    recording is the step evidence instead ([`gpufeed_analysis::phase_steps`]), and the demo model
 //!    does not run: its verdict, on another model and loop, would only compete with the
@@ -435,8 +436,6 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(report.exit_code()))
 }
 
-/// Paths that do not exist, and a job that cannot be sampled, are bad usage (exit code 2),
-/// found before any work.
 /// Utterances per batch of the demo model's step on the CPU: `profile step` on the demo
 /// dataset peaked at 3.2 GB of memory with the default batch of 56 and at 954 MB with 16
 /// (`/usr/bin/time -v gpufeed profile step --data DEMO --batch-size 16 --steps 6 --warmup 2`,
@@ -467,6 +466,8 @@ fn runs_demo(args: &AnalyzeArgs) -> bool {
     args.demo || !own
 }
 
+/// Paths that do not exist, and a job that cannot be sampled, are bad usage (exit code 2),
+/// found before any work.
 fn check_usage(args: &AnalyzeArgs) -> Result<()> {
     if let Some(pid) = args.attach {
         gpufeed_attach::procs::resolve(pid)?;
