@@ -551,23 +551,25 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
             }
         })
         .collect();
-    // `DataLoader` subclasses by their qualified names (`pkg.loader.AudioLoader`): a file
-    // that imports one builds loaders with it.
+    // Each file's `DataLoader` subclasses, and all of them by their qualified names
+    // (`pkg.loader.AudioLoader`): a file that imports one builds loaders with it.
+    let own: Vec<Vec<(String, bool)>> = files.par_iter().map(torch::loader_subclasses).collect();
     let subclasses: Vec<(String, bool)> = files
-        .par_iter()
-        .flat_map_iter(|f| {
+        .iter()
+        .zip(&own)
+        .flat_map(|(f, own)| {
             let module = project::module_path(f.rel);
-            torch::loader_subclasses(f)
-                .into_iter()
-                .map(move |(name, has_init)| (format!("{module}.{name}"), has_init))
+            own.iter()
+                .map(move |(name, has_init)| (format!("{module}.{name}"), *has_init))
         })
         .collect();
     let mut tf: Vec<(tfdata::Exports, Vec<Hit>)> = files
         .par_iter_mut()
-        .map(|file| {
+        .zip(&own)
+        .map(|(file, own)| {
             let exports = tfdata::check(file, &none);
             let tf_hits = std::mem::take(&mut file.hits);
-            torch::check(file, &subclasses);
+            torch::check(file, own, &subclasses);
             model::check(file);
             (exports, tf_hits)
         })

@@ -667,17 +667,13 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
     if opt_in.is_empty() {
         return Vec::new();
     }
-    let mut bodies = Vec::new();
-    ast::walk(root, &mut |n| {
-        bodies.extend(opt_in_body(n, src, opt_in));
-        true
-    });
-    if bodies.is_empty() {
-        return Vec::new();
-    }
+    // One walk: an `if` comes before the assignments of its body, so the opt-in bodies
+    // that hold an assignment are known when it is reached.
+    let mut bodies: Vec<(usize, usize)> = Vec::new();
     // For each `self.NAME` assigned: (set on an opt-in path, every assignment gated or falsy).
     let mut seen: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
     ast::walk(root, &mut |n| {
+        bodies.extend(opt_in_body(n, src, opt_in));
         if n.kind() == "assignment"
             && let Some(left) = n.child_by_field_name("left")
             && left.kind() == "attribute"

@@ -124,8 +124,6 @@ fn builds_loader_subclass<'t>(
             .is_some_and(|n| subclasses.iter().any(|(name, _)| name == text(n, src)))
 }
 
-/// `project` holds the project's `DataLoader` subclasses by qualified name
-/// (`pkg.loader.AudioLoader`), with whether each defines `__init__`.
 /// True when `callee` (a call's resolved name) is a subclass of `DataLoader` that another
 /// module of the project defines without its own `__init__`: `from pkg.loader import
 /// AudioLoader` (or `from .loader import ...`) then `AudioLoader(...)`.
@@ -141,18 +139,24 @@ fn imported_loader_subclass(callee: &str, project: &[(String, bool)]) -> bool {
         })
 }
 
-pub(super) fn check(file: &mut File<'_>, project: &[(String, bool)]) {
+/// The torch rules of one file. `subclasses` are the file's own `DataLoader` subclasses
+/// ([`loader_subclasses`]); `project` holds every file's by qualified name
+/// (`pkg.loader.AudioLoader`), each with whether it defines `__init__`.
+pub(super) fn check(
+    file: &mut File<'_>,
+    subclasses: &[(String, bool)],
+    project: &[(String, bool)],
+) {
     let src = file.src;
     let mut loaders = Vec::new();
     let mut parallel = Vec::new();
     let mut uses_cuda = false;
-    let subclasses = loader_subclasses(file);
     ast::walk(file.root, &mut |n| {
         match n.kind() {
             "call" => {
                 let name = file.names.callee(n, src).unwrap_or_default();
                 if is_data_loader(&name, file.names.imports_torch)
-                    || builds_loader_subclass(file.root, n, src, &subclasses)
+                    || builds_loader_subclass(file.root, n, src, subclasses)
                     || imported_loader_subclass(&name, project)
                 {
                     loaders.push(n);
