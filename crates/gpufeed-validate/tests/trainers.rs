@@ -727,24 +727,20 @@ fn the_article_fits_the_trainers_name() {
 /// raises before the first batch. A loader with workers beside it is fine.
 #[test]
 fn persistent_workers_without_workers_is_an_error() {
-    let v = validate_file(
-        &config("persistent_no_workers.yaml"),
-        &Context::new(Some(8), CoresOf::TrainingMachine),
-    )
-    .unwrap();
-    let errors: Vec<_> = v
-        .findings
+    let (_, others) = with_cores_8("persistent_no_workers.yaml");
+    let errors: Vec<&Found> = others
         .iter()
-        .filter(|f| f.id == "persistent-workers-without-workers")
+        .filter(|f| f.0 == "persistent-workers-without-workers")
         .collect();
-    assert_eq!(errors.len(), 1, "{:#?}", v.findings);
-    let e = errors[0];
-    assert_eq!(e.severity, Severity::Error);
-    assert!(
-        e.message.contains(
+    assert_eq!(
+        errors,
+        [&(
+            "persistent-workers-without-workers",
+            Severity::Error,
+            Some(9),
             "`loaders.train.persistent_workers` is true, but `loaders.train.num_workers` is 0"
-        ),
-        "{e:?}"
+                .to_owned()
+        )],
+        "{others:#?}"
     );
-    assert_eq!(e.line, Some(9), "{e:?}");
 }
