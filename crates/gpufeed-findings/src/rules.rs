@@ -517,7 +517,7 @@ pub const RULES: &[Rule] = &[
         "host-tensor-in-forward",
         Warning,
         Lint,
-        "a tensor built on the CPU inside `forward` and copied to the GPU costs a host allocation and a host-to-device copy in every call, every layer, every step",
+        "a tensor built on the CPU inside `forward` (or the training loop, or a helper or loss they call) and copied to the GPU costs a host allocation and a host-to-device copy in every call, every layer, every step",
         "create it on the device (`torch.arange(n, device=x.device)`), or once in `__init__` with `self.register_buffer(...)`",
     ),
     rule(

@@ -137,6 +137,27 @@ pub(super) fn is_resampling_load(name: &str, keywords: &[&str]) -> bool {
     loads && rate
 }
 
+/// Calls that draw a random number (canonical names): a resample or filter whose
+/// parameters come from one is an augmentation, different every epoch, so it cannot be
+/// precomputed.
+pub(super) fn is_random(name: &str) -> bool {
+    name.starts_with("random.")
+        || name.starts_with("numpy.random.")
+        || name.starts_with("np.random.")
+        || matches!(
+            name,
+            "torch.rand"
+                | "torch.rand_like"
+                | "torch.randn"
+                | "torch.randn_like"
+                | "torch.randint"
+                | "torch.randperm"
+                | "torch.normal"
+                | "torch.bernoulli"
+                | "torch.multinomial"
+        )
+}
+
 /// How much a heavy call costs, to name the heaviest in evidence: features (STFT, mel,
 /// pitch) over resampling over decoding.
 pub(super) fn weight(name: &str) -> u8 {

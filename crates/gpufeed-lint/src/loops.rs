@@ -785,8 +785,10 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
 
 /// The byte ranges of an `if`'s branches that run only for evaluation, in code a dataset
 /// shares between its splits: the body of `if self.split != "train":`, `if mode == "val":`,
-/// `if not self.training:`, and the `elif`/`else` of `if split == "train":`. The split is a
-/// name ending like `split`, `mode`, `phase`, `stage` or `subset`; evaluation is `val`,
+/// `if not self.training:`, and the `elif`/`else` of `if split == "train":` or of a bare
+/// training flag, `if self.train:` (`train`, `training`, `is_train`, `is_training`); where
+/// the training branch returns and has no `else`, the rest of the block after it. The split
+/// is a name ending like `split`, `mode`, `phase`, `stage` or `subset`; evaluation is `val`,
 /// `valid`, `validation`, `eval`, `test` or `dev`.
 pub(super) fn eval_only_branches(node: Node<'_>, src: &str) -> Vec<(usize, usize)> {
     const SPLIT: &[&str] = &["split", "mode", "phase", "stage", "subset"];
@@ -811,11 +813,37 @@ pub(super) fn eval_only_branches(node: Node<'_>, src: &str) -> Vec<(usize, usize
             .map(|b| vec![(b.start_byte(), b.end_byte())])
             .unwrap_or_default()
     };
+    // The `else` branches; without one, where the training branch ends in `return` or
+    // `raise` (`if self.train: return torch.load(p)`), the rest of the block after the `if`.
     let alternatives = || {
         let mut c = node.walk();
-        node.children_by_field_name("alternative", &mut c)
+        let mut out: Vec<_> = node
+            .children_by_field_name("alternative", &mut c)
             .map(|b| (b.start_byte(), b.end_byte()))
-            .collect::<Vec<_>>()
+            .collect();
+        let ends = |b: Node<'_>| {
+            let mut c = b.walk();
+            b.named_children(&mut c)
+                .filter(|s| s.kind() != "comment")
+                .last()
+                .is_some_and(|last| matches!(last.kind(), "return_statement" | "raise_statement"))
+        };
+        if out.is_empty()
+            && node.child_by_field_name("consequence").is_some_and(ends)
+            && let Some(block) = node.parent()
+        {
+            out.push((node.end_byte(), block.end_byte()));
+        }
+        out
+    };
+    let training_flag = |n: Node<'_>| {
+        let t = text(n, src).to_ascii_lowercase();
+        let last = t.rsplit('.').next().unwrap_or(&t).to_owned();
+        matches!(n.kind(), "identifier" | "attribute")
+            && matches!(
+                last.as_str(),
+                "train" | "training" | "is_train" | "is_training"
+            )
     };
     match cond.kind() {
         "comparison_operator" => {
@@ -843,17 +871,13 @@ pub(super) fn eval_only_branches(node: Node<'_>, src: &str) -> Vec<(usize, usize
             }
         }
         "not_operator" => {
-            let arg = cond.child_by_field_name("argument");
-            let training = arg.is_some_and(|a| {
-                let t = text(a, src).to_ascii_lowercase();
-                let last = t.rsplit('.').next().unwrap_or(&t).to_owned();
-                matches!(
-                    last.as_str(),
-                    "train" | "training" | "is_train" | "is_training"
-                )
-            });
+            let training = cond
+                .child_by_field_name("argument")
+                .is_some_and(training_flag);
             if training { consequence() } else { Vec::new() }
         }
+        // `if self.train:` / `if is_training:`: what runs otherwise is for evaluation.
+        "identifier" | "attribute" if training_flag(cond) => alternatives(),
         _ => Vec::new(),
     }
 }
@@ -1000,7 +1024,11 @@ fn holds_device_tensor(name: &str, tensors: &HashSet<String>) -> bool {
 
 /// Calls `f(name, value)` for each `name = value` in `scope` (a function or module body,
 /// not its nested functions), in source order.
-fn simple_assignments<'t>(scope: Node<'t>, src: &str, mut f: impl FnMut(&str, Node<'t>)) {
+pub(super) fn simple_assignments<'t>(
+    scope: Node<'t>,
+    src: &str,
+    mut f: impl FnMut(&str, Node<'t>),
+) {
     ast::walk(scope, &mut |n| {
         if n.id() != scope.id() && ast::is_scope(n) {
             return false;

@@ -1,7 +1,8 @@
 //! Rules on the code a step runs many times over: `cache-key-never-hits` (a memo tested
 //! with one key and filled under another, as HiFi-GAN's mel filterbank, so the work under
 //! it runs on every call) and `host-tensor-in-forward` (a tensor built on the CPU and copied
-//! to the GPU inside a module's `forward`: every layer, every step).
+//! to the GPU inside a module's `forward`: every layer, every step; the project pass runs
+//! [`host_tensors_moved`] on the functions `forward` and the training step call too).
 
 use tree_sitter::Node;
 
@@ -46,7 +47,7 @@ pub(super) fn check(file: &mut File<'_>) {
         );
     }
     for def in forwards {
-        for (moved, made) in host_tensors_moved(def, file) {
+        for HostTensor { moved, made, .. } in host_tensors_moved(def, file) {
             file.hit(
                 "host-tensor-in-forward",
                 moved,
@@ -183,22 +184,36 @@ fn is_host_factory(name: &str) -> bool {
     })
 }
 
-/// The moves to the GPU in `forward` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
-/// built on the CPU in the same function: the move, and the call that built it.
-fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, String)> {
+/// The moves to the GPU in `def` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
+/// built on the CPU in the same function: the move, and the call that built it. Run on
+/// every `forward` here, and by the project pass on the functions a step reaches.
+/// A tensor built on the host and copied to the GPU.
+pub(super) struct HostTensor<'t> {
+    /// The copy: `.cuda()`, `.to(device)`, `torch.tensor(data, device=d)`.
+    pub(super) moved: Node<'t>,
+    /// What built it: the factory's name (`torch.arange`), or the Python data.
+    pub(super) made: String,
+    /// The factory's call, where there is one.
+    pub(super) factory: Option<Node<'t>>,
+}
+
+pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<HostTensor<'t>> {
     let src = file.src;
     let Some(body) = def.child_by_field_name("body") else {
         return Vec::new();
     };
-    // The host factory a node holds: a call of one (through tensor methods on it:
-    // `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
-    let made = |mut n: Node<'t>, assigned: &[(String, usize, String)]| -> Option<String> {
+    // The host factory a node holds, with its call: a call of one (through tensor methods
+    // on it: `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
+    type Held<'t> = (String, Option<Node<'t>>);
+    let made = |mut n: Node<'t>, assigned: &[(String, usize, Held<'t>)]| -> Option<Held<'t>> {
         loop {
             match n.kind() {
                 "call" => {
                     let name = file.names.callee(n, src).unwrap_or_default();
                     if is_host_factory(&name) {
-                        return ast::kwarg(n, "device", src).is_none().then_some(name);
+                        return ast::kwarg(n, "device", src)
+                            .is_none()
+                            .then_some((name, Some(n)));
                     }
                     n = ast::receiver(n)?;
                 }
@@ -215,7 +230,8 @@ fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, Stri
             }
         }
     };
-    let mut assigned: Vec<(String, usize, String)> = Vec::new();
+    let cuda_aliases = cuda_type_aliases(file);
+    let mut assigned: Vec<(String, usize, Held<'t>)> = Vec::new();
     let mut out = Vec::new();
     ast::walk(body, &mut |n| {
         match n.kind() {
@@ -227,42 +243,113 @@ fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<(Node<'t>, Stri
                 ) && left.kind() == "identifier"
                 {
                     // A later assignment of the name to anything else ends what it held.
-                    let held = made(right, &assigned).unwrap_or_default();
+                    let held = made(right, &assigned).unwrap_or((String::new(), None));
                     assigned.push((text(left, src).to_owned(), n.end_byte(), held));
                 }
             }
             "call" if moves_to_device(n, src) => {
                 if let Some(r) = ast::receiver(n)
-                    && let Some(factory) = made(r, &assigned)
+                    && let Some((factory, call)) = made(r, &assigned)
                     && !factory.is_empty()
                 {
-                    out.push((n, factory));
+                    out.push(HostTensor {
+                        moved: n,
+                        made: factory,
+                        factory: call,
+                    });
                 }
             }
             // Host data copied to the device in one call: `torch.tensor([..], device=d)`,
-            // `x.new_tensor(frames)` with `frames` built on the CPU (Conv-TasNet's decoder).
+            // `x.new_tensor(frames)` with `frames` built on the CPU (Conv-TasNet's decoder),
+            // `torch.cuda.FloatTensor(np.ones(n))` or its alias (`Tensor =
+            // torch.cuda.FloatTensor`, as PyTorch-GAN's scripts build their labels).
             "call" => {
-                let host_data = |a: Node<'t>| -> Option<String> {
+                let host_data = |a: Node<'t>| -> Option<Held<'t>> {
                     if matches!(a.kind(), "list" | "tuple" | "list_comprehension") {
-                        return Some(format!("the Python {}", a.kind().replace('_', " ")));
+                        return Some((format!("the Python {}", a.kind().replace('_', " ")), None));
                     }
-                    made(a, &assigned).filter(|f| !f.is_empty())
+                    if a.kind() == "call"
+                        && let Some(numpy) = file
+                            .names
+                            .callee(a, src)
+                            .filter(|c| c.starts_with("numpy."))
+                    {
+                        return Some((numpy, Some(a)));
+                    }
+                    made(a, &assigned).filter(|(f, _)| !f.is_empty())
                 };
                 let name = file.names.callee(n, src).unwrap_or_default();
                 let copies = (matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
                     && ast::kwarg(n, "device", src).is_some())
-                    || ast::method(n, src) == Some("new_tensor");
+                    || ast::method(n, src) == Some("new_tensor")
+                    || is_cuda_type(&name)
+                    || cuda_aliases.contains(name.as_str());
                 let copied = copies
                     .then(|| ast::positional(n, 0).and_then(host_data))
                     .flatten();
-                if let Some(what) = copied {
-                    out.push((n, what));
+                if let Some((what, call)) = copied {
+                    out.push(HostTensor {
+                        moved: n,
+                        made: what,
+                        factory: call,
+                    });
                 }
             }
             _ => {}
         }
         true
     });
+    out
+}
+
+/// Factories that convert data they are given (`torch.from_numpy(a)`, `torch.tensor(x)`)
+/// rather than make a table of their own (`torch.arange(n)`).
+pub(super) fn is_conversion(name: &str) -> bool {
+    matches!(
+        name,
+        "torch.from_numpy" | "torch.tensor" | "torch.as_tensor" | "torch.Tensor"
+    ) || name.ends_with("Tensor")
+}
+
+/// `torch.cuda.FloatTensor` and the other legacy CUDA tensor types: called with data, they
+/// copy it to the GPU.
+fn is_cuda_type(name: &str) -> bool {
+    name.strip_prefix("torch.cuda.")
+        .is_some_and(|t| t.ends_with("Tensor") && !t.contains('.'))
+}
+
+/// Module-level names bound to a CUDA tensor type, on either side of a conditional
+/// (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`).
+fn cuda_type_aliases(file: &File<'_>) -> std::collections::HashSet<String> {
+    let src = file.src;
+    let mut out = std::collections::HashSet::new();
+    let mut c = file.root.walk();
+    for stmt in file.root.named_children(&mut c) {
+        let Some(a) = stmt
+            .named_child(0)
+            .filter(|a| stmt.kind() == "expression_statement" && a.kind() == "assignment")
+        else {
+            continue;
+        };
+        let (Some(left), Some(right)) = (
+            a.child_by_field_name("left"),
+            a.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        let mut sides = vec![right];
+        if right.kind() == "conditional_expression" {
+            let mut rc = right.walk();
+            sides = right.named_children(&mut rc).collect();
+        }
+        let cuda = sides.iter().any(|&n| {
+            matches!(n.kind(), "attribute" | "identifier")
+                && ast::dotted(n, src).is_some_and(|d| is_cuda_type(&file.names.resolve(&d)))
+        });
+        if left.kind() == "identifier" && cuda {
+            out.insert(text(left, src).to_owned());
+        }
+    }
     out
 }
 

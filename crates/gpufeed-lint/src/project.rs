@@ -22,7 +22,7 @@ use tree_sitter::Node;
 
 use super::ast::{self, text};
 use super::signatures as sig;
-use super::{File, Hit, decode, defaults, flow, loops, tfdata, torch};
+use super::{File, Hit, decode, defaults, flow, loops, model, tfdata, torch};
 use gpufeed_findings::constants::{MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES};
 
 /// A function of the project: the file it is in and its definition.
@@ -61,25 +61,29 @@ struct Project<'a, 't> {
 }
 
 /// Where a walk from one root has been.
-struct Walk {
+struct Walk<'t> {
     visited: HashSet<(usize, usize)>,
     budget: u64,
+    /// The functions entered, in order.
+    entered: Vec<Func<'t>>,
 }
 
-impl Walk {
+impl<'t> Walk<'t> {
     fn new() -> Self {
         Self {
             visited: HashSet::new(),
             budget: MAX_FUNCTIONS_PER_ROOT,
+            entered: Vec::new(),
         }
     }
 
     /// True the first time a function is entered, within the budget.
-    fn enter(&mut self, f: Func<'_>) -> bool {
+    fn enter(&mut self, f: Func<'t>) -> bool {
         if self.budget == 0 || !self.visited.insert((f.file, f.def.id())) {
             return false;
         }
         self.budget -= 1;
+        self.entered.push(f);
         true
     }
 }
@@ -141,9 +145,18 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     .into_iter()
                     .filter(|(lp, _)| !under_opt_in(root, lp.start_byte(), src, &p.opt_in))
                     .collect();
+                let rel = p.files[fi].rel.display();
+                let mut reached = Vec::new();
                 for &(lp, step) in &loops {
                     ranges.push((fi, (lp.start_byte(), lp.end_byte())));
-                    p.loop_syncs(fi, lp, step, &mut found);
+                    let why = format!(
+                        "called from the training loop at {rel}:{}",
+                        lp.start_position().row + 1
+                    );
+                    reached.push((Func { file: fi, def: lp }, why.clone()));
+                    for func in p.loop_syncs(fi, lp, step, &mut found) {
+                        reached.push((func, why.clone()));
+                    }
                 }
                 // Lightning runs a module's `training_step` every step: its body is a
                 // training loop's.
@@ -156,9 +169,25 @@ pub(super) fn check(files: &mut [File<'_>]) {
                     if ast::enclosing(files[fi].root, def, "class_definition").is_some()
                         && let Some(name) = def.child_by_field_name("name")
                     {
-                        p.loop_syncs(fi, def, name, &mut found);
+                        let why = format!(
+                            "called from `training_step` at {rel}:{}",
+                            def.start_position().row + 1
+                        );
+                        reached.push((
+                            Func { file: fi, def },
+                            "PyTorch Lightning runs it for every batch".to_owned(),
+                        ));
+                        for func in p.loop_syncs(fi, def, name, &mut found) {
+                            reached.push((func, why.clone()));
+                        }
                     }
                 }
+                // What `forward` calls is named as such first: the rule is about modules.
+                let from_forward: Vec<_> = p
+                    .called_from_forward(fi)
+                    .into_iter()
+                    .map(|func| (func, "called from a module's `forward`".to_owned()))
+                    .collect();
                 let f = &files[fi];
                 let eval: Vec<_> = files[fi]
                     .loaders
@@ -168,14 +197,20 @@ pub(super) fn check(files: &mut [File<'_>]) {
                             .map(|why| (fi, (l.start_byte(), l.end_byte(), why)))
                     })
                     .collect();
-                (ranges, found, eval)
+                (ranges, found, eval, from_forward, reached)
             })
             .collect();
-        for (ranges, found, eval) in per_file {
+        let mut reached = Vec::new();
+        let mut from_loops = Vec::new();
+        for (ranges, found, eval, forward, r) in per_file {
             loops_found.extend(ranges);
             hits.extend(found);
             evals.extend(eval);
+            reached.extend(forward);
+            from_loops.extend(r);
         }
+        reached.extend(from_loops);
+        p.step_host_tensors(&reached, &mut hits);
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
         no_workers = p.loader_defaults(&mut hits);
@@ -200,20 +235,37 @@ pub(super) fn check(files: &mut [File<'_>]) {
     }
     // `pin_memory=True` is the wrong fix for a loader whose batches are NumPy arrays: it
     // pins only tensors.
-    for (fi, byte, collate) in numpy_batches {
-        if let Some(hit) = files.get_mut(fi).and_then(|f| {
-            f.hits
-                .iter_mut()
-                .find(|h| h.id == "torch-loader-no-pin-memory" && h.byte == byte)
-        }) {
-            hit.specific.push_str(&format!(
-                "; its batches are NumPy arrays (its collate function {collate} builds them \
-                 with NumPy and no `torch` call), which `pin_memory` does not pin"
-            ));
-            hit.fix = "return tensors from the collate_fn (`torch.from_numpy(...)`), then \
-                       DataLoader(..., pin_memory=True); batch = batch.to(device, \
-                       non_blocking=True)"
-                .to_owned();
+    const NUMPY_PIN_FIX: &str = "return tensors from the collate_fn (`torch.from_numpy(...)`), \
+                                 then DataLoader(..., pin_memory=True); batch = \
+                                 batch.to(device, non_blocking=True)";
+    for (fi, byte, collate, pinned) in numpy_batches {
+        let Some(f) = files.get_mut(fi) else { continue };
+        let why = format!(
+            "its batches are NumPy arrays (its collate function {collate} builds them with \
+             NumPy and no `torch` call)"
+        );
+        if let Some(hit) = f
+            .hits
+            .iter_mut()
+            .find(|h| h.id == "torch-loader-no-pin-memory" && h.byte == byte)
+        {
+            hit.specific
+                .push_str(&format!("; {why}, which `pin_memory` does not pin"));
+            NUMPY_PIN_FIX.clone_into(&mut hit.fix);
+        } else if pinned {
+            // Asked for and doing nothing: the copy is still from pageable memory.
+            f.hits.push(Hit {
+                id: "torch-loader-no-pin-memory",
+                byte,
+                specific: format!(
+                    "`pin_memory=True` pins nothing here: {why}, and `pin_memory` pins only \
+                     tensors, so the copy to the GPU is from pageable memory"
+                ),
+                context: None,
+                fix: NUMPY_PIN_FIX.to_owned(),
+                root: None,
+                info: None,
+            });
         }
     }
     for (fi, range) in loops_found {
@@ -730,7 +782,7 @@ impl<'a, 't> Project<'a, 't> {
     }
 
     /// True when `call` runs a function of the project that steps an optimizer.
-    fn reaches_step(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk) -> bool {
+    fn reaches_step(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk<'t>) -> bool {
         if depth >= MAX_CALL_DEPTH {
             return false;
         }
@@ -754,10 +806,17 @@ impl<'a, 't> Project<'a, 't> {
     }
 
     /// Every per-step sync of one training loop, through the project's functions; the
-    /// first host sync of the step is named as such.
-    fn loop_syncs(&self, fi: usize, lp: Node<'t>, step: Node<'t>, hits: &mut Vec<(usize, Hit)>) {
+    /// first host sync of the step is named as such. Returns the project's functions the
+    /// step runs.
+    fn loop_syncs(
+        &self,
+        fi: usize,
+        lp: Node<'t>,
+        step: Node<'t>,
+        hits: &mut Vec<(usize, Hit)>,
+    ) -> Vec<Func<'t>> {
         let Some(body) = lp.child_by_field_name("body") else {
-            return;
+            return Vec::new();
         };
         let src = self.src(fi);
         let mut tensors = loops::tensor_names(body, src);
@@ -846,6 +905,132 @@ impl<'a, 't> Project<'a, 't> {
                 },
             ));
         }
+        walk.entered
+    }
+
+    /// The project's functions that `forward` methods of file `fi` call (and those they
+    /// call), within the call bounds: they run every step too. Calls under an opt-in flag
+    /// are not followed.
+    fn called_from_forward(&self, fi: usize) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let mut walk = Walk::new();
+        let mut todo: Vec<(Func<'t>, u64)> = f
+            .functions
+            .get("forward")
+            .into_iter()
+            .flatten()
+            .filter(|&&def| ast::enclosing(f.root, def, "class_definition").is_some())
+            .map(|&def| (Func { file: fi, def }, 0))
+            .collect();
+        while let Some((func, depth)) = todo.pop() {
+            if depth >= MAX_CALL_DEPTH {
+                continue;
+            }
+            let tf = &self.files[func.file];
+            for (call, _) in loops::per_step_calls(Self::body(func.def), tf.src, &self.opt_in) {
+                for target in self.callees(func.file, call) {
+                    if walk.enter(target) {
+                        todo.push((target, depth + 1));
+                    }
+                }
+            }
+        }
+        walk.entered
+    }
+
+    /// `host-tensor-in-forward` in what a step runs beside `forward` itself: the training
+    /// loop's body, Lightning's `training_step`, and the project's functions they or a
+    /// `forward` call (a helper, a loss; Conv-TasNet's `overlap_and_add`). `forward`
+    /// methods are the file-local rule's (model.rs). Only what runs every step counts: not
+    /// under a periodic, opt-in or evaluation branch.
+    fn step_host_tensors(&self, reached: &[(Func<'t>, String)], hits: &mut Vec<(usize, Hit)>) {
+        let mut seen = HashSet::new();
+        for (func, why) in reached {
+            if !seen.insert((func.file, func.def.id())) {
+                continue;
+            }
+            let f = &self.files[func.file];
+            let src = f.src;
+            let name = func
+                .def
+                .child_by_field_name("name")
+                .map_or("", |n| text(n, src));
+            let a_loop = matches!(func.def.kind(), "for_statement" | "while_statement");
+            let method = ast::enclosing(f.root, func.def, "class_definition").is_some();
+            if !(a_loop || func.def.kind() == "function_definition")
+                || (method && name == "forward")
+                || memoised(func.def, src)
+            {
+                continue;
+            }
+            let every_step: HashSet<usize> =
+                loops::per_step_calls(Self::body(func.def), src, &self.opt_in)
+                    .into_iter()
+                    .map(|(c, _)| c.id())
+                    .collect();
+            // What the step was given (the loop's batch, the function's parameters):
+            // converting it and copying it to the GPU is moving the data, not a table built
+            // per step (`torch.from_numpy(batch["mel"]).cuda()`).
+            let mut inputs: HashSet<&str> = HashSet::new();
+            if a_loop {
+                if let Some(left) = func.def.child_by_field_name("left") {
+                    ast::walk(left, &mut |n| {
+                        if n.kind() == "identifier" {
+                            inputs.insert(text(n, src));
+                        }
+                        true
+                    });
+                }
+            } else {
+                inputs.extend(ast::param_names(func.def, src));
+            }
+            for model::HostTensor {
+                moved,
+                made,
+                factory,
+            } in model::host_tensors_moved(func.def, f)
+            {
+                let converts_input = model::is_conversion(&made)
+                    && factory
+                        .and_then(|c| c.child_by_field_name("arguments"))
+                        .is_some_and(|a| mentions(a, &inputs, src));
+                if !every_step.contains(&moved.id())
+                    || under_opt_in(f.root, moved.start_byte(), src, &self.opt_in)
+                    || converts_input
+                {
+                    continue;
+                }
+                let specific = if a_loop {
+                    format!(
+                        "`{made}` builds a tensor on the CPU that the training loop at {}:{} \
+                         then copies to the GPU, every step",
+                        f.rel.display(),
+                        func.def.start_position().row + 1
+                    )
+                } else {
+                    format!(
+                        "`{made}` builds a tensor on the CPU that `{name}` then copies to \
+                         the GPU, and `{name}` runs every step ({why})"
+                    )
+                };
+                hits.push((
+                    func.file,
+                    Hit {
+                        id: "host-tensor-in-forward",
+                        byte: moved.start_byte(),
+                        specific,
+                        context: None,
+                        fix: "create it on the device: torch.arange(n, device=x.device); or \
+                              once, before the loop or in __init__: \
+                              self.register_buffer(\"table\", torch.tensor(...), \
+                              persistent=False)"
+                            .to_owned(),
+                        root: None,
+                        info: None,
+                    },
+                ));
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)] // one recursive walk's state
@@ -857,7 +1042,7 @@ impl<'a, 't> Project<'a, 't> {
         chain: &[String],
         branch: bool,
         depth: u64,
-        walk: &mut Walk,
+        walk: &mut Walk<'t>,
         out: &mut Vec<Found<'t>>,
     ) {
         let f = &self.files[fi];
@@ -1113,7 +1298,7 @@ impl<'a, 't> Project<'a, 't> {
         sites: &[(Func<'t>, Node<'t>)],
         depth: u64,
         cached: Option<&str>,
-        walk: &mut Walk,
+        walk: &mut Walk<'t>,
         out: &mut Vec<Heavy<'t>>,
     ) {
         let f = &self.files[func.file];
@@ -1177,6 +1362,15 @@ impl<'a, 't> Project<'a, 't> {
             // name says what it is.
             let by_name = decode::is_feature_name(&name)
                 || decode::is_resampling_load(&name, &ast::keywords(call, src));
+            // A resample or feature with random parameters (`resample_poly(wav, up,
+            // random.choice(rates))`) is an augmentation: a new result every epoch, nothing
+            // to precompute. A read stays heavy whatever it reads.
+            if (known || by_name)
+                && decode::weight(&name) > 0
+                && random_parameters(body, call, src, &f.names)
+            {
+                continue;
+            }
             if known || (out.len() == before && all_entered && by_name) {
                 out.push(Heavy {
                     file: func.file,
@@ -1547,10 +1741,10 @@ impl<'a, 't> Project<'a, 't> {
     }
 
     /// Loaders whose `collate_fn` returns NumPy arrays: `(file, loader byte, the function
-    /// named with its place)`. The function (a function, or a method of the dataset's class
+    /// named with its place, whether the loader asks for `pin_memory=True`)`. The function (a function, or a method of the dataset's class
     /// as `dataset.collate_fn`), with the methods it calls on `self`, calls NumPy and
     /// nothing of `torch` (FastSpeech2's `collate_fn` and `reprocess`).
-    fn numpy_collates(&self) -> Vec<(usize, usize, String)> {
+    fn numpy_collates(&self) -> Vec<(usize, usize, String, bool)> {
         let mut out = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
             let src = f.src;
@@ -1581,6 +1775,8 @@ impl<'a, 't> Project<'a, 't> {
                         .def
                         .child_by_field_name("name")
                         .map_or("lambda", |n| text(n, fsrc));
+                    let pinned = sig::arg(loader, torch::LOADER, "pin_memory", src)
+                        .is_some_and(ast::is_true);
                     out.push((
                         fi,
                         loader.start_byte(),
@@ -1589,6 +1785,7 @@ impl<'a, 't> Project<'a, 't> {
                             self.files[def.file].rel.display(),
                             def.def.start_position().row + 1
                         ),
+                        pinned,
                     ));
                 }
             }
@@ -1637,6 +1834,53 @@ impl<'a, 't> Project<'a, 't> {
             _ => None,
         }
     }
+}
+
+/// True when an argument of `call` draws a random number, or names a variable of `body`
+/// assigned (before the call, through other such variables) from one.
+fn random_parameters(body: Node<'_>, call: Node<'_>, src: &str, names: &ast::Names) -> bool {
+    let draws = |n: Node<'_>, random: &HashSet<String>| {
+        let mut found = false;
+        ast::walk(n, &mut |m| {
+            found |= match m.kind() {
+                "call" => names.callee(m, src).is_some_and(|c| decode::is_random(&c)),
+                "identifier" => random.contains(text(m, src)),
+                _ => false,
+            };
+            !found
+        });
+        found
+    };
+    let mut random = HashSet::new();
+    loops::simple_assignments(body, src, |name, right| {
+        if right.start_byte() < call.start_byte() && draws(right, &random) {
+            random.insert(name.to_owned());
+        }
+    });
+    call.child_by_field_name("arguments")
+        .is_some_and(|args| draws(args, &random))
+}
+
+/// True when an identifier under `node` is one of `names`.
+fn mentions(node: Node<'_>, names: &HashSet<&str>, src: &str) -> bool {
+    let mut found = false;
+    ast::walk(node, &mut |n| {
+        found |= n.kind() == "identifier" && names.contains(text(n, src));
+        !found
+    });
+    found
+}
+
+/// True when `def` is decorated with a cache (`functools.lru_cache`, `functools.cache`):
+/// its body runs once per argument, not every call.
+fn memoised(def: Node<'_>, src: &str) -> bool {
+    def.parent()
+        .filter(|p| p.kind() == "decorated_definition")
+        .is_some_and(|p| {
+            let mut c = p.walk();
+            p.named_children(&mut c)
+                .any(|d| d.kind() == "decorator" && text(d, src).contains("cache"))
+        })
 }
 
 /// True when the code at `byte` is in the body of an `if` on an opt-in flag.
@@ -1779,6 +2023,8 @@ pub(super) struct OffPath {
     mains: Vec<Vec<(usize, usize, usize)>>,
     /// Per file: evaluation loaders (start, end, why).
     evals: Vec<Vec<(usize, usize, String)>>,
+    /// Per file: modules built only by files off the path (start, end, why).
+    modules: Vec<Vec<(usize, usize, String)>>,
 }
 
 impl OffPath {
@@ -1787,12 +2033,13 @@ impl OffPath {
         if let Some(Some(why)) = self.file.get(fi) {
             return Some(why.clone());
         }
-        if let Some((_, _, why)) = self
-            .evals
-            .get(fi)
-            .and_then(|e| e.iter().find(|(s, e, _)| *s <= byte && byte < *e))
-        {
-            return Some(why.clone());
+        for ranges in [&self.evals, &self.modules] {
+            if let Some((_, _, why)) = ranges
+                .get(fi)
+                .and_then(|e| e.iter().find(|(s, e, _)| *s <= byte && byte < *e))
+            {
+                return Some(why.clone());
+            }
         }
         self.mains
             .get(fi)?
@@ -1810,6 +2057,7 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         file: Vec::new(),
         mains: Vec::new(),
         evals: Vec::new(),
+        modules: Vec::new(),
     };
     // A folder with a training script (`train*.py`, `*_train.py`, `trainer.py` that runs a
     // training loop or `.fit`) is a trainer even under `examples/`: TensorFlowTTS keeps its
@@ -1845,6 +2093,72 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
             }
         }
         out.mains.push(mains);
+    }
+    out.modules = off_path_modules(files, &out.file);
+    out
+}
+
+/// The modules (classes with a `forward`) that only files off the path build: an
+/// inference script's beam decoder, a test's toy model. Their code does not run in
+/// training, whatever it does per call. A class built nowhere by its name (through a
+/// registry, a config string) is left on the path.
+fn off_path_modules(
+    files: &[File<'_>],
+    file_off: &[Option<String>],
+) -> Vec<Vec<(usize, usize, String)>> {
+    let mut out = vec![Vec::new(); files.len()];
+    let modules: HashSet<&str> = files
+        .iter()
+        .flat_map(|f| {
+            f.classes.iter().filter_map(|(name, defs)| {
+                defs.iter()
+                    .any(|&c| !ast::methods(c, "forward", f.src).is_empty())
+                    .then_some(name.as_str())
+            })
+        })
+        .collect();
+    if modules.is_empty() {
+        return out;
+    }
+    // Where each is built: calls named like the class (`BeamSearch(...)`, `beam.BeamSearch(...)`).
+    let mut built: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        ast::walk(f.root, &mut |n| {
+            if n.kind() == "call"
+                && let Some(func) = n.child_by_field_name("function")
+                && matches!(func.kind(), "identifier" | "attribute")
+            {
+                let t = text(func, f.src);
+                let last = t.rsplit('.').next().unwrap_or(t);
+                if let Some(&m) = modules.get(last) {
+                    built.entry(m).or_default().push(fi);
+                }
+            }
+            true
+        });
+    }
+    for (fi, f) in files.iter().enumerate() {
+        for (name, defs) in &f.classes {
+            let Some(sites) = built.get(name.as_str()) else {
+                continue;
+            };
+            if sites.iter().any(|&s| file_off[s].is_none()) {
+                continue;
+            }
+            let mut by: Vec<String> = sites
+                .iter()
+                .map(|&s| files[s].rel.display().to_string())
+                .collect();
+            by.dedup();
+            let why = format!(
+                "`{name}` is built only in {}, off the training path ({})",
+                by.join(", "),
+                file_off[sites[0]].as_deref().unwrap_or_default()
+            );
+            for &c in defs {
+                out[fi].push((c.start_byte(), c.end_byte(), why.clone()));
+            }
+        }
     }
     out
 }
@@ -1883,9 +2197,27 @@ fn evaluation_loader<'t>(
             return Some(format!("an evaluation loader (`{name}`)"));
         }
     }
-    let function = ast::enclosing(root, loader, "function_definition")
-        .and_then(|d| d.child_by_field_name("name"))
-        .map(|n| text(n, src))?;
+    let def = ast::enclosing(root, loader, "function_definition")?;
+    // `def make_loader(files, train): if train: return DataLoader(...)` then the other
+    // loader: built only when the flag is off.
+    let mut flag_off = None;
+    ast::walk(def, &mut |n| {
+        if flag_off.is_none()
+            && n.kind() == "if_statement"
+            && loops::eval_only_branches(n, src)
+                .iter()
+                .any(|&(s, e)| s <= loader.start_byte() && loader.end_byte() <= e)
+        {
+            flag_off = n.child_by_field_name("condition").map(|c| text(c, src));
+        }
+        flag_off.is_none() && n.start_byte() <= loader.start_byte()
+    });
+    if let Some(cond) = flag_off {
+        return Some(format!(
+            "a loader built only when `{cond}` does not hold, for evaluation"
+        ));
+    }
+    let function = def.child_by_field_name("name").map(|n| text(n, src))?;
     let trains = function
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|w| w.eq_ignore_ascii_case("train") || w.eq_ignore_ascii_case("fit"));
@@ -2050,6 +2382,108 @@ mod tests {
         assert_eq!(module_path(Path::new("lib/trainer.py")), "lib.trainer");
         assert_eq!(module_path(Path::new("pkg/__init__.py")), "pkg");
         assert_eq!(module_path(Path::new("train.py")), "train");
+    }
+
+    /// nuwave2's bandwidth augmentation: a resample at a rate drawn per item cannot be
+    /// precomputed; the same resample at fixed rates can.
+    #[test]
+    fn a_resample_with_random_parameters_is_an_augmentation() {
+        let src = "\
+import random
+import numpy as np
+import scipy.signal as ss
+from torch.utils.data import Dataset
+
+class Augmented(Dataset):
+    def __getitem__(self, i):
+        wav = np.load(self.wavs[i])
+        ratio = random.uniform(0.3, 0.9)
+        low = int(22050 * ratio)
+        narrow = ss.resample_poly(wav, low, 22050)
+        noisy = ss.resample_poly(wav, np.random.randint(8000, 16000), 22050)
+        return ss.resample_poly(narrow, 22050, low), noisy
+
+class Fixed(Dataset):
+    def __getitem__(self, i):
+        wav = np.load(self.wavs[i])
+        low = 16000
+        return ss.resample_poly(wav, low, 22050)
+";
+        let lines: Vec<_> = crate::tests::ids(src)
+            .into_iter()
+            .filter(|(id, _)| *id == "decode-per-item")
+            .collect();
+        assert_eq!(lines, [("decode-per-item", 19)]);
+    }
+
+    /// Conv-TasNet's `overlap_and_add` (called from the decoder's `forward`) and a
+    /// permutation loss the training loop calls: each builds a CPU tensor and copies it to
+    /// the GPU every step. A memoised table, an unused function and one under an opt-in
+    /// flag do not run every step.
+    #[test]
+    fn host_tensors_in_what_a_step_calls() {
+        let src = "\
+import argparse
+import functools
+import torch
+import torch.nn as nn
+parser = argparse.ArgumentParser()
+parser.add_argument('--check', action='store_true')
+args = parser.parse_args()
+
+def overlap_and_add(frames, step):
+    idx = torch.arange(frames.size(-1)).unfold(0, 2, 1)
+    idx = idx.to(frames.device)
+    if args.check:
+        probe = torch.zeros(3).cuda()
+    return frames[..., idx]
+
+def cal_loss(est, ref):
+    perms = torch.tensor([[0, 1], [1, 0]]).cuda()
+    return (est - ref).abs().mean() + perms.sum()
+
+@functools.lru_cache(maxsize=None)
+def table(n):
+    return torch.arange(n).cuda()
+
+def unused(x):
+    return torch.arange(3).cuda()
+
+class Decoder(nn.Module):
+    def forward(self, x):
+        t = table(x.size(0))
+        return overlap_and_add(x, 2) + t
+
+model = Decoder().cuda()
+opt = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    est = model(x)
+    loss = cal_loss(est, y)
+    loss.backward()
+    opt.step()
+";
+        let found: Vec<_> = crate::lint_source(src, Path::new("train.py"))
+            .into_iter()
+            .filter(|f| f.id == "host-tensor-in-forward")
+            .collect();
+        let lines: Vec<_> = found.iter().map(|f| f.line.unwrap_or(0)).collect();
+        assert_eq!(lines, [11, 17], "{found:#?}");
+        assert!(
+            found[0].message.contains(
+                "`torch.arange` builds a tensor on the CPU that `overlap_and_add` then copies \
+                 to the GPU, and `overlap_and_add` runs every step (called from a module's \
+                 `forward`)"
+            ),
+            "{}",
+            found[0].message
+        );
+        assert!(
+            found[1]
+                .message
+                .contains("(called from the training loop at train.py:34)"),
+            "{}",
+            found[1].message
+        );
     }
 
     #[test]
