@@ -33,7 +33,15 @@
 //!   reason says why (a GPU, a running PID, the network, minutes of CPU, your own files);
 //! - `exit N`: the block's last command exits with N, not 0 (the others still exit 0);
 //! - `numbers vary: TEXT | TEXT`: in the shown lines that contain one of the TEXTs, numbers
-//!   match any number.
+//!   match any number;
+//! - `schema: NAME`, on a ```` ```json ```` block: the block is a `NAME` document
+//!   (`docs/schemas/NAME.json`, what `gpufeed schema NAME` prints).
+//!
+//! A ```` ```json ```` block is an example document: it must name its schema, or be marked
+//! `not run` with the reason. It must parse, and every key and value shown must fit the
+//! schema where it stands: a key the document does not have, a value of another type or
+//! outside its enum fails. It may be abbreviated: `"..."` as a value, an array item or a
+//! key stands for what was left out, and keys may be omitted.
 //!
 //! A block in ```` ```sh ````, ```` ```bash ```` or ```` ```shell ```` has commands and no
 //! output, so the test cannot check it: it must be marked `not run` with its reason. A block
@@ -102,6 +110,7 @@ struct Options {
     not_run: Option<String>,
     exit: i32,
     vary: Vec<String>,
+    schema: Option<String>,
 }
 
 fn options(marker: Option<&str>) -> Result<Options, String> {
@@ -129,6 +138,8 @@ fn options(marker: Option<&str>) -> Result<Options, String> {
             if o.vary.iter().any(String::is_empty) {
                 return Err("`numbers vary:` with an empty text".into());
             }
+        } else if let Some(name) = opt.strip_prefix("schema:") {
+            o.schema = Some(name.trim().to_string());
         } else {
             return Err(format!("unknown option `{opt}`"));
         }
@@ -333,6 +344,9 @@ fn check(block: &Block, root: &Path, cache: &Path) -> Result<(), String> {
     let opts = options(block.marker.as_deref())?;
     let shell = matches!(block.lang.as_str(), "sh" | "bash" | "shell" | "zsh");
     let console = block.lang == "console";
+    if block.lang == "json" && opts.not_run.is_none() {
+        return check_json(block, opts.schema.as_deref(), root);
+    }
     if !console && !shell {
         if block.body.iter().any(|l| l.starts_with("$ ")) {
             return Err(format!(
@@ -378,6 +392,201 @@ fn check(block: &Block, root: &Path, cache: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A ```json block against the schema it names.
+fn check_json(block: &Block, schema: Option<&str>, root: &Path) -> Result<(), String> {
+    let Some(name) = schema else {
+        return Err(
+            "a ```json block must name its document: `<!-- doc-test: schema: NAME -->` \
+             (`gpufeed schema` lists them), or `not run: REASON`"
+                .into(),
+        );
+    };
+    let path = root.join("docs/schemas").join(format!("{name}.json"));
+    let text = fs_err::read_to_string(&path)
+        .map_err(|e| format!("schema `{name}`: {e} (`gpufeed schema` lists the names)"))?;
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let shown: serde_json::Value = serde_json::from_str(&block.body.join("\n"))
+        .map_err(|e| format!("the block is not JSON: {e}"))?;
+    let mut errs = Vec::new();
+    fits(&shown, &schema, &schema, "", &mut errs);
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the block does not fit schema `{name}`:\n{}",
+            errs.join("\n")
+        ))
+    }
+}
+
+/// `"..."`: what an abbreviated example left out.
+fn elided(v: &serde_json::Value) -> bool {
+    v.as_str() == Some("...")
+}
+
+/// `s` with its `$ref`s to `#/$defs/` followed.
+fn resolve<'a>(s: &'a serde_json::Value, root: &'a serde_json::Value) -> &'a serde_json::Value {
+    let mut s = s;
+    while let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
+        match r
+            .strip_prefix("#/$defs/")
+            .and_then(|d| root.get("$defs")?.get(d))
+        {
+            Some(next) => s = next,
+            None => break,
+        }
+    }
+    s
+}
+
+fn type_name(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// Where `v` does not fit `s` (a subschema of `root`), each as `at: what`. Keys may be
+/// left out (abbreviation); keys shown must exist.
+fn fits(
+    v: &serde_json::Value,
+    s: &serde_json::Value,
+    root: &serde_json::Value,
+    at: &str,
+    errs: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if elided(v) {
+        return;
+    }
+    let s = resolve(s, root);
+    if let Some(all) = s.get("allOf").and_then(Value::as_array) {
+        for sub in all {
+            fits(v, sub, root, at, errs);
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(alts) = s.get(key).and_then(Value::as_array) {
+            let tries: Vec<Vec<String>> = alts
+                .iter()
+                .map(|sub| {
+                    let mut e = Vec::new();
+                    fits(v, sub, root, at, &mut e);
+                    e
+                })
+                .collect();
+            if !tries.iter().any(Vec::is_empty) {
+                // The closest alternative's complaints.
+                errs.extend(tries.into_iter().min_by_key(Vec::len).unwrap_or_default());
+            }
+        }
+    }
+    if let Some(c) = s.get("const")
+        && c != v
+    {
+        errs.push(format!("{at}: {v} where the schema has {c}"));
+    }
+    if let Some(e) = s.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        errs.push(format!(
+            "{at}: {v} is not one of {}",
+            Value::Array(e.clone())
+        ));
+    }
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let ok = types.iter().any(|t| match (*t, v) {
+            ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+            (t, v) => t == type_name(v),
+        });
+        if !types.is_empty() && !ok {
+            errs.push(format!("{at}: a {} where the schema has {t}", type_name(v)));
+            return;
+        }
+    }
+    match v {
+        Value::Object(map) => {
+            let props = s.get("properties").and_then(Value::as_object);
+            let extra = s.get("additionalProperties").filter(|a| a.is_object());
+            for (k, val) in map {
+                if k == "..." {
+                    continue;
+                }
+                let here = format!("{at}.{k}");
+                match (props.and_then(|p| p.get(k)), extra) {
+                    (Some(sub), _) | (None, Some(sub)) => fits(val, sub, root, &here, errs),
+                    (None, None) if props.is_some() => {
+                        errs.push(format!("{here}: the document has no such key"));
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = s.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    fits(item, sub, root, &format!("{at}[{i}]"), errs);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_json_check_follows_the_stated_rules() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "version": {"const": 2, "type": "integer"},
+            "verdict": {"enum": ["input-bound", "compute-bound"]},
+            "share": {"type": "number"},
+            "rank": {"anyOf": [{"$ref": "#/$defs/Rank"}, {"type": "null"}]},
+            "lines": {"type": "array", "items": {"$ref": "#/$defs/Rank"}}
+        },
+        "$defs": {"Rank": {"type": "object", "properties": {"pid": {"type": "integer"}}}}
+    });
+    let errors = |text: &str| {
+        let mut e = Vec::new();
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        fits(&v, &schema, &schema, "", &mut e);
+        e
+    };
+    // Abbreviated: keys left out, `"..."` for a value, an item or a key.
+    assert_eq!(
+        errors(r#"{"version": 2, "rank": {"pid": 7}, "lines": [{"pid": 1}, "..."], "...": "..."}"#),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        errors(r#"{"rank": null, "share": 1}"#),
+        Vec::<String>::new()
+    );
+    // A renamed key, a wrong type, a stale version, a value outside the enum, inside a
+    // reference and an array.
+    assert_eq!(
+        errors(
+            r#"{"verdict": "bound", "version": 1, "share": "x", "rank": {"pids": 1}, "lines": [{"pid": 1.5}], "old": 0}"#
+        ),
+        [
+            ".lines[0].pid: a number where the schema has \"integer\"",
+            ".old: the document has no such key",
+            ".rank.pids: the document has no such key",
+            ".share: a string where the schema has \"number\"",
+            ".verdict: \"bound\" is not one of [\"input-bound\",\"compute-bound\"]",
+            ".version: 1 where the schema has 2",
+        ]
+    );
 }
 
 #[test]
