@@ -1,13 +1,26 @@
 //! The host check: cores, memory against the data, swap, the CPU frequency governor and
-//! the load, from `/proc` and `/sys` (pure parsers over the files' text, tested on
-//! fixtures; [`Roots`] points them elsewhere).
+//! what other processes use, from `/proc` and `/sys` (pure parsers over the files' text,
+//! tested on fixtures; [`Roots`] points them elsewhere).
+//!
+//! Contention is judged over gpufeed's own run, never from the load average alone: the
+//! 1-minute load still counts a build that ended seconds before gpufeed started (it decays
+//! over minutes), so `cargo run -- doctor` would blame its own compilation. [`CpuSample`]
+//! reads the host's jiffy counters and this process's own CPU time at the start of the run
+//! and at its end; [`others_use`] is what the rest of the host used in between.
 //!
 //! ```
-//! use gpufeed_doctor::host::{HostFacts, check};
+//! use gpufeed_doctor::host::{CpuSample, HostFacts, check, others_use};
+//! use gpufeed_telemetry::host::CpuTime;
 //!
+//! // Two CPUs for 2 s (400 ticks): the host was busy 300 ticks, this process 100 of them.
+//! let start = CpuSample { host: CpuTime { idle: 1000, ..CpuTime::default() }, cpus: 2, own_ticks: 50, seconds: 0.0 };
+//! let end = CpuSample { host: CpuTime { user: 300, idle: 1100, ..CpuTime::default() }, cpus: 2, own_ticks: 150, seconds: 2.0 };
+//! let others = others_use(&start, &end).unwrap();
+//! assert_eq!(others.share, 0.5); // 200 of 400 ticks
 //! let facts = HostFacts {
-//!     cores: Some(8),
-//!     load1: Some(12.5),
+//!     cores: Some(2),
+//!     load1: Some(0.2),
+//!     others: Some(others),
 //!     ..HostFacts::default()
 //! };
 //! let ids: Vec<&str> = check(&facts).iter().map(|f| f.id).collect();
@@ -20,8 +33,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use gpufeed_stats::thresholds::{LOAD_PER_CORE_HIGH, SWAP_IN_USE_MIB};
+use gpufeed_findings::constants::HOST_WINDOW_MIN_MS;
+use gpufeed_stats::thresholds::{OTHERS_CPU_SHARE_HIGH, SWAP_IN_USE_MIB};
+use gpufeed_telemetry::host::{CpuTime, parse_pid_stat, parse_stat};
 
 use super::{fact, human_bytes};
 use gpufeed_findings::finding::Finding;
@@ -92,8 +108,10 @@ pub struct HostFacts {
     pub cpufreq_driver: Option<String>,
     /// `energy_performance_preference` → how many CPUs use it.
     pub epp: BTreeMap<String, usize>,
-    /// 1-minute load average.
+    /// 1-minute load average (shown, not judged: it also counts the minutes before the run).
     pub load1: Option<f64>,
+    /// What other processes used while gpufeed ran (`None`: not measured).
+    pub others: Option<OthersUse>,
     /// The config's `num_workers` (its default when the file does not set it).
     pub num_workers: Option<usize>,
     /// Bytes in the data folder.
@@ -136,6 +154,93 @@ impl HostFacts {
             ..Self::default()
         }
     }
+}
+
+/// One read of the host's CPU counters and of this process's own CPU time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuSample {
+    /// The `cpu` line of `/proc/stat` (all CPUs together), in ticks.
+    pub host: CpuTime,
+    /// The `cpuN` lines: the host's online CPUs.
+    pub cpus: usize,
+    /// `utime + stime + cutime + cstime` of this process (`/proc/self/stat`): its threads
+    /// and its reaped children (the framework probes), in the same ticks.
+    pub own_ticks: u64,
+    /// When it was read, in seconds from an origin shared by the samples compared.
+    pub seconds: f64,
+}
+
+impl CpuSample {
+    /// Reads `/proc/stat` and `/proc/self/stat` under `roots`; `None` where either is
+    /// missing or unreadable (not Linux, or fixture roots without them).
+    #[must_use]
+    pub fn read(roots: &Roots, origin: Instant) -> Option<Self> {
+        let stat = parse_stat(&fs_err::read_to_string(roots.proc.join("stat")).ok()?)?;
+        let own = parse_pid_stat(&fs_err::read_to_string(roots.proc.join("self/stat")).ok()?)?;
+        Some(Self {
+            host: stat.total,
+            cpus: stat.cores.len().max(1),
+            own_ticks: own.cpu_ticks,
+            seconds: origin.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// What the rest of the host used between two [`CpuSample`]s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OthersUse {
+    /// Seconds between the samples.
+    pub seconds: f64,
+    /// The host's online CPUs.
+    pub cpus: usize,
+    /// Other processes' busy ticks plus the hypervisor's steal, over all ticks.
+    pub share: f64,
+    /// The steal alone, over all ticks.
+    pub steal_share: f64,
+}
+
+/// Busy ticks: every tick but idle and iowait (steal included: the CPU was not ours).
+fn busy(t: &CpuTime) -> u64 {
+    t.total().saturating_sub(t.idle + t.iowait)
+}
+
+/// What other processes used between `start` and `end`: the host's busy ticks less this
+/// process's own. `None` when no tick passed.
+#[must_use]
+pub fn others_use(start: &CpuSample, end: &CpuSample) -> Option<OthersUse> {
+    let total = end.host.total().checked_sub(start.host.total())?;
+    if total == 0 {
+        return None;
+    }
+    let busy = busy(&end.host).saturating_sub(busy(&start.host));
+    let own = end.own_ticks.saturating_sub(start.own_ticks);
+    // A child reaped in the window brings its whole CPU time, some of it from before the
+    // window: never below zero.
+    let others = busy.saturating_sub(own);
+    let steal = end.host.steal.saturating_sub(start.host.steal);
+    Some(OthersUse {
+        seconds: end.seconds - start.seconds,
+        cpus: end.cpus,
+        share: others as f64 / total as f64,
+        steal_share: steal as f64 / total as f64,
+    })
+}
+
+/// Ends the window opened by `start`: waits until it is at least `HOST_WINDOW_MIN_MS`
+/// long, then reads the end. `None` where `start` is.
+#[must_use]
+pub fn close_window(
+    start: Option<&CpuSample>,
+    roots: &Roots,
+    origin: Instant,
+) -> Option<OthersUse> {
+    let start = start?;
+    let min = Duration::from_millis(HOST_WINDOW_MIN_MS).as_secs_f64();
+    let waited = origin.elapsed().as_secs_f64() - start.seconds;
+    if waited < min {
+        std::thread::sleep(Duration::from_secs_f64(min - waited));
+    }
+    others_use(start, &CpuSample::read(roots, origin)?)
 }
 
 /// `cpuN` folders under `/sys/devices/system/cpu`.
@@ -207,19 +312,19 @@ pub fn check(h: &HostFacts) -> Vec<Finding> {
             );
         }
     }
-    if let (Some(load), Some(cores)) = (h.load1, h.cores)
-        && cores > 0
-        && load >= cores as f64 * LOAD_PER_CORE_HIGH
+    if let Some(o) = &h.others
+        && o.share >= OTHERS_CPU_SHARE_HIGH
     {
         out.push(
             finding(
                 "host-load-high",
-                &format!("load average {load:.1} on {cores} cores"),
+                &format!(
+                    "other processes used {:.1} of {} CPUs while gpufeed ran",
+                    o.share * o.cpus as f64,
+                    o.cpus
+                ),
             )
-            .evidence(format!(
-                "1-minute load {load:.2} = {:.2} per core (reported from {LOAD_PER_CORE_HIGH:.1})",
-                load / cores as f64
-            ))
+            .evidence(others_evidence(o, h.load1))
             .fix(gpufeed_findings::rules::rule_info("host-load-high").map_or("", |r| r.fix)),
         );
     }
@@ -280,8 +385,12 @@ fn summary(h: &HostFacts) -> Finding {
             h.cpufreq_driver.as_deref().unwrap_or("?")
         )
     });
-    if let Some(l) = h.load1 {
-        ev.push(format!("load {l:.2}"));
+    match (&h.others, h.load1) {
+        (Some(o), load) => ev.push(others_evidence(o, load)),
+        (None, Some(l)) => ev.push(format!(
+            "1-minute load average {l:.2} (other processes' use over this run not measured)"
+        )),
+        (None, None) => {}
     }
     if let Some(d) = h.data_bytes {
         ev.push(format!("data {}", human_bytes(d)));
@@ -290,6 +399,24 @@ fn summary(h: &HostFacts) -> Finding {
         ev.push(format!("cache {}", human_bytes(c)));
     }
     fact("host-summary", head).evidence(ev.join("; "))
+}
+
+/// `others 55 % of the host's CPU time over 1.2 s (steal 3 %; reported from 50 %); ...`
+fn others_evidence(o: &OthersUse, load1: Option<f64>) -> String {
+    let mut s = format!(
+        "others {:.0} % of the host's CPU time over {:.1} s of this run (steal {:.0} %; reported from {:.0} %)",
+        o.share * 100.0,
+        o.seconds,
+        o.steal_share * 100.0,
+        OTHERS_CPU_SHARE_HIGH * 100.0
+    );
+    if let Some(l) = load1 {
+        let _ = write!(
+            s,
+            "; 1-minute load average {l:.2}, which also counts the minute before the run"
+        );
+    }
+    s
 }
 
 /// `performance ×8, powersave ×4`.
@@ -324,6 +451,7 @@ mod tests {
             cpufreq_driver: Some("acpi-cpufreq".into()),
             epp: BTreeMap::new(),
             load1: Some(0.5),
+            others: None,
             num_workers: Some(8),
             data_bytes: Some(10 << 30),
             cache_bytes: None,
@@ -381,7 +509,12 @@ mod tests {
         };
         assert!(ids(&h).contains(&"host-swap-in-use"));
         let h = HostFacts {
-            load1: Some(17.0),
+            others: Some(OthersUse {
+                seconds: 3.0,
+                cpus: 16,
+                share: 0.6,
+                steal_share: 0.0,
+            }),
             ..healthy()
         };
         assert!(ids(&h).contains(&"host-load-high"));
@@ -397,6 +530,118 @@ mod tests {
             ..healthy()
         };
         assert!(!ids(&h).contains(&"host-ram-below-data"));
+    }
+
+    /// `cargo run -- doctor` right after a build: the 1-minute load is high, but during
+    /// gpufeed's own run the other processes were nearly idle. The load alone is not
+    /// judged (it was, and the report blamed gpufeed's own build).
+    #[test]
+    fn contention_is_judged_over_the_run_not_from_the_load_average() {
+        let sample = |user: u64, idle: u64, steal: u64, own: u64, seconds: f64| CpuSample {
+            host: CpuTime {
+                user,
+                idle,
+                steal,
+                ..CpuTime::default()
+            },
+            cpus: 2,
+            own_ticks: own,
+            seconds,
+        };
+        // 3 s on 2 CPUs (600 ticks): 330 busy, of which gpufeed's own 300.
+        let quiet = others_use(
+            &sample(10_000, 5_000, 0, 100, 0.5),
+            &sample(10_330, 5_270, 0, 400, 3.5),
+        )
+        .unwrap();
+        assert_eq!(quiet.share, 0.05);
+        assert_eq!(quiet.seconds, 3.0);
+        let after_a_build = HostFacts {
+            cores: Some(2),
+            load1: Some(2.9),
+            others: Some(quiet),
+            ..HostFacts::default()
+        };
+        let found = check(&after_a_build);
+        assert_eq!(
+            found.iter().map(|f| f.id).collect::<Vec<_>>(),
+            ["host-summary"]
+        );
+        let ev = &found[0].evidence;
+        assert!(
+            ev.contains("others 5 % of the host's CPU time over 3.0 s of this run")
+                && ev.contains("load average 2.90, which also counts the minute before the run"),
+            "{ev}"
+        );
+        // Others busy (and the hypervisor stealing) during the run: reported, in CPUs.
+        let busy = others_use(
+            &sample(0, 1_000, 0, 0, 0.0),
+            &sample(300, 1_200, 100, 100, 3.0),
+        )
+        .unwrap();
+        // 600 ticks: 400 busy (steal included), 100 of them ours.
+        assert_eq!(busy.share, 0.5);
+        let h = HostFacts {
+            cores: Some(2),
+            others: Some(busy),
+            ..HostFacts::default()
+        };
+        let found = check(&h);
+        let high = found.iter().find(|f| f.id == "host-load-high").unwrap();
+        assert_eq!(
+            high.message,
+            "other processes used 1.0 of 2 CPUs while gpufeed ran; their work competes with \
+             the loader threads for the cores"
+        );
+        assert!(high.evidence.contains("(steal 17 %; reported from 50 %)"));
+        // A child reaped in the window can bring more ticks than the window had.
+        let reaped = others_use(
+            &sample(0, 1_000, 0, 0, 0.0),
+            &sample(100, 1_100, 0, 900, 1.0),
+        )
+        .unwrap();
+        assert_eq!(reaped.share, 0.0);
+        // No tick passed: nothing to say.
+        assert_eq!(
+            others_use(&sample(0, 1, 0, 0, 0.0), &sample(0, 1, 0, 0, 0.0)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sample_reads_the_host_and_this_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let proc = dir.path().join("proc");
+        fs_err::create_dir_all(proc.join("self")).unwrap();
+        let roots = Roots {
+            proc: proc.clone(),
+            sys: dir.path().join("sys"),
+        };
+        let origin = Instant::now();
+        assert_eq!(CpuSample::read(&roots, origin), None);
+        fs_err::write(
+            proc.join("stat"),
+            "cpu  100 2 30 5000 7 0 1 9 0 0\ncpu0 50 1 15 2500 3 0 0 4 0 0\ncpu1 50 1 15 2500 4 0 1 5 0 0\nintr 1\n",
+        )
+        .unwrap();
+        // The name holds a space and a parenthesis; utime..cstime are 11 + 4 + 2 + 1.
+        fs_err::write(
+            proc.join("self/stat"),
+            "4242 (gpu feed) R 1 4242 4242 0 -1 4194304 100 0 0 0 11 4 2 1 20 0 3 0 100 0 0\n",
+        )
+        .unwrap();
+        let s = CpuSample::read(&roots, origin).unwrap();
+        assert_eq!(s.cpus, 2);
+        assert_eq!(s.own_ticks, 18);
+        assert_eq!(s.host.steal, 9);
+        assert_eq!(busy(&s.host), 100 + 2 + 30 + 1 + 9);
+        // On this machine's own /proc the window closes after at least a second.
+        let live = Roots::default();
+        if let Some(start) = CpuSample::read(&live, origin) {
+            let o = close_window(Some(&start), &live, origin).unwrap();
+            assert!(o.seconds >= 1.0, "{o:?}");
+            assert!((0.0..=1.0).contains(&o.share), "{o:?}");
+        }
     }
 
     #[test]

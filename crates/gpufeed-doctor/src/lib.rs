@@ -8,7 +8,7 @@
 //! | check | facts | collected from |
 //! |---|---|---|
 //! | GPU | [`gpu::GpuFacts`] | NVML (`gpufeed_telemetry::nvml::gpu_inventory`) |
-//! | Host | [`host::HostFacts`] | `/proc/meminfo`, `/proc/loadavg`, `/sys/devices/system/cpu/cpu*/cpufreq` |
+//! | Host | [`host::HostFacts`] | `/proc/meminfo`, `/proc/loadavg`, `/sys/devices/system/cpu/cpu*/cpufreq`; `/proc/stat` and `/proc/self/stat` at the start and the end of the run ([`host::others_use`]) |
 //! | Storage | [`storage::StorageFacts`] | `stat`, `/sys/dev/block`, `/proc/self/mountinfo`, timed reads with the page cache bypassed |
 //! | Frameworks | [`frameworks::FrameworkFacts`] | TensorFlow, PyTorch and JAX, each probed in its own `python3` with a timeout |
 //! | Environment | [`env::EnvFacts`] | the environment variables, as a map (tests never touch the process's) |
@@ -34,7 +34,7 @@
 //! reports what it read as an info finding (`gpu-inventory`, `host-summary`,
 //! `storage-summary`, `framework-found`, `runtime-loader-stable`), so the report shows what
 //! was measured even when nothing is wrong. Thresholds are in `gpufeed_stats::thresholds`
-//! (`POWER_LIMIT_LOW_RATIO`, `LOAD_PER_CORE_HIGH`, `SWAP_IN_USE_MIB`, `SEQ_READ_SLOW_MB_S`,
+//! (`POWER_LIMIT_LOW_RATIO`, `OTHERS_CPU_SHARE_HIGH`, `SWAP_IN_USE_MIB`, `SEQ_READ_SLOW_MB_S`,
 //! `RANDOM_READ_IOPS_LOW`, `MANY_FILES`, `SMALL_FILE_MEAN_KIB`, `TENSOR_CORE_MIN_CC`); the
 //! measuring budgets (bytes and seconds read, probe timeout) in [`constants::TABLE`].
 //!
@@ -56,7 +56,7 @@
 //! | `host-ram-below-data` | warning | what an epoch reads (the cache, else the data) exceeds `MemAvailable` | a smaller cache, more RAM, faster storage |
 //! | `host-swap-in-use` | warning | swap in use above `SWAP_IN_USE_MIB` | use less memory |
 //! | `host-cpu-powersave` | warning | governor `powersave` (or, with intel_pstate/amd-pstate-epp, energy preference `power`) | `cpupower frequency-set -g performance` |
-//! | `host-load-high` | warning | 1-minute load at or above `LOAD_PER_CORE_HIGH` per core | find the load; stop the training before running doctor |
+//! | `host-load-high` | warning | other processes (and steal) took at least `OTHERS_CPU_SHARE_HIGH` of the host's CPU time while doctor ran (at least `HOST_WINDOW_MIN_MS`), never the load average alone | find them; stop the training before running doctor |
 //! | `storage-summary` | info | always, per folder: files, mount, device, sequential MB/s, random 4 KiB reads/s, bypass method | - |
 //! | `storage-rotational` | warning | `queue/rotational` is 1, unless measured random reads reach `RANDOM_READ_IOPS_LOW` (virtual disks are often marked rotational) | an SSD |
 //! | `storage-network-fs` | warning | nfs, cifs/smb, 9p, ceph, lustre, virtiofs, `fuse.*`, ... | copy to a local disk |
@@ -221,6 +221,9 @@ pub fn check_inputs(inputs: &Inputs) -> Result<(), DoctorError> {
 /// A `--data`, `--config` or `--code` path that cannot be read ([`DoctorError`]).
 pub fn run(inputs: &Inputs, progress: &mut dyn FnMut(Check)) -> Result<Outcome, DoctorError> {
     check_inputs(inputs)?;
+    // What other processes use is measured over this run, from here to the end.
+    let origin = std::time::Instant::now();
+    let window = host::CpuSample::read(&inputs.roots, origin);
     // Read the config first: a file that cannot be read is bad input, before any slow check.
     let cores = std::thread::available_parallelism().ok().map(usize::from);
     let validation = match &inputs.config {
@@ -288,6 +291,7 @@ pub fn run(inputs: &Inputs, progress: &mut dyn FnMut(Check)) -> Result<Outcome, 
     facts.env = env::EnvFacts::new(&inputs.env, &facts.gpu, &facts.frameworks);
     facts.env.cores = cores;
     facts.env.num_workers = num_workers;
+    facts.host.others = host::close_window(window.as_ref(), &inputs.roots, origin);
 
     let mut findings = check(&facts);
     match validation {

@@ -79,6 +79,10 @@ constants! {
     PROBE_TIMEOUT_S = 20, "seconds",
         "`framework-probe-hang`: a `python3` probe of TensorFlow, PyTorch or JAX that has not answered after this long is killed and reported",
         "gpufeed judgement: importing TensorFlow and compiling one XLA function takes 5-10 s from a cold disk; twice that is a hang (a stuck driver call, a lock, an import waiting on the network), not a slow import. The three probes run in parallel";
+    /// Milliseconds over which the host check measures what other processes use, at least.
+    HOST_WINDOW_MIN_MS = 1000, "ms",
+        "`host-load-high` is judged over gpufeed's own run; where the run took less than this, the host check waits the rest",
+        "gpufeed judgement: /proc/stat counts in 1/100 s, so a second gives 100 ticks per CPU, a share to about 1 %";
     /// Bytes the storage check reads per folder, at most.
     STORAGE_READ_BYTES = 256 * 1024 * 1024, "bytes",
         "the storage check reads at most this much per folder (sequential, then random), with the page cache bypassed",

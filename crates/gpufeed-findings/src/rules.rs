@@ -658,8 +658,8 @@ pub const RULES: &[Rule] = &[
         "host-load-high",
         Warning,
         Doctor(Check::Host),
-        "other runnable work competes with the loader threads for the cores",
-        "find it with `top`; if your training is running, this is its own load: run `gpufeed doctor` with it stopped",
+        "their work competes with the loader threads for the cores",
+        "find them with `top`; if your training is running, this is its own load: run `gpufeed doctor` with it stopped",
     ),
     rule(
         "storage-summary",

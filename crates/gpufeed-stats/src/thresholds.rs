@@ -172,10 +172,11 @@ thresholds! {
     POWER_LIMIT_LOW_RATIO = 0.95, "ratio",
         "`gpu-power-limit-low`: a power limit below this share of the default limit is reported (the GPU reaches its power cap, and lowers its clocks, earlier)",
         "gpufeed judgement: `nvidia-smi -pl` sets whole watts and some boards ship a limit a few watts off the nominal default, so 5 % below separates a deliberate cap from rounding";
-    /// The 1-minute load average per core from which the host is busy.
-    LOAD_PER_CORE_HIGH = 1.0, "ratio",
-        "`host-load-high`: a 1-minute load average at or above this many runnable tasks per core means other work competes with the loader for the CPU",
-        "Linux load average counts runnable and uninterruptible tasks (proc(5)); at one per core every core is taken (B. Gregg, Systems Performance, 2nd ed., section 6.6.1)";
+    /// Other processes' share of the host's CPU time, over gpufeed's own run, from which
+    /// the host is busy.
+    OTHERS_CPU_SHARE_HIGH = 0.5, "ratio",
+        "`host-load-high`: other processes (and the hypervisor's steal) taking at least this share of the host's CPU time while gpufeed ran compete with the loader for the cores",
+        "measured over gpufeed's own run, as the busy and stolen jiffies of /proc/stat less this process's and its reaped children's (/proc/self/stat; proc(5)), so that a build or job that ended before gpufeed started is not counted, as the 1-minute load average would (it decays over minutes); gpufeed judgement: with half the CPU time taken, a loader sized to the cores runs at about half its speed";
     /// Swap in use from which it is reported.
     SWAP_IN_USE_MIB = 256.0, "MiB",
         "`host-swap-in-use`: swap in use above this is reported (pages of the loader or the trainer may be on disk)",
