@@ -71,7 +71,8 @@ fn moved_to_device(node: Node<'_>, src: &str) -> bool {
             }
             _ => false,
         },
-        "list" | "tuple" => {
+        // `x, lengths = x.cuda(), lengths.cuda()`: the right side is an expression list.
+        "list" | "tuple" | "expression_list" => {
             let mut c = node.walk();
             let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
             !items.is_empty() && items.iter().all(|i| moved_to_device(*i, src))
@@ -339,7 +340,7 @@ pub(super) fn on_host(node: Node<'_>, src: &str, names: &HashSet<String>) -> boo
 }
 
 /// [`on_host`] without following the chain: a marked name, `t.item()`, `t.tolist()`,
-/// `t.numpy()`, `float(t)`, `int(t)`. Constant time, for callers that walk a chain
+/// `t.numpy()`, `float(t)`, `int(t)`, a torch factory without `device=` (`torch.rand(1)`). Constant time, for callers that walk a chain
 /// themselves.
 fn host_itself(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
     match node.kind() {
@@ -347,9 +348,14 @@ fn host_itself(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
         "identifier" | "attribute" => names.contains(&host_mark(text(node, src))),
         "call" => {
             matches!(ast::method(node, src), Some("item" | "tolist" | "numpy"))
-                || node
-                    .child_by_field_name("function")
-                    .is_some_and(|f| matches!(text(f, src), "float" | "int"))
+                || node.child_by_field_name("function").is_some_and(|f| {
+                    let callee = text(f, src);
+                    matches!(callee, "float" | "int")
+                        // `torch.rand(1)`: built on the CPU, never moved (a move ends the
+                        // chain before it is reached).
+                        || (super::model::is_host_factory(callee)
+                            && ast::kwarg(node, "device", src).is_none())
+                })
         }
         _ => false,
     }
@@ -1281,8 +1287,18 @@ pub(super) fn sync(
         }
         _ => {}
     }
+    // `max(lengths)` iterates a device tensor and compares its 0-d elements on the host;
+    // `range(steps)` reads one with `__index__`. Only a name known to hold a device tensor:
+    // `max(losses)` over a Python list of floats is common and free.
+    let first_on_device = || {
+        ast::positional(call, 0)
+            .is_some_and(|a| a.kind() == "identifier" && holds_device_tensor(text(a, src), tensors))
+    };
     match name.as_str() {
         "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
+        "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
+            Some(host(format!("{name}(...)")))
+        }
         // `math.isnan(grad_norm)`: `Tensor.__float__` reads the value.
         m if m.starts_with("math.") && first_is_tensor() => Some(host(format!("{m}(...)"))),
         "print" if prints_tensor(call, src, tensors) => Some(host("print(...)".to_owned())),

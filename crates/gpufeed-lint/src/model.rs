@@ -153,7 +153,7 @@ fn holds_expr(expr: Node<'_>, part: Node<'_>, src: &str) -> bool {
 }
 
 /// Torch calls that build a tensor on the CPU unless given `device=`.
-fn is_host_factory(name: &str) -> bool {
+pub(super) fn is_host_factory(name: &str) -> bool {
     name.strip_prefix("torch.").is_some_and(|f| {
         matches!(
             f,

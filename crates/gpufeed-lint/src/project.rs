@@ -116,10 +116,26 @@ struct Heavy<'t> {
     cached: Option<String>,
 }
 
-/// The fix of `decode-per-item`.
+/// The fix of `decode-per-item` for audio and features (what `gpufeed precompute` caches).
 const PRECOMPUTE_FIX: &str = "precompute once (`gpufeed precompute --data DIR`) and load arrays \
                               per item (np.load, safetensors); keep only cheap work (crop, pad) \
                               per item";
+
+/// The fix of `decode-per-item` for images: gpufeed's cache holds speech features, and an
+/// image pipeline's random crops need the decoded image.
+const IMAGE_DECODE_FIX: &str = "decode images in enough loader workers (`num_workers` up to the \
+                                cores), or on the GPU (`torchvision.io.decode_jpeg(data, \
+                                device=\"cuda\")`, NVIDIA DALI); store them pre-resized to the \
+                                training size so each decode is small";
+
+/// The fix of `decode-per-item` for the call `name`.
+fn decode_fix(name: &str) -> &'static str {
+    if decode::is_image_decode(name) {
+        IMAGE_DECODE_FIX
+    } else {
+        PRECOMPUTE_FIX
+    }
+}
 
 /// Runs the cross-file rules, adding hits to the files they point into.
 pub(super) fn check(files: &mut [File<'_>]) {
@@ -1252,6 +1268,15 @@ impl<'a, 't> Project<'a, 't> {
                     .map(|defs| defs.iter().map(|&def| Func { file: fi, def }).collect())
                     .unwrap_or_default()
             }
+            // `functools.partial(collate, n_mels=40)` runs `collate`.
+            "call"
+                if self.files[fi].names.callee(arg, src).as_deref()
+                    == Some("functools.partial") =>
+            {
+                ast::positional(arg, 0)
+                    .map(|f| self.functions_of(fi, f))
+                    .unwrap_or_default()
+            }
             "call" => self
                 .class_of_call(fi, arg)
                 .map(|(cf, class)| self.method_of(cf, class, "__call__", 0))
@@ -1416,13 +1441,13 @@ impl<'a, 't> Project<'a, 't> {
                     (
                         "decode-per-item",
                         format!("`{}` runs for an item whose cached file is missing", h.name),
-                        PRECOMPUTE_FIX,
+                        decode_fix(&h.name),
                     )
                 } else {
                     (
                         "decode-per-item",
                         format!("`{}` runs for every item, every epoch", h.name),
-                        PRECOMPUTE_FIX,
+                        decode_fix(&h.name),
                     )
                 };
                 hits.push((
@@ -1560,10 +1585,18 @@ impl<'a, 't> Project<'a, 't> {
                     byte: loader.start_byte(),
                     specific: format!("`DataLoader` with {how} while every item runs `{name}`"),
                     context: Some(context),
-                    fix: "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
-                          the cores; better, precompute the features once (`gpufeed \
-                          precompute`)"
-                        .to_owned(),
+                    // gpufeed's cache holds speech features: images need workers (or
+                    // GPU decoding), not `gpufeed precompute`.
+                    fix: if decode::is_image_decode(&name) {
+                        "DataLoader(..., num_workers=8, persistent_workers=True)  # up to the \
+                         cores; or decode on the GPU (torchvision.io.decode_jpeg(data, \
+                         device=\"cuda\"), NVIDIA DALI)"
+                    } else {
+                        "DataLoader(..., num_workers=8, persistent_workers=True)  # up to \
+                         the cores; better, precompute the features once (`gpufeed \
+                         precompute`)"
+                    }
+                    .to_owned(),
                     root: None,
                     info: cached,
                 },

@@ -285,7 +285,7 @@ fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {
                 call,
                 "`DataLoader` with workers but without `persistent_workers=True`",
                 None,
-                "DataLoader(..., num_workers=8, persistent_workers=True)",
+                "DataLoader(..., persistent_workers=True)  # keep your num_workers",
             );
         }
     }

@@ -350,6 +350,25 @@ fn reading_the_waveform_the_model_trains_on_is_not_a_feature_cost() {
 #[test]
 fn image_decoding_with_few_workers() {
     check("image-workers");
+    // The fix for images is workers or GPU decoding: gpufeed's cache holds speech
+    // features. The speech dataset's fix still names the cache.
+    let outcome = lint_paths(&[project("image-workers")]).unwrap();
+    let fixes: Vec<_> = outcome
+        .findings
+        .iter()
+        .filter(|f| f.id == "decode-per-item-few-workers")
+        .map(|f| {
+            (
+                f.message.contains("PIL") || f.message.contains("Image"),
+                f.fix.as_str(),
+            )
+        })
+        .collect();
+    assert!(fixes.iter().any(|(image, _)| *image), "{fixes:?}");
+    for (image, fix) in fixes {
+        assert_eq!(fix.contains("decode_jpeg"), image, "{fix}");
+        assert_eq!(fix.contains("gpufeed precompute"), !image, "{fix}");
+    }
 }
 
 /// Loader settings read from a constructor's parameters (Lightning's `self.hparams`) or a
@@ -456,4 +475,18 @@ fn a_module_built_only_for_inference_is_off_the_path() {
 fn host_tensors_in_the_loop_body_and_in_what_forward_calls() {
     check("host-tensor-loop-body");
     check("host-tensor-helper");
+}
+
+/// `.item()` of a tensor built on the CPU (`torch.rand(1)`, no `device=`) is no GPU sync;
+/// Python's `max` over a device tensor is one (the elements are compared on the host).
+#[test]
+fn host_and_device_values_in_the_loop() {
+    check("cpu-tensor-item");
+    check("builtins-on-device");
+}
+
+/// `collate_fn=functools.partial(collate, n_mels=40)` runs `collate` for every batch.
+#[test]
+fn a_partial_collate_is_followed() {
+    check("collate-partial");
 }
