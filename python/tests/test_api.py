@@ -97,6 +97,25 @@ def test_config_errors(tmp_path, demo_dir):
     assert "--features" not in str(e.value)
 
 
+def test_shard_auto_reads_the_array_job_and_names_the_keyword_outside_one(monkeypatch, tmp_path):
+    for var in ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+                "SLURM_ARRAY_TASK_MAX", "JOB_COMPLETION_INDEX", "JOB_COMPLETIONS",
+                "SLURM_PROCID", "SLURM_NTASKS"):
+        monkeypatch.delenv(var, raising=False)
+    data = tiny_dataset(tmp_path / "data", 4)
+    with pytest.raises(gpufeed.ConfigError) as e:
+        gpufeed.precompute_shard(data, shard="auto", cache=tmp_path / "c")
+    message = str(e.value)
+    assert message.startswith('shard="auto": '), message
+    assert "shard=(I, N)" in message and "--shard" not in message, message
+    # In a Slurm array task, "auto" is that task's slice (it was refused as not "I/N").
+    data = tiny_dataset(tmp_path / "many", 300)
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    monkeypatch.setenv("SLURM_ARRAY_TASK_COUNT", "2")
+    report = gpufeed.precompute_shard(data, shard="auto", cache=tmp_path / "c2")
+    assert report["shards_total"] == 2 and report["shards_built"] == 1, report
+
+
 def test_trace_error_for_a_recording_that_cannot_be_replayed(tmp_path):
     bad = tmp_path / "steps.txt"
     bad.write_text("0.31\n0.29\n0.30\n")
@@ -125,6 +144,9 @@ def test_precompute_returns_a_cache_and_precompute_shard_its_report(tmp_path):
     data = tiny_dataset(tmp_path / "data", 300)
     first = gpufeed.precompute_shard(data, shard="0/2", cache=tmp_path / "c")
     assert isinstance(first, dict) and not first["complete"]
+    # The summary speaks Python: the keyword, not the CLI's `--shard`.
+    assert "other `shard=` slices are missing" in first["summary"], first["summary"]
+    assert "--" not in first["summary"], first["summary"]
     assert first["shards_built"] == 1 and first["shards_total"] == 2
     last = gpufeed.precompute_shard(data, shard=(1, 2), cache=tmp_path / "c")
     assert isinstance(last, dict) and last["complete"]

@@ -26,14 +26,14 @@ mod py {
 /// setting of the run (`shard=`, `features=`, the loader's settings) `ConfigError`, anything
 /// else `DataError`.
 pub(crate) fn data(e: DataError) -> PyErr {
-    let message = python_terms(&e).unwrap_or_else(|| e.to_string());
+    let message = python_terms(&e).unwrap_or_else(|| keywords(&e.to_string()));
     classify(&e, message)
 }
 
 /// An `anyhow` error from the CLI's library code, its context chain on one line; classed
 /// as [`data`] classes a data error inside it, else as `DataError`.
 pub(crate) fn any(e: &anyhow::Error) -> PyErr {
-    let message = format!("{e:#}");
+    let message = keywords(&format!("{e:#}"));
     match e.downcast_ref::<DataError>() {
         Some(d) => classify(d, message),
         None => py::DataError::new_err(message),
@@ -140,6 +140,83 @@ fn python_terms(e: &DataError) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// `text` with each command-line flag in backquotes written as the keyword argument of
+/// `gpufeed.precompute` / `gpufeed.Loader` it matches: `` `--max-skipped 0.30` `` becomes
+/// `` `max_skipped=0.30` ``, `` `--layout kaldi` `` `` `layout="kaldi"` ``, `` `--shard I/N` ``
+/// `` `shard=(I, N)` ``, `` `--features mel,f0` `` `` `features=["mel", "f0"]` ``, and
+/// `` `gpufeed precompute ...` `` `` `gpufeed.precompute(...)` ``. For the messages the Rust
+/// code shares with the CLI that [`python_terms`] does not rewrite whole (hand-written: no
+/// crate maps one program's flags to another's keywords).
+pub(crate) fn keywords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        let span = &rest[open + 1..open + 1 + len];
+        out.push_str(&rest[..open]);
+        out.push('`');
+        out.push_str(&keyword(span).unwrap_or_else(|| span.to_owned()));
+        out.push('`');
+        rest = &rest[open + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One backquoted span as Python, or `None` where it is not a gpufeed flag.
+fn keyword(span: &str) -> Option<String> {
+    if let Some(args) = span.strip_prefix("gpufeed precompute") {
+        let args = args.trim();
+        return Some(if args.starts_with("--shard") {
+            "gpufeed.precompute_shard(..., shard=(I, N))".to_owned()
+        } else {
+            "gpufeed.precompute(...)".to_owned()
+        });
+    }
+    let flag = span.strip_prefix("--")?;
+    let (name, value) = match flag.split_once([' ', '=']) {
+        Some((n, v)) => (n, v.trim()),
+        None => (flag, ""),
+    };
+    // Only `gpufeed precompute`'s own flags: `--array=0-7` in a message is sbatch's.
+    const FLAGS: [&str; 11] = [
+        "shard",
+        "features",
+        "columns",
+        "data",
+        "layout",
+        "cache",
+        "config",
+        "max-skipped",
+        "mic",
+        "jobs",
+        "on-error",
+    ];
+    if !FLAGS.contains(&name) {
+        return None;
+    }
+    let name = name.replace('-', "_");
+    let value = match (name.as_str(), value) {
+        (_, "") => String::new(),
+        ("shard", v) => match v.split_once('/') {
+            Some((i, n)) => format!("({i}, {n})"),
+            None => format!("\"{v}\""),
+        },
+        ("features", v) => format!(
+            "[{}]",
+            v.split(',')
+                .map(|f| format!("\"{}\"", f.trim()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (_, v) if v.parse::<f64>().is_ok() => v.to_owned(),
+        (_, v) => format!("\"{v}\""),
+    };
+    Some(format!("{name}={value}"))
 }
 
 /// `DataNotFoundError` for a dataset or cache path that should exist.

@@ -237,6 +237,13 @@ fn precompute_run<'py>(
     }
     let shard = match shard {
         None => None,
+        // "auto": the array job's task, from Slurm's or Kubernetes' variables, as the CLI's
+        // `--shard auto` (it was parsed as "I/N" and refused).
+        Some(s) if s.is_instance_of::<PyString>() && s.extract::<String>()? == "auto" => Some(
+            gpufeed_data::array_job::detect(|k| std::env::var(k).ok())
+                .map_err(errors::data)?
+                .shard,
+        ),
         Some(s) if s.is_instance_of::<PyString>() => {
             Some(ShardSpec::parse(&s.extract::<String>()?).map_err(errors::data)?)
         }
@@ -274,7 +281,7 @@ fn precompute_run<'py>(
         .detach(move || precompute::run(&options, &Silent))
         .map_err(errors::data)?;
     let dict = to_py(py, &report)?;
-    dict.set_item("summary", report.summary())?;
+    dict.set_item("summary", errors::keywords(&report.summary()))?;
     Ok(dict)
 }
 
