@@ -246,9 +246,17 @@ impl Report {
     /// A one-paragraph summary for people.
     #[must_use]
     pub fn summary(&self) -> String {
+        // A layout without the label (LJSpeech's speakers) says so: "0 speaker(s)" read as
+        // a dataset whose speakers were lost.
+        let labels = match (self.speakers, self.languages) {
+            (0, 0) => "no speaker or language labels".to_owned(),
+            (0, l) => format!("no speaker labels, {l} language(s)"),
+            (s, 0) => format!("{s} speaker(s), no language labels"),
+            (s, l) => format!("{s} speaker(s), {l} language(s)"),
+        };
         let mut s = format!(
-            "dataset: {} layout ({}); {} speaker(s), {} language(s)\n",
-            self.layout, self.detected, self.speakers, self.languages
+            "dataset: {} layout ({}); {labels}\n",
+            self.layout, self.detected
         );
         for note in &self.notes {
             let _ = writeln!(s, "  {note}");

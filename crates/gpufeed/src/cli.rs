@@ -194,7 +194,8 @@ pub enum Command {
     /// Needs the right to read the process: the same user, sudo, or in a container
     /// `--cap-add SYS_PTRACE`.
     Attach(AttachArgs),
-    /// Analyse a GPU utilisation log, a step-time log or a step recording you already have
+    /// Analyse a GPU utilisation log, a profiler trace, a step-time log or a step recording
+    /// you already have
     ///
     /// Reads an `nvidia-smi --query-gpu=timestamp,index,utilization.gpu --format=csv -lms 100`
     /// log (with or without header and units, any column order, several GPUs interleaved),
@@ -244,7 +245,8 @@ pub enum Command {
     /// Generate a small speech-like dataset in LJSpeech layout
     #[command(name = "demo-data")]
     DemoData(DemoDataArgs),
-    /// Precompute mel features and tokens into a persistent, sharded cache, on all cores
+    /// Precompute features (the mel; linear, energy, F0, waveform on request) and tokens
+    /// into a persistent, sharded cache, on all cores
     Precompute(PrecomputeArgs),
     /// Compute the mel spectrogram of one audio file into a float32 .npy (frames, n_mels)
     Mel(MelArgs),
