@@ -143,6 +143,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
     let numpy_batches;
+    let in_memory;
     let no_workers;
     let opt_in;
     {
@@ -232,6 +233,25 @@ pub(super) fn check(files: &mut [File<'_>]) {
         no_workers = p.loader_defaults(&mut hits);
         opt_in = p.opt_in.clone();
         numpy_batches = p.numpy_collates();
+        in_memory = p.in_memory_items();
+    }
+    // Without workers, a loader over items already in memory loses nothing: the finding
+    // stays, as info, with why.
+    let in_memory: HashMap<(usize, usize), String> = in_memory
+        .into_iter()
+        .map(|(fi, byte, why)| ((fi, byte), why))
+        .collect();
+    for (fi, h) in files
+        .iter_mut()
+        .enumerate()
+        .flat_map(|(fi, f)| f.hits.iter_mut().map(move |h| (fi, h)))
+        .chain(hits.iter_mut().map(|(fi, h)| (*fi, h)))
+    {
+        if h.id == "torch-loader-no-workers"
+            && let Some(why) = in_memory.get(&(fi, h.byte))
+        {
+            h.info.get_or_insert_with(|| why.clone());
+        }
     }
     // The file-local rules on what a step runs: not under an opt-in flag (`if
     // self.add_zero_attn:` with its default `False`).
@@ -1866,6 +1886,125 @@ impl<'a, 't> Project<'a, 't> {
                 .and_then(|call| self.class_of_call(fi, call)),
             _ => None,
         }
+    }
+
+    /// Loaders whose items are already in memory, so that workers have nothing to do but
+    /// pickle them: `(file, loader byte, why)`. The dataset is a `TensorDataset`, or a
+    /// class of the project whose `__getitem__` only indexes what `__init__` read (no call
+    /// but conversions and builtins), and the `collate_fn`, if any, only pads and stacks.
+    fn in_memory_items(&self) -> Vec<(usize, usize, String)> {
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let src = f.src;
+            for &loader in &f.loaders {
+                let Some(ds) = sig::arg(loader, torch::LOADER, "dataset", src) else {
+                    continue;
+                };
+                let collate_cheap = match sig::arg(loader, torch::LOADER, "collate_fn", src) {
+                    None => true,
+                    Some(arg) => {
+                        let defs = self.functions_of(fi, arg);
+                        !defs.is_empty() && defs.iter().all(|d| self.only_cheap_calls(*d))
+                    }
+                };
+                if !collate_cheap {
+                    continue;
+                }
+                let tensor_dataset = |call: Node<'t>| {
+                    f.names
+                        .callee(call, src)
+                        .is_some_and(|c| c.ends_with("TensorDataset"))
+                };
+                let constructed = match ds.kind() {
+                    "call" => Some(ds),
+                    "identifier" | "attribute" => self.assigned_call(fi, loader, ds),
+                    _ => None,
+                };
+                let why = if constructed.is_some_and(tensor_dataset) {
+                    Some("its dataset is a `TensorDataset`, already in memory".to_owned())
+                } else if let Some((cf, class)) = self.dataset_class(fi, loader, ds) {
+                    let items = self.method_of(cf, class, "__getitem__", 0);
+                    let name = class
+                        .child_by_field_name("name")
+                        .map_or("", |n| text(n, self.src(cf)));
+                    (!items.is_empty() && items.iter().all(|d| self.only_cheap_calls(*d))).then(
+                        || {
+                            format!(
+                                "its items are read from memory (`{name}.__getitem__` only \
+                                 indexes and converts), so workers would only add pickling"
+                            )
+                        },
+                    )
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    out.push((fi, loader.start_byte(), why));
+                }
+            }
+        }
+        out
+    }
+
+    /// True when every call in `func` is a builtin, a tensor or array conversion, or
+    /// padding and stacking: no file, no decoding, no project code (which may do either).
+    fn only_cheap_calls(&self, func: Func<'t>) -> bool {
+        const BUILTINS: &[&str] = &[
+            "len",
+            "int",
+            "float",
+            "str",
+            "bool",
+            "list",
+            "tuple",
+            "dict",
+            "range",
+            "min",
+            "max",
+            "zip",
+            "enumerate",
+            "isinstance",
+            "sorted",
+            "sum",
+        ];
+        const CONVERSIONS: &[&str] = &[
+            "torch.tensor",
+            "torch.as_tensor",
+            "torch.from_numpy",
+            "torch.LongTensor",
+            "torch.FloatTensor",
+            "torch.IntTensor",
+            "torch.stack",
+            "torch.cat",
+            "torch.nn.utils.rnn.pad_sequence",
+            "numpy.array",
+            "numpy.asarray",
+            "numpy.stack",
+        ];
+        const METHODS: &[&str] = &[
+            "long",
+            "float",
+            "int",
+            "copy",
+            "clone",
+            "view",
+            "unsqueeze",
+            "squeeze",
+            "get",
+            "size",
+            "append",
+            "keys",
+            "values",
+            "items",
+        ];
+        let f = &self.files[func.file];
+        let src = f.src;
+        ast::calls_in(Self::body(func.def)).into_iter().all(|call| {
+            let name = f.names.callee(call, src).unwrap_or_default();
+            BUILTINS.contains(&name.as_str())
+                || CONVERSIONS.contains(&name.as_str())
+                || ast::method(call, src).is_some_and(|m| METHODS.contains(&m))
+        })
     }
 }
 

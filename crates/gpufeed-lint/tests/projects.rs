@@ -490,3 +490,11 @@ fn host_and_device_values_in_the_loop() {
 fn a_partial_collate_is_followed() {
     check("collate-partial");
 }
+
+/// A loader without workers over items already in memory (token lists read in `__init__`,
+/// a `TensorDataset`) loses nothing: info, with why. One that reads a file per item keeps
+/// its warning.
+#[test]
+fn no_workers_over_items_in_memory_is_info() {
+    check("in-memory-items");
+}
