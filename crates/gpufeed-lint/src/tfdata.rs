@@ -1054,16 +1054,59 @@ fn retracing(file: &mut File<'_>) {
         }
         true
     });
+    // `.batch()` stacks elements of one shape (TensorFlow refuses others), so the batches
+    // have at most two shapes, the last one partial: two traces, not one per batch. Only
+    // padding and ragged batching give a new shape per batch.
+    let batches = one_shape_batches(file);
     for (node, name) in hits {
+        let before = file.hits.len();
         file.hit(
             "tf-function-retracing",
             node,
             format!("`tf.function` on `{name}` has no `input_signature`"),
             None,
-            "@tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32), ...])  \
-             # or reduce_retracing=True; or pad batches to one shape",
+            "@tf.function(input_signature=[tf.TensorSpec(shape, dtype), ...]) with your \
+             inputs' shapes (None where a size varies)  # or reduce_retracing=True; or pad \
+             batches to one shape",
         );
+        if let Some(why) = &batches
+            && let Some(h) = file.hits.get_mut(before)
+        {
+            h.info = Some(why.clone());
+        }
     }
+}
+
+/// Why the file's `tf.data` batches have one shape, where they do: it batches with
+/// `.batch(...)` and never pads or batches ragged elements (`padded_batch`,
+/// `ragged_batch`, `bucket_by_sequence_length`, `tf.RaggedTensor`).
+fn one_shape_batches(file: &File<'_>) -> Option<String> {
+    let src = file.src;
+    let (mut batch, mut varying) = (None, false);
+    ast::walk(file.root, &mut |n| {
+        if n.kind() == "call" {
+            match ast::method(n, src) {
+                Some("batch") => {
+                    batch.get_or_insert(n.start_position().row + 1);
+                }
+                Some("padded_batch" | "ragged_batch" | "bucket_by_sequence_length") => {
+                    varying = true;
+                }
+                _ => {}
+            }
+        }
+        // Identifiers only: an attribute's text holds its whole chain (quadratic on a long
+        // one); `tf.RaggedTensor` has `RaggedTensor` as an identifier.
+        if n.kind() == "identifier" && text(n, src).contains("Ragged") {
+            varying = true;
+        }
+        !varying
+    });
+    let line = batch.filter(|_| !varying)?;
+    Some(format!(
+        "the batches of line {line} (`.batch`) all have the elements' one shape, the last \
+         perhaps partial: at most two traces"
+    ))
 }
 
 /// True when the `tf.function(...)` call fixes the signature or relaxes shapes.

@@ -498,3 +498,12 @@ fn a_partial_collate_is_followed() {
 fn no_workers_over_items_in_memory_is_info() {
     check("in-memory-items");
 }
+
+/// A `tf.function` step without `input_signature` fed by `.batch()` of one-shape elements
+/// traces at most twice (the last batch partial): info. Fed by `padded_batch`, every batch
+/// may have its own shape: a warning.
+#[test]
+fn retracing_depends_on_how_the_batches_are_made() {
+    check("one-shape-batches");
+    check("padded-batches");
+}
