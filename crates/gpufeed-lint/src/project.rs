@@ -237,6 +237,31 @@ pub(super) fn check(files: &mut [File<'_>]) {
     }
     // Without workers, a loader over items already in memory loses nothing: the finding
     // stays, as info, with why.
+    // A `tf.function` step without `input_signature`, where the project's `tf.data`
+    // batches all come from `.batch()` and nothing pads or batches ragged elements, traces
+    // at most twice: info.
+    let batching: Vec<_> = files.iter().map(tfdata::batching).collect();
+    let one_shape = (!batching.iter().any(|(_, varying)| *varying))
+        .then(|| {
+            batching
+                .iter()
+                .zip(files.iter())
+                .find_map(|((line, _), f)| line.map(|l| format!("{}:{l}", f.rel.display())))
+        })
+        .flatten();
+    if let Some(at) = one_shape {
+        let why = format!(
+            "the project's batches (`.batch` at {at}) all have their elements' one shape, the \
+             last perhaps partial: at most two traces"
+        );
+        for h in files
+            .iter_mut()
+            .flat_map(|f| f.hits.iter_mut())
+            .filter(|h| h.id == "tf-function-retracing")
+        {
+            h.info.get_or_insert_with(|| why.clone());
+        }
+    }
     let in_memory: HashMap<(usize, usize), String> = in_memory
         .into_iter()
         .map(|(fi, byte, why)| ((fi, byte), why))

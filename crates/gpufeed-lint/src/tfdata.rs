@@ -1054,12 +1054,9 @@ fn retracing(file: &mut File<'_>) {
         }
         true
     });
-    // `.batch()` stacks elements of one shape (TensorFlow refuses others), so the batches
-    // have at most two shapes, the last one partial: two traces, not one per batch. Only
-    // padding and ragged batching give a new shape per batch.
-    let batches = one_shape_batches(file);
+    // Judged over the project (the pipeline is often in another module):
+    // `project::check` lowers these to info where every batch has one shape.
     for (node, name) in hits {
-        let before = file.hits.len();
         file.hit(
             "tf-function-retracing",
             node,
@@ -1069,18 +1066,15 @@ fn retracing(file: &mut File<'_>) {
              inputs' shapes (None where a size varies)  # or reduce_retracing=True; or pad \
              batches to one shape",
         );
-        if let Some(why) = &batches
-            && let Some(h) = file.hits.get_mut(before)
-        {
-            h.info = Some(why.clone());
-        }
     }
 }
 
-/// Why the file's `tf.data` batches have one shape, where they do: it batches with
-/// `.batch(...)` and never pads or batches ragged elements (`padded_batch`,
-/// `ragged_batch`, `bucket_by_sequence_length`, `tf.RaggedTensor`).
-fn one_shape_batches(file: &File<'_>) -> Option<String> {
+/// How a file batches: the line of its first `.batch(...)`, and whether it pads or
+/// batches ragged elements (`padded_batch`, `ragged_batch`, `bucket_by_sequence_length`,
+/// `tf.RaggedTensor`). `.batch()` stacks elements of one shape (TensorFlow refuses
+/// others), so its batches have at most two shapes, the last one partial: two traces of a
+/// step, not one per batch. Only padding and ragged batching give a new shape per batch.
+pub(super) fn batching(file: &File<'_>) -> (Option<usize>, bool) {
     let src = file.src;
     let (mut batch, mut varying) = (None, false);
     ast::walk(file.root, &mut |n| {
@@ -1102,11 +1096,7 @@ fn one_shape_batches(file: &File<'_>) -> Option<String> {
         }
         !varying
     });
-    let line = batch.filter(|_| !varying)?;
-    Some(format!(
-        "the batches of line {line} (`.batch`) all have the elements' one shape, the last \
-         perhaps partial: at most two traces"
-    ))
+    (batch, varying)
 }
 
 /// True when the `tf.function(...)` call fixes the signature or relaxes shapes.

@@ -506,4 +506,6 @@ fn no_workers_over_items_in_memory_is_info() {
 fn retracing_depends_on_how_the_batches_are_made() {
     check("one-shape-batches");
     check("padded-batches");
+    // The pipeline in another module than the step (calmiLovesAI/TensorFlow2.0_ResNet).
+    check("batches-elsewhere");
 }
