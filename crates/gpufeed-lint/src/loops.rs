@@ -340,7 +340,8 @@ pub(super) fn on_host(node: Node<'_>, src: &str, names: &HashSet<String>) -> boo
 }
 
 /// [`on_host`] without following the chain: a marked name, `t.item()`, `t.tolist()`,
-/// `t.numpy()`, `float(t)`, `int(t)`, a torch factory without `device=` (`torch.rand(1)`). Constant time, for callers that walk a chain
+/// `t.numpy()`, `float(t)`, `int(t)`, a torch factory without `device=` (`torch.rand(1)`).
+/// Constant time, for callers that walk a chain
 /// themselves.
 fn host_itself(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
     match node.kind() {

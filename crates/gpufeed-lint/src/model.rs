@@ -184,9 +184,6 @@ pub(super) fn is_host_factory(name: &str) -> bool {
     })
 }
 
-/// The moves to the GPU in `def` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
-/// built on the CPU in the same function: the move, and the call that built it. Run on
-/// every `forward` here, and by the project pass on the functions a step reaches.
 /// A tensor built on the host and copied to the GPU.
 pub(super) struct HostTensor<'t> {
     /// The copy: `.cuda()`, `.to(device)`, `torch.tensor(data, device=d)`.
@@ -197,6 +194,9 @@ pub(super) struct HostTensor<'t> {
     pub(super) factory: Option<Node<'t>>,
 }
 
+/// The moves to the GPU in `def` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
+/// built on the CPU in the same function: the move, and the call that built it. Run on
+/// every `forward` here, and by the project pass on the functions a step reaches.
 pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<HostTensor<'t>> {
     let src = file.src;
     let Some(body) = def.child_by_field_name("body") else {

@@ -235,8 +235,6 @@ pub(super) fn check(files: &mut [File<'_>]) {
         numpy_batches = p.numpy_collates();
         in_memory = p.in_memory_items();
     }
-    // Without workers, a loader over items already in memory loses nothing: the finding
-    // stays, as info, with why.
     // A `tf.function` step without `input_signature`, where the project's `tf.data`
     // batches all come from `.batch()` and nothing pads or batches ragged elements, traces
     // at most twice: info.
@@ -262,6 +260,8 @@ pub(super) fn check(files: &mut [File<'_>]) {
             h.info.get_or_insert_with(|| why.clone());
         }
     }
+    // Without workers, a loader over items already in memory loses nothing: the finding
+    // stays, as info, with why.
     let in_memory: HashMap<(usize, usize), String> = in_memory
         .into_iter()
         .map(|(fi, byte, why)| ((fi, byte), why))
@@ -1819,9 +1819,10 @@ impl<'a, 't> Project<'a, 't> {
     }
 
     /// Loaders whose `collate_fn` returns NumPy arrays: `(file, loader byte, the function
-    /// named with its place, whether the loader asks for `pin_memory=True`)`. The function (a function, or a method of the dataset's class
-    /// as `dataset.collate_fn`), with the methods it calls on `self`, calls NumPy and
-    /// nothing of `torch` (FastSpeech2's `collate_fn` and `reprocess`).
+    /// named with its place, whether the loader asks for `pin_memory=True`)`. The function
+    /// (a function, or a method of the dataset's class as `dataset.collate_fn`), with the
+    /// methods it calls on `self`, calls NumPy and nothing of `torch` (FastSpeech2's
+    /// `collate_fn` and `reprocess`).
     fn numpy_collates(&self) -> Vec<(usize, usize, String, bool)> {
         let mut out = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
