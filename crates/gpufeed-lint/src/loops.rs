@@ -229,6 +229,26 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                     }
                 }
             }
+            // `steps = max(lengths)` over a device tensor: a 0-d device tensor, which
+            // `range(steps)` reads on the host again.
+            "assignment"
+                if n.child_by_field_name("left").is_some_and(|l| l.kind() == "identifier")
+                    && n.child_by_field_name("right").is_some_and(|r| {
+                        r.kind() == "call"
+                            && r.child_by_field_name("function")
+                                .is_some_and(|f| matches!(text(f, src), "max" | "min"))
+                            && ast::arg_count(r) == 1
+                            && ast::positional(r, 0).is_some_and(|a| {
+                                a.kind() == "identifier"
+                                    && holds_device_tensor(text(a, src), &names)
+                            })
+                    }) =>
+            {
+                if let Some(left) = n.child_by_field_name("left") {
+                    names.insert(text(left, src).to_owned());
+                    names.insert(device_mark(text(left, src)));
+                }
+            }
             "assignment" => {
                 let from_model = n.child_by_field_name("right").is_some_and(|r| {
                     r.kind() == "call"
