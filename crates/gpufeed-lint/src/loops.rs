@@ -232,7 +232,8 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
             // `steps = max(lengths)` over a device tensor: a 0-d device tensor, which
             // `range(steps)` reads on the host again.
             "assignment"
-                if n.child_by_field_name("left").is_some_and(|l| l.kind() == "identifier")
+                if n.child_by_field_name("left")
+                    .is_some_and(|l| l.kind() == "identifier")
                     && n.child_by_field_name("right").is_some_and(|r| {
                         r.kind() == "call"
                             && r.child_by_field_name("function")
