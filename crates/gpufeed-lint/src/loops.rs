@@ -1035,7 +1035,7 @@ fn training_test(node: Node<'_>, src: &str) -> Option<bool> {
 const DEVICE: char = '@';
 
 /// The mark of a name that holds a device tensor, for a set of tensor names.
-fn device_mark(name: &str) -> String {
+pub(super) fn device_mark(name: &str) -> String {
     format!("{DEVICE}{name}")
 }
 

@@ -1130,6 +1130,13 @@ impl<'a, 't> Project<'a, 't> {
                 let tsrc = self.src(target.file);
                 let mut names = self.bind(fi, call, tensors, target);
                 names.extend(loops::tensor_names(inner, tsrc));
+                // A module's buffers and parameters live on its device: `int(self.ptr)`
+                // of MoCo's queue pointer reads the GPU.
+                if let Some(class) =
+                    ast::enclosing(self.files[target.file].root, target.def, "class_definition")
+                {
+                    names.extend(module_tensors(class, tsrc));
+                }
                 loops::derived_tensors(inner, tsrc, &mut names);
                 let mut next = chain.to_vec();
                 next.push(self.link(fi, call));
@@ -2057,6 +2064,40 @@ fn random_parameters(body: Node<'_>, call: Node<'_>, src: &str, names: &ast::Nam
     });
     call.child_by_field_name("arguments")
         .is_some_and(|args| draws(args, &random))
+}
+
+/// The tensors a module holds on its device, as tensor names with device marks:
+/// `self.register_buffer("ptr", ...)` and `self.w = nn.Parameter(...)` give `self.ptr` and
+/// `self.w`.
+fn module_tensors(class: Node<'_>, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    ast::walk(class, &mut |n| {
+        if n.kind() == "call"
+            && ast::method(n, src) == Some("register_buffer")
+            && let Some(name) = ast::positional(n, 0).filter(|a| a.kind() == "string")
+        {
+            let name = text(name, src).trim_matches(|c| c == '"' || c == '\'');
+            out.push(format!("self.{name}"));
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "attribute"
+            && text(left, src).starts_with("self.")
+            && right.kind() == "call"
+            && right
+                .child_by_field_name("function")
+                .is_some_and(|f| text(f, src).ends_with("Parameter"))
+        {
+            out.push(text(left, src).to_owned());
+        }
+        true
+    });
+    let marked: Vec<String> = out.iter().map(|n| loops::device_mark(n)).collect();
+    out.extend(marked);
+    out
 }
 
 /// True when an identifier under `node` is one of `names`.

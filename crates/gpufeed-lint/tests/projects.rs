@@ -509,3 +509,10 @@ fn retracing_depends_on_how_the_batches_are_made() {
     // The pipeline in another module than the step (calmiLovesAI/TensorFlow2.0_ResNet).
     check("batches-elsewhere");
 }
+
+/// A module's buffers and parameters live on its device: `int(self.ptr)` in a method that
+/// `forward` calls reads the GPU every step (MoCo's queue pointer).
+#[test]
+fn a_modules_buffers_are_device_tensors() {
+    check("module-buffers");
+}
