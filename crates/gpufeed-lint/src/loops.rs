@@ -447,6 +447,21 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
     if on_host(node, src, names) {
         return false;
     }
+    // `train_loss.result()`: a Keras metric's value is a tensor (on the GPU in a GPU run).
+    if node.kind() == "call"
+        && ast::method(node, src) == Some("result")
+        && ast::arg_count(node) == 0
+        && ast::receiver(node).is_some_and(|r| {
+            let t = text(r, src).to_ascii_lowercase();
+            let last = t.rsplit('.').next().unwrap_or(&t);
+            r.kind() != "call"
+                && ["loss", "acc", "metric", "mean", "auc", "error"]
+                    .iter()
+                    .any(|k| last.contains(k))
+        })
+    {
+        return true;
+    }
     // `out.squeeze(1)`, `loss.detach()`: a tensor method of a tensor gives a tensor. The
     // chain is followed in a loop (a generated one may be thousands of calls long).
     let mut node = node;

@@ -516,3 +516,10 @@ fn retracing_depends_on_how_the_batches_are_made() {
 fn a_modules_buffers_are_device_tensors() {
     check("module-buffers");
 }
+
+/// A Keras metric's `result()` is a tensor: formatting it every step reads the GPU. A
+/// future's `result()` is not.
+#[test]
+fn a_keras_metric_read_every_step_is_a_sync() {
+    check("keras-metric-result");
+}
