@@ -302,12 +302,13 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     out
 }
 
-/// Factories that convert data they are given (`torch.from_numpy(a)`, `torch.tensor(x)`)
-/// rather than make a table of their own (`torch.arange(n)`).
+/// Factories that convert data they are given (`torch.from_numpy(a)`, `torch.tensor(x)`,
+/// the tensor types such as `torch.Tensor` and `torch.cuda.FloatTensor`) rather than make a
+/// table of their own (`torch.arange(n)`).
 pub(super) fn is_conversion(name: &str) -> bool {
     matches!(
         name,
-        "torch.from_numpy" | "torch.tensor" | "torch.as_tensor" | "torch.Tensor"
+        "torch.from_numpy" | "torch.tensor" | "torch.as_tensor"
     ) || name.ends_with("Tensor")
 }
 

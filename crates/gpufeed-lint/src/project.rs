@@ -47,6 +47,9 @@ struct Project<'a, 't> {
     /// are followed on several threads; two that reach one function at once both compute
     /// it (the same result), which is cheaper than holding the lock while walking.
     heavy_memo: Mutex<HashMap<(usize, usize), Vec<Heavy<'t>>>>,
+    /// The buffers and parameters of each class a step enters, by (file, class id):
+    /// found once per class, not once per method entered.
+    module_memo: Mutex<HashMap<(usize, usize), Vec<String>>>,
     /// False over `MAX_PROJECT_FILES`: each file on its own.
     cross: bool,
     /// The command-line flags that are off unless given, over the project's files: an
@@ -238,8 +241,15 @@ pub(super) fn check(files: &mut [File<'_>]) {
     // A `tf.function` step without `input_signature`, where the project's `tf.data`
     // batches all come from `.batch()` and nothing pads or batches ragged elements, traces
     // at most twice: info.
-    let batching: Vec<_> = files.iter().map(tfdata::batching).collect();
-    let one_shape = (!batching.iter().any(|(_, varying)| *varying))
+    let retraced = files
+        .iter()
+        .any(|f| f.hits.iter().any(|h| h.id == "tf-function-retracing"));
+    let batching: Vec<_> = if retraced {
+        files.iter().map(tfdata::batching).collect()
+    } else {
+        Vec::new()
+    };
+    let one_shape = (retraced && !batching.iter().any(|(_, varying)| *varying))
         .then(|| {
             batching
                 .iter()
@@ -441,6 +451,7 @@ impl<'a, 't> Project<'a, 't> {
             imported: Vec::new(),
             transforms: files.par_iter().map(transform_objects).collect(),
             heavy_memo: Mutex::new(HashMap::new()),
+            module_memo: Mutex::new(HashMap::new()),
             cross,
             opt_in: files
                 .par_iter()
@@ -1135,7 +1146,7 @@ impl<'a, 't> Project<'a, 't> {
                 if let Some(class) =
                     ast::enclosing(self.files[target.file].root, target.def, "class_definition")
                 {
-                    names.extend(module_tensors(class, tsrc));
+                    names.extend(self.module_tensors(target.file, class));
                 }
                 loops::derived_tensors(inner, tsrc, &mut names);
                 let mut next = chain.to_vec();
@@ -1357,6 +1368,18 @@ impl<'a, 't> Project<'a, 't> {
         }
         self.memo().insert(key, out.clone());
         out
+    }
+
+    /// [`module_tensors`] of a class, found once.
+    fn module_tensors(&self, fi: usize, class: Node<'t>) -> Vec<String> {
+        let key = (fi, class.id());
+        let mut memo = self
+            .module_memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        memo.entry(key)
+            .or_insert_with(|| module_tensors(class, self.src(fi)))
+            .clone()
     }
 
     /// The memo of `heavy_from`; a panic on another thread never poisons it for good
@@ -1955,7 +1978,9 @@ impl<'a, 't> Project<'a, 't> {
                 };
                 let why = if constructed.is_some_and(tensor_dataset) {
                     Some("its dataset is a `TensorDataset`, already in memory".to_owned())
-                } else if let Some((cf, class)) = self.dataset_class(fi, loader, ds) {
+                } else if let Some((cf, class)) =
+                    constructed.and_then(|c| self.class_of_call(fi, c))
+                {
                     let items = self.method_of(cf, class, "__getitem__", 0);
                     let name = class
                         .child_by_field_name("name")
