@@ -199,11 +199,6 @@ pub struct OthersUse {
     pub steal_share: f64,
 }
 
-/// Busy ticks: every tick but idle and iowait (steal included: the CPU was not ours).
-fn busy(t: &CpuTime) -> u64 {
-    t.total().saturating_sub(t.idle + t.iowait)
-}
-
 /// What other processes used between `start` and `end`: the host's busy ticks less this
 /// process's own. `None` when no tick passed.
 #[must_use]
@@ -212,7 +207,7 @@ pub fn others_use(start: &CpuSample, end: &CpuSample) -> Option<OthersUse> {
     if total == 0 {
         return None;
     }
-    let busy = busy(&end.host).saturating_sub(busy(&start.host));
+    let busy = end.host.busy().saturating_sub(start.host.busy());
     let own = end.own_ticks.saturating_sub(start.own_ticks);
     // A child reaped in the window brings its whole CPU time, some of it from before the
     // window: never below zero.
@@ -634,7 +629,7 @@ mod tests {
         assert_eq!(s.cpus, 2);
         assert_eq!(s.own_ticks, 18);
         assert_eq!(s.host.steal, 9);
-        assert_eq!(busy(&s.host), 100 + 2 + 30 + 1 + 9);
+        assert_eq!(s.host.busy(), 100 + 2 + 30 + 1 + 9);
         // On this machine's own /proc the window closes after at least a second.
         let live = Roots::default();
         if let Some(start) = CpuSample::read(&live, origin) {

@@ -75,6 +75,13 @@ impl CpuTime {
             + self.softirq
             + self.steal
     }
+
+    /// Busy jiffies: every one but idle and iowait (steal included: the CPU was not this
+    /// guest's).
+    #[must_use]
+    pub fn busy(&self) -> u64 {
+        self.total().saturating_sub(self.idle + self.iowait)
+    }
 }
 
 /// `/proc/stat`: the `cpu` line and one per core.
