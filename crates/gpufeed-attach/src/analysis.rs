@@ -2,7 +2,7 @@
 //! samples classified by [`crate::rules::RULES`], the workers' hottest frames, the verdict
 //! (`gpufeed_stats::thresholds`), evidence and fix.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use gpufeed_contract::{
     Attach, AttachCost, AttachRank, AttachShares, AttachVerdict, AttachWorker, ClassLines,
@@ -14,8 +14,8 @@ use py_spy::Frame;
 
 use crate::Options;
 use crate::procs::{self, Target};
-use crate::rules::{Class, RULES, classify, is_user_file};
-use crate::sample::{ProcRecord, Recording, TORN_TRIES, ThreadSample};
+use crate::rules::{Class, Context, Matcher, PRODUCER_FRAMES, RULES, classify_in, is_user_file};
+use crate::sample::{ProcRecord, RUNNING_LOOK, Recording, TORN_TRIES, ThreadSample};
 
 /// Fewer training-thread samples than this get no verdict.
 const MIN_SAMPLES: usize = 10;
@@ -23,15 +23,15 @@ const MIN_SAMPLES: usize = 10;
 const TOP: usize = 3;
 
 /// Source lines of the target's files, read once each.
-#[derive(Default)]
-struct Sources {
+#[derive(Debug, Default)]
+pub struct Sources {
     files: HashMap<(u32, String), Option<Vec<String>>>,
 }
 
 impl Sources {
     /// The trimmed text of `frame`'s line, read as process `pid` sees its files (through
     /// `/proc/PID/root` first, so that a container's paths resolve).
-    fn line(&mut self, pid: u32, frame: &Frame) -> Option<String> {
+    pub fn line(&mut self, pid: u32, frame: &Frame) -> Option<String> {
         let lines = self
             .files
             .entry((pid, frame.filename.clone()))
@@ -144,6 +144,8 @@ struct Tally {
     /// The sum of the squared weights (Kish's effective sample size).
     weight_sq: f64,
     lines: HashMap<Class, HashMap<Site, usize>>,
+    /// Weighted samples per rule that decided them ([`RULES`] index).
+    rules: HashMap<usize, f64>,
     /// The loop's own `for`/`next` line in data waits.
     loop_lines: HashMap<Site, usize>,
     texts: HashMap<Site, String>,
@@ -174,6 +176,20 @@ impl Tally {
             checkpoint_logging: self.share(Class::CheckpointLogging),
             other: self.share(Class::Other),
         }
+    }
+
+    /// The share of the samples decided by the [`Matcher::StepInput`] rule that says
+    /// `waiting` (a wait inside Keras's compiled step) or not (undetermined).
+    fn step_input(&self, waiting: bool) -> f64 {
+        let w: f64 = RULES
+            .iter()
+            .enumerate()
+            .filter(
+                |(_, r)| matches!(r.matcher, Matcher::StepInput { waiting: x, .. } if x == waiting),
+            )
+            .filter_map(|(i, _)| self.rules.get(&i))
+            .sum();
+        w / self.weight().max(f64::MIN_POSITIVE)
     }
 
     /// The most frequent line of a class.
@@ -244,6 +260,97 @@ fn strata(
     Some(Strata { truth, sampled })
 }
 
+/// What the rest of process `rec` did at each sample's tick, for the samples of its
+/// training thread `thread`: whether threads that never ran Python in the window were
+/// busy, whether a Python input producer ([`PRODUCER_FRAMES`]) was making a batch, and
+/// whether another thread held the GIL.
+pub fn context(rec: &ProcRecord, thread: u64) -> impl Fn(&ThreadSample) -> Context + '_ {
+    let python: HashSet<u64> = rec.samples.iter().filter_map(|s| s.os_thread_id).collect();
+    let producing = producing(rec, thread);
+    let mut gil_elsewhere: HashSet<u32> = rec
+        .samples
+        .iter()
+        .filter(|s| s.thread_id != thread && s.owns_gil)
+        .map(|s| s.tick)
+        .collect();
+    // A GIL held now and then beside an idle step is the producer's moment while the
+    // step waits for it; held most of the time, the step may be waiting for the GIL.
+    if tick_share(rec, &gil_elsewhere) < th::ATTACH_GIL_CONTENDED {
+        gil_elsewhere.clear();
+    }
+    let any_producer = !producing.is_empty();
+    // A producer idle for part of the window had its buffer full: the step did not wait.
+    let starved = tick_share(rec, &producing) >= th::ATTACH_PRODUCER_BUSY;
+    move |s: &ThreadSample| Context {
+        // Busy for at least half the look: a kernel running, not a pool worker waking
+        // between ops.
+        native_on_cpu: rec.running.get(&s.tick).map(|r| {
+            let ns: u64 = r
+                .iter()
+                .filter(|(t, _)| !python.contains(t))
+                .map(|(_, ns)| ns)
+                .sum();
+            ns as f64 >= RUNNING_LOOK.as_nanos() as f64 / 2.0
+        }),
+        producer_working: any_producer.then(|| starved && producing.contains(&s.tick)),
+        gil_elsewhere: gil_elsewhere.contains(&s.tick),
+    }
+}
+
+/// What the threads beside Keras's compiled step said (rank `pid`): the producer's
+/// share of the window and its hottest line of the user's own code.
+fn step_input_sentence(rec: &ProcRecord, thread: u64, pid: u32) -> String {
+    let producing = producing(rec, thread);
+    if producing.is_empty() {
+        return format!(
+            "PID {pid}: Keras runs the input's GetNext inside its compiled step, and no Python producer ran beside it (the input is TF ops, run by the same threads as the step's kernels)"
+        );
+    }
+    let mut lines: HashMap<Site, usize> = HashMap::new();
+    for s in rec.samples.iter().filter(|s| s.thread_id != thread) {
+        if let Some(f) = s.frames.iter().find(|f| is_user_file(&f.filename)) {
+            *lines.entry(Site::of(f)).or_default() += 1;
+        }
+    }
+    let hot = lines
+        .iter()
+        .max_by_key(|(s, n)| (**n, std::cmp::Reverse(s.line)))
+        .map(|(s, _)| format!(", most often at {}", s.short()))
+        .unwrap_or_default();
+    let share = tick_share(rec, &producing);
+    let reading = if share >= th::ATTACH_PRODUCER_BUSY {
+        "it never caught up, so a moment of the step with no TF kernel busy is a wait for it"
+    } else {
+        "it idled with its prefetch buffer full, so the step did not wait for it"
+    };
+    format!(
+        "PID {pid}: Keras runs the input's GetNext inside its compiled step; the Python producer beside it made batches at {} of the ticks{hot}: {reading} (from {} on, the producer is taken to be the bottleneck)",
+        pct(share),
+        pct(th::ATTACH_PRODUCER_BUSY)
+    )
+}
+
+/// The share of `rec`'s ticks that are in `some`.
+fn tick_share(rec: &ProcRecord, some: &HashSet<u32>) -> f64 {
+    let ticks: HashSet<u32> = rec.samples.iter().map(|s| s.tick).collect();
+    some.len() as f64 / ticks.len().max(1) as f64
+}
+
+/// The ticks of `rec` at which a thread other than `thread` was in a Python input
+/// producer's frames ([`PRODUCER_FRAMES`]).
+fn producing(rec: &ProcRecord, thread: u64) -> HashSet<u32> {
+    rec.samples
+        .iter()
+        .filter(|s| {
+            s.thread_id != thread
+                && s.frames
+                    .iter()
+                    .any(|f| PRODUCER_FRAMES.iter().any(|p| f.filename.contains(p)))
+        })
+        .map(|s| s.tick)
+        .collect()
+}
+
 /// Classifies the training thread's samples of one process into `tally`; the rank's
 /// own shares.
 fn tally_rank(
@@ -259,16 +366,20 @@ fn tally_rank(
         .filter(|s| s.thread_id == thread)
         .collect();
     let strata = strata(rec, tid, &mine, window_s);
+    let context = context(rec, thread);
     let mut own = Tally::default();
     let mut last_sync_tick: Option<u32> = None;
     for s in &mine {
         let pid = rec.pid;
-        let d = classify(&s.frames, s.active, |f| src.line(pid, f));
+        let d = classify_in(&s.frames, s.active, context(s), |f| src.line(pid, f));
         let w = strata.map_or(1.0, |st| st.weight(s.active));
         for t in [&mut *tally, &mut own] {
             *t.counts.entry(d.class).or_default() += w;
             t.n += 1;
             t.weight_sq += w * w;
+            if let Some(r) = d.rule {
+                *t.rules.entry(r).or_default() += w;
+            }
         }
         if let Some(k) = key_frame(&s.frames) {
             let site = Site::of(k);
@@ -541,6 +652,25 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         evidence.push(text);
         s
     });
+    let (step_wait, undetermined) = (tally.step_input(true), tally.step_input(false));
+    if step_wait + undetermined > 0.0 {
+        evidence.extend(rec.ranks.iter().zip(&ranks).filter_map(|(p, r)| {
+            let (thread, _, _) = training_thread(p)?;
+            Some(step_input_sentence(p, thread, r.pid))
+        }));
+    }
+    // Samples that may be waits or not: a verdict they could change is no verdict.
+    let could_be_input = input.is_none()
+        && undetermined > 0.0
+        && shares.data_wait + undetermined >= th::INPUT_BOUND_MODERATE;
+    if undetermined > 0.0 {
+        evidence.push(format!(
+            "{} of the samples sat in Keras's compiled step where sampling cannot tell a wait for input from a wait for the GIL (another thread held it) or from tf.data's own ops: counted as other; the data wait is between {} and {}",
+            pct(undetermined),
+            pct(shares.data_wait),
+            pct(shares.data_wait + undetermined)
+        ));
+    }
     let (verdict, level) = if samples < MIN_SAMPLES {
         evidence.push(format!(
             "only {samples} samples of the training thread (at least {MIN_SAMPLES} needed for a verdict)"
@@ -548,6 +678,8 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         (AttachVerdict::Undetermined, None)
     } else if input.is_some() && (sync_starves != Some(true) || shares.data_wait >= shares.sync) {
         (AttachVerdict::InputBound, input)
+    } else if could_be_input {
+        (AttachVerdict::Undetermined, None)
     } else if sync_starves == Some(true) {
         (AttachVerdict::SyncBound, sync)
     } else if shares.compute + shares.sync >= shares.other + shares.checkpoint_logging {

@@ -30,11 +30,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-pub use analysis::{judge, rules_table};
+pub use analysis::{Sources, context, judge, rules_table};
 pub use error::AttachError;
 pub use gpufeed_contract::Attach;
 pub use render::{live_line, render};
-pub use sample::{Recording, record};
+pub use sample::{ProcRecord, Recording, ThreadSample, record};
 
 /// What to sample and how.
 #[derive(Debug, Clone)]

@@ -120,6 +120,60 @@ pub fn thread_runnable_ns(pid: u32) -> Option<HashMap<u64, u64>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// How long each thread of `pid` was on a CPU during a short look (the growth of its
+/// on-CPU nanoseconds in `/proc/PID/task/TID/schedstat` over `look`), for the threads
+/// that ran: what [`crate::sample`] reads at a tick where the training thread sits in a
+/// compiled TensorFlow function, to tell its wait for input from its compute (TF's
+/// kernels run on threads that never run Python). Neither the state letter `R` nor "ran
+/// at all" would do: `R` also counts a thread queued for a CPU (on a machine whose cores
+/// are all busy, and the sampler's read takes one, most of them), and a thread pool's
+/// workers wake for a few microseconds between ops many times a step. `None` where the
+/// task list cannot be read.
+#[must_use]
+pub fn cpu_during(pid: u32, look: std::time::Duration) -> Option<Vec<(u64, u64)>> {
+    let before = on_cpu_ns(pid)?;
+    std::thread::sleep(look);
+    let after = on_cpu_ns(pid)?;
+    Some(
+        after
+            .into_iter()
+            .filter_map(|(tid, ns)| {
+                let grew = ns.saturating_sub(*before.get(&tid)?);
+                (grew > 0).then_some((tid, grew))
+            })
+            .collect(),
+    )
+}
+
+/// The name of thread `tid` of `pid` (`/proc/PID/task/TID/comm`), when it can be read.
+#[must_use]
+pub fn thread_name(pid: u32, tid: u64) -> Option<String> {
+    fs_err::read_to_string(proc_path(pid, &format!("task/{tid}/comm")))
+        .ok()
+        .map(|n| n.trim_end().to_owned())
+}
+
+/// Each thread's on-CPU nanoseconds (the first field of its schedstat).
+fn on_cpu_ns(pid: u32) -> Option<HashMap<u64, u64>> {
+    let mut out = HashMap::new();
+    for entry in fs_err::read_dir(proc_path(pid, "task")).ok()?.flatten() {
+        let Some(tid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|t| t.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        // The thread may exit between the listing and the read.
+        if let Ok(text) = fs_err::read_to_string(entry.path().join("schedstat"))
+            && let Some(ns) = text.split_whitespace().next().and_then(|n| n.parse().ok())
+        {
+            out.insert(tid, ns);
+        }
+    }
+    Some(out)
+}
+
 /// `ON_CPU_NS RUNQUEUE_NS TIMESLICES` → on-CPU plus run-queue nanoseconds.
 #[must_use]
 pub fn parse_schedstat(text: &str) -> Option<u64> {

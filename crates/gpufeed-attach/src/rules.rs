@@ -12,6 +12,8 @@
 
 use py_spy::Frame;
 
+use crate::sample::IN_TF_FUNCTION;
+
 /// What a sample of the training thread was doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Class {
@@ -80,7 +82,54 @@ pub enum Matcher {
     },
     /// The innermost frame is the user's own code and the thread is on the CPU.
     ActiveUserLeaf,
+    /// The thread is off the CPU inside a compiled framework step that pulls its own input
+    /// (a frame of one of `steps` above a TensorFlow function being executed), no thread
+    /// that never runs Python (TF's kernels) is busy, and the rest of the process says it
+    /// waits for input (`waiting`: a Python producer is making a batch and no other
+    /// thread holds the GIL) or cannot say (`!waiting`: no Python producer in the window,
+    /// another thread holds the GIL, or the threads were not read at that tick).
+    StepInput {
+        /// Parts of the step's file paths.
+        steps: &'static [&'static str],
+        /// Which of the two decisions this rule makes.
+        waiting: bool,
+    },
 }
+
+/// What the rest of the process did at a sample's tick, beyond the sampled thread's own
+/// stack: what [`Matcher::StepInput`] reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    /// Whether threads that never ran Python (TensorFlow's kernels, XLA's) were on a CPU
+    /// for at least half of a short look; `None` where the threads were not read at that
+    /// tick.
+    pub native_on_cpu: Option<bool>,
+    /// Whether a Python input producer was making a batch at that tick: `None` where none
+    /// ran beside the training thread in the window. A producer is a `py_func` thread
+    /// (`tf.numpy_function`, `tf.py_function`, `Dataset.from_generator`, which Keras uses
+    /// for a generator or a `PyDataset`) or a Keras enqueuer's worker
+    /// ([`PRODUCER_FRAMES`]); it is making a batch while it has a frame there.
+    pub producer_working: Option<bool>,
+    /// Whether another Python thread held the GIL at that tick: a training thread off the
+    /// CPU may then be waiting for the GIL rather than for its input.
+    pub gil_elsewhere: bool,
+}
+
+/// Frames of a Python input producer making a batch beside the training thread.
+pub const PRODUCER_FRAMES: &[&str] = &[
+    "/tensorflow/python/ops/script_ops.py",
+    "/keras/src/trainers/data_adapters/",
+    "/keras/utils/data_utils.py",
+    "/keras/src/utils/data_utils.py",
+];
+
+/// Keras's compiled train steps that call the input iterator's `GetNext` inside the
+/// function (`multi_step_on_iterator` in Keras 3, `step_function` in Keras 2).
+const KERAS_STEPS: &[&str] = &[
+    "/keras/src/backend/tensorflow/trainer.py",
+    "keras/src/engine/training.py",
+    "/keras/engine/training.py",
+];
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -171,6 +220,24 @@ pub const RULES: &[Rule] = &[
         matcher: Matcher::IdleLeafLine(NEXT_CALL),
         what: "`next(...)` blocked in a native iterator",
         source: "Python builtins next(): calls the iterator's native __next__ with no Python frame",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::StepInput {
+            steps: KERAS_STEPS,
+            waiting: true,
+        },
+        what: "Keras's compiled step waiting for its input: its Python producer runs while no TF kernel does",
+        source: "Keras keras/src/backend/tensorflow/trainer.py: fit's train_function runs iterator.get_next() inside the tf.function (multi_step_on_iterator), so the wait has no Python frame; the step's compute runs on TF's own threads (tf_Compute and Eigen's), which never run Python, so a tick where none of them is on the CPU while the producer works is the wait",
+    },
+    Rule {
+        class: Class::Other,
+        matcher: Matcher::StepInput {
+            steps: KERAS_STEPS,
+            waiting: false,
+        },
+        what: "Keras's compiled step, idle, where sampling cannot tell a wait for input from a wait for the GIL or from tf.data's own work",
+        source: "tf.data runs its ops on the same unnamed native threads as the step's kernels, so with an input of TF ops only the threads on the CPU cannot say which of the two runs (the TF Profiler's input-pipeline analyzer can); a thread returning from the function waits for the GIL while a producer holds it (CPython ceval_gil.c: a waiter asks for it after the 5 ms switch interval), which looks the same as waiting for the batch",
     },
     Rule {
         class: Class::CheckpointLogging,
@@ -368,10 +435,21 @@ pub struct Decision {
 }
 
 /// Classifies one stack (`frames[0]` innermost, as py-spy gives them). `line` returns the
-/// text of a frame's source line, trimmed, if it can be read.
+/// text of a frame's source line, trimmed, if it can be read. [`classify_in`] with no
+/// knowledge of the rest of the process.
 pub fn classify(
     frames: &[Frame],
     active: bool,
+    line: impl FnMut(&Frame) -> Option<String>,
+) -> Decision {
+    classify_in(frames, active, Context::default(), line)
+}
+
+/// [`classify`] with what the rest of the process did at the sample's tick.
+pub fn classify_in(
+    frames: &[Frame],
+    active: bool,
+    ctx: Context,
     mut line: impl FnMut(&Frame) -> Option<String>,
 ) -> Decision {
     let leaf_user = frames.first().filter(|f| is_user_file(&f.filename));
@@ -404,6 +482,24 @@ pub fn classify(
                     })
             }),
             Matcher::ActiveUserLeaf => active && leaf_user.is_some(),
+            Matcher::StepInput { steps, waiting } => {
+                let in_step = !active
+                    && frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION))
+                    && frames
+                        .iter()
+                        .any(|f| steps.iter().any(|s| f.filename.contains(s)));
+                // A TF kernel on the CPU, or a producer with nothing to make (its prefetch
+                // buffer full), is the step computing: neither rule, the compute rules
+                // below decide. Else the step waits for its input unless another thread
+                // holds the GIL (then perhaps for the GIL: it cannot be told).
+                let undecided = (false, true);
+                let (wait, unknown) = match (ctx.native_on_cpu, ctx.producer_working) {
+                    (Some(true), _) | (Some(false), Some(false)) => (false, false),
+                    (Some(false), Some(true)) if !ctx.gil_elsewhere => (true, false),
+                    (Some(false), Some(true)) | (None, _) | (_, None) => undecided,
+                };
+                in_step && if waiting { wait } else { unknown }
+            }
         };
         if hit {
             return Decision {

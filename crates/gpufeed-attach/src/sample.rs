@@ -44,6 +44,8 @@ pub struct ThreadSample {
     pub name: Option<Arc<str>>,
     /// Whether it was on the CPU.
     pub active: bool,
+    /// Whether it held the GIL (the interpreter's last holder).
+    pub owns_gil: bool,
     /// Innermost first; shared between the samples of one process that saw the same stack
     /// (a loop's stacks repeat, so hours of samples hold each stack once).
     pub frames: Arc<[Frame]>,
@@ -70,7 +72,28 @@ pub struct ProcRecord {
     pub runnable: Option<RunnableSpan>,
     /// Whether it exited during the window.
     pub gone: bool,
+    /// At the ticks where a thread sat in a compiled TensorFlow function
+    /// ([`IN_TF_FUNCTION`]), each OS thread's nanoseconds on a CPU during
+    /// [`RUNNING_LOOK`], read right after the stacks, for the threads that ran, less TF's
+    /// inter-op pool ([`TF_INTER_OP`]): Keras runs the input's `GetNext` inside its
+    /// compiled step, and only the other threads tell its wait from its compute.
+    pub running: HashMap<u32, Vec<(u64, u64)>>,
 }
+
+/// How long [`procs::cpu_during`] looks at the threads' CPU time: long beside the few
+/// microseconds a pool worker runs between ops, short beside a step.
+pub const RUNNING_LOOK: Duration = Duration::from_micros(300);
+
+/// The name TensorFlow gives the threads of its inter-op pool (`tf_` + Eigen's
+/// `Compute`). They run tf.data's own functions (a generator's hand-over, prefetching) as
+/// much as the step's small ops, so their CPU time is not taken as the step's compute;
+/// the step's heavy kernels run in the intra-op pool (Eigen's threads, which keep the
+/// process's name) or on a GPU.
+pub const TF_INTER_OP: &str = "tf_Compute";
+
+/// A frame of a TensorFlow function being executed natively (`quick_execute`): below it,
+/// the thread runs no Python until the function returns.
+pub const IN_TF_FUNCTION: &str = "/tensorflow/python/eager/execute.py";
 
 /// Per-thread runnable nanoseconds at two times (s): first and last seen.
 pub type RunnableSpan = ((f64, HashMap<u64, u64>), (f64, HashMap<u64, u64>));
@@ -86,6 +109,7 @@ impl ProcRecord {
             io: procs::read_bytes(pid).map(|b| (b, b)),
             runnable: procs::thread_runnable_ns(pid).map(|m| ((t, m.clone()), (t, m))),
             gone: false,
+            running: HashMap::new(),
         }
     }
 
@@ -209,6 +233,8 @@ struct Spied {
     /// Each distinct stack and thread name seen, held once.
     stacks: HashSet<Arc<[Frame]>>,
     names: HashSet<Arc<str>>,
+    /// Whether each OS thread read is TensorFlow's inter-op pool ([`TF_INTER_OP`]).
+    inter_op: HashMap<u64, bool>,
 }
 
 impl Spied {
@@ -218,6 +244,7 @@ impl Spied {
             rec,
             stacks: HashSet::new(),
             names: HashSet::new(),
+            inter_op: HashMap::new(),
         }
     }
 
@@ -232,6 +259,21 @@ impl Spied {
         }
         match got {
             Ok(traces) => {
+                let in_function = traces
+                    .iter()
+                    .any(|t| t.frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION)));
+                if in_function && let Some(r) = procs::cpu_during(self.rec.pid, RUNNING_LOOK) {
+                    let pid = self.rec.pid;
+                    let kernels = r
+                        .into_iter()
+                        .filter(|(tid, _)| {
+                            !*self.inter_op.entry(*tid).or_insert_with(|| {
+                                procs::thread_name(pid, *tid).as_deref() == Some(TF_INTER_OP)
+                            })
+                        })
+                        .collect();
+                    self.rec.running.insert(tick, kernels);
+                }
                 for t in traces {
                     let frames = intern(&mut self.stacks, t.frames.as_slice());
                     let name = t.thread_name.as_deref().map(|n| intern(&mut self.names, n));
@@ -241,6 +283,7 @@ impl Spied {
                         os_thread_id: t.os_thread_id,
                         name,
                         active: t.active,
+                        owns_gil: t.owns_gil,
                         frames,
                     });
                 }

@@ -237,6 +237,16 @@ thresholds! {
     ATTACH_SYNC_FREQUENT_PER_S = 5.0, "per s",
         "`gpufeed attach` without NVML: separate sync waits seen at least this many times a second are frequent",
         "gpufeed judgement: a sync every step of a loop of 5 steps/s or more (one `.item()` per step, the common case); rarer syncs (logging every N steps) cannot starve the GPU for long";
+    /// `gpufeed attach` on a compiled step that pulls its own input: the share of the
+    /// window in which the Python producer made batches, from which the step may wait.
+    ATTACH_PRODUCER_BUSY = 0.9, "ratio",
+        "`gpufeed attach` on Keras `fit` (the input's GetNext runs inside the compiled step): a Python producer making batches in less than this share of the window idled with its prefetch buffer full, so the step did not wait for input and its idle moments are its own ops; at or above it, a moment with no TF kernel busy while the producer works is a wait",
+        "queueing: a consumer behind a buffer waits only when the buffer is empty, and the buffer fills only when the producer is faster, which leaves the producer idle part of the time; gpufeed judgement for the margin: a producer busy all the time is seen making a batch at about 97 % of the ticks (the rest is TF handing the batch over in native code), and 400 ticks put the share within ±3 points";
+    /// `gpufeed attach`: the share of the window in which threads beside the training
+    /// thread held the GIL, from which the training thread's own waits for it matter.
+    ATTACH_GIL_CONTENDED = 0.25, "ratio",
+        "`gpufeed attach` on a compiled step that pulls its own input: where other threads (the input's Python producer) held the GIL at this share of the ticks or more, an idle moment of the step beside them may be the training thread waiting for the GIL on its way back from the step, not for its input, and is left undetermined; below it, such moments are taken as the waits for input they nearly all are",
+        "CPython ceval_gil.c: a thread that wants the GIL waits up to the switch interval (5 ms) before asking its holder to drop it, so a producer that holds the GIL most of the time costs the training thread up to 5 ms at each of its few returns from the step per step; gpufeed judgement for the level: a producer that sleeps or runs native code (I/O, NumPy) between batches held it at under 10 % of the ticks in the truth loops, one in pure Python at over 90 %";
 }
 
 /// How far past a pair of thresholds (moderate, high) a share is: TF Profiler's two levels
