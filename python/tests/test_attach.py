@@ -91,6 +91,152 @@ TORCH_LOOP = TRUTH + textwrap.dedent(
 )
 
 
+# The producer's work per item: sleeping (I/O, or native code that lets go of the GIL) or
+# burning the CPU in Python (holding the GIL).
+ITEM = textwrap.dedent(
+    """
+    def item_work(seconds, burn):
+        t = time.perf_counter()
+        if not seconds:
+            return
+        if not burn:
+            time.sleep(seconds)
+            return
+        x = 0.0
+        while time.perf_counter() - t < seconds:
+            for j in range(50):
+                x += j
+    """
+)
+
+# tf.data with Python per item, run by TF's own threads, and the loop's own `for`.
+TF_PY_ITEMS = TRUTH + ITEM + textwrap.dedent(
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    def slow_item(i):
+        item_work(ITEM_S, BURN)
+        return np.float32(i)
+
+    fn = (lambda i: tf.numpy_function(slow_item, [i], tf.float32)) if KIND == "numpy" else (
+        lambda i: tf.py_function(slow_item, [i], tf.float32))
+    ds = tf.data.Dataset.range(10**9).map(fn, num_parallel_calls=PARALLEL).batch(BATCH)
+    w = tf.random.normal((64, 64))
+
+    @tf.function
+    def train_step(x):
+        y = w
+        for _ in range(4):
+            y = tf.matmul(y, w) / 64.0
+        return tf.reduce_sum(y) + tf.reduce_sum(x)
+
+    truth = Truth()
+    for batch in ds:
+        truth.got_batch()
+        train_step(batch).numpy()
+        truth.step_done()
+    """
+)
+
+# Keras `fit` on a Python generator or a PyDataset: the input's GetNext runs inside the
+# compiled step, where no Python frame shows it. The model times it there, with two
+# `tf.timestamp`s around the GetNext of a step compiled as Keras compiles it.
+KERAS_FIT = TRUTH + ITEM + textwrap.dedent(
+    """
+    import os
+    os.environ["KERAS_BACKEND"] = "tensorflow"
+    import numpy as np
+    import tensorflow as tf
+    import keras
+
+    def batch():
+        item_work(ITEM_S, BURN)
+        return np.ones((8, DIM), np.float32), np.ones((8, 1), np.float32)
+
+    def generator():
+        while True:
+            yield batch()
+
+    class Items(keras.utils.PyDataset):
+        def __len__(self):
+            return 10**6
+        def __getitem__(self, i):
+            return batch()
+
+    class Timed(keras.Model):
+        def make_train_function(self, force=False):
+            if self.train_function is not None and not force:
+                return self.train_function
+            @tf.function
+            def step(iterator):
+                t0 = tf.timestamp()
+                with tf.control_dependencies([t0]):
+                    x, y = iterator.get_next()
+                with tf.control_dependencies([x, y]):
+                    t1 = tf.timestamp()
+                logs = dict(self.train_step((x, y)))
+                logs["wait"] = t1 - t0
+                return logs
+            self.train_function = step
+            return step
+
+    class Own(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.truth = Truth()
+        def on_train_batch_end(self, b, logs=None):
+            self.truth.wait += float(logs["wait"])
+            self.truth.step_done()
+
+    inp = keras.Input((DIM,))
+    h = inp
+    for _ in range(LAYERS):
+        h = keras.layers.Dense(DIM, activation="relu")(h)
+    model = Timed(inp, keras.layers.Dense(1)(h))
+    model.compile("sgd", "mse")
+    data = generator() if SOURCE == "generator" else Items(workers=WORKERS)
+    model.fit(data, steps_per_epoch=10**6, epochs=1, verbose=0, callbacks=[Own()])
+    """
+)
+
+# A JAX loop fed by a Python generator on the training thread.
+JAX_LOOP = TRUTH + ITEM + textwrap.dedent(
+    """
+    import numpy as np
+    import jax
+    import jax.numpy as jnp
+
+    def batches():
+        while True:
+            item_work(ITEM_S, BURN)
+            yield np.ones((8, DIM), np.float32)
+
+    w = jnp.ones((DIM, DIM)) / DIM
+
+    @jax.jit
+    def step(w, x):
+        y = x
+        for _ in range(4):
+            y = jnp.tanh(y @ w)
+        return w - 1e-3 * (y.T @ y) / DIM, y.sum()
+
+    truth = Truth()
+    for x in batches():
+        truth.got_batch()
+        w, loss = step(w, x)
+        loss.block_until_ready()
+        truth.step_done()
+    """
+)
+
+
+def fill(src: str, **values) -> str:
+    for k, v in values.items():
+        src = src.replace(k, repr(v))
+    return src
+
+
 GPUFEED_LOOP = TRUTH + textwrap.dedent(
     """
     import gpufeed
@@ -173,6 +319,91 @@ def test_tf_data_numpy_function_is_input_bound(tmp_path):
     assert abs(doc["shares"]["data_wait"] - own) <= 0.05
     assert doc["ranks"][0]["training_thread"].startswith("main thread")
     assert "loop.py:" in doc["fix"]
+
+
+@pytest.mark.parametrize(
+    "kind,parallel,item_s,burn,batch",
+    [
+        ("numpy", None, 0.004, True, 2),  # sequential, the item holding the GIL
+        ("numpy", 4, 0.01, True, 8),  # four TF threads contending for the GIL
+        ("py", None, 0.004, False, 2),  # tf.py_function, the item letting go of it
+    ],
+)
+def test_tf_data_python_items_in_tf_threads(tmp_path, kind, parallel, item_s, burn, batch):
+    """Python run by tf.data's own threads: the loop's `for` waits in GetNext while TF's
+    threads run the item function (and hold the GIL, when it burns the CPU)."""
+    pytest.importorskip("tensorflow")
+    src = fill(
+        TF_PY_ITEMS,
+        KIND=kind,
+        PARALLEL=parallel,
+        ITEM_S=item_s,
+        BURN=burn,
+        BATCH=batch,
+    )
+    doc, own = run_loop(tmp_path, src)
+    assert abs(doc["shares"]["data_wait"] - own) <= 0.05
+    assert doc["verdict"] == "input-bound"
+
+
+@pytest.mark.parametrize(
+    "source,workers,item_s,dim,layers,verdict",
+    [
+        ("generator", 1, 0.01, 64, 2, "input-bound"),
+        ("pydataset", 1, 0.01, 64, 2, "input-bound"),
+        ("pydataset", 2, 0.02, 64, 2, "input-bound"),
+        ("generator", 1, 0.001, 1536, 3, "compute-bound"),
+    ],
+)
+def test_keras_fit_waits_inside_its_compiled_step(tmp_path, source, workers, item_s, dim, layers, verdict):
+    """Keras 3 `fit` runs the input's GetNext inside the compiled step: its Python frames
+    are the same whether the step waits or computes. Before gpufeed read the threads
+    beside it, every such loop was 0 % data wait and compute-bound."""
+    pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    src = fill(
+        KERAS_FIT,
+        SOURCE=source,
+        WORKERS=workers,
+        ITEM_S=item_s,
+        BURN=False,
+        DIM=dim,
+        LAYERS=layers,
+    )
+    doc, own = run_loop(tmp_path, src)
+    assert abs(doc["shares"]["data_wait"] - own) <= 0.05
+    assert doc["verdict"] == verdict
+    if verdict == "input-bound":
+        assert any("made batches at" in e for e in doc["evidence"]), doc["evidence"]
+
+
+def test_keras_fit_with_a_producer_holding_the_gil_is_undetermined(tmp_path):
+    """A producer in pure Python holds the GIL most of the time: the step, idle, may be
+    waiting for its batch or for the GIL, which stacks cannot tell apart. The document
+    says so (verdict undetermined) and bounds the wait, rather than giving a wrong share."""
+    pytest.importorskip("keras")
+    pytest.importorskip("tensorflow")
+    src = fill(KERAS_FIT, SOURCE="generator", WORKERS=1, ITEM_S=0.03, BURN=True, DIM=64, LAYERS=2)
+    doc, own = run_loop(tmp_path, src)
+    assert doc["verdict"] == "undetermined"
+    low, high = doc["shares"]["data_wait"], doc["shares"]["data_wait"] + doc["shares"]["other"]
+    assert low - 0.05 <= own <= high + 0.05, (low, own, high)
+    assert any("cannot tell a wait for input from a wait for the GIL" in e for e in doc["evidence"])
+
+
+@pytest.mark.parametrize(
+    "item_s,burn,dim,verdict",
+    [
+        (0.01, True, 256, "input-bound"),
+        (0.0, False, 1024, "sync-bound|compute-bound"),
+    ],
+)
+def test_jax_loop_fed_by_a_python_generator(tmp_path, item_s, burn, dim, verdict):
+    pytest.importorskip("jax")
+    src = fill(JAX_LOOP, ITEM_S=item_s, BURN=burn, DIM=dim)
+    doc, own = run_loop(tmp_path, src)
+    assert abs(doc["shares"]["data_wait"] - own) <= 0.05
+    assert doc["verdict"] in verdict.split("|")
 
 
 @pytest.mark.parametrize(

@@ -513,6 +513,18 @@ fn syncs_starve(rec: &Recording, tally: &Tally) -> (bool, String) {
             ),
         );
     }
+    // A process with no GPU driver computes on the CPU: a sync waits for that computation.
+    let cpu_only: Vec<u32> = rec.ranks.iter().map(|r| r.pid).collect();
+    if !cpu_only.is_empty()
+        && cpu_only
+            .iter()
+            .all(|p| procs::gpu_driver_loaded(*p) == Some(false))
+    {
+        return (
+            false,
+            "no GPU driver in the training processes (no libcuda.so or libamdhip64.so in /proc/PID/maps): they compute on the CPU, so their syncs wait for that computation (compute-bound)".to_owned(),
+        );
+    }
     // Runs of consecutive sync samples. Samples falling at random at a share s would
     // give runs of 1 / (1 - s) on average even if each wait were shorter than a sample
     // period; only the excess over that measures how long one wait lasts.

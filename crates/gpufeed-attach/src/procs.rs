@@ -145,6 +145,18 @@ pub fn cpu_during(pid: u32, look: std::time::Duration) -> Option<Vec<(u64, u64)>
     )
 }
 
+/// Whether process `pid` has a GPU driver loaded (CUDA's `libcuda.so` or ROCm's
+/// `libamdhip64.so` in `/proc/PID/maps`): a framework loads it when it first uses a GPU,
+/// so without it the process computes on the CPU. `None` where the map cannot be read.
+#[must_use]
+pub fn gpu_driver_loaded(pid: u32) -> Option<bool> {
+    let maps = read(pid, "maps")?;
+    Some(
+        maps.lines()
+            .any(|l| l.contains("/libcuda.so") || l.contains("/libamdhip64.so")),
+    )
+}
+
 /// The name of thread `tid` of `pid` (`/proc/PID/task/TID/comm`), when it can be read.
 #[must_use]
 pub fn thread_name(pid: u32, tid: u64) -> Option<String> {

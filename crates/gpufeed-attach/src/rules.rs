@@ -228,7 +228,7 @@ pub const RULES: &[Rule] = &[
             waiting: true,
         },
         what: "Keras's compiled step waiting for its input: its Python producer runs while no TF kernel does",
-        source: "Keras keras/src/backend/tensorflow/trainer.py: fit's train_function runs iterator.get_next() inside the tf.function (multi_step_on_iterator), so the wait has no Python frame; the step's compute runs on TF's own threads (tf_Compute and Eigen's), which never run Python, so a tick where none of them is on the CPU while the producer works is the wait",
+        source: "Keras keras/src/backend/tensorflow/trainer.py: fit's train_function runs iterator.get_next() inside the tf.function (multi_step_on_iterator), so the wait has no Python frame; the step's heavy kernels run in TF's intra-op pool, whose threads never run Python (TF's inter-op pool, tf_Compute, also runs tf.data's own functions, so it is not counted), so a tick where none of them is busy while the producer makes a batch is the wait",
     },
     Rule {
         class: Class::Other,

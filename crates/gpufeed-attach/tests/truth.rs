@@ -254,6 +254,26 @@ fn a_sync_line_is_a_sync() {
 }
 
 #[test]
+fn syncs_of_a_process_without_a_gpu_driver_wait_for_its_cpu() {
+    let _one = serial();
+    // The same loop, without the stand-in for CUDA's driver: a job on the CPU (JAX's or
+    // TF's CPU backend), whose `block_until_ready` or `.numpy()` waits for the CPU's own
+    // computation. Before the driver was looked for, it was sync-bound.
+    let Some(l) = start("item_sync.py", &["--cpu"]) else {
+        return;
+    };
+    let (doc, _) = sample_agreeing(&l, WINDOW_S, |d, own| {
+        d.verdict == AttachVerdict::ComputeBound && (d.shares.sync - own).abs() <= 0.05
+    });
+    assert_eq!(doc.verdict, AttachVerdict::ComputeBound);
+    assert!(
+        doc.evidence.iter().any(|e| e.contains("no GPU driver")),
+        "{:?}",
+        doc.evidence
+    );
+}
+
+#[test]
 fn a_target_exiting_mid_window_still_gets_a_report() {
     let _one = serial();
     // About 300 steps of 10 ms: it ends 3 s in, well before the 8 s window.

@@ -1,16 +1,20 @@
 """A loop that waits on the line of a host-device sync each step: `float(...)` around a
 native call, as `float(loss)` or `loss.item()` wait for the GPU with no Python frame below
-the user's line. argv: TRUTH_FILE; the truth file's wait column holds the sync time."""
+the user's line. argv: TRUTH_FILE [--cpu]; the truth file's wait column holds the sync time.
+Unless `--cpu` is given, the process maps a stand-in for CUDA's driver (a GPU job's
+process); with it, it is a job computing on the CPU, whose syncs wait for that."""
 
+import sys
 import time
 
-from truth import Truth, burn
+from truth import Truth, burn, pretend_gpu
 
 # A native call, as `.item()` is: it has no Python frame.
 wait_on_device = time.sleep
 
 
 def main() -> None:
+    driver = None if "--cpu" in sys.argv else pretend_gpu()  # noqa: F841 (held for the loop's life)
     truth = Truth()
     total = 0.0
     while True:

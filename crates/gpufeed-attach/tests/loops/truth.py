@@ -4,7 +4,10 @@ line `steps wait_s elapsed_s` is appended to the file named by argv[1], so that 
 take the loop's own figures over exactly the window it sampled (difference of two lines).
 """
 
+import mmap
+import os
 import sys
+import tempfile
 import time
 
 
@@ -34,3 +37,15 @@ def burn(seconds: float) -> float:
         for i in range(200):
             x += i * 0.5
     return x
+
+
+def pretend_gpu() -> mmap.mmap:
+    """A stand-in for a GPU job's process: a file named as CUDA's driver mapped into memory,
+    which is how gpufeed attach tells a process that uses a GPU (a sync waits for the GPU)
+    from one that computes on the CPU (`/proc/PID/maps`). Keep the map alive."""
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "libcuda.so.1")
+    with open(path, "wb") as f:
+        f.write(b"\0" * 4096)
+    with open(path, "rb") as f:
+        return mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
