@@ -13,7 +13,11 @@ mean of these slowdowns with its 95 % confidence interval (Student's t over the 
 and their median. An A/A control (the same bracket with nothing attached) shows what the
 design reads when there is no effect.
 
-Usage: python3 bench/attach/overhead.py GPUFEED_BINARY [ROUNDS] [WINDOW_S]
+The TensorFlow target (bench/attach/fixed_work_tf.py, Keras `fit` on a generator of fixed
+work) is read with the threads beside the training thread at every tick, as any Keras job
+is: `--tf`, run by a Python that has TensorFlow and Keras 3.
+
+Usage: python3 bench/attach/overhead.py GPUFEED_BINARY [ROUNDS] [WINDOW_S] [--tf]
 """
 
 import json
@@ -62,13 +66,16 @@ def summary(name, slowdowns):
 
 
 def main():
-    gpufeed = sys.argv[1]
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    window = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+    tf = "--tf" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--tf"]
+    gpufeed = args[0]
+    rounds = int(args[1]) if len(args) > 1 else 60
+    window = float(args[2]) if len(args) > 2 else 1.0
+    target = ROOT / "bench" / "attach" / ("fixed_work_tf.py" if tf else "fixed_work.py")
     with tempfile.TemporaryDirectory() as d:
         truth = pathlib.Path(d) / "truth.txt"
         p = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, str(ROOT / "bench" / "attach" / "fixed_work.py"), str(truth)],
+            ["taskset", "-c", "0", sys.executable, str(target), str(truth)],
             cwd=LOOPS,
         )
         attach = [
@@ -76,7 +83,8 @@ def main():
             "--rate", "100", "--format", "json",
         ]
         try:
-            time.sleep(2.0)
+            # TensorFlow's import and the first trace take seconds.
+            time.sleep(15.0 if tf else 2.0)
             plain = lambda: time.sleep(window)  # noqa: E731
             attached = lambda: subprocess.run(attach, capture_output=True, text=True, check=True)  # noqa: E731
             rates, cost, walls = [], [], []

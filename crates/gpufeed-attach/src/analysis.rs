@@ -297,37 +297,69 @@ pub fn context(rec: &ProcRecord, thread: u64) -> impl Fn(&ThreadSample) -> Conte
     }
 }
 
-/// What the threads beside Keras's compiled step said (rank `pid`): the producer's
-/// share of the window and its hottest line of the user's own code.
-fn step_input_sentence(rec: &ProcRecord, thread: u64, pid: u32) -> String {
+/// The Python input producers beside the training thread `thread` of `rec` (tf.data's
+/// `py_func` threads, a Keras enqueuer's workers: [`PRODUCER_FRAMES`]): the share of the
+/// ticks at which one was making a batch, and their hottest line of the user's own code.
+/// `None` where none ran.
+fn producers(rec: &ProcRecord, thread: u64) -> Option<(f64, Option<Site>)> {
     let producing = producing(rec, thread);
     if producing.is_empty() {
-        return format!(
-            "PID {pid}: Keras runs the input's GetNext inside its compiled step, and no Python producer ran beside it (the input is TF ops, run by the same threads as the step's kernels)"
-        );
+        return None;
     }
     let mut lines: HashMap<Site, usize> = HashMap::new();
     for s in rec.samples.iter().filter(|s| s.thread_id != thread) {
-        if let Some(f) = s.frames.iter().find(|f| is_user_file(&f.filename)) {
+        if s.frames
+            .iter()
+            .any(|f| PRODUCER_FRAMES.iter().any(|p| f.filename.contains(p)))
+            && let Some(f) = s.frames.iter().find(|f| is_user_file(&f.filename))
+        {
             *lines.entry(Site::of(f)).or_default() += 1;
         }
     }
     let hot = lines
-        .iter()
-        .max_by_key(|(s, n)| (**n, std::cmp::Reverse(s.line)))
-        .map(|(s, _)| format!(", most often at {}", s.short()))
-        .unwrap_or_default();
-    let share = tick_share(rec, &producing);
-    let reading = if share >= th::ATTACH_PRODUCER_BUSY {
-        "it never caught up, so a moment of the step with no TF kernel busy is a wait for it"
-    } else {
-        "it idled with its prefetch buffer full, so the step did not wait for it"
+        .into_iter()
+        .max_by_key(|(s, n)| (*n, std::cmp::Reverse(s.line)))
+        .map(|(s, _)| s);
+    Some((tick_share(rec, &producing), hot))
+}
+
+/// What the threads beside the training thread `thread` of rank `pid` said of its input:
+/// the Python producers' share of the window and hottest line, and, where the samples sat
+/// in Keras's compiled step (`in_step`), how that step's idle moments were read. `None`
+/// where there is nothing to say.
+fn producer_sentence(
+    rec: &ProcRecord,
+    thread: u64,
+    pid: u32,
+    in_step: bool,
+) -> Option<(String, Option<Site>)> {
+    let Some((share, hot)) = producers(rec, thread) else {
+        return in_step.then(|| {
+            (format!(
+                "PID {pid}: Keras runs the input's GetNext inside its compiled step, and no Python producer ran beside it (the input is TF ops, run by the same threads as the step's kernels)"
+            ), None)
+        });
     };
-    format!(
-        "PID {pid}: Keras runs the input's GetNext inside its compiled step; the Python producer beside it made batches at {} of the ticks{hot}: {reading} (from {} on, the producer is taken to be the bottleneck)",
-        pct(share),
-        pct(th::ATTACH_PRODUCER_BUSY)
-    )
+    let at = hot
+        .as_ref()
+        .map(|s| format!(", most often at {}", s.short()))
+        .unwrap_or_default();
+    let mut text = format!(
+        "PID {pid}: the input's Python runs beside the training thread (tf.data's py_func threads, a Keras enqueuer) and made batches at {} of the ticks{at}",
+        pct(share)
+    );
+    if in_step {
+        text.push_str(&format!(
+            "; Keras runs the input's GetNext inside its compiled step, so {} (from {} on, the producer is taken to be the bottleneck)",
+            if share >= th::ATTACH_PRODUCER_BUSY {
+                "the producer never caught up, and a moment of the step with no TF kernel busy is a wait for it"
+            } else {
+                "the producer idled with its prefetch buffer full, and the step did not wait for it"
+            },
+            pct(th::ATTACH_PRODUCER_BUSY)
+        ));
+    }
+    Some((text, hot))
 }
 
 /// The share of `rec`'s ticks that are in `some`.
@@ -665,11 +697,17 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         s
     });
     let (step_wait, undetermined) = (tally.step_input(true), tally.step_input(false));
-    if step_wait + undetermined > 0.0 {
-        evidence.extend(rec.ranks.iter().zip(&ranks).filter_map(|(p, r)| {
-            let (thread, _, _) = training_thread(p)?;
-            Some(step_input_sentence(p, thread, r.pid))
-        }));
+    let mut producer_hot = None;
+    for p in &rec.ranks {
+        let Some((thread, _, _)) = training_thread(p) else {
+            continue;
+        };
+        if let Some((text, hot)) =
+            producer_sentence(p, thread, p.pid, step_wait + undetermined > 0.0)
+        {
+            evidence.push(text);
+            producer_hot = producer_hot.or(hot);
+        }
     }
     // Samples that may be waits or not: a verdict they could change is no verdict.
     let could_be_input = input.is_none()
@@ -716,6 +754,8 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
         verdict,
         &tally,
         worker_text.as_ref().and_then(|w| w.1.as_ref()),
+        producer_hot.as_ref(),
+        could_be_input,
     );
     let (if_fixed, no_estimate) = estimate(verdict, &shares);
     let reads = rec.reads;
@@ -789,7 +829,13 @@ fn estimate(
 }
 
 /// The change to try, naming the user's own line.
-fn fix(verdict: AttachVerdict, tally: &Tally, worker_hot: Option<&Site>) -> String {
+fn fix(
+    verdict: AttachVerdict,
+    tally: &Tally,
+    worker_hot: Option<&Site>,
+    producer_hot: Option<&Site>,
+    could_be_input: bool,
+) -> String {
     let loop_line = tally
         .loop_lines
         .iter()
@@ -804,7 +850,13 @@ fn fix(verdict: AttachVerdict, tally: &Tally, worker_hot: Option<&Site>) -> Stri
             let producer = tally
                 .hottest(Class::DataWait)
                 .filter(|p| Some(*p) != loop_line);
+            // Keras's `fit` has no `for` line of its own: where it waits is its call.
+            let waits_at = at(loop_line.or_else(|| tally.hottest(Class::DataWait)));
             match (worker_hot, producer) {
+                (None, _) if let Some(p) = producer_hot => format!(
+                    "the loop waits for data at {waits_at}: its input's Python runs in the framework's threads, most of the time in {}; make it cheaper (precompute it: `gpufeed precompute`), or run it in processes (keras.utils.PyDataset(workers=N, use_multiprocessing=True), a DataLoader's workers), where it does not share the training process's GIL",
+                    p.short()
+                ),
                 (Some(w), _) => format!(
                     "the loop waits for data at {}: the workers spend their time in {}; make it cheaper (precompute it: `gpufeed precompute`), or add workers",
                     at(loop_line),
@@ -828,6 +880,10 @@ fn fix(verdict: AttachVerdict, tally: &Tally, worker_hot: Option<&Site>) -> Stri
         AttachVerdict::ComputeBound => format!(
             "the loop keeps the computation busy; its hottest line is {}: speed up the model itself (mixed precision, compilation, a larger batch; `gpufeed profile step` measures each phase)",
             at(tally.hottest(Class::Compute))
+        ),
+        AttachVerdict::Undetermined if could_be_input => format!(
+            "the training thread may be waiting for its input or for the GIL its input's Python holds{}: either way that Python slows the step; run it in processes (keras.utils.PyDataset(workers=N, use_multiprocessing=True), a DataLoader's workers) or precompute it (`gpufeed precompute`); gpufeed.StepTimer or the TF Profiler's input-pipeline analyzer time the wait itself",
+            producer_hot.map(|p| format!(" (most of the time in {})", p.short())).unwrap_or_default()
         ),
         AttachVerdict::Undetermined => {
             "sample longer while the job trains (`--duration 30s`), or time the loop with gpufeed.StepTimer".to_owned()
