@@ -327,6 +327,7 @@ def test_tf_data_numpy_function_is_input_bound(tmp_path):
         ("numpy", None, 0.004, True, 2),  # sequential, the item holding the GIL
         ("numpy", 4, 0.01, True, 8),  # four TF threads contending for the GIL
         ("py", None, 0.004, False, 2),  # tf.py_function, the item letting go of it
+        ("py", 4, 0.01, False, 8),
     ],
 )
 def test_tf_data_python_items_in_tf_threads(tmp_path, kind, parallel, item_s, burn, batch):
@@ -395,7 +396,9 @@ def test_keras_fit_with_a_producer_holding_the_gil_is_undetermined(tmp_path):
     "item_s,burn,dim,verdict",
     [
         (0.01, True, 256, "input-bound"),
-        (0.0, False, 1024, "sync-bound|compute-bound"),
+        # On the CPU, `block_until_ready` waits for the CPU's own computation: no GPU
+        # driver is mapped, so it is compute, not a sync starving a GPU (it was sync-bound).
+        (0.0, False, 1024, "compute-bound"),
     ],
 )
 def test_jax_loop_fed_by_a_python_generator(tmp_path, item_s, burn, dim, verdict):
@@ -403,7 +406,7 @@ def test_jax_loop_fed_by_a_python_generator(tmp_path, item_s, burn, dim, verdict
     src = fill(JAX_LOOP, ITEM_S=item_s, BURN=burn, DIM=dim)
     doc, own = run_loop(tmp_path, src)
     assert abs(doc["shares"]["data_wait"] - own) <= 0.05
-    assert doc["verdict"] in verdict.split("|")
+    assert doc["verdict"] == verdict
 
 
 @pytest.mark.parametrize(
