@@ -1056,6 +1056,9 @@ impl<'a, 't> Project<'a, 't> {
             } else {
                 inputs.extend(ast::param_names(func.def, src));
             }
+            // And what it unpacks from them (`x, y = batch`, `mels = data[6]`): a helper
+            // that moves the batch to the GPU (a `to_device(batch, device)`) moves the data.
+            derived_from(Self::body(func.def), &mut inputs, src);
             for model::HostTensor {
                 moved,
                 made,
@@ -2126,6 +2129,48 @@ fn module_tensors(class: Node<'_>, src: &str) -> Vec<String> {
 }
 
 /// True when an identifier under `node` is one of `names`.
+/// Adds to `names` the plain names that `body` unpacks from one of them: assigned the name
+/// itself, a part of it or a destructuring of it (`x, y = batch`; `(ids, mels) = data`;
+/// `m = batch["mel"]`), until none is added. A value computed from it (`n = x.shape[0]`,
+/// `n = x.size(0)`) is not a part of it: a table sized by the batch is still built per step.
+fn derived_from<'s>(body: Node<'_>, names: &mut HashSet<&'s str>, src: &'s str) {
+    fn part_of(v: Node<'_>, names: &HashSet<&str>, src: &str) -> bool {
+        match v.kind() {
+            "identifier" => names.contains(text(v, src)),
+            "subscript" => v
+                .child_by_field_name("value")
+                .is_some_and(|b| part_of(b, names, src)),
+            "parenthesized_expression" => v.named_child(0).is_some_and(|b| part_of(b, names, src)),
+            _ => false,
+        }
+    }
+    loop {
+        let mut found: Vec<&'s str> = Vec::new();
+        ast::walk(body, &mut |n| {
+            if n.kind() == "assignment"
+                && let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                )
+                && part_of(right, names, src)
+            {
+                ast::walk(left, &mut |t| {
+                    if t.kind() == "identifier" {
+                        found.push(text(t, src));
+                    }
+                    !matches!(t.kind(), "attribute" | "subscript")
+                });
+            }
+            true
+        });
+        let before = names.len();
+        names.extend(found);
+        if names.len() == before {
+            return;
+        }
+    }
+}
+
 fn mentions(node: Node<'_>, names: &HashSet<&str>, src: &str) -> bool {
     let mut found = false;
     ast::walk(node, &mut |n| {

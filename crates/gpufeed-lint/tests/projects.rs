@@ -477,6 +477,14 @@ fn host_tensors_in_the_loop_body_and_in_what_forward_calls() {
     check("host-tensor-helper");
 }
 
+/// A helper given the batch (`to_device(batch, device)`) that unpacks it and converts each
+/// part to a GPU tensor copies the data, as the loop itself converting it does: no
+/// finding. A table sized by the batch in the same helper still is one.
+#[test]
+fn a_helper_moving_the_batch_to_the_gpu_moves_data() {
+    check("batch-helper");
+}
+
 /// `.item()` of a tensor built on the CPU (`torch.rand(1)`, no `device=`) is no GPU sync;
 /// Python's `max` over a device tensor is one (the elements are compared on the host).
 #[test]
