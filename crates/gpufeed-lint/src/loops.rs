@@ -1316,6 +1316,22 @@ pub(super) fn sync(
         {
             return Some(host("\"...\".format(...)".to_owned()));
         }
+        // `pred.masked_select(mask)`, `x.nonzero()`: the result's size depends on the data,
+        // so PyTorch reads the count on the host before it can allocate it.
+        Some(m @ ("masked_select" | "nonzero" | "unique"))
+            if ast::receiver(call).is_some_and(|r| {
+                tensor_like(r, src, tensors)
+                    || (r.kind() == "identifier" && holds_device_tensor(text(r, src), tensors))
+            }) =>
+        {
+            return Some(Sync {
+                id: "host-sync-in-loop",
+                what: format!(".{m}(...)"),
+                does: "returns as many elements as the data holds, which the host must read to allocate them",
+                fix: "keep the shape fixed: multiply by the mask (`(err * mask).sum() / mask.sum()`) or \
+                      `torch.where(mask, x, 0)` instead of selecting",
+            });
+        }
         // `writer.add_scalar("loss", loss, step)`: TensorBoard's writer calls `.item()`.
         Some(m @ ("add_scalar" | "add_scalars"))
             if ast::positional(call, 1).is_some_and(|a| tensor_like(a, src, tensors)) =>

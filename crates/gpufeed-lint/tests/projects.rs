@@ -477,6 +477,13 @@ fn host_tensors_in_the_loop_body_and_in_what_forward_calls() {
     check("host-tensor-helper");
 }
 
+/// `masked_select` and `nonzero` on a device tensor return as many elements as the data
+/// holds, so the host reads the count every step; on a host tensor they are no sync.
+#[test]
+fn data_sized_results_are_syncs() {
+    check("data-sized-results");
+}
+
 /// A helper given the batch (`to_device(batch, device)`) that unpacks it and converts each
 /// part to a GPU tensor copies the data, as the loop itself converting it does: no
 /// finding. A table sized by the batch in the same helper still is one.
