@@ -35,6 +35,33 @@ TRUTH = textwrap.dedent(
     """
 )
 
+# The loops' TF step: W_DEPTH matmuls of W_DIM x W_DIM in a tf.function, over `ds`.
+TF_STEP = textwrap.dedent(
+    """
+    w = tf.random.normal((W_DIM, W_DIM))
+
+    @tf.function
+    def train_step(x):
+        y = w
+        for _ in range(W_DEPTH):
+            y = tf.matmul(y, w) / float(W_DIM)
+        return tf.reduce_sum(y) + tf.reduce_sum(x)
+
+    truth = Truth()
+    for batch in ds:
+        truth.got_batch()
+        train_step(batch).numpy()
+        truth.step_done()
+    """
+)
+
+
+def fill(src: str, **values) -> str:
+    for k, v in values.items():
+        src = src.replace(k, repr(v))
+    return src
+
+
 TF_LOOP = TRUTH + textwrap.dedent(
     """
     import numpy as np
@@ -49,22 +76,8 @@ TF_LOOP = TRUTH + textwrap.dedent(
         .map(lambda i: tf.numpy_function(slow_item, [i], tf.float32))
         .batch(2)
     )
-    w = tf.random.normal((256, 256))
-
-    @tf.function
-    def train_step(x):
-        y = w
-        for _ in range(8):
-            y = tf.matmul(y, w) / 256.0
-        return tf.reduce_sum(y) + tf.reduce_sum(x)
-
-    truth = Truth()
-    for batch in ds:
-        truth.got_batch()
-        train_step(batch).numpy()
-        truth.step_done()
     """
-)
+) + fill(TF_STEP, W_DIM=256, W_DEPTH=8)
 
 TORCH_LOOP = TRUTH + textwrap.dedent(
     """
@@ -122,22 +135,8 @@ TF_PY_ITEMS = TRUTH + ITEM + textwrap.dedent(
     fn = (lambda i: tf.numpy_function(slow_item, [i], tf.float32)) if KIND == "numpy" else (
         lambda i: tf.py_function(slow_item, [i], tf.float32))
     ds = tf.data.Dataset.range(10**9).map(fn, num_parallel_calls=PARALLEL).batch(BATCH)
-    w = tf.random.normal((64, 64))
-
-    @tf.function
-    def train_step(x):
-        y = w
-        for _ in range(4):
-            y = tf.matmul(y, w) / 64.0
-        return tf.reduce_sum(y) + tf.reduce_sum(x)
-
-    truth = Truth()
-    for batch in ds:
-        truth.got_batch()
-        train_step(batch).numpy()
-        truth.step_done()
     """
-)
+) + fill(TF_STEP, W_DIM=64, W_DEPTH=4)
 
 # Keras `fit` on a Python generator or a PyDataset: the input's GetNext runs inside the
 # compiled step, where no Python frame shows it. The model times it there, with two
@@ -229,12 +228,6 @@ JAX_LOOP = TRUTH + ITEM + textwrap.dedent(
         truth.step_done()
     """
 )
-
-
-def fill(src: str, **values) -> str:
-    for k, v in values.items():
-        src = src.replace(k, repr(v))
-    return src
 
 
 GPUFEED_LOOP = TRUTH + textwrap.dedent(

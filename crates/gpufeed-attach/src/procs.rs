@@ -101,6 +101,17 @@ pub fn cpu_ticks(pid: u32) -> Option<u64> {
 /// runnable, the state py-spy reports as `active`.
 #[must_use]
 pub fn thread_runnable_ns(pid: u32) -> Option<HashMap<u64, u64>> {
+    per_thread(pid, "schedstat", parse_schedstat).filter(|m| !m.is_empty())
+}
+
+/// Per thread of `pid`: `parse` of its `/proc/PID/task/TID/FILE`, for the threads whose
+/// file could be read and parsed (a thread may exit between the listing and the read).
+/// `None` where the task list cannot be read.
+fn per_thread(
+    pid: u32,
+    file: &str,
+    parse: impl Fn(&str) -> Option<u64>,
+) -> Option<HashMap<u64, u64>> {
     let mut out = HashMap::new();
     for entry in fs_err::read_dir(proc_path(pid, "task")).ok()?.flatten() {
         let Some(tid) = entry
@@ -110,14 +121,13 @@ pub fn thread_runnable_ns(pid: u32) -> Option<HashMap<u64, u64>> {
         else {
             continue;
         };
-        let Ok(text) = fs_err::read_to_string(entry.path().join("schedstat")) else {
-            continue;
-        };
-        if let Some(ns) = parse_schedstat(&text) {
-            out.insert(tid, ns);
+        if let Ok(text) = fs_err::read_to_string(entry.path().join(file))
+            && let Some(v) = parse(&text)
+        {
+            out.insert(tid, v);
         }
     }
-    (!out.is_empty()).then_some(out)
+    Some(out)
 }
 
 /// How long each thread of `pid` was on a CPU during a short look (the growth of its
@@ -167,23 +177,9 @@ pub fn thread_name(pid: u32, tid: u64) -> Option<String> {
 
 /// Each thread's on-CPU nanoseconds (the first field of its schedstat).
 fn on_cpu_ns(pid: u32) -> Option<HashMap<u64, u64>> {
-    let mut out = HashMap::new();
-    for entry in fs_err::read_dir(proc_path(pid, "task")).ok()?.flatten() {
-        let Some(tid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|t| t.parse::<u64>().ok())
-        else {
-            continue;
-        };
-        // The thread may exit between the listing and the read.
-        if let Ok(text) = fs_err::read_to_string(entry.path().join("schedstat"))
-            && let Some(ns) = text.split_whitespace().next().and_then(|n| n.parse().ok())
-        {
-            out.insert(tid, ns);
-        }
-    }
-    Some(out)
+    per_thread(pid, "schedstat", |text| {
+        text.split_whitespace().next()?.parse().ok()
+    })
 }
 
 /// `ON_CPU_NS RUNQUEUE_NS TIMESLICES` → on-CPU plus run-queue nanoseconds.

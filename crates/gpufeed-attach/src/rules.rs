@@ -12,8 +12,6 @@
 
 use py_spy::Frame;
 
-use crate::sample::IN_TF_FUNCTION;
-
 /// What a sample of the training thread was doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Class {
@@ -125,11 +123,25 @@ pub const PRODUCER_FRAMES: &[&str] = &[
 
 /// Keras's compiled train steps that call the input iterator's `GetNext` inside the
 /// function (`multi_step_on_iterator` in Keras 3, `step_function` in Keras 2).
-const KERAS_STEPS: &[&str] = &[
+pub(crate) const KERAS_STEPS: &[&str] = &[
     "/keras/src/backend/tensorflow/trainer.py",
     "keras/src/engine/training.py",
     "/keras/engine/training.py",
 ];
+
+/// A frame of a TensorFlow function being executed natively (`quick_execute`): below it,
+/// the thread runs no Python until the function returns.
+const IN_TF_FUNCTION: &str = "/tensorflow/python/eager/execute.py";
+
+/// Whether a stack runs a TensorFlow function inside one of the compiled steps `steps`
+/// (a frame of one of them above [`IN_TF_FUNCTION`]): where [`Matcher::StepInput`]
+/// applies, and so where the sampler reads the threads beside it.
+pub(crate) fn in_step(frames: &[Frame], steps: &[&str]) -> bool {
+    frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION))
+        && frames
+            .iter()
+            .any(|f| steps.iter().any(|s| f.filename.contains(s)))
+}
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -483,11 +495,7 @@ pub fn classify_in(
             }),
             Matcher::ActiveUserLeaf => active && leaf_user.is_some(),
             Matcher::StepInput { steps, waiting } => {
-                let in_step = !active
-                    && frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION))
-                    && frames
-                        .iter()
-                        .any(|f| steps.iter().any(|s| f.filename.contains(s)));
+                let in_step = !active && in_step(frames, steps);
                 // A TF kernel on the CPU, or a producer with nothing to make (its prefetch
                 // buffer full), is the step computing: neither rule, the compute rules
                 // below decide. Else the step waits for its input unless another thread

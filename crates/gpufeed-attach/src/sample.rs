@@ -13,6 +13,7 @@ use py_spy::config::LockingStrategy;
 use py_spy::{Config, Frame, PythonSpy};
 
 use crate::procs::{self, Target};
+use crate::rules;
 use crate::{AttachError, Options};
 
 /// How often the workers of each training process are listed again (DataLoader workers
@@ -72,8 +73,8 @@ pub struct ProcRecord {
     pub runnable: Option<RunnableSpan>,
     /// Whether it exited during the window.
     pub gone: bool,
-    /// At the ticks where a thread sat in a compiled TensorFlow function
-    /// ([`IN_TF_FUNCTION`]), each OS thread's nanoseconds on a CPU during
+    /// At the ticks where a thread sat in Keras's compiled step ([`rules::in_step`]),
+    /// each OS thread's nanoseconds on a CPU during
     /// [`RUNNING_LOOK`], read right after the stacks, for the threads that ran, less TF's
     /// inter-op pool ([`TF_INTER_OP`]): Keras runs the input's `GetNext` inside its
     /// compiled step, and only the other threads tell its wait from its compute.
@@ -90,10 +91,6 @@ pub const RUNNING_LOOK: Duration = Duration::from_micros(300);
 /// the step's heavy kernels run in the intra-op pool (Eigen's threads, which keep the
 /// process's name) or on a GPU.
 pub const TF_INTER_OP: &str = "tf_Compute";
-
-/// A frame of a TensorFlow function being executed natively (`quick_execute`): below it,
-/// the thread runs no Python until the function returns.
-pub const IN_TF_FUNCTION: &str = "/tensorflow/python/eager/execute.py";
 
 /// Per-thread runnable nanoseconds at two times (s): first and last seen.
 pub type RunnableSpan = ((f64, HashMap<u64, u64>), (f64, HashMap<u64, u64>));
@@ -259,10 +256,12 @@ impl Spied {
         }
         match got {
             Ok(traces) => {
-                let in_function = traces
+                // Only where a rule reads them: the look costs a sleep and two reads of
+                // every thread, and a plain TF loop needs neither.
+                let in_step = traces
                     .iter()
-                    .any(|t| t.frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION)));
-                if in_function && let Some(r) = procs::cpu_during(self.rec.pid, RUNNING_LOOK) {
+                    .any(|t| rules::in_step(&t.frames, rules::KERAS_STEPS));
+                if in_step && let Some(r) = procs::cpu_during(self.rec.pid, RUNNING_LOOK) {
                     let pid = self.rec.pid;
                     let kernels = r
                         .into_iter()
