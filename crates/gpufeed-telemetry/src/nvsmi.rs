@@ -382,7 +382,7 @@ impl Layout {
         let mut index = periodic.map(|(i, _)| i).or_else(|| {
             few.then(|| {
                 others(time).find(|&i| {
-                    !fields[i].ends_with('%') && parse_index(fields[i]).is_some_and(|v| v < 16)
+                    !has_unit(fields[i]) && parse_index(fields[i]).is_some_and(|v| v < 16)
                 })
             })
             .flatten()
@@ -500,6 +500,8 @@ struct Column {
     numeric: bool,
     /// Whether every value is a whole number.
     whole: bool,
+    /// Whether any field carried a unit (`%`, `MiB`): a measurement, never a GPU index.
+    units: bool,
 }
 
 impl Column {
@@ -510,6 +512,7 @@ impl Column {
             ..Column::default()
         };
         for f in fields {
+            c.units |= has_unit(f);
             let f = f.strip_suffix("MiB").map_or(f, str::trim_ascii_end);
             match parse_util(f) {
                 Some(Util::Value(v)) => {
@@ -527,11 +530,13 @@ impl Column {
     /// As a GPU index, the number of GPUs `P`: whole numbers below 64, the smallest below
     /// 16 (a temperature is not an index), the first `P` distinct and the rest repeating
     /// them, with at least one repeat seen, or exactly `0, 1, ..., P - 1` (one whole round
-    /// of `P` GPUs); for `P = 1`, a constant. `None`: not an index.
+    /// of `P` GPUs); for `P = 1`, a constant; never with a unit (`0 MiB`, `3 %`). `None`:
+    /// not an index.
     fn index_period(&self) -> Option<usize> {
         let v = &self.values;
         if !self.numeric
             || !self.whole
+            || self.units
             || v.iter().any(|&x| !(0.0..64.0).contains(&x))
             || v.iter().copied().fold(f64::INFINITY, f64::min) >= 16.0
         {
@@ -876,6 +881,12 @@ fn parse_util(field: &str) -> Option<Util> {
         .ok()
         .filter(|v| v.is_finite())
         .map(Util::Value)
+}
+
+/// Whether a field carries a unit as nvidia-smi writes them (`30 %`, `0 MiB`).
+fn has_unit(field: &str) -> bool {
+    let f = field.trim_ascii_end();
+    f.ends_with('%') || f.ends_with("MiB")
 }
 
 /// A GPU index: a whole number.

@@ -78,6 +78,29 @@ fn noheader_with_units_any_order() {
     assert!(t.has_timestamps);
 }
 
+/// A memory column that stays at `0 MiB` repeats like the index of one GPU; its unit says it
+/// is a measurement (found by the generated tables below).
+#[test]
+fn noheader_constant_memory_before_the_index_is_not_the_index() {
+    let mut text = String::new();
+    for row in 0..8 {
+        let util = if row == 0 { "30 %" } else { "[N/A]" };
+        text.push_str(&format!(
+            "2026/11/21 23:59:58.{:03}, 0 MiB, {util}, {}\n",
+            219 + 100 * (row / 4),
+            row % 4
+        ));
+    }
+    let t = ok(&text);
+    assert_eq!(
+        t.columns.as_deref(),
+        Some(
+            "field 1 as timestamp, field 3 as utilization.gpu, field 4 as index; field(s) 2 ignored"
+        )
+    );
+    assert_eq!(t.gpus[0].util, vec![30.0]);
+}
+
 #[test]
 fn noheader_nounits_assumes_the_usual_order() {
     let t = ok("2026/11/21 10:00:00.000, 0, 45, 1234\n\
