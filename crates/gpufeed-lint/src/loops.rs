@@ -996,6 +996,7 @@ fn per_step_calls_within<'t>(
         }
         if n.kind() == "if_statement"
             && (periodic(n, src)
+                || crate::model::memo_fill(n, src)
                 || opt_in_gate(n, src, opt_in)
                 || training_test(n, src) == Some(false))
         {

@@ -141,6 +141,109 @@ fn mismatched_memo<'t>(stmt: Node<'t>, src: &str) -> Option<Memo<'t>> {
     })
 }
 
+/// An `if` that fills a memo the first time and finds it filled after: what its body
+/// builds runs once per key (once per device and dtype, as HiFi-GAN's and VITS' mel basis
+/// and window), not on every call. The test and the store must name the same slot:
+/// - `if K not in D:` (or `if D.get(K) is None:`) storing `D[K] = ...`;
+/// - `if not hasattr(O, "a"):` storing `O.a = ...`;
+/// - `if O.a is None:` (or `if not O.a:`) storing `O.a = ...`: an attribute outlives the
+///   call, a local name does not.
+///
+/// A memo tested under one key and filled under another is `cache-key-never-hits`.
+pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
+    if stmt.kind() != "if_statement" {
+        return false;
+    }
+    let (Some(mut test), Some(body)) = (
+        stmt.child_by_field_name("condition"),
+        stmt.child_by_field_name("consequence"),
+    ) else {
+        return false;
+    };
+    while test.kind() == "parenthesized_expression" {
+        let Some(inner) = test.named_child(0) else {
+            return false;
+        };
+        test = inner;
+    }
+    let squeeze = |n: Node<'_>| -> String {
+        text(n, src)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    };
+    // The slot the test asks about: (the memo, the key), the key empty for an attribute.
+    let operator = |n: Node<'_>, op: &str| {
+        let mut c = n.walk();
+        let found = n.children(&mut c).any(|o| o.kind() == op);
+        found
+    };
+    let slot: Option<(String, String)> = match test.kind() {
+        "comparison_operator" if test.named_child_count() == 2 => {
+            let (a, b) = (test.named_child(0), test.named_child(1));
+            match (a, b) {
+                (Some(k), Some(d)) if operator(test, "not in") => {
+                    ast::dotted(d, src).map(|d| (d, squeeze(k)))
+                }
+                (Some(x), Some(none)) if operator(test, "is") && text(none, src) == "None" => {
+                    if x.kind() == "call"
+                        && ast::method(x, src) == Some("get")
+                        && let Some(d) = ast::receiver(x).and_then(|r| ast::dotted(r, src))
+                        && let Some(k) = ast::positional(x, 0)
+                    {
+                        Some((d, squeeze(k)))
+                    } else if x.kind() == "attribute" {
+                        ast::dotted(x, src).map(|a| (a, String::new()))
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            }
+        }
+        "not_operator" => test.child_by_field_name("argument").and_then(|x| {
+            if x.kind() == "attribute" {
+                return ast::dotted(x, src).map(|a| (a, String::new()));
+            }
+            if x.kind() == "call"
+                && x.child_by_field_name("function")
+                    .is_some_and(|f| text(f, src) == "hasattr")
+                && let (Some(o), Some(a)) = (ast::positional(x, 0), ast::positional(x, 1))
+                && a.kind() == "string"
+            {
+                let name = text(a, src).trim_matches(|c| c == '"' || c == '\'');
+                return ast::dotted(o, src).map(|o| (format!("{o}.{name}"), String::new()));
+            }
+            None
+        }),
+        _ => None,
+    };
+    let Some((memo, key)) = slot else {
+        return false;
+    };
+    let mut stores = false;
+    ast::walk(body, &mut |n| {
+        if n.kind() == "assignment"
+            && let Some(left) = n.child_by_field_name("left")
+        {
+            stores |= if key.is_empty() {
+                ast::dotted(left, src).is_some_and(|d| d == memo)
+            } else {
+                left.kind() == "subscript"
+                    && left
+                        .child_by_field_name("value")
+                        .and_then(|v| ast::dotted(v, src))
+                        .is_some_and(|d| d == memo)
+                    && left
+                        .child_by_field_name("subscript")
+                        .is_some_and(|k| squeeze(k) == key)
+            };
+        }
+        !stores && !ast::is_scope(n)
+    });
+    stores
+}
+
 /// True when `expr` holds a sub-expression written as `part` is.
 fn holds_expr(expr: Node<'_>, part: Node<'_>, src: &str) -> bool {
     let want = text(part, src);
@@ -236,6 +339,7 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     ast::walk(body, &mut |n| {
         match n.kind() {
             "function_definition" | "class_definition" | "lambda" => return false,
+            "if_statement" if memo_fill(n, src) => return false,
             "assignment" => {
                 if let (Some(left), Some(right)) = (
                     n.child_by_field_name("left"),

@@ -538,3 +538,11 @@ fn a_modules_buffers_are_device_tensors() {
 fn a_keras_metric_read_every_step_is_a_sync() {
     check("keras-metric-result");
 }
+
+/// What a memo's first fill builds (`if key not in D: D[key] = ...`, `if not hasattr(self,
+/// "w")`, `if self.w is None`) runs once per key, not every step; a guard on a local name
+/// is no memo (issue 44, the fourth held-out set: VITS' mel basis).
+#[test]
+fn what_a_memo_fill_builds_is_not_built_every_step() {
+    check("memo-fills");
+}
