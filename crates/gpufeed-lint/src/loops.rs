@@ -194,6 +194,25 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
         if ast::is_scope(n) {
             return false;
         }
+        // `mask = x > 0`, `keep = ~pad.bool()`: a boolean mask, whatever else it is.
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "identifier"
+        {
+            // A name assigned anything else is not a mask, whatever it is called
+            // (`mask = np.where(row)[0]`: indices).
+            let name = text(left, src);
+            if mask_like(right, src, &names) {
+                names.insert(mask_mark(name));
+                names.remove(&not_mask_mark(name));
+            } else {
+                names.insert(not_mask_mark(name));
+                names.remove(&mask_mark(name));
+            }
+        }
         match n.kind() {
             "call" if ast::method(n, src) == Some("backward") => {
                 if let Some(r) = ast::receiver(n) {
@@ -1021,12 +1040,31 @@ fn per_step_calls_within<'t>(
         if n.kind() == "call"
             || n.kind() == "slice"
             || (n.kind() == "identifier" && deciding.contains(&n.id()))
+            || (n.kind() == "subscript" && maybe_mask_index(n))
         {
             calls.push((n, branch));
         }
         true
     });
     calls
+}
+
+/// A subscript whose index could be a boolean mask ([`mask_like`] decides, with names).
+fn maybe_mask_index(subscript: Node<'_>) -> bool {
+    let mut c = subscript.walk();
+    subscript
+        .children_by_field_name("subscript", &mut c)
+        .any(|i| {
+            matches!(
+                i.kind(),
+                "comparison_operator"
+                    | "unary_operator"
+                    | "binary_operator"
+                    | "call"
+                    | "identifier"
+                    | "parenthesized_expression"
+            )
+        })
 }
 
 /// `if self.training:` (`Some(true)`) or `if not self.training:` (`Some(false)`): a
@@ -1053,6 +1091,134 @@ const DEVICE: char = '@';
 /// The mark of a name that holds a device tensor, for a set of tensor names.
 pub(super) fn device_mark(name: &str) -> String {
     format!("{DEVICE}{name}")
+}
+
+/// Marks, in a set of tensor names, a name assigned a boolean mask ([`mask_like`]).
+const MASK: char = '?';
+
+/// The mark of a name that holds a boolean mask, for a set of tensor names.
+pub(super) fn mask_mark(name: &str) -> String {
+    format!("{MASK}{name}")
+}
+
+/// The mark of a name assigned something other than a mask.
+fn not_mask_mark(name: &str) -> String {
+    format!("{MASK}{HOST}{name}")
+}
+
+/// A boolean tensor, from how it is written: a comparison (`x > 0`, `labels != -100`; not
+/// `is` or `in`), `~m`, `a & b` or `a | b` of one, `.bool()`, `torch.isnan(x)` and the
+/// logical ops, a factory with `dtype=torch.bool`, one moved (`.to(device)`, `.cuda()`), or
+/// a name assigned one ([`MASK`]) or called a mask (`src_mask`; not `mask_idx`).
+pub(super) fn mask_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    let mut node = node;
+    // Through moves and parentheses; bounded as generated chains can be long.
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        match node.kind() {
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => node = inner,
+                None => return false,
+            },
+            "call" if matches!(ast::method(node, src), Some("to" | "cuda" | "detach")) => {
+                match ast::receiver(node) {
+                    Some(r) => node = r,
+                    None => return false,
+                }
+            }
+            _ => break,
+        }
+    }
+    match node.kind() {
+        "comparison_operator" => {
+            let mut c = node.walk();
+            let ops: Vec<&str> = node
+                .children(&mut c)
+                .filter(|o| !o.is_named())
+                .map(|o| text(o, src))
+                .collect();
+            !ops.is_empty()
+                && ops
+                    .iter()
+                    .all(|o| matches!(*o, "<" | ">" | "<=" | ">=" | "==" | "!="))
+        }
+        "unary_operator" => node
+            .child_by_field_name("operator")
+            .is_some_and(|o| text(o, src) == "~"),
+        "binary_operator" => {
+            node.child_by_field_name("operator")
+                .is_some_and(|o| matches!(text(o, src), "&" | "|"))
+                && [
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ]
+                .into_iter()
+                .flatten()
+                .any(|side| mask_like(side, src, names))
+        }
+        "call" => {
+            ast::method(node, src) == Some("bool")
+                || node.child_by_field_name("function").is_some_and(|f| {
+                    matches!(
+                        text(f, src),
+                        "torch.isnan"
+                            | "torch.isinf"
+                            | "torch.isfinite"
+                            | "torch.logical_and"
+                            | "torch.logical_or"
+                            | "torch.logical_not"
+                    )
+                })
+                || ast::kwarg(node, "dtype", src).is_some_and(|d| text(d, src) == "torch.bool")
+        }
+        "identifier" => {
+            let name = text(node, src);
+            let lower = name.to_ascii_lowercase();
+            names.contains(&mask_mark(name))
+                || (lower.contains("mask")
+                    && !names.contains(&not_mask_mark(name))
+                    && ![
+                        "idx", "index", "indices", "ids", "pos", "token", "key", "name", "len",
+                        "size", "num", "count", "ratio", "prob",
+                    ]
+                    .iter()
+                    .any(|k| lower.contains(k)))
+        }
+        _ => false,
+    }
+}
+
+/// `x[mask]` read in a step, `x` a tensor: as many elements as the mask holds, which
+/// PyTorch counts on the host (it is `x.masked_select(mask)` with the shape kept). Only
+/// where it is read: `x[mask] = 0` is `masked_fill_`.
+fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
+    let value = subscript.child_by_field_name("value")?;
+    let mut c = subscript.walk();
+    let index = subscript
+        .children_by_field_name("subscript", &mut c)
+        .find(|i| mask_like(*i, src, tensors))?;
+    let on_device = tensor_like(value, src, tensors)
+        || (value.kind() == "identifier" && holds_device_tensor(text(value, src), tensors))
+        || {
+            // `sim[~eye]`, `x[keep & valid]`: a mask on the device.
+            let mut device = false;
+            ast::walk(index, &mut |n| {
+                device |= n.kind() == "identifier" && holds_device_tensor(text(n, src), tensors);
+                !device
+            });
+            device
+        };
+    let stored = subscript.parent().is_some_and(|p| {
+        matches!(p.kind(), "assignment" | "augmented_assignment")
+            && p.child_by_field_name("left")
+                .is_some_and(|l| l.id() == subscript.id())
+    });
+    (on_device && !stored).then(|| {
+        format!(
+            "{}[{}]",
+            text(value, src).chars().take(30).collect::<String>(),
+            text(index, src).chars().take(30).collect::<String>()
+        )
+    })
 }
 
 /// Whether `name` holds a tensor here: in `tensors`, and not marked as assigned a host
@@ -1266,6 +1432,16 @@ pub(super) fn sync(
             does: "slices with a tensor as a bound (`Tensor.__index__` reads it on the host)",
             fix: "read the bounds once outside the per-row loop (`starts = ids.tolist()`), or \
                   gather on the device (`torch.gather`, `unfold`, a mask)",
+        });
+    }
+    if call.kind() == "subscript" {
+        return mask_selection(call, src, tensors).map(|what| Sync {
+            id: "host-sync-in-loop",
+            what,
+            does: "selects by a boolean mask: as many elements as the mask holds, which the \
+                   host must count to allocate them",
+            fix: "keep the shape fixed: multiply by the mask (`(err * mask).sum() / mask.sum()`) \
+                  or `torch.where(mask, x, 0)` instead of selecting",
         });
     }
     if call.kind() == "identifier" {

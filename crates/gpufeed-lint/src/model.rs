@@ -221,6 +221,9 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
     let Some((memo, key)) = slot else {
         return false;
     };
+    if emptied_elsewhere(stmt, &memo, src) {
+        return false;
+    }
     let mut stores = false;
     ast::walk(body, &mut |n| {
         if n.kind() == "assignment"
@@ -242,6 +245,61 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
         !stores && !ast::is_scope(n)
     });
     stores
+}
+
+/// Whether the file empties the memo `memo` outside `__init__` and outside the fill at
+/// `stmt` (`self.prev_att = None` in a `reset_mem` called every batch, `cache.clear()`,
+/// `del self.w`): then it is a cache for one batch or one utterance, filled again each
+/// step, not once.
+fn emptied_elsewhere(stmt: Node<'_>, memo: &str, src: &str) -> bool {
+    let mut root = stmt;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut emptied = false;
+    // The functions met so far (pre-order): the last one holding a node is its own.
+    let mut functions: Vec<(usize, usize, bool)> = Vec::new();
+    ast::walk(root, &mut |n| {
+        if emptied {
+            return false;
+        }
+        if n.kind() == "function_definition" {
+            let init = n
+                .child_by_field_name("name")
+                .is_some_and(|name| text(name, src) == "__init__");
+            functions.push((n.start_byte(), n.end_byte(), init));
+        }
+        let own = functions
+            .iter()
+            .rev()
+            .find(|&&(a, b, _)| a <= n.start_byte() && n.end_byte() <= b);
+        // What the module, a class body or `__init__` sets up is the empty memo itself.
+        let setup = own.is_none_or(|&(_, _, init)| init);
+        let inside_fill = stmt.start_byte() <= n.start_byte() && n.end_byte() <= stmt.end_byte();
+        if setup || inside_fill {
+            return true;
+        }
+        emptied |= match n.kind() {
+            "assignment" => {
+                n.child_by_field_name("left")
+                    .and_then(|l| ast::dotted(l, src))
+                    .is_some_and(|l| l == memo)
+                    && n.child_by_field_name("right").is_some_and(|r| {
+                        matches!(text(r, src), "None" | "{}" | "dict()" | "[]" | "False")
+                    })
+            }
+            "call" => {
+                ast::method(n, src) == Some("clear")
+                    && ast::receiver(n)
+                        .and_then(|r| ast::dotted(r, src))
+                        .is_some_and(|r| r == memo)
+            }
+            "delete_statement" => text(n, src).contains(memo),
+            _ => false,
+        };
+        true
+    });
+    emptied
 }
 
 /// True when `expr` holds a sub-expression written as `part` is.

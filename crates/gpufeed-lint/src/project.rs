@@ -368,6 +368,9 @@ fn bind_one(
     src: &str,
     tensors: &HashSet<String>,
 ) {
+    if loops::mask_like(arg, src, tensors) {
+        out.insert(loops::mask_mark(param));
+    }
     if loops::tensor_like(arg, src, tensors) {
         out.insert(param.to_owned());
     } else if loops::on_host(arg, src, tensors) {
