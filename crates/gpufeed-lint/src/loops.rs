@@ -1016,6 +1016,7 @@ fn per_step_calls_within<'t>(
         if n.kind() == "if_statement"
             && (periodic(n, src)
                 || crate::model::memo_fill(n, src)
+                || fallback_of_given(n, src, opt_in)
                 || opt_in_gate(n, src, opt_in)
                 || training_test(n, src) == Some(false))
         {
@@ -1047,6 +1048,43 @@ fn per_step_calls_within<'t>(
         true
     });
     calls
+}
+
+/// Marks, among the gates [`per_step_calls`] is given, a parameter the caller passed a
+/// value for (not `None`).
+pub(super) const GIVEN: char = '\u{1}';
+
+/// The mark of a parameter the caller gave, for a set of tensor names or of gates.
+pub(super) fn given_mark(param: &str) -> String {
+    format!("{GIVEN}{param}")
+}
+
+/// `if max_len is None: max_len = torch.max(lengths).item()` where the caller passed
+/// `max_len`: the fallback for callers that do not, not run on this path (FastSpeech2's
+/// `get_mask_from_lengths`).
+fn fallback_of_given(node: Node<'_>, src: &str, gates: &HashSet<String>) -> bool {
+    let Some(mut c) = node.child_by_field_name("condition") else {
+        return false;
+    };
+    while c.kind() == "parenthesized_expression" {
+        match c.named_child(0) {
+            Some(inner) => c = inner,
+            None => return false,
+        }
+    }
+    if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
+        return false;
+    }
+    let mut w = c.walk();
+    let is = c
+        .children(&mut w)
+        .filter(|o| !o.is_named())
+        .map(|o| text(o, src))
+        .collect::<Vec<_>>()
+        == ["is"];
+    is && c.named_child(1).is_some_and(|n| text(n, src) == "None")
+        && c.named_child(0)
+            .is_some_and(|p| p.kind() == "identifier" && gates.contains(&given_mark(text(p, src))))
 }
 
 /// A subscript whose index could be a boolean mask ([`mask_like`] decides, with names).

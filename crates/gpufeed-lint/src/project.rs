@@ -368,6 +368,9 @@ fn bind_one(
     src: &str,
     tensors: &HashSet<String>,
 ) {
+    if text(arg, src) != "None" {
+        out.insert(loops::given_mark(param));
+    }
     if loops::mask_like(arg, src, tensors) {
         out.insert(loops::mask_mark(param));
     }
@@ -376,6 +379,40 @@ fn bind_one(
     } else if loops::on_host(arg, src, tensors) {
         out.insert(loops::host_mark(param));
     }
+}
+
+/// The first call `scope` assigns `name` from, with `name`'s place when the assignment
+/// unpacks it (`model, opt = get_model(...)`: `Some(0)`); `None` for `name = call(...)`.
+fn assigned_from_call<'t>(
+    scope: Node<'t>,
+    name: &str,
+    src: &str,
+) -> Option<(Node<'t>, Option<usize>)> {
+    let mut found = None;
+    ast::walk(scope, &mut |n| {
+        if found.is_some() {
+            return false;
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && right.kind() == "call"
+        {
+            if left.kind() == "identifier" && text(left, src) == name {
+                found = Some((right, None));
+            } else if matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+                let mut c = left.walk();
+                found = left
+                    .named_children(&mut c)
+                    .position(|t| t.kind() == "identifier" && text(t, src) == name)
+                    .map(|i| (right, Some(i)));
+            }
+        }
+        true
+    });
+    found
 }
 
 /// The calls assigned to `target` (a name, or `self.name`) in `scope`, in source order:
@@ -568,7 +605,9 @@ impl<'a, 't> Project<'a, 't> {
         }
         let mut best: Option<(usize, usize)> = None;
         let mut tie = false;
-        for &c in candidates {
+        // An absolute import never means the importing file itself (`from model import
+        // FastSpeech2` in `utils/model.py` is the package `model/`).
+        for &c in candidates.iter().filter(|&&c| c != from) {
             let full = module_path(self.files[c].rel);
             let Some(root) = full.strip_suffix(name) else {
                 continue;
@@ -1124,7 +1163,19 @@ impl<'a, 't> Project<'a, 't> {
         out: &mut Vec<Found<'t>>,
     ) {
         let f = &self.files[fi];
-        for (call, on_branch) in loops::per_step_calls(body, f.src, &self.opt_in) {
+        // The parameters the caller gave: their `if p is None:` fallbacks do not run.
+        let given: Vec<&String> = tensors
+            .iter()
+            .filter(|t| t.starts_with(loops::GIVEN))
+            .collect();
+        let gates = if given.is_empty() {
+            std::borrow::Cow::Borrowed(&self.opt_in)
+        } else {
+            let mut g = self.opt_in.clone();
+            g.extend(given.into_iter().cloned());
+            std::borrow::Cow::Owned(g)
+        };
+        for (call, on_branch) in loops::per_step_calls(body, f.src, &gates) {
             let branch = branch || on_branch;
             if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
                 out.push(Found {
@@ -1809,6 +1860,19 @@ impl<'a, 't> Project<'a, 't> {
         at: Node<'t>,
         value: Node<'t>,
     ) -> Option<(usize, Node<'t>)> {
+        self.class_of_value_within(fi, at, value, 0)
+    }
+
+    /// [`Self::class_of_value`], following factories `depth` deep: `model, opt =
+    /// get_model(...)` holds what `get_model` returns there (FastSpeech2's `get_model`
+    /// returns `model, scheduled_optim` with `model = FastSpeech2(...).to(device)`).
+    fn class_of_value_within(
+        &self,
+        fi: usize,
+        at: Node<'t>,
+        value: Node<'t>,
+        depth: u64,
+    ) -> Option<(usize, Node<'t>)> {
         let f = &self.files[fi];
         let src = f.src;
         let made = |mut call: Node<'t>| {
@@ -1822,7 +1886,25 @@ impl<'a, 't> Project<'a, 't> {
             self.class_of_call(fi, call)
         };
         match value.kind() {
-            "identifier" => made(self.assigned_call(fi, at, value)?),
+            "identifier" => {
+                let scope = ast::enclosing(f.root, at, "function_definition").unwrap_or(f.root);
+                let (call, position) = assigned_from_call(scope, text(value, src), src)?;
+                if position.is_none()
+                    && let Some(class) = made(call)
+                {
+                    return Some(class);
+                }
+                if depth < 2
+                    && let Some(class) = self
+                        .factories(fi, call)
+                        .into_iter()
+                        .find_map(|factory| self.returned_class(factory, position, depth + 1))
+                {
+                    return Some(class);
+                }
+                // A later `name = Model(...)` after an unpacking that says nothing.
+                position.and_then(|_| made(self.assigned_call(fi, at, value)?))
+            }
             "attribute" => {
                 let object = value.child_by_field_name("object")?;
                 if text(object, src) != "self" {
@@ -1835,6 +1917,76 @@ impl<'a, 't> Project<'a, 't> {
             }
             _ => None,
         }
+    }
+
+    /// The project functions a call names directly: an imported one, one of the file, or
+    /// a method of `self`'s class; never an object called (which would ask
+    /// [`Self::class_of_value`] again: `model = model(x)` would not end).
+    fn factories(&self, fi: usize, call: Node<'t>) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let Some(raw) = call
+            .child_by_field_name("function")
+            .and_then(|n| ast::dotted(n, src))
+        else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = raw.split('.').collect();
+        if f.names.imports(parts[0]) {
+            return self.qualified(fi, &f.names.resolve(&raw)).0;
+        }
+        match parts.as_slice() {
+            [name] => f
+                .functions
+                .get(*name)
+                .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                .unwrap_or_default(),
+            ["self", name] => ast::enclosing(f.root, call, "class_definition")
+                .map(|class| self.method_of(fi, class, name, 0))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The project class of what `factory` returns (element `position` of a returned
+    /// tuple when given): the first `return` that names one.
+    fn returned_class(
+        &self,
+        factory: Func<'t>,
+        position: Option<usize>,
+        depth: u64,
+    ) -> Option<(usize, Node<'t>)> {
+        let fsrc = self.src(factory.file);
+        let mut returned = Vec::new();
+        ast::walk(Self::body(factory.def), &mut |n| {
+            if n.kind() == "return_statement"
+                && let Some(v) = n.named_child(0)
+            {
+                let item = match (position, v.kind()) {
+                    (None, _) => Some(v),
+                    (Some(i), "expression_list" | "tuple") => v.named_child(i),
+                    _ => None,
+                };
+                returned.extend(item.map(|item| (n, item)));
+            }
+            !ast::is_scope(n) || n.id() == factory.def.id()
+        });
+        returned
+            .into_iter()
+            .find_map(|(ret, item)| match item.kind() {
+                "identifier" => self.class_of_value_within(factory.file, ret, item, depth),
+                "call" => {
+                    let mut call = item;
+                    while matches!(
+                        ast::method(call, fsrc),
+                        Some("to" | "cuda" | "train" | "eval")
+                    ) {
+                        call = ast::receiver(call).filter(|r| r.kind() == "call")?;
+                    }
+                    self.class_of_call(factory.file, call)
+                }
+                _ => None,
+            })
     }
 
     /// The torchvision image-folder dataset (`ImageFolder`, ...) a loader's `dataset`

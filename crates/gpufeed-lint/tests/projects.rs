@@ -548,3 +548,19 @@ fn a_keras_metric_read_every_step_is_a_sync() {
 fn what_a_memo_fill_builds_is_not_built_every_step() {
     check("memo-fills");
 }
+
+/// A model made by a factory in another module (`model, opt = get_model(...)` returning
+/// `model, opt` with `model = Net().to(device)`) is followed into its `forward` (issue 44,
+/// the fourth held-out set: FastSpeech2's `LengthRegulator`).
+#[test]
+fn a_model_returned_by_a_factory_is_followed() {
+    check("factory-model");
+}
+
+/// `if max_len is None:` in a helper is the fallback for callers that leave `max_len` out:
+/// not run where the step passes it, run where it does not (issue 44: FastSpeech2's
+/// `get_mask_from_lengths`).
+#[test]
+fn a_fallback_for_an_argument_the_caller_gives_does_not_run() {
+    check("given-fallback");
+}
