@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rayon::prelude::*;
 use tree_sitter::Node;
@@ -61,11 +61,17 @@ struct Project<'a, 't> {
     /// True when some file of the project trains on CUDA: a loader in a data module of its
     /// own feeds that GPU too.
     uses_cuda: bool,
+    /// Every call of a plain name or `self.name`, by that name (`train_and_evaluate`):
+    /// where a function's parameters come from. Built the first time it is asked.
+    calls_by_name: OnceLock<HashMap<String, Vec<(usize, Node<'t>)>>>,
 }
 
 /// Where a walk from one root has been.
 struct Walk<'t> {
     visited: HashSet<(usize, usize)>,
+    /// The functions entered again because a call gave them tensors another did not (by
+    /// the names of the tensor parameters).
+    rebound: HashSet<(usize, usize, Vec<String>)>,
     budget: u64,
     /// The functions entered, in order.
     entered: Vec<Func<'t>>,
@@ -75,6 +81,7 @@ impl<'t> Walk<'t> {
     fn new() -> Self {
         Self {
             visited: HashSet::new(),
+            rebound: HashSet::new(),
             budget: MAX_FUNCTIONS_PER_ROOT,
             entered: Vec::new(),
         }
@@ -87,6 +94,25 @@ impl<'t> Walk<'t> {
         }
         self.budget -= 1;
         self.entered.push(f);
+        true
+    }
+
+    /// [`Self::enter`], or again, within the budget, when this call gives `f` tensors in
+    /// parameters no call before did (`tensors`, sorted): `slice_segments(x, ids_str)`
+    /// from a helper whose `ids_str` is not known as a tensor, then from the loop with
+    /// `ids_slice` from the model.
+    fn enter_with(&mut self, f: Func<'t>, tensors: Vec<String>) -> bool {
+        if self.enter(f) {
+            self.rebound.insert((f.file, f.def.id(), tensors));
+            return true;
+        }
+        if self.budget == 0
+            || tensors.is_empty()
+            || !self.rebound.insert((f.file, f.def.id(), tensors))
+        {
+            return false;
+        }
+        self.budget -= 1;
         true
     }
 }
@@ -381,6 +407,33 @@ fn bind_one(
     }
 }
 
+/// The name `scope` unpacks `name` from, with its place: `net_g, net_d = nets` gives
+/// `("nets", 0)` for `net_g`.
+fn unpacked_from<'s>(scope: Node<'_>, name: &str, src: &'s str) -> Option<(&'s str, usize)> {
+    let mut found = None;
+    ast::walk(scope, &mut |n| {
+        if found.is_some() || (n.id() != scope.id() && ast::is_scope(n)) {
+            return false;
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && right.kind() == "identifier"
+            && matches!(left.kind(), "pattern_list" | "tuple_pattern")
+        {
+            let mut c = left.walk();
+            found = left
+                .named_children(&mut c)
+                .position(|t| t.kind() == "identifier" && text(t, src) == name)
+                .map(|i| (text(right, src), i));
+        }
+        true
+    });
+    found
+}
+
 /// The first call `scope` assigns `name` from, with `name`'s place when the assignment
 /// unpacks it (`model, opt = get_model(...)`: `Some(0)`); `None` for `name = call(...)`.
 fn assigned_from_call<'t>(
@@ -492,6 +545,7 @@ impl<'a, 't> Project<'a, 't> {
             transforms: files.par_iter().map(transform_objects).collect(),
             heavy_memo: Mutex::new(HashMap::new()),
             module_memo: Mutex::new(HashMap::new()),
+            calls_by_name: OnceLock::new(),
             cross,
             opt_in: files
                 .par_iter()
@@ -1191,12 +1245,18 @@ impl<'a, 't> Project<'a, 't> {
                 continue;
             }
             for target in self.callees(fi, call) {
-                if !walk.enter(target) {
+                let mut names = self.bind(fi, call, tensors, target);
+                let mut given: Vec<String> = names
+                    .iter()
+                    .filter(|n| n.starts_with(|c: char| c == '_' || c.is_alphabetic()))
+                    .cloned()
+                    .collect();
+                given.sort_unstable();
+                if !walk.enter_with(target, given) {
                     continue;
                 }
                 let inner = Self::body(target.def);
                 let tsrc = self.src(target.file);
-                let mut names = self.bind(fi, call, tensors, target);
                 names.extend(loops::tensor_names(inner, tsrc));
                 // A module's buffers and parameters live on its device: `int(self.ptr)`
                 // of MoCo's queue pointer reads the GPU.
@@ -1888,7 +1948,12 @@ impl<'a, 't> Project<'a, 't> {
         match value.kind() {
             "identifier" => {
                 let scope = ast::enclosing(f.root, at, "function_definition").unwrap_or(f.root);
-                let (call, position) = assigned_from_call(scope, text(value, src), src)?;
+                let Some((call, position)) = assigned_from_call(scope, text(value, src), src)
+                else {
+                    return (depth < 2)
+                        .then(|| self.class_of_parameter(fi, scope, text(value, src), depth + 1))
+                        .flatten();
+                };
                 if position.is_none()
                     && let Some(class) = made(call)
                 {
@@ -1917,6 +1982,77 @@ impl<'a, 't> Project<'a, 't> {
             }
             _ => None,
         }
+    }
+
+    /// The project class the callers of function `def` pass as its parameter `name`, or as
+    /// element `i` of the parameter it is unpacked from (`net_g, net_d = nets` with
+    /// `train_and_evaluate(rank, epoch, hps, [net_g, net_d], ...)`, VITS): the first caller
+    /// whose argument names one. Plain functions only (a method's callers shift the
+    /// arguments by the receiver).
+    fn class_of_parameter(
+        &self,
+        fi: usize,
+        def: Node<'t>,
+        name: &str,
+        depth: u64,
+    ) -> Option<(usize, Node<'t>)> {
+        let f = &self.files[fi];
+        let src = f.src;
+        if def.kind() != "function_definition"
+            || ast::enclosing(f.root, def, "class_definition").is_some()
+        {
+            return None;
+        }
+        let params = ast::param_names(def, src);
+        let (param, element) = if params.contains(&name) {
+            (name, None)
+        } else {
+            let (from, i) = unpacked_from(Self::body(def), name, src)?;
+            (params.iter().copied().find(|&p| p == from)?, Some(i))
+        };
+        let index = params.iter().position(|&p| p == param)?;
+        let fname = text(def.child_by_field_name("name")?, src);
+        let sites = self.calls_by_name().get(fname)?;
+        sites.iter().find_map(|&(cfi, call)| {
+            let csrc = self.src(cfi);
+            if !self
+                .factories(cfi, call)
+                .iter()
+                .any(|t| t.file == fi && t.def.id() == def.id())
+            {
+                return None;
+            }
+            let arg = ast::kwarg(call, param, csrc).or_else(|| ast::positional(call, index))?;
+            let arg = match element {
+                Some(i) if matches!(arg.kind(), "list" | "tuple") => arg.named_child(i)?,
+                Some(_) => return None,
+                None => arg,
+            };
+            (arg.kind() == "identifier")
+                .then(|| self.class_of_value_within(cfi, call, arg, depth))
+                .flatten()
+        })
+    }
+
+    /// [`Project::calls_by_name`], built once.
+    fn calls_by_name(&self) -> &HashMap<String, Vec<(usize, Node<'t>)>> {
+        self.calls_by_name.get_or_init(|| {
+            let mut out: HashMap<String, Vec<(usize, Node<'t>)>> = HashMap::new();
+            for (fi, f) in self.files.iter().enumerate() {
+                ast::walk(f.root, &mut |n| {
+                    if n.kind() == "call"
+                        && let Some(d) = n
+                            .child_by_field_name("function")
+                            .and_then(|fun| ast::dotted(fun, f.src))
+                    {
+                        let last = d.rsplit('.').next().unwrap_or(&d).to_owned();
+                        out.entry(last).or_default().push((fi, n));
+                    }
+                    true
+                });
+            }
+            out
+        })
     }
 
     /// The project functions a call names directly: an imported one, one of the file, or

@@ -564,3 +564,12 @@ fn a_model_returned_by_a_factory_is_followed() {
 fn a_fallback_for_an_argument_the_caller_gives_does_not_run() {
     check("given-fallback");
 }
+
+/// A model given to the loop function as a parameter (packed in a list, unpacked there:
+/// VITS' `train_and_evaluate`) is followed into its `forward`; a helper the step reaches
+/// first without a tensor argument and then with one is judged with it (issue 44, the
+/// fourth held-out set: VITS' `maximum_path`).
+#[test]
+fn a_model_given_as_a_parameter_is_followed() {
+    check("model-parameter");
+}
