@@ -468,7 +468,7 @@ pub const RULES: &[Rule] = &[
         "host-sync-in-loop",
         Warning,
         Lint,
-        "`.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `math.isnan(t)`, `print(t)`, `\"{}\".format(t)`, `writer.add_scalar(tag, t)`, `if` on a tensor and results as large as the data says (`t.masked_select(m)`, `t.nonzero()`, `t[mask]`) wait for the GPU to finish and copy to the host, so every step drains the GPU queue",
+        "`.item()`, `.numpy()`, `.cpu()`, `.tolist()`, `float(t)`, `math.isnan(t)`, `print(t)`, `\"{}\".format(t)`, `\"%f\" % t`, `max(1, t.max())`, `writer.add_scalar(tag, t)`, `if` on a tensor and results as large as the data says (`t.masked_select(m)`, `t.nonzero()`, `t[mask]`) wait for the GPU to finish and copy to the host, so every step drains the GPU queue",
         "keep values on the device (`total += loss.detach()`) and read them every N steps (`if step % 100 == 0:`)",
     ),
     rule(

@@ -213,6 +213,21 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                 names.remove(&mask_mark(name));
             }
         }
+        // `top1 += prec` with `prec` a tensor: `top1` holds a tensor from then on;
+        // `train_loss += loss.item()`: a float, whatever it is called.
+        if n.kind() == "augmented_assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "identifier"
+        {
+            if host_container(right, src) {
+                names.insert(host_mark(text(left, src)));
+            } else if right.kind() == "identifier" && holds_tensor(text(right, src), &names) {
+                names.insert(text(left, src).to_owned());
+            }
+        }
         match n.kind() {
             "call" if ast::method(n, src) == Some("backward") => {
                 if let Some(r) = ast::receiver(n) {
@@ -1087,6 +1102,85 @@ fn fallback_of_given(node: Node<'_>, src: &str, gates: &HashSet<String>) -> bool
             .is_some_and(|p| p.kind() == "identifier" && gates.contains(&given_mark(text(p, src))))
 }
 
+/// `"%.4f" % loss`, `"%d/%d %f" % (i, n, loss)`: printf-style formatting of a tensor.
+fn percent_formats_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    if node.kind() != "binary_operator"
+        || !node
+            .child_by_field_name("operator")
+            .is_some_and(|o| text(o, src) == "%")
+        || !node
+            .child_by_field_name("left")
+            .is_some_and(|l| matches!(l.kind(), "string" | "concatenated_string"))
+    {
+        return false;
+    }
+    let Some(right) = node.child_by_field_name("right") else {
+        return false;
+    };
+    fn read(v: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+        match v.kind() {
+            // `top1 / index * len(labels)`: arithmetic on a tensor is a tensor.
+            "binary_operator" | "parenthesized_expression" | "unary_operator" => {
+                let mut c = v.walk();
+                let parts: Vec<Node<'_>> = v.named_children(&mut c).collect();
+                parts.into_iter().any(|p| read(p, src, tensors))
+            }
+            _ => device_value(v, src, tensors) || tensor_like(v, src, tensors),
+        }
+    }
+    let read = |v: Node<'_>| read(v, src, tensors);
+    match right.kind() {
+        "tuple" | "parenthesized_expression" => {
+            let mut c = right.walk();
+            let items: Vec<Node<'_>> = right.named_children(&mut c).collect();
+            items.into_iter().any(read)
+        }
+        _ => read(right),
+    }
+}
+
+/// A value read from a device tensor: a name holding one ([`DEVICE`]), an element of one
+/// (`lengths[i]`), a tensor method or reduction of one (`mask_len.max()`), or arithmetic
+/// on one. Not what describes it (`x.size(0)`, `x.shape[0]`, `len(x)`): those are
+/// host numbers.
+fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    let mut node = node;
+    // Through chains and elements, bounded as generated chains can be long.
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        match node.kind() {
+            "identifier" => return holds_device_tensor(text(node, src), tensors),
+            "subscript" => match node.child_by_field_name("value") {
+                Some(v) => node = v,
+                None => return false,
+            },
+            "call" => {
+                let reduction = matches!(
+                    ast::method(node, src),
+                    Some(
+                        "max" | "min" | "sum" | "mean" | "amax" | "amin" | "norm" | "abs" | "long"
+                    )
+                );
+                if !reduction
+                    && !ast::method(node, src).is_some_and(|m| TENSOR_METHODS.contains(&m))
+                {
+                    return false;
+                }
+                match ast::receiver(node) {
+                    Some(r) => node = r,
+                    None => return false,
+                }
+            }
+            "binary_operator" | "unary_operator" | "parenthesized_expression" => {
+                let mut c = node.walk();
+                let parts: Vec<Node<'_>> = node.named_children(&mut c).collect();
+                return parts.into_iter().any(|p| device_value(p, src, tensors));
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// A subscript whose index could be a boolean mask ([`mask_like`] decides, with names).
 fn maybe_mask_index(subscript: Node<'_>) -> bool {
     let mut c = subscript.walk();
@@ -1310,6 +1404,19 @@ pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
 /// a tensor made by a `torch` factory and put on (or made on) a device other than the
 /// CPU.
 fn built_on_device(node: Node<'_>, src: &str) -> bool {
+    let mut node = node;
+    // `torch.randint(..., device=d).unsqueeze(2)`: the same tensor, reshaped.
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        match ast::method(node, src) {
+            Some(m) if m != "to" && m != "cuda" && TENSOR_METHODS.contains(&m) => {
+                match ast::receiver(node) {
+                    Some(r) => node = r,
+                    None => return false,
+                }
+            }
+            _ => break,
+        }
+    }
     if node.kind() != "call" {
         return false;
     }
@@ -1355,15 +1462,12 @@ fn names_a_device(node: Node<'_>, src: &str) -> bool {
     }
 }
 
-/// A call of `torch.tensor`, `torch.zeros`, `torch.ones`, `torch.full` or `torch.empty`.
+/// A call of a `torch` factory (`torch.tensor`, `torch.zeros`, `torch.randint`, ...: [`crate::model::is_host_factory`]).
 fn torch_factory(node: Node<'_>, src: &str) -> bool {
     node.kind() == "call"
-        && node.child_by_field_name("function").is_some_and(|f| {
-            matches!(
-                text(f, src),
-                "torch.tensor" | "torch.zeros" | "torch.ones" | "torch.full" | "torch.empty"
-            )
-        })
+        && node
+            .child_by_field_name("function")
+            .is_some_and(|f| crate::model::is_host_factory(text(f, src)))
 }
 
 /// `x[i, :, start:end]` where `start` or `end` is a tensor (VITS' `slice_segments`: one
@@ -1562,9 +1666,31 @@ pub(super) fn sync(
         ast::positional(call, 0)
             .is_some_and(|a| a.kind() == "identifier" && holds_device_tensor(text(a, src), tensors))
     };
+    // `sys.stderr.write("loss %.4f" % loss)`: `%` formatting reads the tensor (`__float__`),
+    // also inside a longer expression (`time.strftime(...) + " acc %.2f" % (top1 / n)`).
+    if ast::args_any(call, |a| {
+        let mut found = false;
+        ast::walk(a, &mut |n| {
+            found |= percent_formats_tensor(n, src, tensors);
+            !found && !matches!(n.kind(), "call" | "lambda")
+        });
+        found
+    }) {
+        return Some(host("\"...\" % t".to_owned()));
+    }
     match name.as_str() {
         "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
         "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
+            Some(host(format!("{name}(...)")))
+        }
+        // `max(1, D - mask_len.max())`: the builtin compares its arguments, and a device
+        // tensor among them is read with `__bool__` (ECAPA-TDNN's `FbankAug`).
+        "max" | "min"
+            if nargs >= 2
+                && ast::args_any(call, |a| {
+                    device_value(a, src, tensors) || tensor_like(a, src, tensors)
+                }) =>
+        {
             Some(host(format!("{name}(...)")))
         }
         // `math.isnan(grad_norm)`: `Tensor.__float__` reads the value.

@@ -1258,6 +1258,9 @@ impl<'a, 't> Project<'a, 't> {
                 let inner = Self::body(target.def);
                 let tsrc = self.src(target.file);
                 names.extend(loops::tensor_names(inner, tsrc));
+                // Tensors it builds on the device (`lengths = torch.randint(..., device=
+                // x.device)`).
+                names.extend(loops::device_tensors(inner, tsrc));
                 // A module's buffers and parameters live on its device: `int(self.ptr)`
                 // of MoCo's queue pointer reads the GPU.
                 if let Some(class) =

@@ -573,3 +573,11 @@ fn a_fallback_for_an_argument_the_caller_gives_does_not_run() {
 fn a_model_given_as_a_parameter_is_followed() {
     check("model-parameter");
 }
+
+/// `"%.4f" % loss` and the builtin `max(1, D - lens.max())` read a device tensor on the
+/// host; a tensor's size or a step count does not (issue 44, the fourth held-out set:
+/// ECAPA-TDNN).
+#[test]
+fn percent_formatting_and_builtin_comparisons_of_tensors() {
+    check("format-and-builtins");
+}
