@@ -2628,6 +2628,8 @@ pub(super) struct OffPath {
     evals: Vec<Vec<(usize, usize, String)>>,
     /// Per file: modules built only by files off the path (start, end, why).
     modules: Vec<Vec<(usize, usize, String)>>,
+    /// Per file: module-level functions nothing in the project names (start, end, why).
+    uncalled: Vec<Vec<(usize, usize, String)>>,
 }
 
 impl OffPath {
@@ -2636,7 +2638,7 @@ impl OffPath {
         if let Some(Some(why)) = self.file.get(fi) {
             return Some(why.clone());
         }
-        for ranges in [&self.evals, &self.modules] {
+        for ranges in [&self.evals, &self.modules, &self.uncalled] {
             if let Some((_, _, why)) = ranges
                 .get(fi)
                 .and_then(|e| e.iter().find(|(s, e, _)| *s <= byte && byte < *e))
@@ -2661,6 +2663,7 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         mains: Vec::new(),
         evals: Vec::new(),
         modules: Vec::new(),
+        uncalled: Vec::new(),
     };
     // A folder with a training script (`train*.py`, `*_train.py`, `trainer.py` that runs a
     // training loop or `.fit`) is a trainer even under `examples/`: TensorFlowTTS keeps its
@@ -2698,6 +2701,91 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         out.mains.push(mains);
     }
     out.modules = off_path_modules(files, &out.file);
+    out.uncalled = uncalled_functions(files);
+    out
+}
+
+/// The module-level functions that nothing in the linted files names, where the project
+/// trains elsewhere: a statistics helper left beside the trainer (pytorch-cifar's
+/// `get_mean_and_std`), code copied from another project and never imported (SGMSE's
+/// `create_model`). Their loaders and wrappers do not run in training. A function is
+/// kept on the path when its name appears anywhere else (a call, an import, a string
+/// a registry or a config could use), when it is decorated (a registration), when it
+/// is `main`, or when its file trains (a loop, `fit`: the script's own functions).
+fn uncalled_functions(files: &[File<'_>]) -> Vec<Vec<(usize, usize, String)>> {
+    let mut out = vec![Vec::new(); files.len()];
+    if !files
+        .iter()
+        .any(|f| !f.training_loops.is_empty() || calls_fit(f))
+    {
+        return out;
+    }
+    let mut candidates: Vec<(usize, Node<'_>, &str)> = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        // Only in modules of helpers: a trainer's own file shows its cases side by side.
+        if !f.training_loops.is_empty() || calls_fit(f) {
+            continue;
+        }
+        let mut c = f.root.walk();
+        for def in f.root.named_children(&mut c) {
+            if def.kind() != "function_definition" {
+                continue;
+            }
+            let Some(name) = def.child_by_field_name("name").map(|n| text(n, f.src)) else {
+                continue;
+            };
+            if name == "main" || name.starts_with("test") || name.starts_with("__") {
+                continue;
+            }
+            candidates.push((fi, def, name));
+        }
+    }
+    if candidates.is_empty() {
+        return out;
+    }
+    // Every name and every word of a string of every file, counted for the candidates'
+    // names only: one walk, whatever the number of functions. Comments and docstrings
+    // (`- get_mean_and_std: calculate ...` in a module's) name nothing that runs.
+    let wanted: HashSet<&str> = candidates.iter().map(|&(_, _, n)| n).collect();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for f in files {
+        ast::walk(f.root, &mut |n| {
+            match n.kind() {
+                "identifier" => {
+                    if let Some(&w) = wanted.get(text(n, f.src)) {
+                        *seen.entry(w).or_default() += 1;
+                    }
+                }
+                // A docstring: a statement that is a string alone.
+                "expression_statement"
+                    if n.named_child_count() == 1
+                        && n.named_child(0).is_some_and(|c| c.kind() == "string") =>
+                {
+                    return false;
+                }
+                "string" => {
+                    for word in text(n, f.src)
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .filter_map(|w| wanted.get(w))
+                    {
+                        *seen.entry(word).or_default() += 1;
+                    }
+                    return false;
+                }
+                _ => {}
+            }
+            true
+        });
+    }
+    for (fi, def, name) in candidates {
+        if seen.get(name).copied().unwrap_or(0) <= 1 {
+            out[fi].push((
+                def.start_byte(),
+                def.end_byte(),
+                format!("in `{name}`, which nothing in the linted files calls or names"),
+            ));
+        }
+    }
     out
 }
 
