@@ -4,6 +4,8 @@
 //! to the GPU inside a module's `forward`: every layer, every step; the project pass runs
 //! [`host_tensors_moved`] on the functions `forward` and the training step call too).
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use super::File;
@@ -393,6 +395,9 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     };
     let cuda_aliases = cuda_type_aliases(file);
     let mut assigned: Vec<(String, usize, Held<'t>)> = Vec::new();
+    // Names holding a NumPy array (`k = _setup_kernel(k) * gain` with `_setup_kernel`
+    // returning `np.outer(...)`): `torch.tensor(k, device=d)` copies it to the GPU.
+    let mut arrays: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     ast::walk(body, &mut |n| {
         match n.kind() {
@@ -404,6 +409,11 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                     n.child_by_field_name("right"),
                 ) && left.kind() == "identifier"
                 {
+                    if numpy_value(right, file, &arrays, 0) {
+                        arrays.insert(text(left, src));
+                    } else {
+                        arrays.remove(text(left, src));
+                    }
                     // A later assignment of the name to anything else ends what it held.
                     let held = made(right, &assigned).unwrap_or((String::new(), None));
                     assigned.push((text(left, src).to_owned(), n.end_byte(), held));
@@ -438,6 +448,9 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                     {
                         return Some((numpy, Some(a)));
                     }
+                    if a.kind() == "identifier" && arrays.contains(text(a, src)) {
+                        return Some((format!("the NumPy array `{}`", text(a, src)), None));
+                    }
                     made(a, &assigned).filter(|(f, _)| !f.is_empty())
                 };
                 let name = file.names.callee(n, src).unwrap_or_default();
@@ -462,6 +475,75 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
         true
     });
     out
+}
+
+/// A NumPy array, from how it is made: a `numpy` call (`np.outer(k, k)`), a method or
+/// arithmetic of one (`.astype(np.float32)`, `k * gain`), a name holding one, or a call
+/// of a function of the same file that returns one (`_setup_kernel(k)`, one level).
+fn numpy_value(node: Node<'_>, file: &File<'_>, arrays: &HashSet<&str>, depth: u32) -> bool {
+    let src = file.src;
+    match node.kind() {
+        "identifier" => arrays.contains(text(node, src)),
+        "parenthesized_expression" => node
+            .named_child(0)
+            .is_some_and(|n| numpy_value(n, file, arrays, depth)),
+        "binary_operator" => [
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|side| numpy_value(side, file, arrays, depth)),
+        "call" => {
+            let callee = file.names.callee(node, src).unwrap_or_default();
+            if callee.starts_with("numpy.") {
+                return true;
+            }
+            if let Some(m) = ast::method(node, src) {
+                return matches!(m, "astype" | "reshape" | "copy" | "flatten" | "ravel" | "T")
+                    && ast::receiver(node).is_some_and(|r| numpy_value(r, file, arrays, depth));
+            }
+            depth == 0
+                && file
+                    .functions
+                    .get(callee.as_str())
+                    .is_some_and(|defs| defs.iter().any(|&d| returns_numpy(d, file)))
+        }
+        _ => false,
+    }
+}
+
+/// Whether function `def` returns a NumPy array (a name it assigned one, or a `numpy`
+/// call).
+fn returns_numpy(def: Node<'_>, file: &File<'_>) -> bool {
+    let src = file.src;
+    let Some(body) = def.child_by_field_name("body") else {
+        return false;
+    };
+    let mut arrays: HashSet<&str> = HashSet::new();
+    let mut returns = false;
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "identifier"
+            && numpy_value(right, file, &arrays, 1)
+        {
+            arrays.insert(text(left, src));
+        }
+        if n.kind() == "return_statement"
+            && let Some(v) = n.named_child(0)
+        {
+            returns |= numpy_value(v, file, &arrays, 1);
+        }
+        !returns
+    });
+    returns
 }
 
 /// Factories that convert data they are given (`torch.from_numpy(a)`, `torch.tensor(x)`,

@@ -590,3 +590,11 @@ fn percent_formatting_and_builtin_comparisons_of_tensors() {
 fn helpers_nothing_calls_are_not_the_training_path() {
     check("uncalled-helpers");
 }
+
+/// `torch.tensor(k, device=x.device)` of a NumPy array made in the call (through a helper
+/// of the file) is a host-to-device copy every call; a buffer made in `__init__` is not
+/// (issue 44, the fourth held-out set: SGMSE's up/down-sampling kernels).
+#[test]
+fn numpy_arrays_copied_to_the_device_in_forward() {
+    check("numpy-to-device");
+}
