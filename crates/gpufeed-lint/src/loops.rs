@@ -1651,6 +1651,30 @@ pub(super) fn sync(
                       `torch.where(mask, x, 0)` instead of selecting",
             });
         }
+        // `self.log("train_loss", loss, prog_bar=True)` in Lightning's `training_step`: the
+        // progress bar shows the value, read on the host at every refresh (every step by
+        // default); `on_step=False` logs it once per epoch.
+        Some(m @ ("log" | "log_dict"))
+            if ast::receiver(call).is_some_and(|r| text(r, src) == "self")
+                && ast::kwarg(call, "prog_bar", src).is_some_and(ast::is_true)
+                && !ast::kwarg(call, "on_step", src).is_some_and(|v| text(v, src) == "False")
+                && ast::positional(call, if m == "log" { 1 } else { 0 })
+                    .is_some_and(|v| tensor_like(v, src, tensors) || v.kind() == "dictionary") =>
+        {
+            let synced = ast::kwarg(call, "sync_dist", src).is_some_and(ast::is_true);
+            return Some(Sync {
+                id: "host-sync-in-loop",
+                what: format!("self.{m}(..., prog_bar=True)"),
+                does: if synced {
+                    "shows a tensor in the progress bar, which reads it on the host at every step, \
+                     after an all-reduce across the ranks (`sync_dist=True`)"
+                } else {
+                    "shows a tensor in the progress bar, which reads it on the host at every step"
+                },
+                fix: "log per step without the progress bar (`prog_bar=False`), or `on_step=False, \
+                      on_epoch=True`; keep `sync_dist=True` for epoch-level values only",
+            });
+        }
         // `writer.add_scalar("loss", loss, step)`: TensorBoard's writer calls `.item()`.
         Some(m @ ("add_scalar" | "add_scalars"))
             if ast::positional(call, 1).is_some_and(|a| tensor_like(a, src, tensors)) =>

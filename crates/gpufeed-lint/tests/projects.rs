@@ -598,3 +598,11 @@ fn helpers_nothing_calls_are_not_the_training_path() {
 fn numpy_arrays_copied_to_the_device_in_forward() {
     check("numpy-to-device");
 }
+
+/// `self.log(..., prog_bar=True)` of a tensor in `training_step` is read on the host at
+/// every step for the progress bar; `on_step=False`, no bar, or `validation_step` are not
+/// (issue 44, the fourth held-out set: SGMSE).
+#[test]
+fn lightning_progress_bar_values_are_read_every_step() {
+    check("lightning-progress-bar");
+}
