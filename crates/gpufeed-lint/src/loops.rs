@@ -1105,12 +1105,12 @@ fn fallback_of_given(node: Node<'_>, src: &str, gates: &HashSet<String>) -> bool
 /// `"%.4f" % loss`, `"%d/%d %f" % (i, n, loss)`: printf-style formatting of a tensor.
 fn percent_formats_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     if node.kind() != "binary_operator"
-        || !node
+        || node
             .child_by_field_name("operator")
-            .is_some_and(|o| text(o, src) == "%")
-        || !node
+            .is_none_or(|o| text(o, src) != "%")
+        || node
             .child_by_field_name("left")
-            .is_some_and(|l| matches!(l.kind(), "string" | "concatenated_string"))
+            .is_none_or(|l| !matches!(l.kind(), "string" | "concatenated_string"))
     {
         return false;
     }
@@ -1657,7 +1657,7 @@ pub(super) fn sync(
         Some(m @ ("log" | "log_dict"))
             if ast::receiver(call).is_some_and(|r| text(r, src) == "self")
                 && ast::kwarg(call, "prog_bar", src).is_some_and(ast::is_true)
-                && !ast::kwarg(call, "on_step", src).is_some_and(|v| text(v, src) == "False")
+                && ast::kwarg(call, "on_step", src).is_none_or(|v| text(v, src) != "False")
                 && ast::positional(call, if m == "log" { 1 } else { 0 })
                     .is_some_and(|v| tensor_like(v, src, tensors) || v.kind() == "dictionary") =>
         {

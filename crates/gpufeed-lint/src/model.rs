@@ -177,8 +177,7 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
     // The slot the test asks about: (the memo, the key), the key empty for an attribute.
     let operator = |n: Node<'_>, op: &str| {
         let mut c = n.walk();
-        let found = n.children(&mut c).any(|o| o.kind() == op);
-        found
+        n.children(&mut c).any(|o| o.kind() == op)
     };
     let slot: Option<(String, String)> = match test.kind() {
         "comparison_operator" if test.named_child_count() == 2 => {
