@@ -1319,9 +1319,9 @@ pub(super) fn mask_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> b
     }
 }
 
-/// `x[mask]` read in a step, `x` a tensor: as many elements as the mask holds, which
-/// PyTorch counts on the host (it is `x.masked_select(mask)` with the shape kept). Only
-/// where it is read: `x[mask] = 0` is `masked_fill_`.
+/// `x[mask]` in a step, `x` a tensor: as many elements as the mask holds, which PyTorch
+/// counts on the host (a read is `x.masked_select(mask)`, a store of a tensor indexes the
+/// same way); a store of a number (`x[mask] = 0`) is `masked_fill_`, no count.
 fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
     let value = subscript.child_by_field_name("value")?;
     let mut c = subscript.walk();
@@ -1339,12 +1339,26 @@ fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
             });
             device
         };
-    let stored = subscript.parent().is_some_and(|p| {
+    // `x[mask] = 0` is `masked_fill_`, no count; `x[mask] = y` of a tensor (or several
+    // targets from a call) indexes as a read does.
+    let mut target = subscript;
+    if let Some(p) = target.parent()
+        && matches!(p.kind(), "pattern_list" | "tuple_pattern")
+    {
+        target = p;
+    }
+    let filled = target.parent().is_some_and(|p| {
         matches!(p.kind(), "assignment" | "augmented_assignment")
             && p.child_by_field_name("left")
-                .is_some_and(|l| l.id() == subscript.id())
+                .is_some_and(|l| l.id() == target.id())
+            && p.child_by_field_name("right").is_some_and(|r| {
+                matches!(r.kind(), "integer" | "float" | "true" | "false")
+                    || (r.kind() == "unary_operator"
+                        && r.named_child(0)
+                            .is_some_and(|n| matches!(n.kind(), "integer" | "float")))
+            })
     });
-    (on_device && !stored).then(|| {
+    (on_device && !filled).then(|| {
         format!(
             "{}[{}]",
             text(value, src).chars().take(30).collect::<String>(),
@@ -1580,8 +1594,8 @@ pub(super) fn sync(
         return mask_selection(call, src, tensors).map(|what| Sync {
             id: "host-sync-in-loop",
             what,
-            does: "selects by a boolean mask: as many elements as the mask holds, which the \
-                   host must count to allocate them",
+            does: "indexes by a boolean mask: as many elements as the mask holds, which the \
+                   host must count first",
             fix: "keep the shape fixed: multiply by the mask (`(err * mask).sum() / mask.sum()`) \
                   or `torch.where(mask, x, 0)` instead of selecting",
         });

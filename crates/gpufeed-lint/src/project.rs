@@ -407,6 +407,40 @@ fn bind_one(
     }
 }
 
+/// The `self.` attribute a loop iterates: `self.blocks`, through `reversed(...)`,
+/// `list(...)`, `enumerate(...)`, or a name of `scope` assigned one (`flows =
+/// self.flows`, `flows = list(reversed(self.flows))`).
+fn container_attribute(node: Node<'_>, scope: Node<'_>, src: &str) -> Option<String> {
+    let mut node = node;
+    for _ in 0..4 {
+        match node.kind() {
+            "attribute" => {
+                let t = text(node, src);
+                return t.starts_with("self.").then(|| t.to_owned());
+            }
+            "call"
+                if node
+                    .child_by_field_name("function")
+                    .is_some_and(|f| matches!(text(f, src), "reversed" | "list" | "enumerate")) =>
+            {
+                node = ast::positional(node, 0)?;
+            }
+            "identifier" => {
+                let name = text(node, src);
+                let mut from = None;
+                loops::simple_assignments(scope, src, |n, value| {
+                    if n == name && from.is_none() {
+                        from = Some(value);
+                    }
+                });
+                node = from?;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// The name `scope` unpacks `name` from, with its place: `net_g, net_d = nets` gives
 /// `("nets", 0)` for `net_g`.
 fn unpacked_from<'s>(scope: Node<'_>, name: &str, src: &'s str) -> Option<(&'s str, usize)> {
@@ -864,7 +898,22 @@ impl<'a, 't> Project<'a, 't> {
                 return found;
             }
             let function = call.child_by_field_name("function");
-            return called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
+            let found = called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
+            if !found.is_empty() {
+                return found;
+            }
+            // `spline_fn = unconstrained_spline` (on one branch, another function on the
+            // other) then `spline_fn(...)`: every function the name is given.
+            let found = self.aliased_functions(fi, call, &raw);
+            if !found.is_empty() {
+                return found;
+            }
+            // `for flow in self.flows: x = flow(x)`: every module the container holds.
+            return self
+                .container_classes(fi, call, &raw)
+                .into_iter()
+                .flat_map(|class| called_object(Some(class)))
+                .collect();
         }
         if matches!(head, "self" | "cls") && parts.len() == 2 {
             if let Some(class) = ast::enclosing(self.files[fi].root, call, "class_definition") {
@@ -2056,6 +2105,125 @@ impl<'a, 't> Project<'a, 't> {
             }
             out
         })
+    }
+
+    /// The project functions a local name is given in the function that calls it:
+    /// `spline_fn = rational_quadratic_spline` on one branch and `spline_fn =
+    /// unconstrained_rational_quadratic_spline` on the other (VITS' flows).
+    fn aliased_functions(&self, fi: usize, call: Node<'t>, name: &str) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let Some(scope) = ast::enclosing(f.root, call, "function_definition") else {
+            return Vec::new();
+        };
+        let mut out: Vec<Func<'t>> = Vec::new();
+        loops::simple_assignments(scope, src, |n, value| {
+            if n != name || !matches!(value.kind(), "identifier" | "attribute") {
+                return;
+            }
+            let Some(target) = ast::dotted(value, src) else {
+                return;
+            };
+            let found = if f.names.imports(target.split('.').next().unwrap_or(&target)) {
+                self.qualified(fi, &f.names.resolve(&target)).0
+            } else {
+                f.functions
+                    .get(target.as_str())
+                    .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                    .unwrap_or_default()
+            };
+            for func in found {
+                if !out
+                    .iter()
+                    .any(|o| o.file == func.file && o.def.id() == func.def.id())
+                {
+                    out.push(func);
+                }
+            }
+        });
+        out
+    }
+
+    /// The project classes of the modules a loop variable takes from a container of its
+    /// class: `name` in `for name in self.blocks:` (or over `reversed(self.blocks)`,
+    /// `enumerate(...)`, a local `flows = self.flows`) where `self.blocks` is an
+    /// `nn.ModuleList` or `nn.Sequential` of constructor calls, or filled with
+    /// `.append(Block(...))` (VITS' flows).
+    fn container_classes(&self, fi: usize, call: Node<'t>, name: &str) -> Vec<(usize, Node<'t>)> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let Some(scope) = ast::enclosing(f.root, call, "function_definition") else {
+            return Vec::new();
+        };
+        let Some(class) = ast::enclosing(f.root, scope, "class_definition") else {
+            return Vec::new();
+        };
+        // The iterable of the loop that binds `name`, as the attribute it reads.
+        let mut attribute = None;
+        ast::walk(scope, &mut |n| {
+            if attribute.is_some() || (n.id() != scope.id() && ast::is_scope(n)) {
+                return false;
+            }
+            if n.kind() == "for_statement"
+                && let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                )
+            {
+                let binds = match left.kind() {
+                    "identifier" => text(left, src) == name,
+                    "pattern_list" | "tuple_pattern" => {
+                        let mut c = left.walk();
+                        left.named_children(&mut c).any(|t| text(t, src) == name)
+                    }
+                    _ => false,
+                };
+                if binds {
+                    attribute = container_attribute(right, scope, src);
+                }
+            }
+            true
+        });
+        let Some(attribute) = attribute else {
+            return Vec::new();
+        };
+        let mut out: Vec<(usize, Node<'t>)> = Vec::new();
+        let mut add = |call: Node<'t>| {
+            if let Some(found) = self.class_of_call(fi, call)
+                && !out
+                    .iter()
+                    .any(|(cf, c)| *cf == found.0 && c.id() == found.1.id())
+            {
+                out.push(found);
+            }
+        };
+        ast::walk(class, &mut |n| {
+            // `self.blocks = nn.ModuleList([Block() for _ in range(3)])`, `nn.Sequential(A(),
+            // B())`: the constructors inside.
+            if n.kind() == "assignment"
+                && n.child_by_field_name("left")
+                    .is_some_and(|l| text(l, src) == attribute)
+                && let Some(right) = n.child_by_field_name("right")
+            {
+                ast::walk(right, &mut |m| {
+                    if m.kind() == "call" {
+                        add(m);
+                    }
+                    true
+                });
+            }
+            // `self.flows.append(modules.ConvFlow(...))`
+            if n.kind() == "call"
+                && ast::method(n, src) == Some("append")
+                && ast::receiver(n).is_some_and(|r| text(r, src) == attribute)
+                && let Some(item) = ast::positional(n, 0)
+                && item.kind() == "call"
+            {
+                add(item);
+            }
+            true
+        });
+        out
     }
 
     /// The project functions a call names directly: an imported one, one of the file, or

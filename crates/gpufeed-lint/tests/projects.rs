@@ -606,3 +606,13 @@ fn numpy_arrays_copied_to_the_device_in_forward() {
 fn lightning_progress_bar_values_are_read_every_step() {
     check("lightning-progress-bar");
 }
+
+/// The modules a `forward` iterates (an `nn.ModuleList` filled with `.append` or from a
+/// comprehension, through `reversed`, `enumerate` or a local name) and a function called
+/// through a local name given one on each branch are followed; a store of a tensor through
+/// a boolean mask counts as a read does, a store of a number does not (issue 44, the
+/// fourth held-out set: VITS' flows and splines).
+#[test]
+fn module_containers_and_function_aliases_are_followed() {
+    check("module-containers");
+}
