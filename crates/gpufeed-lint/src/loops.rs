@@ -1181,6 +1181,66 @@ fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     false
 }
 
+/// The branches of `def` that its own switches, off by default, keep out of a plain call:
+/// the body of `if reverse:` and the `elif`/`else` of `if not reverse:`, for a parameter
+/// `reverse=False` (VITS' flows run backwards only for inference). Byte ranges.
+pub(super) fn off_branches(def: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+    let Some(params) = def.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    let mut c = params.walk();
+    let off: HashSet<&str> = params
+        .named_children(&mut c)
+        .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
+        .filter(|p| {
+            p.child_by_field_name("value")
+                .is_some_and(|v| text(v, src) == "False")
+        })
+        .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
+        .collect();
+    let mut out = Vec::new();
+    let Some(body) = def.child_by_field_name("body") else {
+        return out;
+    };
+    if off.is_empty() {
+        return out;
+    }
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "if_statement"
+            && let Some(mut cond) = n.child_by_field_name("condition")
+        {
+            while cond.kind() == "parenthesized_expression" {
+                match cond.named_child(0) {
+                    Some(inner) => cond = inner,
+                    None => break,
+                }
+            }
+            let negated = cond.kind() == "not_operator";
+            let flag = if negated {
+                cond.child_by_field_name("argument")
+            } else {
+                Some(cond)
+            };
+            if flag.is_some_and(|f| f.kind() == "identifier" && off.contains(text(f, src))) {
+                if negated {
+                    let mut c = n.walk();
+                    out.extend(
+                        n.children_by_field_name("alternative", &mut c)
+                            .map(|a| (a.start_byte(), a.end_byte())),
+                    );
+                } else if let Some(block) = n.child_by_field_name("consequence") {
+                    out.push((block.start_byte(), block.end_byte()));
+                }
+            }
+        }
+        true
+    });
+    out
+}
+
 /// A subscript whose index could be a boolean mask ([`mask_like`] decides, with names).
 fn maybe_mask_index(subscript: Node<'_>) -> bool {
     let mut c = subscript.walk();

@@ -393,12 +393,20 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
         }
     };
     let cuda_aliases = cuda_type_aliases(file);
+    // `if reverse:` on `reverse=False`: the inference path of `forward`.
+    let off = crate::loops::off_branches(def, src);
     let mut assigned: Vec<(String, usize, Held<'t>)> = Vec::new();
     // Names holding a NumPy array (`k = _setup_kernel(k) * gain` with `_setup_kernel`
     // returning `np.outer(...)`): `torch.tensor(k, device=d)` copies it to the GPU.
     let mut arrays: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     ast::walk(body, &mut |n| {
+        if off
+            .iter()
+            .any(|&(a, b)| a <= n.start_byte() && n.end_byte() <= b)
+        {
+            return false;
+        }
         match n.kind() {
             "function_definition" | "class_definition" | "lambda" => return false,
             "if_statement" if memo_fill(n, src) => return false,

@@ -1278,7 +1278,19 @@ impl<'a, 't> Project<'a, 't> {
             g.extend(given.into_iter().cloned());
             std::borrow::Cow::Owned(g)
         };
+        // The function's own switches off by default (`if reverse:` on `reverse=False`).
+        let off = body
+            .parent()
+            .filter(|d| d.kind() == "function_definition")
+            .map(|d| loops::off_branches(d, f.src))
+            .unwrap_or_default();
         for (call, on_branch) in loops::per_step_calls(body, f.src, &gates) {
+            if off
+                .iter()
+                .any(|&(a, b)| a <= call.start_byte() && call.end_byte() <= b)
+            {
+                continue;
+            }
             let branch = branch || on_branch;
             if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
                 out.push(Found {
