@@ -1035,6 +1035,16 @@ fn per_step_calls_within<'t>(
                 || opt_in_gate(n, src, opt_in)
                 || training_test(n, src) == Some(false))
         {
+            // The test itself runs every step: `if opt.iterations.numpy() % 100 == 0:`
+            // reads the device on each (CycleGAN-Tensorflow-2).
+            if let Some(condition) = n.child_by_field_name("condition") {
+                ast::walk(condition, &mut |c| {
+                    if c.kind() == "call" {
+                        calls.push((c, branch));
+                    }
+                    !ast::is_scope(c)
+                });
+            }
             // Bounded: generated code can nest `if`s thousands deep.
             if depth < gpufeed_findings::constants::MAX_NESTING {
                 let mut c = n.walk();
