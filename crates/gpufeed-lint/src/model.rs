@@ -367,8 +367,21 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     // The host factory a node holds, with its call: a call of one (through tensor methods
     // on it: `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
     type Held<'t> = (String, Option<Node<'t>>);
-    let made = |mut n: Node<'t>, assigned: &[(String, usize, Held<'t>)]| -> Option<Held<'t>> {
-        loop {
+    // A name, where its assignment ends, what it holds, and the branch block it is in
+    // (an assignment in the `if` block says nothing of a use in the `else`).
+    type Assigned<'t> = (String, usize, Held<'t>, Option<(usize, usize)>);
+    // Also through what keeps a host tensor on the host: `torch.cat` / `torch.stack` of
+    // host tensors, a comparison or arithmetic of one (`(labels.unsqueeze(0) ==
+    // labels.unsqueeze(1)).float()`, SimCLR's labels). Bounded: generated code nests deep.
+    fn made<'t>(
+        n: Node<'t>,
+        assigned: &[Assigned<'t>],
+        file: &File<'t>,
+        depth: u32,
+    ) -> Option<Held<'t>> {
+        let src = file.src;
+        let mut n = n;
+        for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
             match n.kind() {
                 "call" => {
                     let name = file.names.callee(n, src).unwrap_or_default();
@@ -377,25 +390,71 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                             .is_none()
                             .then_some((name, Some(n)));
                     }
+                    // Moved already (`torch.arange(n).to(x.device).expand(...)`): on the
+                    // device from there on.
+                    if moves_to_device(n, src) {
+                        return None;
+                    }
+                    // A table joined from host tables only: joined with the data
+                    // (`torch.cat((torch.zeros(n, 1), data))`) it is the data's move, and
+                    // so are conversions of data (`torch.stack([torch.from_numpy(a) ...])`).
+                    if matches!(name.as_str(), "torch.cat" | "torch.stack" | "torch.concat")
+                        && depth < 4
+                    {
+                        let parts = ast::positional(n, 0)?;
+                        let items: Vec<Node<'t>> = match parts.kind() {
+                            "list_comprehension" | "generator_expression" => {
+                                parts.child_by_field_name("body").into_iter().collect()
+                            }
+                            "list" | "tuple" => {
+                                let mut c = parts.walk();
+                                parts.named_children(&mut c).collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        let tables: Vec<Held<'t>> = items
+                            .iter()
+                            .filter_map(|&i| made(i, assigned, file, depth + 1))
+                            .filter(|(f, _)| !f.is_empty() && !is_conversion(f))
+                            .collect();
+                        return (!items.is_empty() && tables.len() == items.len())
+                            .then(|| tables.into_iter().next())
+                            .flatten();
+                    }
                     n = ast::receiver(n)?;
                 }
                 "identifier" => {
-                    let id = text(n, src);
+                    let (id, at) = (text(n, src), n.start_byte());
                     return assigned
                         .iter()
                         .rev()
-                        .find(|(name, end, _)| name == id && *end <= n.start_byte())
-                        .map(|(_, _, made)| made.clone());
+                        .find(|(name, end, _, block)| {
+                            name == id && *end <= at && block.is_none_or(|(a, b)| a <= at && at < b)
+                        })
+                        .map(|(_, _, made, _)| made.clone());
                 }
                 "parenthesized_expression" => n = n.named_child(0)?,
+                "comparison_operator" | "binary_operator" if depth < 4 => {
+                    let mut c = n.walk();
+                    let parts: Vec<Node<'t>> = n.named_children(&mut c).collect();
+                    return parts
+                        .into_iter()
+                        .find_map(|p| made(p, assigned, file, depth + 1))
+                        .filter(|(f, _)| !f.is_empty());
+                }
                 _ => return None,
             }
         }
-    };
+        None
+    }
+    let made = |n: Node<'t>, assigned: &[Assigned<'t>]| made(n, assigned, file, 0);
     let cuda_aliases = cuda_type_aliases(file);
     // `if reverse:` on `reverse=False`: the inference path of `forward`.
     let off = crate::loops::off_branches(def, src);
-    let mut assigned: Vec<(String, usize, Held<'t>)> = Vec::new();
+    let mut assigned: Vec<Assigned<'t>> = Vec::new();
+    // The branch blocks around the node visited, innermost last (blocks nest or are
+    // disjoint, and the walk is in source order).
+    let mut open: Vec<(usize, usize)> = Vec::new();
     // Names holding a NumPy array (`k = _setup_kernel(k) * gain` with `_setup_kernel`
     // returning `np.outer(...)`): `torch.tensor(k, device=d)` copies it to the GPU.
     let mut arrays: HashSet<&str> = HashSet::new();
@@ -406,6 +465,17 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
             .any(|&(a, b)| a <= n.start_byte() && n.end_byte() <= b)
         {
             return false;
+        }
+        while open.last().is_some_and(|&(_, end)| end <= n.start_byte()) {
+            open.pop();
+        }
+        // From the branch itself: asking each block for its parent costs the depth of the
+        // tree (tree-sitter finds a parent from the root).
+        if matches!(n.kind(), "if_statement" | "elif_clause" | "else_clause") {
+            let mut c = n.walk();
+            if let Some(block) = n.children(&mut c).find(|b| b.kind() == "block") {
+                open.push((block.start_byte(), block.end_byte()));
+            }
         }
         match n.kind() {
             "function_definition" | "class_definition" | "lambda" => return false,
@@ -423,7 +493,12 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                     }
                     // A later assignment of the name to anything else ends what it held.
                     let held = made(right, &assigned).unwrap_or((String::new(), None));
-                    assigned.push((text(left, src).to_owned(), n.end_byte(), held));
+                    assigned.push((
+                        text(left, src).to_owned(),
+                        n.end_byte(),
+                        held,
+                        open.last().copied(),
+                    ));
                 }
             }
             "call" if moves_to_device(n, src) => {

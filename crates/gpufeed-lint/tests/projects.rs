@@ -624,3 +624,12 @@ fn module_containers_and_function_aliases_are_followed() {
 fn branches_of_switches_off_by_default_are_not_the_step() {
     check("off-switches");
 }
+
+/// A host table stays on the host through `torch.cat`, comparisons and casts until it is
+/// moved (SimCLR's labels); joined with the batch or converted from the data it is the
+/// data's move, once moved it is on the device, and an assignment on one branch says
+/// nothing of the other (issue 44, the fourth held-out set).
+#[test]
+fn host_tables_through_operations_before_their_move() {
+    check("host-ops-before-move");
+}
