@@ -49,6 +49,8 @@ pub(crate) struct Names {
     aliases: HashMap<String, String>,
     /// True when the file imports anything from `torch`.
     pub(crate) imports_torch: bool,
+    /// The modules the file imports everything from (`from tf2lib.utils import *`).
+    pub(crate) star: Vec<String>,
 }
 
 impl Names {
@@ -71,6 +73,10 @@ impl Names {
                     let mut c = n.walk();
                     for name in n.children_by_field_name("name", &mut c) {
                         names.import(name, Some(&module), src);
+                    }
+                    let mut c = n.walk();
+                    if n.children(&mut c).any(|w| w.kind() == "wildcard_import") {
+                        names.star.push(module);
                     }
                 }
                 _ => return true,

@@ -1767,6 +1767,32 @@ pub(super) fn sync(
         }
         _ => {}
     }
+    // `tf.summary.scalar("loss", loss, step=step)` under a writer: the summary op runs on
+    // the CPU, so the value is copied from the GPU, and the eager call waits for it. The
+    // project pass keeps it only where a writer is made and no `record_if` thins the
+    // writes out.
+    if let Some(kind) = name.strip_prefix("tensorflow.summary.")
+        && matches!(kind, "scalar" | "histogram" | "image" | "audio")
+        && ast::positional(call, 1)
+            .or_else(|| ast::kwarg(call, "data", src))
+            .is_some_and(|d| {
+                // What a training loop summarises is a tensor unless known on the host.
+                tensor_like(d, src, tensors)
+                    || (d.kind() == "identifier" && !on_host(d, src, tensors))
+                    || (d.kind() == "call"
+                        && names
+                            .callee(d, src)
+                            .is_some_and(|c| c.starts_with("tensorflow.")))
+            })
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: format!("tf.summary.{kind}(...)"),
+            does: "writes a summary on the CPU, which copies the tensor from the GPU and waits for it",
+            fix: "write summaries every N steps: `with tf.summary.record_if(lambda: \
+                  step % 100 == 0):`, or `if step % 100 == 0:` around them",
+        });
+    }
     // `max(lengths)` iterates a device tensor and compares its 0-d elements on the host;
     // `range(steps)` reads one with `__index__`. Only a name known to hold a device tensor:
     // `max(losses)` over a Python list of floats is common and free.

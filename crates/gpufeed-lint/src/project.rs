@@ -64,6 +64,8 @@ struct Project<'a, 't> {
     /// Every call of a plain name or `self.name`, by that name (`train_and_evaluate`):
     /// where a function's parameters come from. Built the first time it is asked.
     calls_by_name: OnceLock<HashMap<String, Vec<(usize, Node<'t>)>>>,
+    /// [`Project::tf_summaries_every_step`], found once.
+    tf_summaries: OnceLock<bool>,
 }
 
 /// Where a walk from one root has been.
@@ -580,6 +582,7 @@ impl<'a, 't> Project<'a, 't> {
             heavy_memo: Mutex::new(HashMap::new()),
             module_memo: Mutex::new(HashMap::new()),
             calls_by_name: OnceLock::new(),
+            tf_summaries: OnceLock::new(),
             cross,
             opt_in: files
                 .par_iter()
@@ -758,6 +761,17 @@ impl<'a, 't> Project<'a, 't> {
                         .unwrap_or_default();
                     if funcs.is_empty() && hops < 3 && fi != from && f.names.imports(name) {
                         return self.qualified_within(fi, &f.names.resolve(name), hops + 1);
+                    }
+                    // `from tf2lib.utils import *` in a package's `__init__.py`: the name
+                    // may come from any of them.
+                    if funcs.is_empty() && hops < 3 {
+                        for module in &f.names.star {
+                            let found =
+                                self.qualified_within(fi, &format!("{module}.{name}"), hops + 1);
+                            if !found.0.is_empty() || found.1.is_some() {
+                                return found;
+                            }
+                        }
                     }
                     (funcs, None)
                 }
@@ -1045,6 +1059,23 @@ impl<'a, 't> Project<'a, 't> {
         let mut found = Vec::new();
         let mut walk = Walk::new();
         self.syncs_in(fi, body, &tensors, &[], false, 0, &mut walk, &mut found);
+        // A TensorFlow summary is written only under a writer, and `record_if` may thin
+        // the writes out: without a writer, or with `record_if`, it is not every step.
+        if !self.tf_summaries_every_step() {
+            found.retain(|f| !f.sync.what.starts_with("tf.summary."));
+        }
+        // One summary helper writes several (a mean, a std, a histogram, on branches by
+        // the data's shape): the first write of each function stands for them.
+        let mut summarised: HashSet<(usize, usize)> = HashSet::new();
+        found.retain(|f| {
+            if !f.sync.what.starts_with("tf.summary.") {
+                return true;
+            }
+            let root = self.files[f.file].root;
+            let function =
+                ast::enclosing(root, f.node, "function_definition").map_or(0, |d| d.start_byte());
+            summarised.insert((f.file, function))
+        });
         let rel = self.files[fi].rel.display();
         let loop_line = lp.start_position().row + 1;
         let step_text: String = text(step, src)
@@ -2154,6 +2185,15 @@ impl<'a, 't> Project<'a, 't> {
             }
         });
         out
+    }
+
+    /// Whether the project writes TensorFlow summaries at every call: some file makes a
+    /// writer (`tf.summary.create_file_writer`) and none thins them with `record_if`.
+    fn tf_summaries_every_step(&self) -> bool {
+        *self.tf_summaries.get_or_init(|| {
+            let any = |needle: &str| self.files.iter().any(|f| f.src.contains(needle));
+            any("create_file_writer") && !any("record_if")
+        })
     }
 
     /// The project classes of the modules a loop variable takes from a container of its

@@ -633,3 +633,12 @@ fn branches_of_switches_off_by_default_are_not_the_step() {
 fn host_tables_through_operations_before_their_move() {
     check("host-ops-before-move");
 }
+
+/// A TensorFlow summary of a tensor written every step under a writer is a sync, found
+/// through a package's star imports, one warning per summary helper; thinned out with
+/// `record_if` it is not (issue 44, the fourth held-out set: CycleGAN-Tensorflow-2).
+#[test]
+fn tensorflow_summaries_every_step() {
+    check("tf-summaries");
+    check("tf-summaries-record-if");
+}
