@@ -35,6 +35,7 @@ pub mod phases;
 pub mod precompute;
 pub mod registry;
 pub mod steps;
+pub mod tools;
 pub mod util;
 
 pub use attach::{
@@ -57,6 +58,7 @@ pub use phases::{
 };
 pub use precompute::{DatasetRead, LeftOut, Precompute};
 pub use steps::{Steps, StepsKind};
+pub use tools::{DemoData, Mel, RuleEntry, RuleExample, Rules};
 pub use util::{GpuUtil, Host, Monitor, Sampler, Stat, TrainingPhase, Util, UtilKind};
 
 /// A `--format json` document.

@@ -7,8 +7,8 @@
 //! [`Entry`].
 
 use crate::{
-    Attach, Compare, DataProfile, Document, Findings, Monitor, PhaseSteps, Precompute, StepProfile,
-    Steps, Util, schema_of,
+    Attach, Compare, DataProfile, DemoData, Document, Findings, Mel, Monitor, PhaseSteps,
+    Precompute, Rules, StepProfile, Steps, Util, schema_of,
 };
 
 /// One document of the contract.
@@ -42,10 +42,13 @@ pub fn own() -> Vec<Entry> {
         entry::<Attach>(),
         entry::<Compare>(),
         entry::<DataProfile>(),
+        entry::<DemoData>(),
         entry::<Findings>(),
+        entry::<Mel>(),
         entry::<Monitor>(),
         entry::<PhaseSteps>(),
         entry::<Precompute>(),
+        entry::<Rules>(),
         entry::<StepProfile>(),
         entry::<Steps>(),
         entry::<Util>(),

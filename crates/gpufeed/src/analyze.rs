@@ -432,7 +432,12 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     let report = Report::build(c);
     write_report(&args.out, &report)?;
-    printer::data(&console_summary(&report, &args.out))?;
+    // The document written to `report.json`, the same on stdout with `--format json`.
+    let doc: serde_json::Value = serde_json::from_str(&Json.render(&report))
+        .context("the report's JSON did not parse back")?;
+    printer::export(args.output.format, &doc, |_| {
+        console_summary(&report, &args.out)
+    })?;
     Ok(ExitCode::from(report.exit_code()))
 }
 

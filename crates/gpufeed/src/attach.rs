@@ -9,7 +9,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::{Context as _, Result};
-use gpufeed_attach::Attach;
 use signal_hook::consts::{SIGINT, SIGTERM};
 
 use crate::cli::{AttachArgs, Format};
@@ -34,19 +33,8 @@ pub fn attach(args: &AttachArgs) -> Result<ExitCode> {
         return live(&opts, args.format);
     }
     let doc = gpufeed_attach::attach(&opts)?;
-    printer::data(&document(&doc, args.format)?)?;
+    printer::export(args.format, &doc, gpufeed_attach::render)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn document(doc: &Attach, format: Format) -> Result<String> {
-    Ok(match format {
-        Format::Json => {
-            let mut t = serde_json::to_string_pretty(doc)?;
-            t.push('\n');
-            t
-        }
-        Format::Text => gpufeed_attach::render(doc),
-    })
 }
 
 /// `--live`: each window as it ends. On a terminal the text is a panel redrawn in place

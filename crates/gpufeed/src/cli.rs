@@ -400,6 +400,9 @@ pub struct AnalyzeArgs {
     /// The dataset, config and code.
     #[command(flatten)]
     pub inputs: RunInputs,
+    /// The output format: `json` prints the report's document (`report.json`) on stdout
+    #[command(flatten)]
+    pub output: Output,
     /// Report folder: summary.md, report.json, report.html
     #[arg(long, default_value = "gpufeed-report")]
     pub out: PathBuf,
@@ -550,6 +553,9 @@ pub struct DemoDataArgs {
     /// Random seed
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Arguments of `gpufeed precompute`.
@@ -624,6 +630,9 @@ pub struct MelArgs {
     /// Training config (YAML) with the audio settings
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Arguments of `gpufeed profile data`.
@@ -753,6 +762,9 @@ pub struct SchemaArgs {
 pub struct RulesArgs {
     /// The rule to explain (`gpufeed rules` lists them)
     pub id: Option<String>,
+    /// The output format.
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// A share between 0 and 1 (`--max-skipped`).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use gpufeed_analysis::compare;
 
-use crate::cli::{CompareArgs, Format};
+use crate::cli::CompareArgs;
 use crate::printer;
 
 /// `gpufeed compare BEFORE AFTER [--format F]`.
@@ -15,10 +15,6 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     for w in &warnings {
         printer::warn(w);
     }
-    if args.output.format == Format::Json {
-        printer::data(&(serde_json::to_string(&doc)? + "\n"))?;
-    } else {
-        printer::data(&compare::render_text(&doc))?;
-    }
+    printer::export(args.output.format, &doc, compare::render_text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -213,11 +213,7 @@ fn print_report(
     format: Format,
     command: Option<&str>,
 ) -> Result<()> {
-    match format {
-        Format::Json => printer::data(&(serde_json::to_string(report)? + "\n"))?,
-        Format::Text => printer::data(&report::render(report, title, command))?,
-    }
-    Ok(())
+    printer::export(format, report, |r| report::render(r, title, command))
 }
 
 /// The report of a gpufeed recording replayed at once, with no progress lines: `gpufeed

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 
 use gpufeed_config::Config;
-use gpufeed_contract::{DatasetRead, Document as _, LeftOut, Precompute};
+use gpufeed_contract::{DatasetRead, Document, LeftOut, Precompute};
 use gpufeed_data::array_job;
 use gpufeed_data::layout::Columns;
 use gpufeed_data::precompute::{self, OnError, Options, ShardSpec};
@@ -55,13 +55,19 @@ pub fn demo_data(args: &DemoDataArgs) -> Result<ExitCode> {
                 args.dir.display()
             )
         })?;
-    printer::data(&format!(
-        "wrote {} clips ({:.0} s of audio) in LJSpeech layout to `{}`\nnext: gpufeed precompute --data {}\n",
-        report.clips,
-        report.audio_s,
-        report.dir.display(),
-        report.dir.display()
-    ))?;
+    let doc = gpufeed_contract::DemoData {
+        schema_version: <gpufeed_contract::DemoData as Document>::VERSION,
+        dir: report.dir.display().to_string(),
+        clips: report.clips,
+        audio_s: report.audio_s,
+        next: format!("gpufeed precompute --data {}", report.dir.display()),
+    };
+    printer::export(args.output.format, &doc, |d| {
+        format!(
+            "wrote {} clips ({:.0} s of audio) in LJSpeech layout to `{}`\nnext: {}\n",
+            d.clips, d.audio_s, d.dir, d.next
+        )
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -99,7 +105,7 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
     if args.merge {
         let report = precompute::merge_slices(&opts)?;
         if json {
-            printer::data(&(serde_json::to_string(&document(&report))? + "\n"))?;
+            printer::export(Format::Json, &document(&report), |_| String::new())?;
             return Ok(ExitCode::SUCCESS);
         }
         let what = if report.was_complete {
@@ -117,11 +123,9 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = precompute::run(&opts, &Terminal::new())?;
-    if json {
-        printer::data(&(serde_json::to_string(&document(&report))? + "\n"))?;
-    } else {
-        printer::data(&(report.summary() + "\n"))?;
-    }
+    printer::export(args.output.format, &document(&report), |_| {
+        report.summary() + "\n"
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -177,13 +181,21 @@ pub fn mel(args: &MelArgs) -> Result<ExitCode> {
     let mut extractor = gpufeed_audio::mel::MelExtractor::new(&settings)?;
     let mel = extractor.compute(&audio.samples)?;
     gpufeed_audio::npy::write_f32(&args.out, &[mel.frames, mel.n_mels], &mel.data)?;
-    printer::data(&format!(
-        "wrote `{}`: float32 ({}, {}) from {:.2} s of audio\n",
-        args.out.display(),
-        mel.frames,
-        mel.n_mels,
-        audio.info.duration_s
-    ))?;
+    let doc = gpufeed_contract::Mel {
+        schema_version: <gpufeed_contract::Mel as Document>::VERSION,
+        input: args.wav.display().to_string(),
+        output: args.out.display().to_string(),
+        frames: mel.frames,
+        n_mels: mel.n_mels,
+        sample_rate: settings.sample_rate,
+        duration_s: audio.info.duration_s,
+    };
+    printer::export(args.output.format, &doc, |d| {
+        format!(
+            "wrote `{}`: float32 ({}, {}) from {:.2} s of audio\n",
+            d.output, d.frames, d.n_mels, d.duration_s
+        )
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -8,6 +8,8 @@
 
 use std::io::{self, Write};
 
+use crate::cli::Format;
+
 /// Writes data to stdout. A closed pipe (`gpufeed trace x | head`) is not an error.
 pub fn data(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
@@ -15,6 +17,22 @@ pub fn data(text: &str) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
+}
+
+/// The one way a command's document reaches stdout: with `--format json`, exactly one JSON
+/// document on one line; as text, what `text` writes of it (as hyperfine's exporters:
+/// one document, several renderings).
+pub fn export<D: serde::Serialize>(
+    format: Format,
+    doc: &D,
+    text: impl FnOnce(&D) -> String,
+) -> anyhow::Result<()> {
+    let out = match format {
+        Format::Json => serde_json::to_string(doc)? + "\n",
+        Format::Text => text(doc),
+    };
+    data(&out)?;
+    Ok(())
 }
 
 /// [`data`] for output that goes on (`attach --live`): `Ok(false)` once the reader has

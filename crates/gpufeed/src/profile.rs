@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use gpufeed_analysis::profile::{self, DataSettings, StepSettings, step_text};
 
-use crate::cli::{Format, ProfileDataArgs, ProfileStepArgs};
+use crate::cli::{ProfileDataArgs, ProfileStepArgs};
 use crate::printer;
 use crate::ui::Terminal;
 
@@ -45,19 +45,15 @@ impl From<&ProfileStepArgs> for StepSettings {
 /// `gpufeed profile data`.
 pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
     let p = profile::data_profile(&args.into(), &Terminal::new())?;
-    match args.output.format {
-        Format::Json => printer::data(&(serde_json::to_string(&p.doc)? + "\n"))?,
-        Format::Text => printer::data(&profile::render(&p.doc, args.consumer_ms, &p.loader))?,
-    }
+    printer::export(args.output.format, &p.doc, |d| {
+        profile::render(d, args.consumer_ms, &p.loader)
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `gpufeed profile step`.
 pub fn step(args: &ProfileStepArgs) -> Result<ExitCode> {
     let doc = profile::step_profile(&args.into(), &Terminal::new())?.doc;
-    match args.output.format {
-        Format::Json => printer::data(&(serde_json::to_string(&doc)? + "\n"))?,
-        Format::Text => printer::data(&step_text::render(&doc))?,
-    }
+    printer::export(args.output.format, &doc, step_text::render)?;
     Ok(ExitCode::SUCCESS)
 }

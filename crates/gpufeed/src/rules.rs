@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use gpufeed_contract::{Document as _, RuleEntry, RuleExample, Rules};
 use gpufeed_findings::{Origin, RULES, Rule, rule_info};
 
 use crate::cli::RulesArgs;
@@ -20,10 +21,15 @@ fn command(r: &Rule) -> String {
     }
 }
 
-/// `gpufeed rules`: one line per rule; `gpufeed rules ID`: the rule in full.
+/// `gpufeed rules`: one line per rule; `gpufeed rules ID`: the rule in full. With
+/// `--format json`, the `rules` document (every rule, or the one asked for).
 pub fn rules(args: &RulesArgs) -> Result<ExitCode> {
     let Some(id) = args.id.as_deref() else {
-        printer::data(&list())?;
+        let doc = Rules {
+            schema_version: Rules::VERSION,
+            rules: RULES.iter().map(|r| entry(r, false)).collect(),
+        };
+        printer::export(args.output.format, &doc, |_| list())?;
         return Ok(ExitCode::SUCCESS);
     };
     let Some(rule) = rule_info(id) else {
@@ -33,8 +39,30 @@ pub fn rules(args: &RulesArgs) -> Result<ExitCode> {
             near.map_or_else(String::new, |n| format!(" (did you mean `{n}`?)"))
         );
     };
-    printer::data(&explain(rule))?;
+    let doc = Rules {
+        schema_version: Rules::VERSION,
+        rules: vec![entry(rule, true)],
+    };
+    printer::export(args.output.format, &doc, |_| explain(rule))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A rule as the `rules` document gives it; with its examples when asked for by id.
+fn entry(r: &Rule, examples: bool) -> RuleEntry {
+    RuleEntry {
+        id: r.id.to_owned(),
+        severity: r.severity.as_str().to_owned(),
+        command: command(r),
+        why: r.why.to_owned(),
+        fix: r.fix.to_owned(),
+        example: examples
+            .then(|| gpufeed_lint::examples::example(r.id))
+            .flatten()
+            .map(|e| RuleExample {
+                fires_on: e.bad.to_owned(),
+                not_on: e.good.to_owned(),
+            }),
+    }
 }
 
 /// Every rule: id, severity, command, why.

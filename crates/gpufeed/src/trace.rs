@@ -82,11 +82,7 @@ fn print_profiler(
     for w in warnings {
         printer::warn(w);
     }
-    if json {
-        printer::data(&(serde_json::to_string(report)? + "\n"))?;
-    } else {
-        printer::data(&profiler::render_text(report))?;
-    }
+    printer::export(format_of(json), report, profiler::render_text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -190,12 +186,7 @@ fn print_log(
     for w in warnings {
         printer::warn(w);
     }
-    if json {
-        printer::data(&(serde_json::to_string(report)? + "\n"))?;
-    } else {
-        printer::data(&trace::render_text(label, report))?;
-    }
-    Ok(())
+    printer::export(format_of(json), report, |r| trace::render_text(label, r))
 }
 
 /// Whether reading `file` failed only because it is a gpufeed recording with no GPU
@@ -387,4 +378,9 @@ impl<W: std::io::Write> std::io::Write for Counter<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.0.flush()
     }
+}
+
+/// The format a `json` flag asks for.
+fn format_of(json: bool) -> Format {
+    if json { Format::Json } else { Format::Text }
 }

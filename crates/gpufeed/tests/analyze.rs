@@ -120,6 +120,39 @@ fn stage<'a>(report: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no stage `{name}` in {report}"))
 }
 
+/// `--format json` prints the report's document on stdout, exactly one, the same as
+/// `report.json` (issue 40: every command's document through one exporter).
+#[test]
+fn format_json_prints_the_report_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = small_dataset(dir.path());
+    let trace = oscillating_trace(dir.path());
+    let config = small_config(dir.path(), "");
+    let out = dir.path().join("report");
+    let run = gpufeed(
+        dir.path(),
+        &[
+            "analyze",
+            "--quick",
+            "--data",
+            data.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--trace",
+            trace.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap();
+    common::assert_valid("report", &printed);
+    assert_eq!(printed, report_json(&out));
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+}
+
 /// The acceptance case: a replayed oscillating trace is the first cause, with its period.
 #[test]
 fn oscillating_trace_ranks_first_with_its_period() {

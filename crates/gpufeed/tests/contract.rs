@@ -270,6 +270,29 @@ fn findings_of_validate_lint_and_doctor_validate_against_their_schema() {
     assert!(!published_schema("findings").is_valid(&bad));
 }
 
+/// `gpufeed rules --format json`: every rule, or the one asked for with its examples.
+#[test]
+fn the_rules_document_validates_against_its_schema() {
+    let all = json_of(&["rules", "--format", "json"]);
+    assert_valid("rules", &all);
+    let ids: Vec<&str> = all["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), gpufeed_findings::RULES.len());
+    let one = json_of(&["rules", "host-sync-in-loop", "--format", "json"]);
+    assert_valid("rules", &one);
+    assert_eq!(one["rules"].as_array().unwrap().len(), 1);
+    assert!(
+        one["rules"][0]["example"]["fires_on"]
+            .as_str()
+            .unwrap()
+            .contains("# expect: host-sync-in-loop")
+    );
+}
+
 #[test]
 fn real_output_validates_against_its_schema() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/steps_stall8.txt");
@@ -279,11 +302,22 @@ fn real_output_validates_against_its_schema() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("demo");
     let d = data.to_str().unwrap();
-    let out = gpufeed()
-        .args(["demo-data", d, "--clips", "10"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let doc = json_of(&["demo-data", d, "--clips", "10", "--format", "json"]);
+    assert_eq!(doc["clips"], 10);
+    assert_valid("demo-data", &doc);
+    let wav = tmp.path().join("demo/wavs/DEMO-0001.wav");
+    let npy = tmp.path().join("one.npy");
+    let doc = json_of(&[
+        "mel",
+        wav.to_str().unwrap(),
+        "--out",
+        npy.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["n_mels"], 80);
+    assert!(npy.is_file());
+    assert_valid("mel", &doc);
     let cache = tmp.path().join("cache");
     let doc = json_of(&[
         "precompute",
