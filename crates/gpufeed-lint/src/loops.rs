@@ -1193,26 +1193,37 @@ fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
 
 /// The branches of `def` that its own switches, off by default, keep out of a plain call:
 /// the body of `if reverse:` and the `elif`/`else` of `if not reverse:`, for a parameter
-/// `reverse=False` (VITS' flows run backwards only for inference). Byte ranges.
-pub(super) fn off_branches(def: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+/// `reverse=False` (VITS' flows run backwards only for inference). With `fallbacks`, also
+/// the body of `if lengths is None:` for a parameter `lengths=None`: what a caller that
+/// leaves the argument out gets (FreeVC's `c_lengths`), for rules that cannot see the
+/// callers (a training step passes its batch's lengths). Byte ranges.
+pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(usize, usize)> {
     let Some(params) = def.child_by_field_name("parameters") else {
         return Vec::new();
     };
-    let mut c = params.walk();
-    let off: HashSet<&str> = params
-        .named_children(&mut c)
-        .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
-        .filter(|p| {
-            p.child_by_field_name("value")
-                .is_some_and(|v| text(v, src) == "False")
-        })
-        .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
-        .collect();
+    let defaults = |value: &str| -> HashSet<&str> {
+        let mut c = params.walk();
+        params
+            .named_children(&mut c)
+            .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
+            .filter(|p| {
+                p.child_by_field_name("value")
+                    .is_some_and(|v| text(v, src) == value)
+            })
+            .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
+            .collect()
+    };
+    let off = defaults("False");
+    let optional = if fallbacks {
+        defaults("None")
+    } else {
+        HashSet::new()
+    };
     let mut out = Vec::new();
     let Some(body) = def.child_by_field_name("body") else {
         return out;
     };
-    if off.is_empty() {
+    if off.is_empty() && optional.is_empty() {
         return out;
     }
     ast::walk(body, &mut |n| {
@@ -1227,6 +1238,24 @@ pub(super) fn off_branches(def: Node<'_>, src: &str) -> Vec<(usize, usize)> {
                     Some(inner) => cond = inner,
                     None => break,
                 }
+            }
+            // `if lengths is None:` on `lengths=None`.
+            if cond.kind() == "comparison_operator"
+                && cond.named_child_count() == 2
+                && cond.named_child(1).is_some_and(|v| text(v, src) == "None")
+                && cond
+                    .named_child(0)
+                    .is_some_and(|p| p.kind() == "identifier" && optional.contains(text(p, src)))
+                && {
+                    let mut w = cond.walk();
+                    cond.children(&mut w)
+                        .filter(|o| !o.is_named())
+                        .map(|o| text(o, src))
+                        .eq(["is"])
+                }
+                && let Some(block) = n.child_by_field_name("consequence")
+            {
+                out.push((block.start_byte(), block.end_byte()));
             }
             let negated = cond.kind() == "not_operator";
             let flag = if negated {

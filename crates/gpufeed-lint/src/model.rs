@@ -449,8 +449,9 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     }
     let made = |n: Node<'t>, assigned: &[Assigned<'t>]| made(n, assigned, file, 0);
     let cuda_aliases = cuda_type_aliases(file);
-    // `if reverse:` on `reverse=False`: the inference path of `forward`.
-    let off = crate::loops::off_branches(def, src);
+    // `if reverse:` on `reverse=False`: the inference path of `forward`; `if lengths is
+    // None:` on `lengths=None`: what a caller leaving it out gets.
+    let off = crate::loops::off_branches(def, src, true);
     let mut assigned: Vec<Assigned<'t>> = Vec::new();
     // The branch blocks around the node visited, innermost last (blocks nest or are
     // disjoint, and the walk is in source order).

@@ -1313,7 +1313,7 @@ impl<'a, 't> Project<'a, 't> {
         let off = body
             .parent()
             .filter(|d| d.kind() == "function_definition")
-            .map(|d| loops::off_branches(d, f.src))
+            .map(|d| loops::off_branches(d, f.src, false))
             .unwrap_or_default();
         for (call, on_branch) in loops::per_step_calls(body, f.src, &gates) {
             if off

@@ -618,7 +618,8 @@ fn module_containers_and_function_aliases_are_followed() {
 }
 
 /// The branch of a function's own switch that is off by default (`if reverse:`, the
-/// `else` of `if not reverse:` with `reverse=False`) is not the training step; the branch
+/// `else` of `if not reverse:` with `reverse=False`) is not the training step, nor, for a
+/// host tensor, the fallback of an optional argument (`if mask is None:`); the branch
 /// that runs by default is (issue 44, the fourth held-out set: VITS' inference noise).
 #[test]
 fn branches_of_switches_off_by_default_are_not_the_step() {
