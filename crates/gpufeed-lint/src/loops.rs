@@ -1239,23 +1239,32 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
                     None => break,
                 }
             }
-            // `if lengths is None:` on `lengths=None`.
+            // `if lengths is None:` on `lengths=None`, or the `else` of `if lengths is not
+            // None:`.
             if cond.kind() == "comparison_operator"
                 && cond.named_child_count() == 2
                 && cond.named_child(1).is_some_and(|v| text(v, src) == "None")
                 && cond
                     .named_child(0)
                     .is_some_and(|p| p.kind() == "identifier" && optional.contains(text(p, src)))
-                && {
-                    let mut w = cond.walk();
-                    cond.children(&mut w)
-                        .filter(|o| !o.is_named())
-                        .map(|o| text(o, src))
-                        .eq(["is"])
-                }
-                && let Some(block) = n.child_by_field_name("consequence")
             {
-                out.push((block.start_byte(), block.end_byte()));
+                let mut w = cond.walk();
+                let ops: Vec<&str> = cond
+                    .children(&mut w)
+                    .filter(|o| !o.is_named())
+                    .map(|o| text(o, src))
+                    .collect();
+                if ops == ["is"]
+                    && let Some(block) = n.child_by_field_name("consequence")
+                {
+                    out.push((block.start_byte(), block.end_byte()));
+                } else if ops == ["is not"] || ops == ["is", "not"] {
+                    let mut c = n.walk();
+                    out.extend(
+                        n.children_by_field_name("alternative", &mut c)
+                            .map(|a| (a.start_byte(), a.end_byte())),
+                    );
+                }
             }
             let negated = cond.kind() == "not_operator";
             let flag = if negated {
@@ -1266,10 +1275,25 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
             if flag.is_some_and(|f| f.kind() == "identifier" && off.contains(text(f, src))) {
                 if negated {
                     let mut c = n.walk();
-                    out.extend(
-                        n.children_by_field_name("alternative", &mut c)
-                            .map(|a| (a.start_byte(), a.end_byte())),
-                    );
+                    let alternatives: Vec<(usize, usize)> = n
+                        .children_by_field_name("alternative", &mut c)
+                        .map(|a| (a.start_byte(), a.end_byte()))
+                        .collect();
+                    // `if not reverse: ...; return nll` with no `else`: the rest of the
+                    // block after it is the reverse path (Coqui's duration predictor).
+                    let returns = n.child_by_field_name("consequence").is_some_and(|b| {
+                        let count = b.named_child_count();
+                        count > 0
+                            && b.named_child(count - 1)
+                                .is_some_and(|last| last.kind() == "return_statement")
+                    });
+                    if alternatives.is_empty()
+                        && returns
+                        && let Some(block) = n.parent()
+                    {
+                        out.push((n.end_byte(), block.end_byte()));
+                    }
+                    out.extend(alternatives);
                 } else if let Some(block) = n.child_by_field_name("consequence") {
                     out.push((block.start_byte(), block.end_byte()));
                 }
@@ -1643,9 +1667,9 @@ fn device_name_decides(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
             && node.end_byte() <= n.end_byte()
         {
             let mut c = n.walk();
-            identity |= n
-                .children(&mut c)
-                .any(|o| !o.is_named() && matches!(text(o, src), "is" | "in" | "not"));
+            identity |= n.children(&mut c).any(|o| {
+                !o.is_named() && matches!(text(o, src), "is" | "in" | "not" | "is not" | "not in")
+            });
         }
         if first.is_none() && n.kind() == "identifier" && holds_device_tensor(text(n, src), tensors)
         {
