@@ -156,6 +156,9 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
     if stmt.kind() != "if_statement" {
         return false;
     }
+    if cache_refill(stmt, src) {
+        return true;
+    }
     let (Some(mut test), Some(body)) = (
         stmt.child_by_field_name("condition"),
         stmt.child_by_field_name("consequence"),
@@ -246,6 +249,96 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
         !stores && !ast::is_scope(n)
     });
     stores
+}
+
+/// `if x.shape[2] > self.pe.shape[1]: self.init_pe(...)`, `if seq_len >
+/// self.max_cached: self._update_cache(seq_len)`: a cache on the module grown when an input
+/// outgrows it (WaveGrad's positional encoding, rotary embeddings' tables). The test reads
+/// an attribute of `self` that the body assigns, itself or through a method of the file
+/// it calls; unless the file empties it again outside `__init__`, or the test compares the
+/// training's progress (a step, an iteration, an epoch: that runs every step).
+fn cache_refill(stmt: Node<'_>, src: &str) -> bool {
+    let (Some(test), Some(body)) = (
+        stmt.child_by_field_name("condition"),
+        stmt.child_by_field_name("consequence"),
+    ) else {
+        return false;
+    };
+    // A test that asks for a refill: a comparison (`>`, `is None`, `!=`), or several
+    // joined with `or`; not `is not None` (the filled case, which runs every call:
+    // `if self.hidden is not None: self.hidden = self.hidden.detach()`).
+    let mut refill = matches!(test.kind(), "comparison_operator" | "boolean_operator");
+    ast::walk(test, &mut |n| {
+        if !n.is_named() && matches!(text(n, src), "is not" | "and" | "not") {
+            refill = false;
+        }
+        refill
+    });
+    // A test against the training's progress runs at every step or so, whatever it
+    // stores (`if self.global_step > self._prev_log_step:`, wav2vec's logging).
+    let progress = ["step", "iter", "epoch", "batch_idx", "count"];
+    ast::walk(test, &mut |n| {
+        if matches!(n.kind(), "identifier" | "attribute") {
+            let t = text(n, src).to_ascii_lowercase();
+            refill &= !progress.iter().any(|p| t.contains(p));
+        }
+        refill
+    });
+    if !refill {
+        return false;
+    }
+    // The attributes of `self` the test reads (`self.pe` of `self.pe.shape[1]`).
+    let mut read: Vec<String> = Vec::new();
+    ast::walk(test, &mut |n| {
+        if n.kind() == "attribute"
+            && n.child_by_field_name("object")
+                .is_some_and(|o| text(o, src) == "self")
+        {
+            read.push(text(n, src).to_owned());
+        }
+        !ast::is_scope(n)
+    });
+    if read.is_empty() {
+        return false;
+    }
+    // Assigned in the body, or the methods of `self` it calls.
+    let mut assigned: Vec<String> = Vec::new();
+    let mut methods: Vec<String> = Vec::new();
+    let collect = |scope: Node<'_>, assigned: &mut Vec<String>, methods: &mut Vec<String>| {
+        ast::walk(scope, &mut |n| {
+            if n.kind() == "assignment"
+                && let Some(left) = n.child_by_field_name("left")
+            {
+                assigned.push(text(left, src).to_owned());
+            }
+            if n.kind() == "call"
+                && let Some(f) = n.child_by_field_name("function")
+                && let Some(m) = text(f, src).strip_prefix("self.")
+                && !m.contains('.')
+            {
+                methods.push(m.to_owned());
+            }
+            n.id() == scope.id() || !ast::is_scope(n)
+        });
+    };
+    collect(body, &mut assigned, &mut methods);
+    if !methods.is_empty() {
+        let mut root = stmt;
+        while let Some(p) = root.parent() {
+            root = p;
+        }
+        if let Some(class) = ast::enclosing(root, stmt, "class_definition") {
+            for m in &methods {
+                for def in ast::methods(class, m, src) {
+                    let mut unused = Vec::new();
+                    collect(def, &mut assigned, &mut unused);
+                }
+            }
+        }
+    }
+    read.iter()
+        .find(|r| assigned.contains(r))
+        .is_some_and(|memo| !emptied_elsewhere(stmt, memo, src))
 }
 
 /// Whether the file empties the memo `memo` outside `__init__` and outside the fill at

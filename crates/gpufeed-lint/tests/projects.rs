@@ -542,8 +542,10 @@ fn a_keras_metric_read_every_step_is_a_sync() {
 }
 
 /// What a memo's first fill builds (`if key not in D: D[key] = ...`, `if not hasattr(self,
-/// "w")`, `if self.w is None`) runs once per key, not every step; a guard on a local name
-/// is no memo (issue 44, the fourth held-out set: VITS' mel basis).
+/// "w")`, `if self.w is None`, a table grown when an input outgrows it) runs once per key,
+/// not every step; a guard on a local name, a memo emptied every batch and a guard against
+/// the step count are no memo (issue 44, the fourth held-out set: VITS' mel basis;
+/// WaveGrad in Coqui TTS).
 #[test]
 fn what_a_memo_fill_builds_is_not_built_every_step() {
     check("memo-fills");
