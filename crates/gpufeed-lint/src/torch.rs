@@ -150,11 +150,29 @@ pub(super) fn check(
     let src = file.src;
     let mut loaders = Vec::new();
     let mut parallel = Vec::new();
+    let mut trainer_args = Vec::new();
+    let mut on_the_fly = None;
     let mut uses_cuda = false;
     ast::walk(file.root, &mut |n| {
         match n.kind() {
             "call" => {
                 let name = file.names.callee(n, src).unwrap_or_default();
+                if matches!(
+                    name.as_str(),
+                    "transformers.TrainingArguments" | "transformers.Seq2SeqTrainingArguments"
+                ) {
+                    trainer_args.push(n);
+                }
+                // Work a Hugging Face dataset does when an item is read: a transform, or
+                // an `Audio` column decoded (and resampled) on access.
+                if on_the_fly.is_none()
+                    && (matches!(
+                        ast::method(n, src),
+                        Some("set_transform" | "with_transform")
+                    ) || name == "datasets.Audio")
+                {
+                    on_the_fly = Some(text(n, src).chars().take(60).collect::<String>());
+                }
                 if is_data_loader(&name, file.names.imports_torch)
                     || builds_loader_subclass(file.root, n, src, subclasses)
                     || imported_loader_subclass(&name, project)
@@ -188,6 +206,9 @@ pub(super) fn check(
     });
     for &call in &loaders {
         loader(file, call, uses_cuda);
+    }
+    for call in trainer_args {
+        trainer_loader(file, call, on_the_fly.as_deref());
     }
     file.loaders = loaders;
     file.uses_cuda = uses_cuda;
@@ -241,6 +262,46 @@ fn ddp_first(call: Node<'_>, src: &str, names: &ast::Names) -> Option<usize> {
         n = p;
     }
     None
+}
+
+/// `TrainingArguments(...)` of Hugging Face's `Trainer` without `dataloader_num_workers`
+/// (default 0): the Trainer's `DataLoader` loads every batch in the training process. A
+/// warning where items are transformed or their audio decoded when read (`set_transform`,
+/// `with_transform`, a `datasets.Audio` column: `on_the_fly`); else info, as a pre-processed
+/// dataset is only collated.
+fn trainer_loader(file: &mut File<'_>, call: Node<'_>, on_the_fly: Option<&str>) {
+    let src = file.src;
+    if ast::has_splat(call) {
+        return;
+    }
+    let workers = ast::kwarg(call, "dataloader_num_workers", src);
+    if !workers.is_none_or(|w| ast::is_falsy_literal(w, src)) {
+        return;
+    }
+    let how = if workers.is_some() {
+        "`dataloader_num_workers=0`"
+    } else {
+        "no `dataloader_num_workers` (default 0)"
+    };
+    let name = call
+        .child_by_field_name("function")
+        .map_or("TrainingArguments", |f| text(f, src));
+    file.hit(
+        "torch-loader-no-workers",
+        call,
+        format!("`{name}` with {how}, so the `Trainer`'s `DataLoader` has no workers"),
+        on_the_fly.map(|w| format!("items are processed when read: `{w}`")),
+        "TrainingArguments(..., dataloader_num_workers=8, dataloader_persistent_workers=True)",
+    );
+    if on_the_fly.is_none()
+        && let Some(hit) = file.hits.last_mut()
+    {
+        hit.info = Some(
+            "no transform or `Audio` column read on the fly in this file: a pre-processed \
+             dataset is only collated, which costs little in the training process"
+                .to_owned(),
+        );
+    }
 }
 
 fn loader(file: &mut File<'_>, call: Node<'_>, uses_cuda: bool) {

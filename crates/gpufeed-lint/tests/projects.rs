@@ -645,3 +645,11 @@ fn tensorflow_summaries_every_step() {
     check("tf-summaries");
     check("tf-summaries-record-if");
 }
+
+/// `TrainingArguments` without `dataloader_num_workers`: Hugging Face's `Trainer` loads in
+/// the training process; a warning where items are decoded or transformed when read (an
+/// `Audio` column, `set_transform`), info for a dataset tokenized beforehand.
+#[test]
+fn hugging_face_trainer_without_loader_workers() {
+    check("hf-trainer");
+}
