@@ -1694,6 +1694,10 @@ pub(super) struct Sync {
     pub(super) fix: &'static str,
 }
 
+/// The fix of a JAX host read: JAX dispatches steps asynchronously while nothing reads.
+const JAX_FIX: &str = "keep the metrics on the device (`total = jax.tree.map(jnp.add, total, \
+                       metrics)`) and `jax.device_get` them every N steps (`if step % 100 == 0:`)";
+
 const HOST_FIX: &str = "keep the value on the device (`total += loss.detach()`) and read it every \
                         N steps (`if step % 100 == 0: print(total.item() / 100)`)";
 
@@ -1734,11 +1738,17 @@ pub(super) fn sync(
     let name = names.callee(call, src).unwrap_or_default();
     let method = ast::method(call, src);
     let nargs = ast::arg_count(call);
+    // A JAX loop gets JAX's fix (`.detach()` and `.item()` are PyTorch's).
+    let host_fix = if names.imports("jax") && !names.imports_torch {
+        JAX_FIX
+    } else {
+        HOST_FIX
+    };
     let host = |what: String| Sync {
         id: "host-sync-in-loop",
         what,
         does: "copies a tensor to the host",
-        fix: HOST_FIX,
+        fix: host_fix,
     };
     match method {
         // `lengths = lengths.cpu()` then `n.item()` for each: only the first copy waits.
@@ -1844,6 +1854,43 @@ pub(super) fn sync(
             does: "writes a summary on the CPU, which copies the tensor from the GPU and waits for it",
             fix: "write summaries every N steps: `with tf.summary.record_if(lambda: \
                   step % 100 == 0):`, or `if step % 100 == 0:` around them",
+        });
+    }
+    // JAX: `jax.device_get(metrics)` copies device arrays to the host, `np.asarray(loss)`
+    // does too, and `loss.block_until_ready()` waits for the device (each every step).
+    let jax_value = |a: Node<'_>| -> bool {
+        if a.kind() == "dictionary" {
+            let mut c = a.walk();
+            let pairs: Vec<Node<'_>> = a.named_children(&mut c).collect();
+            return pairs.into_iter().any(|p| {
+                p.child_by_field_name("value")
+                    .is_some_and(|v| tensor_like(v, src, tensors))
+            });
+        }
+        tensor_like(a, src, tensors)
+    };
+    if matches!(
+        name.as_str(),
+        "jax.device_get" | "numpy.asarray" | "numpy.array"
+    ) && ast::positional(call, 0).is_some_and(jax_value)
+        && (name == "jax.device_get" || names.imports("jax"))
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: format!("{}(...)", name.replace("numpy.", "np.")),
+            does: "copies device arrays to the host, waiting for the step that makes them",
+            fix: JAX_FIX,
+        });
+    }
+    if method == Some("block_until_ready")
+        && names.imports("jax")
+        && ast::receiver(call).is_some_and(jax_value)
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: ".block_until_ready()".to_owned(),
+            does: "waits for the device to finish the step, so the next one cannot be queued behind it",
+            fix: JAX_FIX,
         });
     }
     // `max(lengths)` iterates a device tensor and compares its 0-d elements on the host;

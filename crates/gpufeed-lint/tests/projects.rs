@@ -653,3 +653,10 @@ fn tensorflow_summaries_every_step() {
 fn hugging_face_trainer_without_loader_workers() {
     check("hf-trainer");
 }
+
+/// JAX's host reads every step (`jax.device_get`, `np.asarray`, `block_until_ready()`) are
+/// syncs, with JAX's fix; every N steps they are not.
+#[test]
+fn jax_host_reads_every_step() {
+    check("jax-host-reads");
+}
