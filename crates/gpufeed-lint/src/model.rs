@@ -322,17 +322,14 @@ fn cache_refill(stmt: Node<'_>, src: &str) -> bool {
         });
     };
     collect(body, &mut assigned, &mut methods);
-    if !methods.is_empty() {
-        let mut root = stmt;
-        while let Some(p) = root.parent() {
-            root = p;
-        }
-        if let Some(class) = ast::enclosing(root, stmt, "class_definition") {
-            for m in &methods {
-                for def in ast::methods(class, m, src) {
-                    let mut unused = Vec::new();
-                    collect(def, &mut assigned, &mut unused);
-                }
+    if !methods.is_empty()
+        && let Some(root) = root_of(stmt)
+        && let Some(class) = ast::enclosing(root, stmt, "class_definition")
+    {
+        for m in &methods {
+            for def in ast::methods(class, m, src) {
+                let mut unused = Vec::new();
+                collect(def, &mut assigned, &mut unused);
             }
         }
     }
@@ -341,15 +338,31 @@ fn cache_refill(stmt: Node<'_>, src: &str) -> bool {
         .is_some_and(|memo| !emptied_elsewhere(stmt, memo, src))
 }
 
+/// The root of `node`'s tree, climbing at most [`MAX_NESTING`] levels: each `parent()`
+/// costs the depth (tree-sitter finds a parent from the root), so the climb is bounded for
+/// generated code nested thousands deep; `None` past it.
+///
+/// [`MAX_NESTING`]: gpufeed_findings::constants::MAX_NESTING
+fn root_of(node: Node<'_>) -> Option<Node<'_>> {
+    let mut root = node;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        match root.parent() {
+            Some(p) => root = p,
+            None => return Some(root),
+        }
+    }
+    None
+}
+
 /// Whether the file empties the memo `memo` outside `__init__` and outside the fill at
 /// `stmt` (`self.prev_att = None` in a `reset_mem` called every batch, `cache.clear()`,
 /// `del self.w`): then it is a cache for one batch or one utterance, filled again each
 /// step, not once.
 fn emptied_elsewhere(stmt: Node<'_>, memo: &str, src: &str) -> bool {
-    let mut root = stmt;
-    while let Some(p) = root.parent() {
-        root = p;
-    }
+    // Too deep to tell (generated code): taken as emptied, so no memo is assumed.
+    let Some(root) = root_of(stmt) else {
+        return true;
+    };
     let mut emptied = false;
     // The functions met so far (pre-order): the last one holding a node is its own.
     let mut functions: Vec<(usize, usize, bool)> = Vec::new();
