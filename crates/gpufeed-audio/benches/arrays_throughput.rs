@@ -30,10 +30,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use common::{Librosa, best, env_or, spread, wav_dir};
-use gpufeed_audio::decode;
 use gpufeed_audio::mel::{MelExtractor, Spectra};
 use gpufeed_audio::pitch::{PitchSettings, PitchTracker};
-use gpufeed_config::AudioSettings;
+use gpufeed_audio::{AudioSettings, decode};
 
 const LIBROSA_SCRIPT: &str = r#"
 import glob, os, sys, time

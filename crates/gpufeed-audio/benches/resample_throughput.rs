@@ -34,9 +34,8 @@ use std::time::Instant;
 
 use common::{Librosa, best, best_of, env_or, spread, wav_dir};
 
-use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
-use gpufeed_config::AudioSettings;
+use gpufeed_audio::{AudioSettings, decode};
 
 const MAKE_FLAC: &str = r#"
 import glob, os, sys

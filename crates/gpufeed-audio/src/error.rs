@@ -133,7 +133,7 @@ pub enum AudioError {
         reason: String,
     },
 
-    /// An [`AudioSettings`](gpufeed_config::AudioSettings) value is out of range.
+    /// An [`AudioSettings`](crate::AudioSettings) value is out of range.
     #[error("invalid audio settings: `{field}` = `{value}`: {reason}")]
     InvalidSettings {
         /// The settings key.

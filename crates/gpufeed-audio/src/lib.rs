@@ -8,11 +8,13 @@
 //!   silence). Opus is refused with the command that converts it.
 //! - [`mel`]: [`MelExtractor`], the STFT and mel filterbank of `librosa.stft` /
 //!   `librosa.filters.mel` / `librosa.feature.melspectrogram`, plus the log compression
-//!   TTS models use, driven by [`gpufeed_config::AudioSettings`].
+//!   TTS models use, driven by [`AudioSettings`].
 //!   [`MelExtractor::compute_with`] gives the linear spectrogram and the frame energy from
 //!   the same STFT.
 //! - [`pitch`]: [`PitchTracker`], F0 and a voiced flag per mel frame, as `librosa.yin` computes it.
 //! - [`npy`]: float32 `.npy` files, written atomically.
+//! - [`settings`]: [`AudioSettings`] and its enums, owned here; gpufeed-config reads the
+//!   YAML onto them.
 //!
 //! The defaults of `AudioSettings` are the NVIDIA Tacotron 2 / HiFi-GAN features:
 //! `ln(max(mel_slaney(|STFT_reflect|), 1e-5))` with 1024/256/1024, 80 mels, 0-8000 Hz.
@@ -28,8 +30,7 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use gpufeed_audio::{decode, mel::MelExtractor, npy};
-//! use gpufeed_config::AudioSettings;
+//! use gpufeed_audio::{AudioSettings, decode, mel::MelExtractor, npy};
 //!
 //! let settings = AudioSettings::default();
 //! let mut mel = MelExtractor::new(&settings)?;
@@ -47,6 +48,7 @@ mod error;
 pub mod mel;
 pub mod npy;
 pub mod pitch;
+pub mod settings;
 mod span;
 
 /// The file writers of the integration tests (WAV, FLAC, Ogg), for the unit tests.
@@ -59,3 +61,4 @@ pub use decode::{Audio, AudioInfo, Span};
 pub use error::AudioError;
 pub use mel::{MelExtractor, MelSpectrogram, Spectra};
 pub use pitch::{PitchMethod, PitchSettings, PitchTracker};
+pub use settings::{AudioSettings, LogKind, MelNorm, MelScale, PadMode};

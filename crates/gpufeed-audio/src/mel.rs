@@ -63,8 +63,8 @@
 //! # Example
 //!
 //! ```
+//! use gpufeed_audio::AudioSettings;
 //! use gpufeed_audio::mel::MelExtractor;
-//! use gpufeed_config::AudioSettings;
 //!
 //! let settings = AudioSettings::default();
 //! let mut mel = MelExtractor::new(&settings)?;
@@ -85,12 +85,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gpufeed_config::{AudioSettings, LogKind, MelNorm, MelScale, PadMode};
 use multiversion::multiversion;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 
 use crate::AudioError;
+use crate::settings::{AudioSettings, LogKind, MelNorm, MelScale, PadMode};
 
 /// A mel spectrogram, row-major `(frames, n_mels)`: `data[t * n_mels + m]`.
 #[derive(Debug, Clone, PartialEq)]

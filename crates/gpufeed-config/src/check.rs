@@ -3,9 +3,10 @@
 //! [`Config`], so a config built from command-line overrides can be checked too; the loader
 //! adds the location of the first involved key that the file sets.
 
+use gpufeed_audio::LogKind;
+
 use crate::diag::WarningKind;
 use crate::schema::Config;
-use crate::settings::LogKind;
 
 /// A rule broken by the values of a config.
 #[derive(Debug, Clone, PartialEq)]

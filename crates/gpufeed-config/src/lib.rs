@@ -89,9 +89,10 @@
 //!
 //! ### `data`: audio features
 //!
-//! These are the fields of [`AudioSettings`] ([`DataConfig::audio`]); the defaults are the
-//! NVIDIA Tacotron 2 / HiFi-GAN convention. With `power: 2`, `log: none`,
-//! `pad_mode: constant` the mel spectrogram equals `librosa.feature.melspectrogram`.
+//! These are the fields of [`AudioSettings`] ([`DataConfig::audio`]), which gpufeed-audio
+//! owns and this crate re-exports; the defaults are the NVIDIA Tacotron 2 / HiFi-GAN
+//! convention. With `power: 2`, `log: none`, `pad_mode: constant` the mel spectrogram
+//! equals `librosa.feature.melspectrogram`.
 //!
 //! | key | type | default | meaning |
 //! |---|---|---|---|
@@ -112,7 +113,8 @@
 //!
 //! ### `data`: text
 //!
-//! The fields of [`TextSettings`] ([`DataConfig::text`]).
+//! The fields of [`TextSettings`] ([`DataConfig::text`]), which gpufeed-text owns and this
+//! crate re-exports.
 //!
 //! | key | type | default | meaning |
 //! |---|---|---|---|
@@ -333,7 +335,6 @@ mod load;
 mod outline;
 mod read;
 mod schema;
-pub mod settings;
 mod source;
 pub mod unhonoured;
 mod yaml;
@@ -348,7 +349,9 @@ pub use schema::{
     Config, DataConfig, KeyInfo, ModelConfig, Myxtts, OverLength, PreprocessingMode, SECTIONS,
     TrainingConfig, Value, key_info, keys,
 };
-pub use settings::{AudioSettings, Cleaner, LogKind, MelNorm, MelScale, PadMode, TextSettings};
+// Owned by the crates that compute features; the schema maps the `data` keys onto them.
+pub use gpufeed_audio::{AudioSettings, LogKind, MelNorm, MelScale, PadMode};
+pub use gpufeed_text::{Cleaner, TextSettings};
 pub use source::{EntrySpan, Loaded, Source, Span};
 
 /// Reads a config file.

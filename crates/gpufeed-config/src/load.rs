@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use gpufeed_text::Cleaner;
+
 use crate::diag::{ConfigError, ErrorKind, Rejected, WarningKind};
 use crate::read::{Reader, read_config};
 use crate::schema::Config;
-use crate::settings::Cleaner;
 use crate::source::{EntrySpan, Loaded, Source, Span};
 use crate::yaml::{self, Node, NodeKind, Positions, SyntaxKind};
 

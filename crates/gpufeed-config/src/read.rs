@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gpufeed_audio::{LogKind, MelNorm, MelScale, PadMode};
+use gpufeed_text::Cleaner;
 use saphyr_parser::ScalarStyle;
 
 use crate::diag::{ConfigError, ConfigWarning, Edit, ErrorKind, WarningKind};
 use crate::schema::{Config, OverLength, PreprocessingMode, SECTIONS, Value, section_keys};
-use crate::settings::{Cleaner, LogKind, MelNorm, MelScale, PadMode};
 use crate::source::Span;
 use crate::yaml::{Core, Node, NodeKind, NodeTag, PyYaml, core, pyyaml};
 

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use gpufeed_audio::{AudioSettings, LogKind, MelNorm, MelScale, PadMode};
+use gpufeed_text::{Cleaner, TextSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::read::Reader;
-use crate::settings::{AudioSettings, Cleaner, LogKind, MelNorm, MelScale, PadMode, TextSettings};
 use crate::yaml::Node;
 
 /// Declares one section: the struct (serde names = YAML keys), its `Default`, the list of its

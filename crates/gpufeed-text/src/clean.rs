@@ -57,9 +57,9 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use gpufeed_config::Cleaner;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfc_quick};
 
+use crate::Cleaner;
 use crate::numbers::normalize_numbers;
 
 /// Titles: the period is always dropped ("Dr. Smith" → "doctor smith").

@@ -8,6 +8,7 @@
 //! | [`numbers`] | English: digits, currency, dates, times and regnal numerals to words |
 //! | [`tokenizer`] | [`Tokenizer`], [`SymbolTable`] (built-in, or built from a dataset's texts) and the id layout (blanks, EOS) |
 //! | [`ljspeech`] | how closely the English cleaner reproduces LJSpeech's own normalisation |
+//! | [`settings`] | [`TextSettings`] and [`Cleaner`], owned here; gpufeed-config reads the YAML onto them |
 //!
 //! The cache key of tokenised text is [`settings_fingerprint`]: it covers every
 //! [`TextSettings`] field and the versions of the cleaner and the symbol table, so changing
@@ -18,8 +19,7 @@
 //! abbreviations as English words.
 //!
 //! ```
-//! use gpufeed_config::TextSettings;
-//! use gpufeed_text::{Cleaner, EOS, SymbolTable, Tokenizer, clean, settings_fingerprint};
+//! use gpufeed_text::{Cleaner, EOS, SymbolTable, TextSettings, Tokenizer, clean, settings_fingerprint};
 //!
 //! let settings = TextSettings::default(); // unicode cleaner, no blanks, EOS
 //! assert_eq!(settings.cleaner, Cleaner::Unicode);
@@ -45,10 +45,11 @@
 pub mod clean;
 pub mod ljspeech;
 pub mod numbers;
+pub mod settings;
 pub mod tokenizer;
 
 pub use clean::{Checked, clean, clean_checked};
-pub use gpufeed_config::{Cleaner, TextSettings};
+pub use settings::{Cleaner, TextSettings};
 pub use tokenizer::{Encoded, SymbolTable, SymbolTableError, Tokenizer};
 
 /// Padding id: never produced by [`Tokenizer`], reserved for batching.
@@ -78,8 +79,7 @@ pub const TOKENIZER_VERSION: u32 = 1;
 /// `gpufeed-text cleaner-v2 tokenizer-v1 cleaner=unicode add_blank=false add_eos=true use_normalized_text=true`.
 ///
 /// ```
-/// use gpufeed_config::TextSettings;
-/// use gpufeed_text::settings_fingerprint;
+/// use gpufeed_text::{TextSettings, settings_fingerprint};
 /// let a = settings_fingerprint(&TextSettings::default());
 /// let b = settings_fingerprint(&TextSettings { add_blank: true, ..TextSettings::default() });
 /// assert_ne!(a, b);

@@ -30,8 +30,7 @@
 //! and read back with [`Tokenizer::with_symbols`].
 //!
 //! ```
-//! use gpufeed_config::TextSettings;
-//! use gpufeed_text::{SymbolTable, Tokenizer, clean};
+//! use gpufeed_text::{SymbolTable, TextSettings, Tokenizer, clean};
 //!
 //! let settings = TextSettings::default(); // the `unicode` cleaner
 //! let texts: Vec<String> = ["Привет, мир!", "日本語"].iter().map(|t| clean(t, settings.cleaner)).collect();
@@ -59,8 +58,7 @@
 //! not itself surrounded by them.
 //!
 //! ```
-//! use gpufeed_config::{Cleaner, TextSettings};
-//! use gpufeed_text::{BLANK, EOS, Tokenizer};
+//! use gpufeed_text::{BLANK, Cleaner, EOS, TextSettings, Tokenizer};
 //!
 //! let settings = TextSettings { cleaner: Cleaner::English, add_blank: true, add_eos: true, use_normalized_text: true };
 //! let tokenizer = Tokenizer::new(&settings);
@@ -72,10 +70,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use gpufeed_config::TextSettings;
 use serde::{Deserialize, Serialize};
 
-use crate::{BLANK, EOS, FIRST_SYMBOL_ID, UNK, clean};
+use crate::{BLANK, EOS, FIRST_SYMBOL_ID, TextSettings, UNK, clean};
 
 /// Version of the JSON layout of a serialised [`SymbolTable`].
 pub const SYMBOL_TABLE_FORMAT: u32 = 1;
@@ -366,8 +363,7 @@ impl Tokenizer {
     /// Like [`encode`](Self::encode), and counts the characters encoded as [`UNK`].
     ///
     /// ```
-    /// use gpufeed_config::TextSettings;
-    /// use gpufeed_text::{Tokenizer, UNK};
+    /// use gpufeed_text::{TextSettings, Tokenizer, UNK};
     /// let settings = TextSettings { add_eos: false, ..TextSettings::default() };
     /// let encoded = Tokenizer::new(&settings).encode_with_stats("a_b");
     /// assert_eq!(encoded.ids[1], UNK);
@@ -428,10 +424,8 @@ impl Tokenizer {
 
 #[cfg(test)]
 mod tests {
-    use gpufeed_config::Cleaner;
-
     use super::*;
-    use crate::PAD;
+    use crate::{Cleaner, PAD};
 
     fn settings(add_blank: bool, add_eos: bool) -> TextSettings {
         TextSettings {

@@ -83,6 +83,23 @@ fn the_crate_table_is_the_crate_graph() {
     assert_eq!(users, ["gpufeed-python"]);
 }
 
+/// The feature crates own their settings types and know nothing of the YAML; gpufeed-config
+/// reads the YAML onto them. The table test would pass if the types moved back and the
+/// table were edited to match; this one holds the direction.
+#[test]
+fn the_feature_crates_do_not_depend_on_the_config_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let actual = actual(&root);
+    for name in ["gpufeed-audio", "gpufeed-text"] {
+        let deps = &actual[name];
+        assert!(
+            !deps.contains("gpufeed-config"),
+            "{name} depends on gpufeed-config ({deps:?}): its settings types belong to it, \
+             and gpufeed-config reads the YAML onto them"
+        );
+    }
+}
+
 /// gpufeed-python takes nothing from the binary crate but `main_from`.
 #[test]
 fn python_uses_the_binary_only_to_run_the_cli() {

@@ -14,10 +14,9 @@
 //!
 //! `cargo test -p gpufeed-audio --test audio arrays -- --nocapture` prints the figures.
 
-use gpufeed_audio::decode;
 use gpufeed_audio::mel::{MelExtractor, Spectra};
 use gpufeed_audio::pitch::{PitchMethod, PitchSettings, PitchTracker};
-use gpufeed_config::AudioSettings;
+use gpufeed_audio::{AudioSettings, decode};
 
 use crate::common::{ljspeech_wav, read_fixture};
 

@@ -12,9 +12,8 @@
 //!
 //! `cargo test -p gpufeed-audio --test audio -- --nocapture` prints the measured errors.
 
-use gpufeed_audio::decode;
 use gpufeed_audio::mel::MelExtractor;
-use gpufeed_config::{AudioSettings, LogKind, MelNorm, MelScale};
+use gpufeed_audio::{AudioSettings, LogKind, MelNorm, MelScale, decode};
 
 use crate::common::{diff, ljspeech_wav, read_fixture};
 

@@ -12,8 +12,7 @@
 use std::path::Path;
 
 use gpufeed_audio::mel::{MelExtractor, mel_frequencies};
-use gpufeed_audio::{AudioError, decode};
-use gpufeed_config::{AudioSettings, MelScale};
+use gpufeed_audio::{AudioError, AudioSettings, MelScale, decode};
 
 use crate::common::{fixture, read_fixture};
 

@@ -1,6 +1,7 @@
-//! Settings shared by the crates that compute features: the audio keys (listed in the
-//! crate docs) and the text keys. They live here, in the config crate, so that the loader,
-//! the profilers, the validator and the feature code read one schema (docs/ARCHITECTURE.md).
+//! The audio settings: what [`MelExtractor`](crate::MelExtractor) computes, as plain values.
+//! They are owned here, by the code that uses them; gpufeed-config reads the `data` keys of
+//! the trainer's YAML onto them (`DataConfig::audio`) and re-exports them, so the serde
+//! names below are the YAML keys, the JSON fields and part of the feature cache key.
 //!
 //! Defaults are the NVIDIA Tacotron 2 / HiFi-GAN convention. With `power: 2`, `log: none`,
 //! `pad_mode: constant` the mel output equals `librosa.feature.melspectrogram` with the same
@@ -54,7 +55,7 @@ pub enum LogKind {
     None,
 }
 
-/// The audio keys of the `data` section (the config schema, `gpufeed-config`).
+/// The audio keys of the config's `data` section (read by `gpufeed-config`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AudioSettings {
@@ -143,44 +144,34 @@ impl AudioSettings {
     }
 }
 
-/// Text cleaning pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Cleaner {
-    /// Keep every script: Unicode NFC, lowercase, collapse whitespace; no transliteration,
-    /// digits stay digits. The default: datasets come in every language.
-    #[default]
-    Unicode,
-    /// Transliterate to ASCII, lowercase, expand abbreviations and numbers, collapse
-    /// whitespace (Keith Ito's `english_cleaners`, fixed).
-    English,
-    /// Unicode NFC, lowercase and collapse whitespace.
-    Basic,
-    /// Leave the text as it is.
-    None,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The text keys of the `data` section.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TextSettings {
-    /// Cleaning pipeline.
-    pub cleaner: Cleaner,
-    /// Intersperse the blank token between symbols (VITS-style).
-    pub add_blank: bool,
-    /// Append the end-of-sequence token.
-    pub add_eos: bool,
-    /// Which metadata column to read for LJSpeech: the normalised one (third) when present.
-    pub use_normalized_text: bool,
-}
+    /// The serde names are the YAML keys and part of the feature cache key: a rename here
+    /// invalidates every cache, so it has to be on purpose.
+    #[test]
+    fn the_json_of_the_defaults_is_pinned() {
+        let json = serde_json::to_string(&AudioSettings::default()).unwrap();
+        assert_eq!(
+            json,
+            r#"{"sample_rate":22050,"n_fft":1024,"hop_length":256,"win_length":1024,"n_mels":80,"fmin":0.0,"fmax":8000.0,"mel_scale":"slaney","mel_norm":"slaney","power":1.0,"center":true,"pad_mode":"reflect","log":"ln","log_floor":0.00001}"#
+        );
+        let back: AudioSettings = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, AudioSettings::default());
+    }
 
-impl Default for TextSettings {
-    fn default() -> Self {
-        Self {
-            cleaner: Cleaner::Unicode,
-            add_blank: false,
-            add_eos: true,
-            use_normalized_text: true,
-        }
+    #[test]
+    fn librosa_defaults_are_librosas() {
+        let s = AudioSettings::librosa_defaults();
+        assert_eq!(
+            (s.n_fft, s.hop_length, s.win_length, s.n_mels),
+            (2048, 512, 2048, 128)
+        );
+        assert_eq!(s.fmax, None);
+        assert_eq!(
+            (s.power, s.log, s.pad_mode),
+            (2.0, LogKind::None, PadMode::Constant)
+        );
     }
 }
