@@ -364,6 +364,9 @@ pub(crate) struct File<'t> {
     pub(crate) uses_cuda: bool,
     /// `DataLoader` calls that serve evaluation (byte range, why; the project pass).
     pub(crate) eval_loaders: Vec<(usize, usize, String)>,
+    /// Code run once before training, and what only it uses (byte range, why; the project
+    /// pass).
+    pub(crate) one_off: Vec<(usize, usize, String)>,
     pub(crate) hits: Vec<Hit>,
 }
 
@@ -547,6 +550,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
                 loaders: Vec::new(),
                 uses_cuda: false,
                 eval_loaders: Vec::new(),
+                one_off: Vec::new(),
                 hits: Vec::new(),
             }
         })

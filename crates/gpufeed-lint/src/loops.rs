@@ -751,23 +751,47 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
     let mut seen: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
     ast::walk(root, &mut |n| {
         bodies.extend(opt_in_body(n, src, opt_in));
-        if n.kind() == "assignment"
-            && let Some(left) = n.child_by_field_name("left")
-            && left.kind() == "attribute"
-            && left
-                .child_by_field_name("object")
-                .is_some_and(|o| text(o, src) == "self")
-            && let Some(name) = left.child_by_field_name("attribute")
-        {
-            let inside = bodies
-                .iter()
-                .any(|&(s, e)| s <= n.start_byte() && n.end_byte() <= e);
-            let falsy = n
-                .child_by_field_name("right")
-                .is_some_and(|r| ast::is_falsy_literal(r, src));
+        if n.kind() != "assignment" {
+            return true;
+        }
+        let (Some(left), Some(right)) = (
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
+            return true;
+        };
+        let inside = bodies
+            .iter()
+            .any(|&(s, e)| s <= n.start_byte() && n.end_byte() <= e);
+        // `self.a, self.b = x, y` pairs its targets with its values.
+        let pairs: Vec<(Node<'_>, Node<'_>)> =
+            if matches!(left.kind(), "pattern_list" | "tuple_pattern")
+                && matches!(right.kind(), "expression_list" | "tuple")
+                && left.named_child_count() == right.named_child_count()
+            {
+                let (mut a, mut b) = (left.walk(), right.walk());
+                left.named_children(&mut a)
+                    .zip(right.named_children(&mut b))
+                    .collect()
+            } else {
+                vec![(left, right)]
+            };
+        for (target, value) in pairs {
+            let Some(name) = (target.kind() == "attribute"
+                && target
+                    .child_by_field_name("object")
+                    .is_some_and(|o| text(o, src) == "self"))
+            .then(|| target.child_by_field_name("attribute"))
+            .flatten() else {
+                continue;
+            };
+            let falsy = ast::is_falsy_literal(value, src);
+            // `self.is_mixspeech = bool(mixspeech)` with `mixspeech` an opt-in flag: the
+            // attribute is the flag under another name.
+            let derived = opt_in_value(value, src, opt_in);
             let entry = seen.entry(text(name, src)).or_insert((false, true));
-            entry.0 |= inside;
-            entry.1 &= inside || falsy;
+            entry.0 |= inside || derived;
+            entry.1 &= inside || falsy || derived;
         }
         true
     });
@@ -775,6 +799,48 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
         .filter(|(_, (gated, only))| *gated && *only)
         .map(|(name, _)| name.to_owned())
         .collect()
+}
+
+/// A value that is an opt-in flag's under another form: the flag itself (`mixspeech`,
+/// `args.mixspeech`), `bool(flag)`, or `flag > 0` / `flag != 0` / `flag >= 1`.
+fn opt_in_value(value: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
+    let named = |n: Node<'_>| match n.kind() {
+        "identifier" => opt_in.contains(text(n, src)),
+        "attribute" => n
+            .child_by_field_name("attribute")
+            .is_some_and(|a| opt_in.contains(text(a, src))),
+        _ => false,
+    };
+    match value.kind() {
+        "identifier" | "attribute" => named(value),
+        "call" => {
+            value
+                .child_by_field_name("function")
+                .is_some_and(|f| text(f, src) == "bool")
+                && value
+                    .child_by_field_name("arguments")
+                    .filter(|a| a.named_child_count() == 1)
+                    .and_then(|a| a.named_child(0))
+                    .is_some_and(named)
+        }
+        "comparison_operator" if value.named_child_count() == 2 => {
+            let mut c = value.walk();
+            let ops: Vec<&str> = value
+                .children(&mut c)
+                .filter(|o| !o.is_named())
+                .map(|o| text(o, src))
+                .collect();
+            let (Some(left), Some(right)) = (value.named_child(0), value.named_child(1)) else {
+                return false;
+            };
+            named(left)
+                && matches!(
+                    (ops.as_slice(), text(right, src)),
+                    ([">" | "!="], "0") | ([">="], "1")
+                )
+        }
+        _ => false,
+    }
 }
 
 /// The byte range of the body of an `if` on an opt-in flag ([`opt_in_gate`]): work there
@@ -793,6 +859,13 @@ pub(super) fn opt_in_body(
 /// An `if` on a flag that is off unless given on the command line (`if args.sync_step:`,
 /// [`opt_in_flags`]; alone or in an `and`): an opt-in debugging path, not every step.
 fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
+    node.child_by_field_name("condition")
+        .is_some_and(|c| opt_in_condition(c, src, opt_in))
+}
+
+/// A condition that holds only when an opt-in flag is turned on ([`opt_in_gate`]'s test,
+/// also for a conditional expression: `RawAudio(p) if args.raw_audio else Cached(p)`).
+pub(super) fn opt_in_condition(cond: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
     if opt_in.is_empty() {
         return false;
     }
@@ -840,11 +913,11 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
         };
         name.is_some_and(|n| opt_in.contains(n)) || off_default(c)
     };
-    node.child_by_field_name("condition").is_some_and(|c| {
-        let c = if c.kind() == "parenthesized_expression" {
-            c.named_child(0).unwrap_or(c)
+    {
+        let c = if cond.kind() == "parenthesized_expression" {
+            cond.named_child(0).unwrap_or(cond)
         } else {
-            c
+            cond
         };
         is_flag(c)
             || (c.kind() == "boolean_operator"
@@ -857,7 +930,7 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
                 .into_iter()
                 .flatten()
                 .any(is_flag))
-    })
+    }
 }
 
 /// The byte ranges of an `if`'s branches that run only for evaluation, in code a dataset

@@ -177,6 +177,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let in_memory;
     let no_workers;
     let opt_in;
+    let one_off;
     {
         let p = Project::new(files);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -258,6 +259,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
             from_loops.extend(r);
         }
         reached.extend(from_loops);
+        one_off = p.one_off(&loops_found);
         p.step_host_tensors(&reached, &mut hits);
         p.per_item(&mut hits);
         p.few_workers(&mut hits);
@@ -375,6 +377,11 @@ pub(super) fn check(files: &mut [File<'_>]) {
     for (fi, eval) in evals {
         if let Some(f) = files.get_mut(fi) {
             f.eval_loaders.push(eval);
+        }
+    }
+    for (fi, range) in one_off {
+        if let Some(f) = files.get_mut(fi) {
+            f.one_off.push(range);
         }
     }
     let mut seen = HashSet::new();
@@ -1704,6 +1711,9 @@ impl<'a, 't> Project<'a, 't> {
             .map(|(root, context)| (root, context, self.heavy_from(root)))
             .collect();
         for (root, context, heavy) in found {
+            let rf = &self.files[root.file];
+            let gated = ast::enclosing(rf.root, root.def, "class_definition")
+                .and_then(|class| self.gated_class(root.file, class));
             for h in heavy {
                 // A waveform or image the item returns is what the model trains on:
                 // reading it is no feature cost (vocoders, waveform models, a mel loaded
@@ -1746,7 +1756,7 @@ impl<'a, 't> Project<'a, 't> {
                         context: Some(format!("in a function {context}{via}")),
                         fix: fix.to_owned(),
                         root: Some((root.file, root.def.start_byte())),
-                        info: h.cached.clone(),
+                        info: h.cached.clone().or_else(|| gated.clone()),
                     },
                 ));
             }
@@ -2147,6 +2157,256 @@ impl<'a, 't> Project<'a, 't> {
                 });
             }
             out
+        })
+    }
+
+    /// The code that runs once, before training, rather than in it: preprocessing that
+    /// writes its data out (a script that writes a `TFRecordWriter` and does not train,
+    /// rnnt-speech-recognition's `preprocess_librispeech.py`; a function that does, a
+    /// `preprocess()` beside `train()`), tests and examples, and then every module-level
+    /// function and class whose every use (a call, or its name passed on: `ds.map(log_mel)`)
+    /// lies in such code, to a fixed point. Its per-item and per-step work runs once per
+    /// item of the preprocessing, not every epoch. `loops` are the training loops found.
+    fn one_off(&self, loops: &[(usize, (usize, usize))]) -> Vec<(usize, (usize, usize, String))> {
+        let trains = |fi: usize, s: usize, e: usize| {
+            loops
+                .iter()
+                .any(|&(li, (ls, _))| li == fi && s <= ls && ls < e)
+                || {
+                    let f = &self.files[fi];
+                    let mut fit = false;
+                    if let Some(n) = f.root.descendant_for_byte_range(s, e) {
+                        ast::walk(n, &mut |c| {
+                            fit |= c.kind() == "call"
+                                && c.start_byte() >= s
+                                && ast::method(c, f.src) == Some("fit");
+                            !fit
+                        });
+                    }
+                    fit
+                }
+        };
+        let mut ranges: Vec<(usize, (usize, usize, String))> = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let rel = f.rel.display();
+            // Not examples: a library's example script is often how it trains (NeMo's
+            // `examples/asr/*.py` build the models of the package).
+            if let Some(why) =
+                test_or_example(f.rel).filter(|why| !why.starts_with("in an example"))
+            {
+                ranges.push((fi, (0, f.src.len(), why)));
+                continue;
+            }
+            let writers = data_writers(f);
+            if writers.is_empty() {
+                continue;
+            }
+            if runs_as_script(f) && !trains(fi, 0, f.src.len()) {
+                let (name, line, _) = &writers[0];
+                ranges.push((
+                    fi,
+                    (
+                        0,
+                        f.src.len(),
+                        format!(
+                            "in `{rel}`, a preprocessing script: it writes its data once \
+                             (`{name}` at line {line}) and does not train"
+                        ),
+                    ),
+                ));
+                continue;
+            }
+            for defs in f.functions.values() {
+                for &def in defs {
+                    let (s, e) = (def.start_byte(), def.end_byte());
+                    let Some((name, line)) = writers
+                        .iter()
+                        .find(|(_, _, at)| s <= *at && *at < e)
+                        .map(|(n, l, _)| (n, l))
+                    else {
+                        continue;
+                    };
+                    if trains(fi, s, e) || ast::enclosing(f.root, def, "class_definition").is_some()
+                    {
+                        continue;
+                    }
+                    let function = def
+                        .child_by_field_name("name")
+                        .map_or("?", |n| text(n, f.src));
+                    ranges.push((
+                        fi,
+                        (
+                            s,
+                            e,
+                            format!(
+                                "in `{function}()`, which writes its data once (`{name}` at \
+                                 {rel}:{line}) and does not train"
+                            ),
+                        ),
+                    ));
+                }
+            }
+        }
+        if ranges.is_empty() {
+            return ranges;
+        }
+        // The module-level functions and classes, and every use of their names.
+        let mut candidates: Vec<(usize, Node<'t>, &'t str)> = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let mut c = f.root.walk();
+            for n in f.root.named_children(&mut c) {
+                let def = if n.kind() == "decorated_definition" {
+                    n.child_by_field_name("definition").unwrap_or(n)
+                } else {
+                    n
+                };
+                if matches!(def.kind(), "function_definition" | "class_definition")
+                    && let Some(name) = def.child_by_field_name("name")
+                {
+                    candidates.push((fi, def, text(name, f.src)));
+                }
+            }
+        }
+        let wanted: HashSet<&str> = candidates.iter().map(|&(_, _, n)| n).collect();
+        let mut uses: HashMap<&str, Vec<(usize, Node<'t>)>> = HashMap::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            ast::walk(f.root, &mut |n| {
+                if matches!(n.kind(), "import_statement" | "import_from_statement") {
+                    return false;
+                }
+                if n.kind() == "identifier"
+                    && let Some(&w) = wanted.get(text(n, f.src))
+                {
+                    uses.entry(w).or_default().push((fi, n));
+                }
+                true
+            });
+        }
+        // Each range's first reason: the seed's, not a chain of "used only by".
+        let mut roots: Vec<String> = ranges.iter().map(|(_, (_, _, why))| why.clone()).collect();
+        let inside = |ranges: &[(usize, (usize, usize, String))],
+                      roots: &[String],
+                      fi: usize,
+                      byte: usize| {
+            ranges
+                .iter()
+                .position(|(ri, (s, e, _))| *ri == fi && *s <= byte && byte < *e)
+                .map(|k| roots[k].clone())
+        };
+        let mut done: HashSet<usize> = HashSet::new();
+        for _ in 0..MAX_CALL_DEPTH {
+            let mut grew = false;
+            for (k, &(fi, def, name)) in candidates.iter().enumerate() {
+                if done.contains(&k) || inside(&ranges, &roots, fi, def.start_byte()).is_some() {
+                    continue;
+                }
+                let (s, e) = (def.start_byte(), def.end_byte());
+                let mut why = None;
+                let mut used = false;
+                let mut all = true;
+                for &(ui, id) in uses.get(name).into_iter().flatten() {
+                    let at = id.start_byte();
+                    // Its own name, and uses inside itself (recursion).
+                    if ui == fi && s <= at && at < e {
+                        continue;
+                    }
+                    if !self.names_def(ui, id, fi) {
+                        continue;
+                    }
+                    used = true;
+                    match inside(&ranges, &roots, ui, at) {
+                        Some(w) => {
+                            why.get_or_insert(w);
+                        }
+                        None => {
+                            all = false;
+                            break;
+                        }
+                    }
+                }
+                if used
+                    && all
+                    && let Some(w) = why
+                {
+                    ranges.push((
+                        fi,
+                        (
+                            s,
+                            e,
+                            format!("`{name}` is used only by code run once, not in training: {w}"),
+                        ),
+                    ));
+                    roots.push(w);
+                    done.insert(k);
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        ranges
+    }
+
+    /// True when the identifier `id` of file `ui` may name the module-level function or
+    /// class of that name defined in file `fi`: not another definition's name, not an
+    /// attribute of an object (`model.train` is a method), and through an import only
+    /// when the import is of `fi`'s module. What cannot be told counts as naming it.
+    fn names_def(&self, ui: usize, id: Node<'t>, fi: usize) -> bool {
+        let f = &self.files[ui];
+        let src = f.src;
+        let name = text(id, src);
+        let parent = id.parent();
+        if parent.is_some_and(|p| {
+            matches!(p.kind(), "function_definition" | "class_definition")
+                && p.child_by_field_name("name")
+                    .is_some_and(|n| n.id() == id.id())
+        }) {
+            return false;
+        }
+        // Through an import: `pre.load_dataset` with `from utils import preprocessing as
+        // pre`, or `load_dataset` imported from a module.
+        let imported = |dotted: &str| -> bool {
+            let resolved = f.names.resolve(dotted);
+            match resolved.rsplit_once('.') {
+                Some((module, _)) => self.module(ui, module).is_none_or(|m| m == fi),
+                None => true,
+            }
+        };
+        if let Some(p) = parent.filter(|p| p.kind() == "attribute") {
+            if p.child_by_field_name("attribute")
+                .is_none_or(|a| a.id() != id.id())
+            {
+                return true;
+            }
+            return p
+                .child_by_field_name("object")
+                .filter(|o| o.kind() == "identifier" && f.names.imports(text(*o, src)))
+                .is_some_and(|o| imported(&format!("{}.{name}", text(o, src))));
+        }
+        if f.names.imports(name) {
+            return imported(name);
+        }
+        // A bare name in another file that defines its own of that name is its own.
+        ui == fi || !f.functions.contains_key(name) && !f.classes.contains_key(name)
+    }
+
+    /// Why the objects of a class are built only on an opt-in path: every call of its name
+    /// in the project is under a flag that is off unless given (`RawAudio(p) if
+    /// args.raw_audio else Cached(p)`, or the body of `if args.raw_audio:`). What its
+    /// methods do per item or per step does not run with the defaults.
+    fn gated_class(&self, fi: usize, class: Node<'t>) -> Option<String> {
+        let name = class
+            .child_by_field_name("name")
+            .map(|n| text(n, self.src(fi)))?;
+        let sites = self.calls_by_name().get(name)?;
+        let mut gate = None;
+        for &(si, call) in sites {
+            let f = &self.files[si];
+            gate = Some(opt_in_site(call, f.src, &self.opt_in)?);
+        }
+        gate.map(|cond| {
+            format!("`{name}` is built only when `{cond}` holds, a flag off unless given")
         })
     }
 
@@ -2706,6 +2966,111 @@ fn memoised(def: Node<'_>, src: &str) -> bool {
         })
 }
 
+/// The calls of a file that write a dataset out, with their line and byte: a
+/// `TFRecordWriter` made, `tf.data.experimental.save` / `Dataset.save`, or an array or
+/// clip saved (`np.save`, `torch.save`, `soundfile.write`, ...) inside a `for` loop (over
+/// the items, in a function that does not train).
+fn data_writers(f: &File<'_>) -> Vec<(String, usize, usize)> {
+    const SAVES: &[&str] = &[
+        "np.save",
+        "numpy.save",
+        "np.savez",
+        "numpy.savez",
+        "np.savez_compressed",
+        "numpy.savez_compressed",
+        "torch.save",
+        "soundfile.write",
+        "sf.write",
+        "scipy.io.wavfile.write",
+        "torchaudio.save",
+    ];
+    let mut out = Vec::new();
+    let mut data_loops: Vec<(usize, usize)> = Vec::new();
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "for_statement" {
+            data_loops.push((n.start_byte(), n.end_byte()));
+        }
+        if n.kind() == "call"
+            && let Some(callee) = f.names.callee(n, f.src)
+        {
+            let writer = callee.ends_with("TFRecordWriter")
+                || matches!(
+                    callee.as_str(),
+                    "tensorflow.data.experimental.save" | "tensorflow.data.Dataset.save"
+                )
+                || (SAVES.contains(&callee.as_str())
+                    && data_loops
+                        .iter()
+                        .any(|&(s, e)| s <= n.start_byte() && n.start_byte() < e));
+            if writer {
+                out.push((callee, n.start_position().row + 1, n.start_byte()));
+            }
+        }
+        true
+    });
+    out
+}
+
+/// A file run as a program: it has an `if __name__ == "__main__":` block or calls
+/// `app.run(...)` (absl) at its top level.
+fn runs_as_script(f: &File<'_>) -> bool {
+    let mut c = f.root.walk();
+    f.root.named_children(&mut c).any(|stmt| {
+        (stmt.kind() == "if_statement"
+            && stmt
+                .child_by_field_name("condition")
+                .is_some_and(|cond| is_main_check(cond, f.src)))
+            || (stmt.kind() == "expression_statement"
+                && stmt.named_child(0).is_some_and(|call| {
+                    call.kind() == "call"
+                        && f.names.callee(call, f.src).as_deref() == Some("absl.app.run")
+                }))
+    })
+}
+
+/// The opt-in condition a call runs under, if it does: the body of an `if` on an opt-in
+/// flag, or the value an opt-in conditional expression takes when the flag is on (`A(p) if
+/// args.raw_audio else B(p)`, `B(p) if not args.raw_audio else A(p)`). Climbs at most
+/// `MAX_NESTING` levels (`parent()` costs the tree's depth).
+fn opt_in_site<'s>(call: Node<'_>, src: &'s str, opt_in: &HashSet<String>) -> Option<&'s str> {
+    let mut n = call;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let p = n.parent()?;
+        if ast::is_scope(p) {
+            return None;
+        }
+        match p.kind() {
+            "conditional_expression" => {
+                let (Some(then), Some(cond), Some(other)) =
+                    (p.named_child(0), p.named_child(1), p.named_child(2))
+                else {
+                    return None;
+                };
+                if then.id() == n.id() && loops::opt_in_condition(cond, src, opt_in) {
+                    return Some(text(cond, src));
+                }
+                if other.id() == n.id()
+                    && cond.kind() == "not_operator"
+                    && cond
+                        .child_by_field_name("argument")
+                        .is_some_and(|a| loops::opt_in_condition(a, src, opt_in))
+                {
+                    return cond.child_by_field_name("argument").map(|a| text(a, src));
+                }
+            }
+            "if_statement"
+                if loops::opt_in_body(p, src, opt_in)
+                    .is_some_and(|(s, e)| s <= call.start_byte() && call.end_byte() <= e) =>
+            {
+                return p.child_by_field_name("condition").map(|c| text(c, src));
+            }
+            _ => {}
+        }
+        n = p;
+    }
+    None
+}
+
 /// True when the code at `byte` is in the body of an `if` on an opt-in flag.
 fn under_opt_in(root: Node<'_>, byte: usize, src: &str, opt_in: &HashSet<String>) -> bool {
     let mut n = root.descendant_for_byte_range(byte, byte);
@@ -2850,6 +3215,8 @@ pub(super) struct OffPath {
     modules: Vec<Vec<(usize, usize, String)>>,
     /// Per file: module-level functions nothing in the project names (start, end, why).
     uncalled: Vec<Vec<(usize, usize, String)>>,
+    /// Per file: preprocessing run once and what only it uses (start, end, why).
+    one_off: Vec<Vec<(usize, usize, String)>>,
 }
 
 impl OffPath {
@@ -2858,7 +3225,7 @@ impl OffPath {
         if let Some(Some(why)) = self.file.get(fi) {
             return Some(why.clone());
         }
-        for ranges in [&self.evals, &self.modules, &self.uncalled] {
+        for ranges in [&self.evals, &self.modules, &self.uncalled, &self.one_off] {
             if let Some((_, _, why)) = ranges
                 .get(fi)
                 .and_then(|e| e.iter().find(|(s, e, _)| *s <= byte && byte < *e))
@@ -2884,6 +3251,7 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         evals: Vec::new(),
         modules: Vec::new(),
         uncalled: Vec::new(),
+        one_off: files.iter().map(|f| f.one_off.clone()).collect(),
     };
     // A folder with a training script (`train*.py`, `*_train.py`, `trainer.py` that runs a
     // training loop or `.fit`) is a trainer even under `examples/`: TensorFlowTTS keeps its
@@ -3281,6 +3649,30 @@ fn test_or_example(rel: &Path) -> Option<String> {
     {
         return Some(format!("in a benchmark (`{shown}`)"));
     }
+    // pytorch-cifar100's `lr_finder.py`: a learning-rate range test, run by hand for about
+    // a hundred iterations before training, not the training run.
+    let words: Vec<&str> = stem
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let lr_finder = words.iter().any(|w| {
+        matches!(
+            *w,
+            "lrfinder" | "lrfind" | "findlr" | "lrfinding" | "lrrange"
+        )
+    }) || words.windows(2).any(|p| {
+        matches!(
+            (p[0], p[1]),
+            ("lr", "finder" | "find" | "finding" | "range" | "test")
+                | ("find", "lr")
+                | ("range", "test")
+        )
+    });
+    if lr_finder {
+        return Some(format!(
+            "in a learning-rate range test (`{shown}`), a short tool run before training"
+        ));
+    }
     None
 }
 
@@ -3408,5 +3800,9 @@ for x, y in loader:
         assert!(test_or_example(Path::new("benchmarks/loader.py")).is_some());
         assert!(test_or_example(Path::new("run_benchmark.py")).is_some());
         assert!(test_or_example(Path::new("benchmarked_train.py")).is_none());
+        assert!(test_or_example(Path::new("lr_finder.py")).is_some());
+        assert!(test_or_example(Path::new("tools/find_lr.py")).is_some());
+        assert!(test_or_example(Path::new("lr_range_test.py")).is_some());
+        assert!(test_or_example(Path::new("train_lr_schedule.py")).is_none());
     }
 }

@@ -660,3 +660,30 @@ fn hugging_face_trainer_without_loader_workers() {
 fn jax_host_reads_every_step() {
     check("jax-host-reads");
 }
+
+/// Preprocessing that writes its data out and does not train (a script writing a
+/// `TFRecordWriter`, a `precompute()` saving arrays in a loop beside `train()`), and every
+/// function and class only it uses, run once before training: its per-item work is info;
+/// a helper that training also uses still counts (issue 44, the fifth held-out set:
+/// rnnt-speech-recognition's `preprocess_*.py`).
+#[test]
+fn one_off_preprocessing_is_not_the_training_path() {
+    check("one-off-preprocessing");
+}
+
+/// A dataset class built only under a flag off unless given (`A() if args.raw_audio else
+/// B()`, the body of `if args.trim:`), and an attribute that is such a flag under another
+/// name (`self.is_mixup = bool(mixup)`), are not the default run; a flag on by default is
+/// (issue 44, the fifth held-out set: PyTorch_Speaker_Verification, OpenTransformer).
+#[test]
+fn classes_and_attributes_behind_flags_off_by_default() {
+    check("flag-gated-classes");
+}
+
+/// A learning-rate range test (`lr_finder.py`, `find_lr.py`) is a tool run by hand before
+/// training: its syncs are info; the training script's stay (issue 44, the fifth held-out
+/// set: pytorch-cifar100).
+#[test]
+fn a_learning_rate_finder_is_not_the_training_run() {
+    check("lr-finder");
+}
