@@ -176,13 +176,59 @@ pub(crate) fn resolved<'d>(
 
 /// The setting's name an argument reads, when it reads one through an object:
 /// `self.hparams.num_workers`, `args.num_workers`, `cfg.data.num_workers`,
-/// `self.num_workers` give `num_workers`. A bare name is left alone: a function's own
+/// `self.num_workers`, `cfg["train"]["num_workers"]` give `num_workers`. A bare name is left alone: a function's own
 /// parameter is set by its callers.
 pub(crate) fn read_setting<'s>(arg: Node<'_>, src: &'s str) -> Option<&'s str> {
-    (arg.kind() == "attribute")
-        .then(|| arg.child_by_field_name("attribute"))
-        .flatten()
-        .map(|a| text(a, src))
+    match arg.kind() {
+        "attribute" => arg.child_by_field_name("attribute").map(|a| text(a, src)),
+        // `cfg["train"]["num_workers"]`: a config read as a mapping.
+        "subscript" => arg
+            .child_by_field_name("subscript")
+            .filter(|k| k.kind() == "string")
+            .map(|k| {
+                text(k, src)
+                    .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                    .trim_matches(|c| c == '"' || c == '\'')
+            })
+            .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_')),
+        _ => None,
+    }
+}
+
+/// The names a read of a setting goes through, outermost first, without `self`:
+/// `hp.train.num_workers` and `self.cfg["train"]["num_workers"]` give `["hp", "train",
+/// "num_workers"]` and `["cfg", "train", "num_workers"]`; anything else (a call, an index
+/// that is not a string) gives nothing.
+pub(crate) fn setting_keys<'s>(arg: Node<'_>, src: &'s str) -> Vec<&'s str> {
+    let mut keys = Vec::new();
+    let mut n = arg;
+    for _ in 0..16 {
+        match n.kind() {
+            "attribute" | "subscript" => {
+                let Some(key) = read_setting(n, src) else {
+                    return Vec::new();
+                };
+                keys.push(key);
+                let Some(inner) = n
+                    .child_by_field_name("object")
+                    .or_else(|| n.child_by_field_name("value"))
+                else {
+                    return Vec::new();
+                };
+                n = inner;
+            }
+            "identifier" => {
+                let name = text(n, src);
+                if name != "self" {
+                    keys.push(name);
+                }
+                keys.reverse();
+                return keys;
+            }
+            _ => return Vec::new(),
+        }
+    }
+    Vec::new()
 }
 
 #[cfg(test)]

@@ -46,7 +46,27 @@
 //! alone or in an `and`), or on a constructor parameter or config-class field that is
 //! `False` unless given and that no call turns on (`speed_perturb: bool = False`,
 //! `add_zero_attn=False`): an opt-in path; a flag on by default still counts. The per-item
-//! rules and `host-tensor-in-forward` / `cache-key-never-hits` skip such paths too.
+//! rules and `host-tensor-in-forward` / `cache-key-never-hits` skip such paths too, and an
+//! attribute that is such a flag under another name (`self.is_mixup = bool(mixup)`).
+//!
+//! **Config files.** The YAML and JSON files of a linted folder (`*.yaml`, `*.yml`,
+//! `*.json` up to 256 KiB; a stream of `---` documents read section by section) give
+//! defaults too, by key: `num_workers=hp.train.num_workers` or
+//! `cfg["train"]["num_workers"]` is judged by the config's `train.num_workers` (the read's
+//! own keys pick the section where sections disagree), `device: cuda` there makes the
+//! project one that trains on CUDA, and `if hp.train.debug_sync:` with `false` there is
+//! opt-in. **Classes built only off the default run**: a dataset or module built only
+//! under an opt-in flag (`RawAudio(p) if args.raw_audio else Cached(p)`, the body of `if
+//! args.trim:`) or only in the `else` of a setting true by default (`if
+//! hp.data.data_preprocessed:` with `true` in the config) does not run with the defaults:
+//! its per-item work is info, with why.
+//!
+//! **Run once, before training**: a script that writes its data out (a `TFRecordWriter`,
+//! `tf.data.experimental.save`, `np.save`/`torch.save`/`soundfile.write` in a loop) and does
+//! not train, a function that does so beside `train()`, a test, a benchmark or a
+//! learning-rate range test (`lr_finder.py`, `find_lr.py`), and then every module-level
+//! function or class whose every use (a call, or its name passed on: `ds.map(log_mel)`)
+//! is in such code, to a fixed point: their findings are info, with why.
 //!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
@@ -121,6 +141,7 @@
 //! to folders are not followed. A file given by name is linted whatever its extension.
 
 mod ast;
+mod configs;
 mod decode;
 mod defaults;
 pub mod examples;
@@ -187,6 +208,7 @@ const SKIPPED_DIRS: &[&str] = &[
 /// [`LintError::NotFound`] for a path that does not exist; nothing is linted then.
 pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut config_files: Vec<(PathBuf, PathBuf)> = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|e| LintError::NotFound {
             path: path.clone(),
@@ -194,13 +216,16 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
         })?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk_dir(path, &mut found);
-            files.extend(found.into_iter().map(|f| {
+            let mut settings = Vec::new();
+            walk_dir(path, &mut found, &mut settings);
+            let relative = |f: PathBuf| {
                 let rel = f
                     .strip_prefix(path)
                     .map_or_else(|_| f.clone(), Path::to_path_buf);
                 (f, rel)
-            }));
+            };
+            files.extend(found.into_iter().map(relative));
+            config_files.extend(settings.into_iter().map(relative));
         } else {
             files.push((path.clone(), named(path)));
         }
@@ -218,12 +243,14 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
             Err(f) => outcome.findings.extend(f),
         }
     }
-    outcome.findings.extend(lint_inputs(&inputs));
+    let configs = configs::Configs::read(&config_files);
+    outcome.findings.extend(lint_inputs(&inputs, &configs));
     Ok(outcome)
 }
 
-/// Every `*.py` under `dir`, sorted; unreadable folders are skipped.
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `*.py` under `dir`, sorted, and the config files (`*.yaml`, `*.yml`, `*.json`)
+/// into `settings`; unreadable folders are skipped.
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>, settings: &mut Vec<PathBuf>) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
@@ -239,11 +266,17 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         if kind.is_dir() {
             if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
-                walk_dir(&path, out);
+                walk_dir(&path, out, settings);
             }
         } else if path.extension().is_some_and(|e| e == "py") && (kind.is_file() || path.is_file())
         {
             out.push(path);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            && kind.is_file()
+        {
+            settings.push(path);
         }
     }
 }
@@ -253,11 +286,14 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
 #[must_use]
 pub fn lint_file(path: &Path) -> Vec<Finding> {
     match read_source(path) {
-        Ok(text) => lint_inputs(&[Input {
-            path: path.to_path_buf(),
-            rel: named(path),
-            text,
-        }]),
+        Ok(text) => lint_inputs(
+            &[Input {
+                path: path.to_path_buf(),
+                rel: named(path),
+                text,
+            }],
+            &configs::Configs::default(),
+        ),
         Err(findings) => findings,
     }
 }
@@ -482,11 +518,14 @@ impl<'t> File<'t> {
 /// Lints Python source; `path` names the file in findings.
 #[must_use]
 pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
-    lint_inputs(&[Input {
-        path: path.to_path_buf(),
-        rel: named(path),
-        text: text.to_owned(),
-    }])
+    lint_inputs(
+        &[Input {
+            path: path.to_path_buf(),
+            rel: named(path),
+            text: text.to_owned(),
+        }],
+        &configs::Configs::default(),
+    )
 }
 
 /// How a file named on the command line counts for tests and examples: by its name only
@@ -498,7 +537,7 @@ fn named(path: &Path) -> PathBuf {
 
 /// Parses every source, runs the rules of each file, follows calls across them, and turns
 /// the hits into findings.
-fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
+fn lint_inputs(inputs: &[Input], configs: &configs::Configs) -> Vec<Finding> {
     let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // Parsing and the per-file rules run on every core (one parser per thread, as
     // ripgrep searches files); following calls across files needs them all, so it runs
@@ -615,7 +654,7 @@ fn lint_inputs(inputs: &[Input]) -> Vec<Finding> {
     for (file, (_, tf_hits)) in files.iter_mut().zip(tf) {
         file.hits.extend(tf_hits);
     }
-    project::check(&mut files);
+    project::check(&mut files, configs);
     let paths = project::off_path(&files);
     let placed: Vec<Vec<Finding>> = files
         .par_iter_mut()

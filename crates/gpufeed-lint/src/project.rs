@@ -66,6 +66,8 @@ struct Project<'a, 't> {
     calls_by_name: OnceLock<HashMap<String, Vec<(usize, Node<'t>)>>>,
     /// [`Project::tf_summaries_every_step`], found once.
     tf_summaries: OnceLock<bool>,
+    /// The settings of the project's config files.
+    configs: &'a super::configs::Configs,
 }
 
 /// Where a walk from one root has been.
@@ -169,7 +171,7 @@ fn decode_fix(name: &str) -> &'static str {
 }
 
 /// Runs the cross-file rules, adding hits to the files they point into.
-pub(super) fn check(files: &mut [File<'_>]) {
+pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
     let mut hits: Vec<(usize, Hit)> = Vec::new();
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
@@ -179,7 +181,7 @@ pub(super) fn check(files: &mut [File<'_>]) {
     let opt_in;
     let one_off;
     {
-        let p = Project::new(files);
+        let p = Project::new(files, configs);
         // Each file's loops on their own thread; the hits keep the files' order.
         let per_file: Vec<_> = (0..files.len())
             .into_par_iter()
@@ -563,7 +565,7 @@ pub(super) fn module_path(rel: &Path) -> String {
 }
 
 impl<'a, 't> Project<'a, 't> {
-    fn new(files: &'a [File<'t>]) -> Self {
+    fn new(files: &'a [File<'t>], configs: &'a super::configs::Configs) -> Self {
         let cross = files.len() as u64 <= MAX_PROJECT_FILES;
         let mut modules: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_name: HashMap<String, Vec<Func<'t>>> = HashMap::new();
@@ -590,6 +592,7 @@ impl<'a, 't> Project<'a, 't> {
             module_memo: Mutex::new(HashMap::new()),
             calls_by_name: OnceLock::new(),
             tf_summaries: OnceLock::new(),
+            configs,
             cross,
             opt_in: files
                 .par_iter()
@@ -606,12 +609,16 @@ impl<'a, 't> Project<'a, 't> {
                         all.entry(name).or_default().extend(d);
                     }
                 }
+                for (name, d) in configs.leaves() {
+                    all.entry(name.to_owned()).or_default().push(d.clone());
+                }
                 all
             },
             // A test's or benchmark's `.cuda()` says nothing of how the project trains.
-            uses_cuda: files
-                .iter()
-                .any(|f| f.uses_cuda && test_or_example(f.rel).is_none()),
+            uses_cuda: configs.cuda_device()
+                || files
+                    .iter()
+                    .any(|f| f.uses_cuda && test_or_example(f.rel).is_none()),
         };
         // A constructor parameter or config field that is `False` (or an empty string) unless
         // given, and that no call turns on, is an opt-in flag too (`speed_volume_perturb:
@@ -1911,6 +1918,15 @@ impl<'a, 't> Project<'a, 't> {
         {
             return (v.clone(), Some(d));
         }
+        // `hp.train.num_workers` where the config's sections disagree on `num_workers`
+        // (`train` 0, `test` 8): the read's own keys pick one.
+        let keys = defaults::setting_keys(arg, src);
+        if keys.len() >= 2
+            && let Some(d) = self.configs.lookup(&keys)
+            && let Some(v) = &d.value
+        {
+            return (v.clone(), Some(d));
+        }
         (text(arg, src).to_owned(), None)
     }
 
@@ -2403,11 +2419,23 @@ impl<'a, 't> Project<'a, 't> {
         let mut gate = None;
         for &(si, call) in sites {
             let f = &self.files[si];
-            gate = Some(opt_in_site(call, f.src, &self.opt_in)?);
+            let on = |cond: Node<'t>| self.on_by_default(si, cond);
+            gate = Some(opt_in_site(call, f.src, &self.opt_in, &on)?);
         }
-        gate.map(|cond| {
-            format!("`{name}` is built only when `{cond}` holds, a flag off unless given")
-        })
+        gate.map(|why| format!("`{name}` is built only {why}"))
+    }
+
+    /// Where a condition is a setting that is true unless the run changes it: `if
+    /// hp.data.data_preprocessed:` with `data_preprocessed: true` in the config, a flag
+    /// whose default is `True`. Its `else` is not the default run.
+    fn on_by_default(&self, fi: usize, cond: Node<'t>) -> Option<String> {
+        if !matches!(cond.kind(), "attribute" | "subscript") {
+            return None;
+        }
+        match self.setting(fi, cond) {
+            (v, Some(d)) if v == "True" => Some(d.at.clone()),
+            _ => None,
+        }
     }
 
     /// The project functions a local name is given in the function that calls it:
@@ -3032,7 +3060,13 @@ fn runs_as_script(f: &File<'_>) -> bool {
 /// flag, or the value an opt-in conditional expression takes when the flag is on (`A(p) if
 /// args.raw_audio else B(p)`, `B(p) if not args.raw_audio else A(p)`). Climbs at most
 /// `MAX_NESTING` levels (`parent()` costs the tree's depth).
-fn opt_in_site<'s>(call: Node<'_>, src: &'s str, opt_in: &HashSet<String>) -> Option<&'s str> {
+fn opt_in_site<'t>(
+    call: Node<'t>,
+    src: &str,
+    opt_in: &HashSet<String>,
+    on: &dyn Fn(Node<'t>) -> Option<String>,
+) -> Option<String> {
+    let off = |cond: Node<'_>| format!("when `{}` holds, a flag off unless given", text(cond, src));
     let mut n = call;
     for _ in 0..gpufeed_findings::constants::MAX_NESTING {
         let p = n.parent()?;
@@ -3047,22 +3081,40 @@ fn opt_in_site<'s>(call: Node<'_>, src: &'s str, opt_in: &HashSet<String>) -> Op
                     return None;
                 };
                 if then.id() == n.id() && loops::opt_in_condition(cond, src, opt_in) {
-                    return Some(text(cond, src));
+                    return Some(off(cond));
                 }
                 if other.id() == n.id()
                     && cond.kind() == "not_operator"
-                    && cond
-                        .child_by_field_name("argument")
-                        .is_some_and(|a| loops::opt_in_condition(a, src, opt_in))
+                    && let Some(arg) = cond.child_by_field_name("argument")
+                    && loops::opt_in_condition(arg, src, opt_in)
                 {
-                    return cond.child_by_field_name("argument").map(|a| text(a, src));
+                    return Some(off(arg));
+                }
+                if other.id() == n.id()
+                    && let Some(at) = on(cond)
+                {
+                    return Some(format!(
+                        "when `{}` does not hold, and it holds by default ({at})",
+                        text(cond, src)
+                    ));
                 }
             }
-            "if_statement"
+            "if_statement" => {
                 if loops::opt_in_body(p, src, opt_in)
-                    .is_some_and(|(s, e)| s <= call.start_byte() && call.end_byte() <= e) =>
-            {
-                return p.child_by_field_name("condition").map(|c| text(c, src));
+                    .is_some_and(|(s, e)| s <= call.start_byte() && call.end_byte() <= e)
+                {
+                    return p.child_by_field_name("condition").map(off);
+                }
+                // The `else` of `if hp.data.data_preprocessed:` set true in the config.
+                if n.kind() == "else_clause"
+                    && let Some(cond) = p.child_by_field_name("condition")
+                    && let Some(at) = on(cond)
+                {
+                    return Some(format!(
+                        "when `{}` does not hold, and it holds by default ({at})",
+                        text(cond, src)
+                    ));
+                }
             }
             _ => {}
         }

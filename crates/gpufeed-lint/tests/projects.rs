@@ -687,3 +687,14 @@ fn classes_and_attributes_behind_flags_off_by_default() {
 fn a_learning_rate_finder_is_not_the_training_run() {
     check("lr-finder");
 }
+
+/// Settings kept in the project's YAML or JSON config files (several `---` documents, read
+/// as `hp.train.num_workers` or `cfg["train"]["num_workers"]`) are judged by their values:
+/// no workers where the config gives training 0 (its test section's 8 are not training's),
+/// a CUDA device named only there, the `else` of a setting true there and the body of one
+/// false there are not the default run (issue 44, the fifth held-out set:
+/// PyTorch_Speaker_Verification).
+#[test]
+fn settings_from_the_projects_config_files() {
+    check("config-settings");
+}
