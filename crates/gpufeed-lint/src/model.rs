@@ -527,6 +527,16 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                             .then(|| tables.into_iter().next())
                             .flatten();
                     }
+                    // A torch function of a host tensor keeps it on the host:
+                    // `torch.bernoulli(torch.tensor(p))` (stochastic depth's coin).
+                    if name.starts_with("torch.")
+                        && name.matches('.').count() == 1
+                        && depth < 4
+                        && let Some(first) = ast::positional(n, 0)
+                    {
+                        return made(first, assigned, file, depth + 1)
+                            .filter(|(f, _)| !f.is_empty());
+                    }
                     n = ast::receiver(n)?;
                 }
                 "identifier" => {
@@ -609,7 +619,23 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                 }
             }
             "call" if moves_to_device(n, src) => {
-                if let Some(r) = ast::receiver(n)
+                // `.to(coin.device)` / `.type_as(coin)` with `coin` itself built on the host:
+                // from the CPU to the CPU, nothing reaches the GPU.
+                let target = match ast::method(n, src) {
+                    Some("type_as") => ast::positional(n, 0),
+                    _ => ast::kwarg(n, "device", src)
+                        .or_else(|| ast::positional(n, 0))
+                        .filter(|a| a.kind() == "attribute")
+                        .filter(|a| {
+                            a.child_by_field_name("attribute")
+                                .is_some_and(|d| text(d, src) == "device")
+                        })
+                        .and_then(|a| a.child_by_field_name("object")),
+                };
+                let to_host =
+                    target.is_some_and(|t| made(t, &assigned).is_some_and(|(f, _)| !f.is_empty()));
+                if !to_host
+                    && let Some(r) = ast::receiver(n)
                     && let Some((factory, call)) = made(r, &assigned)
                     && !factory.is_empty()
                 {

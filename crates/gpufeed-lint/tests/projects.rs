@@ -698,3 +698,12 @@ fn a_learning_rate_finder_is_not_the_training_run() {
 fn settings_from_the_projects_config_files() {
     check("config-settings");
 }
+
+/// A host tensor moved to the device of another host tensor (`.to(coin.device)`,
+/// `.type_as(coin)` with `coin` drawn on the CPU) stays on the host; a torch function of a
+/// host tensor (`torch.sigmoid(torch.arange(n))`) is one, and its `.cuda()` is a copy
+/// (issue 44, the fifth held-out set: pytorch-cifar100's stochastic depth).
+#[test]
+fn a_move_to_a_host_tensors_device_is_no_copy() {
+    check("host-to-host");
+}
