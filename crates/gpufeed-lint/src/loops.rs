@@ -205,6 +205,12 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
             // A name assigned anything else is not a mask, whatever it is called
             // (`mask = np.where(row)[0]`: indices).
             let name = text(left, src);
+            // `perm = random.sample(range(n), n)`, `unperm = [0] * n`: a Python list.
+            if python_list(right, src, &names) {
+                names.insert(list_mark(name));
+            } else {
+                names.remove(&list_mark(name));
+            }
             if mask_like(right, src, &names) {
                 names.insert(mask_mark(name));
                 names.remove(&not_mask_mark(name));
@@ -1377,7 +1383,8 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
     out
 }
 
-/// A subscript whose index could be a boolean mask ([`mask_like`] decides, with names).
+/// A subscript whose index could be a boolean mask or a Python list ([`mask_like`] and
+/// [`python_list`] decide, with names).
 fn maybe_mask_index(subscript: Node<'_>) -> bool {
     let mut c = subscript.walk();
     subscript
@@ -1391,6 +1398,8 @@ fn maybe_mask_index(subscript: Node<'_>) -> bool {
                     | "call"
                     | "identifier"
                     | "parenthesized_expression"
+                    | "list"
+                    | "list_comprehension"
             )
         })
 }
@@ -1419,6 +1428,58 @@ const DEVICE: char = '@';
 /// The mark of a name that holds a device tensor, for a set of tensor names.
 pub(super) fn device_mark(name: &str) -> String {
     format!("{DEVICE}{name}")
+}
+
+/// Marks, in a set of tensor names, a name assigned a Python list ([`python_list`]).
+const LIST: char = '[';
+
+/// The mark of a name that holds a Python list.
+fn list_mark(name: &str) -> String {
+    format!("{LIST}{name}")
+}
+
+/// A Python list, from how it is written: a list literal or comprehension, `[0] * n`,
+/// `list(...)`, `sorted(...)`, `random.sample(...)`, or a name assigned one.
+fn python_list(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
+    match node.kind() {
+        "list" | "list_comprehension" => true,
+        "binary_operator" => {
+            node.child_by_field_name("operator")
+                .is_some_and(|o| text(o, src) == "*")
+                && node
+                    .child_by_field_name("left")
+                    .is_some_and(|l| l.kind() == "list")
+        }
+        "call" => node
+            .child_by_field_name("function")
+            .is_some_and(|f| matches!(text(f, src), "list" | "sorted" | "random.sample")),
+        "identifier" => names.contains(&list_mark(text(node, src))),
+        _ => false,
+    }
+}
+
+/// `x[perm]` in a step with `perm` a Python list and `x` on the device: PyTorch makes a
+/// CPU index tensor of the list and copies it to the GPU with a blocking copy, which
+/// waits for the GPU queue (PyTorch_Speaker_Verification's `batch[perm]`). Also
+/// `sim[same, :, same]`.
+fn list_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<String> {
+    let value = subscript.child_by_field_name("value")?;
+    let on_device = tensor_like(value, src, tensors)
+        || (value.kind() == "identifier" && holds_device_tensor(text(value, src), tensors));
+    if !on_device {
+        return None;
+    }
+    let mut c = subscript.walk();
+    let index = subscript
+        .children_by_field_name("subscript", &mut c)
+        .find(|i| python_list(*i, src, tensors))?;
+    // A store into it (`x[idx] = 0`) copies the index too, but reads are what a step
+    // does with a permutation; both are reported.
+    Some(format!(
+        "{}[{}]",
+        text(value, src).chars().take(30).collect::<String>(),
+        text(index, src).chars().take(30).collect::<String>()
+    ))
 }
 
 /// Marks, in a set of tensor names, a name assigned a boolean mask ([`mask_like`]).
@@ -1791,6 +1852,18 @@ pub(super) fn sync(
         });
     }
     if call.kind() == "subscript" {
+        if let Some(what) = list_selection(call, src, tensors) {
+            return Some(Sync {
+                id: "host-sync-in-loop",
+                what,
+                does: "indexes a device tensor with a Python list: PyTorch builds a CPU index \
+                       tensor and copies it to the GPU with a blocking copy, which waits for \
+                       the GPU queue",
+                fix: "build the index on the device (`torch.randperm(n, device=x.device)`, \
+                      `torch.arange(n, device=x.device)`), or once before the loop with \
+                      `torch.as_tensor(idx, device=x.device)`",
+            });
+        }
         return mask_selection(call, src, tensors).map(|what| Sync {
             id: "host-sync-in-loop",
             what,

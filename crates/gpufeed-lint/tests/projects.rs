@@ -707,3 +707,12 @@ fn settings_from_the_projects_config_files() {
 fn a_move_to_a_host_tensors_device_is_no_copy() {
     check("host-to-host");
 }
+
+/// A device tensor indexed with a Python list (`batch[perm]` with `perm =
+/// random.sample(...)`, `[0] * n`, a list literal) copies a CPU index tensor to the GPU
+/// with a blocking copy every step; an index built on the device, and a list into a host
+/// tensor, do not (issue 44, the fifth held-out set: PyTorch_Speaker_Verification).
+#[test]
+fn a_python_list_index_into_a_device_tensor_is_a_blocking_copy() {
+    check("list-index");
+}
