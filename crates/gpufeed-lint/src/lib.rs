@@ -38,7 +38,8 @@
 //! like a loader or dataset whose calls reach such a call in the project's functions; the
 //! body of a class's `training_step` method (PyTorch Lightning runs it for every batch) is
 //! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every
-//! N steps and is not reported by the loop rules, unless it is a gradient-accumulation gate
+//! N steps and is not reported by the loop rules, unless N's default is 1 (a flag, a
+//! constructor or config field, or a config file's `log_interval: 1`: every step), or it is a gradient-accumulation gate
 //! (its body steps an optimizer: `if (i + 1) % accum_grad == 0: optimizer.step()` runs at
 //! every optimizer step, every step with an accumulation of 1). Nor is code under an `if` on
 //! a command-line flag that is off unless given (`if args.sync_step:` with

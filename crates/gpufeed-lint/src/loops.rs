@@ -520,6 +520,14 @@ pub(super) fn tensor_like(node: Node<'_>, src: &str, names: &HashSet<String>) ->
     if node.kind() == "call" {
         return false;
     }
+    // `p.grad`: a parameter's gradient (`writer.add_scalar(tag, p.grad.norm(), step)`).
+    if node.kind() == "attribute"
+        && node
+            .child_by_field_name("attribute")
+            .is_some_and(|a| text(a, src) == "grad")
+    {
+        return true;
+    }
     let mut root = node;
     while matches!(root.kind(), "attribute" | "subscript") {
         match root
@@ -688,7 +696,11 @@ fn reduction_in_condition(
 /// True for an `if` that runs every N steps (`%` in its condition), unless it is a
 /// gradient-accumulation gate (`if (i + 1) % accum_grad == 0:` around `optimizer.step()`),
 /// which runs at every optimizer step: every step with the usual accumulation of 1.
-fn periodic(node: Node<'_>, src: &str) -> bool {
+///
+/// A period whose default is 1 (`if step % FLAGS.steps_per_log == 0:` with
+/// `DEFINE_integer("steps_per_log", 1, ...)`, in `defaults` as its [`default_mark`]) is
+/// every step.
+fn periodic(node: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
     if accumulation_gate(node, src) {
         return false;
     }
@@ -698,6 +710,9 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
             if n.kind() == "binary_operator"
                 && n.child_by_field_name("operator")
                     .is_some_and(|o| text(o, src) == "%")
+                && !n
+                    .child_by_field_name("right")
+                    .is_some_and(|r| period_of_one(r, src, defaults))
             {
                 found = true;
             }
@@ -705,6 +720,25 @@ fn periodic(node: Node<'_>, src: &str) -> bool {
         });
         found
     })
+}
+
+/// A period that is 1 unless the run sets it: `1`, or a flag or setting whose one default
+/// is 1 (`FLAGS.steps_per_log`, `hp.train.log_interval`).
+fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
+    let name = match period.kind() {
+        "integer" => return text(period, src) == "1",
+        "identifier" => text(period, src),
+        "attribute" => match period.child_by_field_name("attribute") {
+            Some(a) => text(a, src),
+            None => return false,
+        },
+        _ => return false,
+    };
+    let prefix = default_mark(name, "");
+    let mut marks = defaults
+        .iter()
+        .filter_map(|m| m.strip_prefix(prefix.as_str()));
+    matches!((marks.next(), marks.next()), (Some("1"), None))
 }
 
 /// The command-line flags of a file that are off unless given: `add_argument("--sync_step",
@@ -732,7 +766,7 @@ pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
 }
 
 /// The mark, in a set of opt-in flags, of a flag whose default is `value`.
-fn default_mark(flag: &str, value: &str) -> String {
+pub(super) fn default_mark(flag: &str, value: &str) -> String {
     format!("{flag}=={value}")
 }
 
@@ -1108,7 +1142,7 @@ fn per_step_calls_within<'t>(
             return false;
         }
         if n.kind() == "if_statement"
-            && (periodic(n, src)
+            && (periodic(n, src, opt_in)
                 || crate::model::memo_fill(n, src)
                 || fallback_of_given(n, src, opt_in)
                 || opt_in_gate(n, src, opt_in)

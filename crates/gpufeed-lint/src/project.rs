@@ -639,6 +639,19 @@ impl<'a, 't> Project<'a, 't> {
             .cloned()
             .collect();
         p.opt_in.extend(off);
+        // A period set to 1 in a constructor, a config field or a config file
+        // (`log_interval: int = 1`): `if step % log_interval == 0:` runs every step.
+        let ones: Vec<String> = p
+            .defaults
+            .keys()
+            .filter(|name| {
+                defaults::resolved(&p.defaults, name)
+                    .and_then(|d| d.value.as_deref())
+                    .is_some_and(|v| v == "1")
+            })
+            .map(|name| loops::default_mark(name, "1"))
+            .collect();
+        p.opt_in.extend(ones);
         let gated: Vec<String> = files
             .iter()
             .flat_map(|f| loops::gated_attributes(f.root, f.src, &p.opt_in))

@@ -716,3 +716,12 @@ fn a_move_to_a_host_tensors_device_is_no_copy() {
 fn a_python_list_index_into_a_device_tensor_is_a_blocking_copy() {
     check("list-index");
 }
+
+/// A period whose default is 1 (`step % FLAGS.steps_per_log` with an absl default of 1, a
+/// config class's `log_interval: int = 1`) is every step, another is not; a gradient norm
+/// given to TensorBoard (`add_scalar(tag, p.grad.norm(), step)`) is read on the host
+/// (issue 44, the fifth held-out set: rnnt-speech-recognition, pytorch-cifar100).
+#[test]
+fn periods_of_one_and_gradient_norms_logged_every_step() {
+    check("periods-of-one");
+}
