@@ -903,6 +903,39 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
         .is_some_and(|c| opt_in_condition(c, src, opt_in))
 }
 
+/// Whether a comparison of a flag with a literal holds with the flag's default (in
+/// `marks`, [`default_mark`]): `args.parallel_mode == "dp"` with `default="dp"` holds,
+/// `== "ddp"` does not; `None` when the default is not known (or two flags of the name
+/// disagree, as in two scripts).
+pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) -> Option<bool> {
+    if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
+        return None;
+    }
+    let (left, right) = (c.named_child(0)?, c.named_child(1)?);
+    let flag = match left.kind() {
+        "attribute" => left.child_by_field_name("attribute").map(|a| text(a, src)),
+        "identifier" => Some(text(left, src)),
+        _ => None,
+    };
+    let flag = flag.filter(|_| matches!(right.kind(), "string" | "integer"))?;
+    let value = literal_value(text(right, src));
+    let prefix = default_mark(flag, "");
+    let mut defaults = marks.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
+    let (Some(default), None) = (defaults.next(), defaults.next()) else {
+        return None;
+    };
+    let mut c2 = c.walk();
+    let op = c
+        .children(&mut c2)
+        .find(|o| !o.is_named())
+        .map(|o| text(o, src));
+    match op {
+        Some("==") => Some(value == default),
+        Some("!=") => Some(value != default),
+        _ => None,
+    }
+}
+
 /// A condition that holds only when an opt-in flag is turned on ([`opt_in_gate`]'s test,
 /// also for a conditional expression: `RawAudio(p) if args.raw_audio else Cached(p)`).
 pub(super) fn opt_in_condition(cond: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
@@ -910,41 +943,7 @@ pub(super) fn opt_in_condition(cond: Node<'_>, src: &str, opt_in: &HashSet<Strin
         return false;
     }
     // `flag == v` with a default other than `v`, or `flag != d` with the default `d`.
-    let off_default = |c: Node<'_>| -> bool {
-        if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
-            return false;
-        }
-        let (Some(left), Some(right)) = (c.named_child(0), c.named_child(1)) else {
-            return false;
-        };
-        let flag = match left.kind() {
-            "attribute" => left.child_by_field_name("attribute").map(|a| text(a, src)),
-            "identifier" => Some(text(left, src)),
-            _ => None,
-        };
-        let Some(flag) = flag.filter(|_| matches!(right.kind(), "string" | "integer")) else {
-            return false;
-        };
-        let value = literal_value(text(right, src));
-        let prefix = default_mark(flag, "");
-        // Flags of the same name with different defaults (two scripts): neither is known.
-        let mut defaults = opt_in
-            .iter()
-            .filter_map(|m| m.strip_prefix(prefix.as_str()));
-        let (Some(default), None) = (defaults.next(), defaults.next()) else {
-            return false;
-        };
-        let mut c2 = c.walk();
-        let op = c
-            .children(&mut c2)
-            .find(|o| !o.is_named())
-            .map(|o| text(o, src));
-        match op {
-            Some("==") => value != default,
-            Some("!=") => value == default,
-            _ => false,
-        }
-    };
+    let off_default = |c: Node<'_>| holds_by_default(c, src, opt_in) == Some(false);
     let is_flag = |c: Node<'_>| -> bool {
         let name = match c.kind() {
             "attribute" => c.child_by_field_name("attribute").map(|a| text(a, src)),

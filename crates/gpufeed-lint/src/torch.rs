@@ -2,6 +2,8 @@
 //! `torch-loader-no-pin-memory`, `torch-loader-no-persistent-workers`) and
 //! `torch-data-parallel`.
 
+use std::collections::HashSet;
+
 use tree_sitter::Node;
 
 use super::File;
@@ -212,6 +214,12 @@ pub(super) fn check(
     }
     file.loaders = loaders;
     file.uses_cuda = uses_cuda;
+    // The defaults of the file's flags (`--parallel-mode` with `default="dp"`).
+    let modes = if parallel.is_empty() {
+        HashSet::new()
+    } else {
+        crate::loops::opt_in_flags(file.root, src)
+    };
     for call in parallel {
         file.hit(
             "torch-data-parallel",
@@ -221,7 +229,7 @@ pub(super) fn check(
             "model = torch.nn.parallel.DistributedDataParallel(model.to(rank), device_ids=[rank])  \
              # one process per GPU: torchrun --nproc-per-node=N train.py",
         );
-        if let Some(line) = ddp_first(call, src, &file.names)
+        if let Some(line) = ddp_first(call, src, &file.names, &modes)
             && let Some(hit) = file.hits.last_mut()
         {
             hit.info = Some(format!(
@@ -233,14 +241,29 @@ pub(super) fn check(
 }
 
 /// The line of the `if` whose earlier branch wraps the model in `DistributedDataParallel`
-/// (under any import alias) when `call` is in a later branch (`elif` / `else`) of it.
-fn ddp_first(call: Node<'_>, src: &str, names: &ast::Names) -> Option<usize> {
+/// (under any import alias) when `call` is in a later branch (`elif` / `else`) of it. Not
+/// when a flag's default picks the later branch (`--parallel-mode` with `default="dp"`:
+/// `if mode == "ddp": ... elif mode == "dp":`): then `DataParallel` is the default mode,
+/// not a fallback.
+fn ddp_first(
+    call: Node<'_>,
+    src: &str,
+    names: &ast::Names,
+    modes: &HashSet<String>,
+) -> Option<usize> {
     let mut n = call;
     while let Some(p) = n.parent() {
         if matches!(p.kind(), "elif_clause" | "else_clause")
             && let Some(stmt) = p.parent()
             && stmt.kind() == "if_statement"
         {
+            let by_default =
+                |c: Option<Node<'_>>| c.and_then(|c| crate::loops::holds_by_default(c, src, modes));
+            if by_default(p.child_by_field_name("condition")) == Some(true)
+                || by_default(stmt.child_by_field_name("condition")) == Some(false)
+            {
+                return None;
+            }
             let mut ddp = false;
             ast::walk(stmt, &mut |c| {
                 if c.start_byte() >= p.start_byte() {

@@ -330,7 +330,9 @@ fn accumulation_gates_and_lightning_training_step() {
 }
 
 /// `DataParallel` as the fallback after a `DistributedDataParallel` branch (an import
-/// alias of it) is info; on its own it is a warning.
+/// alias of it) is info; on its own, or as the mode a flag's default picks
+/// (`--parallel-mode` with `default="dp"`, OpenTransformer in the fifth held-out set), it
+/// is a warning.
 #[test]
 fn data_parallel_as_the_fallback_of_ddp() {
     check("ddp-fallback");
