@@ -2202,13 +2202,18 @@ impl<'a, 't> Project<'a, 't> {
                 .iter()
                 .any(|&(li, (ls, _))| li == fi && s <= ls && ls < e)
                 || {
+                    // A `.fit(...)`, an optimizer step, or a call that reaches one
+                    // (`train()` calling `train_epoch()`, whose loop steps).
                     let f = &self.files[fi];
                     let mut fit = false;
+                    let mut walk = Walk::new();
                     if let Some(n) = f.root.descendant_for_byte_range(s, e) {
                         ast::walk(n, &mut |c| {
                             fit |= c.kind() == "call"
                                 && c.start_byte() >= s
-                                && ast::method(c, f.src) == Some("fit");
+                                && (ast::method(c, f.src) == Some("fit")
+                                    || loops::step_call(c, f.src, &f.names)
+                                    || self.reaches_step(fi, c, 0, &mut walk));
                             !fit
                         });
                     }
@@ -3009,8 +3014,8 @@ fn memoised(def: Node<'_>, src: &str) -> bool {
 
 /// The calls of a file that write a dataset out, with their line and byte: a
 /// `TFRecordWriter` made, `tf.data.experimental.save` / `Dataset.save`, or an array or
-/// clip saved (`np.save`, `torch.save`, `soundfile.write`, ...) inside a `for` loop (over
-/// the items, in a function that does not train).
+/// clip saved (`np.save`, `torch.save`, `soundfile.write`, ...) inside a `for` loop over
+/// items: a dataset or loader (by its name), or an object of a dataset class of the file.
 fn data_writers(f: &File<'_>) -> Vec<(String, usize, usize)> {
     const SAVES: &[&str] = &[
         "np.save",
@@ -3028,7 +3033,24 @@ fn data_writers(f: &File<'_>) -> Vec<(String, usize, usize)> {
     let mut out = Vec::new();
     let mut data_loops: Vec<(usize, usize)> = Vec::new();
     ast::walk(f.root, &mut |n| {
-        if n.kind() == "for_statement" {
+        // A loop over items (a dataset, a loader, a dataset class's object), not over
+        // epochs (`range(...)`, where a training saves its checkpoints).
+        if n.kind() == "for_statement"
+            && (iterates_data(n, f.src)
+                || n.child_by_field_name("right").is_some_and(|r| {
+                    r.kind() == "call"
+                        && r.child_by_field_name("function").is_some_and(|c| {
+                            let name = text(c, f.src);
+                            let last = name.rsplit('.').next().unwrap_or(name);
+                            f.classes.get(last).is_some_and(|defs| {
+                                defs.iter().any(|&d| {
+                                    !ast::methods(d, "__getitem__", f.src).is_empty()
+                                        || !ast::methods(d, "__iter__", f.src).is_empty()
+                                })
+                            })
+                        })
+                }))
+        {
             data_loops.push((n.start_byte(), n.end_byte()));
         }
         if n.kind() == "call"
