@@ -1202,7 +1202,17 @@ impl<'a, 't> Project<'a, 't> {
                 continue;
             }
             let tf = &self.files[func.file];
+            // Not into the branch of a switch of its own that is off by default (glow-tts'
+            // `if gen:` with `gen=False`, VITS' `if reverse:`): the training step's call
+            // leaves it off, as `forward`'s own host tensors there are not reported.
+            let off = loops::off_branches(func.def, tf.src, false);
             for (call, _) in loops::per_step_calls(Self::body(func.def), tf.src, &self.opt_in) {
+                if off
+                    .iter()
+                    .any(|&(s, e)| s <= call.start_byte() && call.end_byte() <= e)
+                {
+                    continue;
+                }
                 for target in self.callees(func.file, call) {
                     if walk.enter(target) {
                         todo.push((target, depth + 1));
