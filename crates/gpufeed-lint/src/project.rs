@@ -1194,7 +1194,10 @@ impl<'a, 't> Project<'a, 't> {
             .get("forward")
             .into_iter()
             .flatten()
-            .filter(|&&def| ast::enclosing(f.root, def, "class_definition").is_some())
+            .filter(|&&def| {
+                ast::enclosing(f.root, def, "class_definition")
+                    .is_some_and(|class| !self.never_called(fi, class))
+            })
             .map(|&def| (Func { file: fi, def }, 0))
             .collect();
         while let Some((func, depth)) = todo.pop() {
@@ -1221,6 +1224,121 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         walk.entered
+    }
+
+    /// True when the objects of a module class are never called, so its `forward` never
+    /// runs: every object is built into a name (`self.stft_fn = STFT(...)`) that the
+    /// project only calls methods of (`self.stft_fn.transform(y)`, glow-tts' dataset),
+    /// never calls itself, passes on or returns, and no class derives from it. What
+    /// cannot be told (an object built in a list, passed, or built nowhere by its name)
+    /// counts as called.
+    fn never_called(&self, fi: usize, class: Node<'t>) -> bool {
+        let src = self.src(fi);
+        let Some(name) = class.child_by_field_name("name").map(|n| text(n, src)) else {
+            return false;
+        };
+        let Some(sites) = self.calls_by_name().get(name) else {
+            return false;
+        };
+        // A subclass may call it through `super().forward(...)`.
+        let derived = self.files.iter().any(|f| {
+            f.classes.values().flatten().any(|c| {
+                c.child_by_field_name("superclasses").is_some_and(|b| {
+                    let mut w = b.walk();
+                    b.named_children(&mut w).any(|base| {
+                        let t = text(base, f.src);
+                        t.rsplit('.').next() == Some(name)
+                    })
+                })
+            })
+        });
+        if derived {
+            return false;
+        }
+        let mut objects: Vec<&str> = Vec::new();
+        for &(si, call) in sites {
+            let ssrc = self.src(si);
+            let Some(target) = assigned_to(call) else {
+                return false;
+            };
+            match target.kind() {
+                "identifier" => objects.push(text(target, ssrc)),
+                "attribute" => match target.child_by_field_name("attribute") {
+                    Some(a) => objects.push(text(a, ssrc)),
+                    None => return false,
+                },
+                _ => return false,
+            }
+        }
+        // Every use of those names: only as the receiver of a method call.
+        for obj in objects {
+            // A call of the object (`self.stft(x)`); not a module's function of the same
+            // name (`torch.stft(...)`).
+            let called = self.calls_by_name().get(obj).is_some_and(|calls| {
+                calls.iter().any(|&(ci, c)| {
+                    let cf = &self.files[ci];
+                    c.child_by_field_name("function").is_none_or(|fun| {
+                        let t = text(fun, cf.src);
+                        let head = t.split('.').next().unwrap_or(t);
+                        !(fun.kind() == "attribute" && cf.names.imports(head))
+                    })
+                })
+            });
+            if called {
+                return false;
+            }
+            for f in self.files {
+                let mut other = false;
+                ast::walk(f.root, &mut |n| {
+                    // A parameter of the same name is another variable (glow-tts'
+                    // `griffin_lim(magnitudes, stft_fn)`); passing the object shows at the call.
+                    if n.kind() == "identifier"
+                        && text(n, f.src) == obj
+                        && !n.parent().is_some_and(|p| {
+                            matches!(
+                                p.kind(),
+                                "parameters"
+                                    | "default_parameter"
+                                    | "typed_parameter"
+                                    | "typed_default_parameter"
+                            )
+                        })
+                    {
+                        // `x.obj` or `obj` itself; what holds it decides.
+                        let mut held = n;
+                        if let Some(p) = n.parent().filter(|p| {
+                            p.kind() == "attribute"
+                                && p.child_by_field_name("attribute")
+                                    .is_some_and(|a| a.id() == n.id())
+                        }) {
+                            // `torch.stft`: a module's function of the same name.
+                            if p.child_by_field_name("object").is_some_and(|o| {
+                                o.kind() == "identifier" && f.names.imports(text(o, f.src))
+                            }) {
+                                return true;
+                            }
+                            held = p;
+                        }
+                        // `obj.method(...)`, or the target of the object's own building.
+                        let ok = held.parent().is_some_and(|p| {
+                            p.kind() == "attribute"
+                                && p.child_by_field_name("object")
+                                    .is_some_and(|o| o.id() == held.id())
+                                && p.parent().is_some_and(|c| c.kind() == "call")
+                        }) || sites.iter().any(|&(si, call)| {
+                            std::ptr::eq(self.files[si].src, f.src)
+                                && assigned_to(call).is_some_and(|t| t.id() == held.id())
+                        });
+                        other |= !ok;
+                    }
+                    !other
+                });
+                if other {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// `host-tensor-in-forward` in what a step runs beside `forward` itself: the training
@@ -3099,6 +3217,30 @@ fn runs_as_script(f: &File<'_>) -> bool {
                         && f.names.callee(call, f.src).as_deref() == Some("absl.app.run")
                 }))
     })
+}
+
+/// The target a call's value is assigned to: `x = C()`, `self.x = C()`, or its place in
+/// `self.a, self.b = a, C()`.
+fn assigned_to(call: Node<'_>) -> Option<Node<'_>> {
+    let p = call.parent()?;
+    if p.kind() == "assignment" {
+        return p
+            .child_by_field_name("right")
+            .filter(|r| r.id() == call.id())
+            .and_then(|_| p.child_by_field_name("left"));
+    }
+    if matches!(p.kind(), "expression_list" | "tuple") {
+        let assignment = p.parent().filter(|a| a.kind() == "assignment")?;
+        let left = assignment.child_by_field_name("left")?;
+        let mut c = p.walk();
+        let at = p.named_children(&mut c).position(|n| n.id() == call.id())?;
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern")
+            && left.named_child_count() == p.named_child_count()
+        {
+            return left.named_child(at);
+        }
+    }
+    None
 }
 
 /// The opt-in condition a call runs under, if it does: the body of an `if` on an opt-in

@@ -727,3 +727,11 @@ fn a_python_list_index_into_a_device_tensor_is_a_blocking_copy() {
 fn periods_of_one_and_gradient_norms_logged_every_step() {
     check("periods-of-one");
 }
+
+/// A module whose objects are never called (only its methods: `self.stft.analyse(x)`) runs
+/// no `forward`, so what its `forward` calls is not every step; a module called itself, or
+/// handed to a container, does run it (issue 44, the fifth held-out set: glow-tts' STFT).
+#[test]
+fn a_module_never_called_runs_no_forward() {
+    check("uncalled-forward");
+}
