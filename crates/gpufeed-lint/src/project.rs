@@ -329,6 +329,20 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
                 || !under_opt_in(root, h.byte, src, &opt_in)
         });
     }
+    // `DataParallel` in the branch the project's flags pick by default (`-p` with
+    // `default='dp'` in `run.py`, the branch in `trainer.py`) is no fallback of DDP.
+    for f in files.iter_mut() {
+        let (root, src) = (f.root, f.src);
+        for h in f.hits.iter_mut() {
+            if h.id == "torch-data-parallel"
+                && h.info.is_some()
+                && let Some(call) = call_at(root, h.byte)
+                && torch::ddp_first(call, src, &f.names, &opt_in).is_none()
+            {
+                h.info = None;
+            }
+        }
+    }
     // A loader without workers needs no `persistent_workers` (PyTorch refuses it).
     for (fi, byte) in no_workers {
         if let Some(f) = files.get_mut(fi) {
@@ -3217,6 +3231,18 @@ fn runs_as_script(f: &File<'_>) -> bool {
                         && f.names.callee(call, f.src).as_deref() == Some("absl.app.run")
                 }))
     })
+}
+
+/// The innermost call that starts at `byte` (where a hit on a call points).
+fn call_at(root: Node<'_>, byte: usize) -> Option<Node<'_>> {
+    let mut n = root.descendant_for_byte_range(byte, byte)?;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        if n.kind() == "call" {
+            return Some(n);
+        }
+        n = n.parent().filter(|p| p.start_byte() == byte)?;
+    }
+    None
 }
 
 /// The target a call's value is assigned to: `x = C()`, `self.x = C()`, or its place in

@@ -245,7 +245,7 @@ pub(super) fn check(
 /// when a flag's default picks the later branch (`--parallel-mode` with `default="dp"`:
 /// `if mode == "ddp": ... elif mode == "dp":`): then `DataParallel` is the default mode,
 /// not a fallback.
-fn ddp_first(
+pub(super) fn ddp_first(
     call: Node<'_>,
     src: &str,
     names: &ast::Names,
