@@ -702,7 +702,7 @@ fn place(
         if !placed.insert((hit.id, line)) {
             continue;
         }
-        let mut evidence = format!("`{}`", lines.line_text(src, line));
+        let mut evidence = format!("`{}`", statement_text(root, src, hit.byte, &lines, line));
         if let Some(context) = hit.context {
             evidence.push_str("; ");
             evidence.push_str(&context);
@@ -771,6 +771,58 @@ impl LineIndex {
         }
         out
     }
+}
+
+/// The code a finding quotes: its line, or, where the simple statement it is in runs over
+/// several lines (`DataLoader(\n    ds, num_workers=0)`, a call whose `.type_as(x)` is two
+/// lines down), the whole statement on one line; at most 160 characters.
+fn statement_text(
+    root: Node<'_>,
+    src: &str,
+    byte: usize,
+    lines: &LineIndex,
+    line: usize,
+) -> String {
+    const COMPOUND: &[&str] = &[
+        "if_statement",
+        "for_statement",
+        "while_statement",
+        "with_statement",
+        "try_statement",
+        "function_definition",
+        "class_definition",
+        "decorated_definition",
+        "match_statement",
+    ];
+    let mut n = root.descendant_for_byte_range(byte, byte);
+    for _ in 0..64 {
+        let Some(node) = n else { break };
+        let Some(parent) = node.parent() else { break };
+        if matches!(parent.kind(), "block" | "module") {
+            if COMPOUND.contains(&node.kind())
+                || node.start_position().row == node.end_position().row
+            {
+                break;
+            }
+            let joined = node
+                .utf8_text(src.as_bytes())
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace("( ", "(")
+                .replace(" )", ")")
+                .replace("[ ", "[")
+                .replace(" ]", "]");
+            let mut out: String = joined.chars().take(160).collect();
+            if joined.chars().count() > 160 {
+                out.push_str("...");
+            }
+            return out;
+        }
+        n = Some(parent);
+    }
+    lines.line_text(src, line)
 }
 
 /// Byte ranges of code that never runs.
@@ -1060,6 +1112,21 @@ for b in loader:
         let src =
             "import time\nx = (1 +\nfor b in loader:\n    loss.backward()\n    time.sleep(1)\n";
         assert_eq!(ids(src), vec![("syntax-error", 2)]);
+    }
+
+    #[test]
+    fn evidence_quotes_a_whole_statement_over_several_lines() {
+        let code = "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    batch_size=8,\n)\n";
+        let f = lint_source(code, Path::new("t.py"));
+        let workers = f
+            .iter()
+            .find(|f| f.id == "torch-loader-no-workers")
+            .map(|f| f.evidence.clone())
+            .unwrap_or_default();
+        assert!(
+            workers.starts_with("`loader = DataLoader(ds, batch_size=8,)`"),
+            "{workers}"
+        );
     }
 
     #[test]
