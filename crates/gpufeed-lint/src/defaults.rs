@@ -20,16 +20,24 @@ pub(crate) struct Argument<'t> {
 
 /// The `add_argument` calls of a file, and absl's `flags.DEFINE_*('name', default, ...)`.
 /// The destination is `dest=`, else the long option with dashes made underscores
-/// (`--sync-step` is `sync_step`); for absl, the flag's name.
+/// (`--sync-step` is `sync_step`), else the first short one (`-data_pkl`, `-b`), as
+/// argparse names it; for absl, the flag's name.
 pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
     let unquote = |n: Node<'_>| text(n, src).trim_matches(|c| c == '"' || c == '\'');
     let mut out = Vec::new();
     ast::walk(root, &mut |n| {
         if n.kind() == "call" && ast::method(n, src) == Some("add_argument") {
-            let long = (0..3)
+            // argparse: the first long option, else the first short one (`-data_pkl`).
+            let options: Vec<&str> = (0..3)
                 .filter_map(|i| ast::positional(n, i))
                 .map(unquote)
-                .find(|a| a.starts_with("--"));
+                .filter(|a| a.starts_with('-'))
+                .collect();
+            let long = options
+                .iter()
+                .find(|a| a.starts_with("--"))
+                .or(options.first())
+                .copied();
             let dest = ast::kwarg(n, "dest", src)
                 .map(|d| unquote(d).to_owned())
                 .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));

@@ -958,7 +958,20 @@ pub(super) fn opt_in_condition(cond: Node<'_>, src: &str, opt_in: &HashSet<Strin
         } else {
             cond
         };
-        is_flag(c)
+        // `all((opt.train_path, opt.val_path))`: holds only when each is given.
+        let all_of = c.kind() == "call"
+            && c.child_by_field_name("function")
+                .is_some_and(|f| text(f, src) == "all")
+            && c.child_by_field_name("arguments")
+                .filter(|a| a.named_child_count() == 1)
+                .and_then(|a| a.named_child(0))
+                .filter(|t| matches!(t.kind(), "tuple" | "list"))
+                .is_some_and(|t| {
+                    let mut w = t.walk();
+                    t.named_children(&mut w).any(is_flag)
+                });
+        all_of
+            || is_flag(c)
             || (c.kind() == "boolean_operator"
                 && c.child_by_field_name("operator")
                     .is_some_and(|o| text(o, src) == "and")

@@ -2423,6 +2423,36 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
         }
+        // The bodies of `if`s on flags off unless given (`if all((opt.train_path,
+        // opt.val_path)):` with both `None` by default): what only they call does not run
+        // with the defaults either. They seed the walk; their own findings are judged where
+        // they are (the per-step rules skip such bodies already).
+        let seeds = ranges.len();
+        if !self.opt_in.is_empty() {
+            for (fi, f) in self.files.iter().enumerate() {
+                ast::walk(f.root, &mut |n| {
+                    if let Some((s, e)) = loops::opt_in_body(n, f.src, &self.opt_in)
+                        && let Some(cond) = n.child_by_field_name("condition")
+                    {
+                        ranges.push((
+                            fi,
+                            (
+                                s,
+                                e,
+                                format!(
+                                    "under `if {}:` ({}:{}), a flag off unless the run turns it on",
+                                    text(cond, f.src),
+                                    f.rel.display(),
+                                    n.start_position().row + 1
+                                ),
+                            ),
+                        ));
+                    }
+                    true
+                });
+            }
+        }
+        let opt_in_seeds = seeds..ranges.len();
         if ranges.is_empty() {
             return ranges;
         }
@@ -2509,7 +2539,7 @@ impl<'a, 't> Project<'a, 't> {
                         (
                             s,
                             e,
-                            format!("`{name}` is used only by code run once, not in training: {w}"),
+                            format!("`{name}` is used only off the default run: {w}"),
                         ),
                     ));
                     roots.push(w);
@@ -2521,6 +2551,7 @@ impl<'a, 't> Project<'a, 't> {
                 break;
             }
         }
+        ranges.drain(opt_in_seeds);
         ranges
     }
 

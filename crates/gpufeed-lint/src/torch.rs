@@ -79,6 +79,22 @@ pub(super) fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
     out
 }
 
+/// torchtext's legacy batch iterators (`torchtext.data.BucketIterator`, `Iterator`, their
+/// `.splits`, and the same under `torchtext.legacy.data`): batches made in the calling
+/// thread.
+fn is_text_iterator(name: &str) -> bool {
+    let name = name.strip_suffix(".splits").unwrap_or(name);
+    matches!(
+        name,
+        "torchtext.data.BucketIterator"
+            | "torchtext.data.Iterator"
+            | "torchtext.data.BPTTIterator"
+            | "torchtext.legacy.data.BucketIterator"
+            | "torchtext.legacy.data.Iterator"
+            | "torchtext.legacy.data.BPTTIterator"
+    )
+}
+
 /// True when `__init__` calls `super().__init__` with its own `*args` and `**kwargs` only.
 fn passes_everything_on(init: Node<'_>, src: &str) -> bool {
     let mut found = false;
@@ -153,6 +169,7 @@ pub(super) fn check(
     let mut loaders = Vec::new();
     let mut parallel = Vec::new();
     let mut trainer_args = Vec::new();
+    let mut text_iterators = Vec::new();
     let mut on_the_fly = None;
     let mut uses_cuda = false;
     ast::walk(file.root, &mut |n| {
@@ -174,6 +191,9 @@ pub(super) fn check(
                     ) || name == "datasets.Audio")
                 {
                     on_the_fly = Some(text(n, src).chars().take(60).collect::<String>());
+                }
+                if is_text_iterator(&name) {
+                    text_iterators.push(n);
                 }
                 if is_data_loader(&name, file.names.imports_torch)
                     || builds_loader_subclass(file.root, n, src, subclasses)
@@ -211,6 +231,34 @@ pub(super) fn check(
     }
     for call in trainer_args {
         trainer_loader(file, call, on_the_fly.as_deref());
+    }
+    for call in text_iterators {
+        let name = call
+            .child_by_field_name("function")
+            .map_or("BucketIterator", |f| text(f, src));
+        // `val_iter = BucketIterator(...)`: an evaluation split's, read at validation time.
+        let bound = call
+            .parent()
+            .filter(|p| p.kind() == "assignment")
+            .and_then(|p| p.child_by_field_name("left"))
+            .map(|l| text(l, src).to_owned());
+        file.hit(
+            "torch-loader-no-workers",
+            call,
+            format!(
+                "torchtext's `{name}` builds every batch (sorting, numericalising, padding) in \
+                 the training thread: its iterators have no worker processes"
+            ),
+            None,
+            "build the batches in a `torch.utils.data.DataLoader(dataset, num_workers=4, \
+             collate_fn=pad_batch, pin_memory=True)` (torchtext >= 0.12 dropped these \
+             iterators)",
+        );
+        if let Some(name) = bound.filter(|b| crate::project::is_evaluation_name(b))
+            && let Some(hit) = file.hits.last_mut()
+        {
+            hit.info = Some(format!("an evaluation iterator (`{name}`)"));
+        }
     }
     file.loaders = loaders;
     file.uses_cuda = uses_cuda;

@@ -735,3 +735,13 @@ fn periods_of_one_and_gradient_norms_logged_every_step() {
 fn a_module_never_called_runs_no_forward() {
     check("uncalled-forward");
 }
+
+/// torchtext's legacy iterators build each batch in the training thread (no workers); the
+/// one built only by a function that an `if` on flags off by default calls
+/// (`all((opt.train_path, opt.val_path))`, argparse naming `-train_path` by its short
+/// option) is off the default run, and a validation iterator is read at validation time
+/// (issue 44, the fifth held-out set: attention-is-all-you-need-pytorch).
+#[test]
+fn text_iterators_and_functions_only_opt_in_code_calls() {
+    check("opt-in-callers");
+}
