@@ -41,6 +41,17 @@ pub(super) fn is_decode(name: &str) -> bool {
         "skimage.io.imread",
         "torchvision.io.read_image",
         "torchvision.io.decode_image",
+        // Zero-phase and biquad filters: a fixed degradation or band split recomputed per
+        // item (eben's `lowpass_biquad` run forwards and backwards); a plain `lfilter`
+        // (pre-emphasis) is one cheap pass and is left out.
+        "torchaudio.functional.lowpass_biquad",
+        "torchaudio.functional.highpass_biquad",
+        "torchaudio.functional.bandpass_biquad",
+        "torchaudio.functional.bandreject_biquad",
+        "torchaudio.functional.equalizer_biquad",
+        "torchaudio.functional.filtfilt",
+        "scipy.signal.filtfilt",
+        "scipy.signal.sosfiltfilt",
     ];
     EXACT.contains(&name)
         || name.starts_with("librosa.feature.")
@@ -169,7 +180,7 @@ pub(super) fn weight(name: &str) -> u8 {
     .any(|k| n.contains(k))
     {
         2
-    } else if n.contains("resample") {
+    } else if n.contains("resample") || n.contains("biquad") || n.contains("filtfilt") {
         1
     } else {
         0

@@ -3069,7 +3069,16 @@ fn random_parameters(body: Node<'_>, call: Node<'_>, src: &str, names: &ast::Nam
         let mut found = false;
         ast::walk(n, &mut |m| {
             found |= match m.kind() {
-                "call" => names.callee(m, src).is_some_and(|c| decode::is_random(&c)),
+                // A draw, or an in-place one (`torch.FloatTensor(2).uniform_(0.8, 1.2)`).
+                "call" => {
+                    names.callee(m, src).is_some_and(|c| decode::is_random(&c))
+                        || matches!(
+                            ast::method(m, src),
+                            Some(
+                                "uniform_" | "normal_" | "random_" | "bernoulli_" | "exponential_"
+                            )
+                        )
+                }
                 "identifier" => random.contains(text(m, src)),
                 _ => false,
             };
@@ -3078,11 +3087,27 @@ fn random_parameters(body: Node<'_>, call: Node<'_>, src: &str, names: &ast::Nam
         found
     };
     let mut random = HashSet::new();
-    loops::simple_assignments(body, src, |name, right| {
-        if right.start_byte() < call.start_byte() && draws(right, &random) {
-            random.insert(name.to_owned());
+    // The function's own draws, and those of the functions it is nested in (eben's `def
+    // lp(x): return lowpass_biquad(x, cutoff_freq=cutoff * rand_factors[0])`).
+    let mut scopes = vec![body];
+    let mut up = body.parent();
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let Some(n) = up else { break };
+        if n.kind() == "function_definition"
+            && n.id() != body.parent().map_or(usize::MAX, |p| p.id())
+            && let Some(b) = n.child_by_field_name("body")
+        {
+            scopes.push(b);
         }
-    });
+        up = n.parent();
+    }
+    for scope in scopes.into_iter().rev() {
+        loops::simple_assignments(scope, src, |name, right| {
+            if right.start_byte() < call.start_byte() && draws(right, &random) {
+                random.insert(name.to_owned());
+            }
+        });
+    }
     call.child_by_field_name("arguments")
         .is_some_and(|args| draws(args, &random))
 }

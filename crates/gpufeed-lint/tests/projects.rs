@@ -745,3 +745,13 @@ fn a_module_never_called_runs_no_forward() {
 fn text_iterators_and_functions_only_opt_in_code_calls() {
     check("opt-in-callers");
 }
+
+/// A fixed zero-phase or biquad filter per item (`lowpass_biquad`, `filtfilt`) is a
+/// derived input computed again every epoch; with a parameter drawn per item (in the
+/// function the filter is nested in, `torch.FloatTensor(2).uniform_(...)`) it is an
+/// augmentation; a pre-emphasis `lfilter` is one cheap pass (issue 44, the fifth held-out
+/// set: eben).
+#[test]
+fn fixed_filters_per_item_and_random_ones() {
+    check("filters-per-item");
+}
