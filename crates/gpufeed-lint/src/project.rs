@@ -1077,6 +1077,30 @@ impl<'a, 't> Project<'a, 't> {
         false
     }
 
+    /// True when `call` runs a function of the project that trains: it steps an optimizer
+    /// or starts a `.fit(...)` (Lightning's `trainer.fit(model)` inside `main()`).
+    fn reaches_training(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk<'t>) -> bool {
+        if depth >= MAX_CALL_DEPTH {
+            return false;
+        }
+        for target in self.callees(fi, call) {
+            if !walk.enter(target) {
+                continue;
+            }
+            let tf = &self.files[target.file];
+            let calls = ast::calls_in(Self::body(target.def));
+            if calls.iter().any(|c| {
+                ast::method(*c, tf.src) == Some("fit") || loops::step_call(*c, tf.src, &tf.names)
+            }) || calls
+                .iter()
+                .any(|c| self.reaches_training(target.file, *c, depth + 1, walk))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Every per-step sync of one training loop, through the project's functions; the
     /// first host sync of the step is named as such. Returns the project's functions the
     /// step runs.
@@ -2355,7 +2379,7 @@ impl<'a, 't> Project<'a, 't> {
                                 && c.start_byte() >= s
                                 && (ast::method(c, f.src) == Some("fit")
                                     || loops::step_call(c, f.src, &f.names)
-                                    || self.reaches_step(fi, c, 0, &mut walk));
+                                    || self.reaches_training(fi, c, 0, &mut walk));
                             !fit
                         });
                     }
