@@ -85,8 +85,8 @@ fn side(path: &Path, warnings: &mut Vec<String>) -> Result<Side> {
         TraceSource::Stdin { .. } => {
             bail!("`gpufeed compare` reads two files: save the log to a file first")
         }
-        TraceSource::Log { kind, .. } => {
-            let (report, w) = trace::analyze_file_with(path, kind, None)?;
+        source @ TraceSource::Log { .. } => {
+            let (report, w) = trace::analyze_source(&source, None)?;
             warnings.extend(w);
             Ok(match report {
                 TraceReport::PhaseSteps(d) => phase_side(path, &d),

@@ -12,12 +12,12 @@
 //! `--kind` overrides the guess ([`Kind`]). Adding a format means one arm in [`detect`]
 //! plus its reader.
 
-use std::io::{BufRead as _, Read as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use gpufeed_contract::format::{TraceFormat, TraceKind};
-use gpufeed_telemetry::trace::detect_kind;
+use gpufeed_telemetry::trace::{SNIFF_BYTES, Sniffed, sniff_head};
 
 /// What the user says a trace holds (`--kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +47,8 @@ pub enum TraceSource {
         /// Its format, from its first non-empty line (`None`: empty or unreadable, and
         /// the reader says why).
         format: Option<TraceFormat>,
+        /// What its head said, passed to the reader so that it does not look again.
+        sniffed: Option<Sniffed>,
         /// `--kind util|steps`, when given.
         kind: Option<TraceKind>,
     },
@@ -101,24 +103,48 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
     if path == Path::new("-") {
         return Ok(TraceSource::Stdin { kind: log_kind });
     }
-    // The content first: a step recording saved as `steps.json` is still one.
-    let format = if path.is_dir() {
-        None
-    } else {
-        first_line(path).map(|l| detect_kind(&l).1)
+    if path.is_dir() {
+        return Ok(if log_kind.is_some() {
+            TraceSource::Log {
+                path: path.to_owned(),
+                format: None,
+                sniffed: None,
+                kind: log_kind,
+            }
+        } else {
+            TraceSource::Profiler {
+                path: path.to_owned(),
+                format: None,
+            }
+        });
+    }
+    // The file is opened once here: its head says everything detection needs.
+    let head = read_head(path);
+    // The content first: a step recording saved as `steps.json` is still one, and a
+    // Prometheus answer saved as `.json` is a utilisation log.
+    let (sniffed, refused) = match (&head, head.as_deref().and_then(first_line_of)) {
+        (Some(h), Some((first, end))) => {
+            let window = &h[..h.len().min(end + SNIFF_BYTES as usize)];
+            // A refused format (Huawei's tables) is the reader's to say, with its line.
+            if gpufeed_telemetry::trace::refuse_head(window, path).is_err() {
+                (None, true)
+            } else {
+                (Some(sniff_head(&first, window)), false)
+            }
+        }
+        _ => (None, false),
     };
-    // A Prometheus answer saved as `.json` is a utilisation log.
-    let format = if !path.is_dir() && saved_range_query(path) {
-        Some(TraceFormat::Prometheus)
-    } else {
-        format
-    };
+    let format = sniffed.map(|s| s.format);
+    let gzip = head
+        .as_deref()
+        .is_some_and(|h| h.starts_with(&[0x1f, 0x8b]));
     if log_kind.is_none()
+        && !refused
         && !matches!(
             format,
             Some(TraceFormat::PhaseSteps | TraceFormat::Prometheus)
         )
-        && looks_like_profiler_trace(path)
+        && (profiler_name(path) || gzip)
     {
         return Ok(TraceSource::Profiler {
             path: path.to_owned(),
@@ -128,50 +154,55 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
     Ok(TraceSource::Log {
         path: path.to_owned(),
         format,
+        sniffed,
         kind: log_kind,
     })
 }
 
-/// Whether the file's first 64 KiB hold a Prometheus range-query answer.
-fn saved_range_query(path: &Path) -> bool {
+/// The first bytes of a file, as far as detection looks (the first non-empty line within
+/// its first MiB, and [`SNIFF_BYTES`] past it); `None` when it cannot be read.
+fn read_head(path: &Path) -> Option<Vec<u8>> {
     let mut head = Vec::new();
     fs_err::File::open(path)
-        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
-        .is_ok_and(|_| gpufeed_telemetry::dcgm::is_range_query(&head))
+        .and_then(|f| f.take((1 << 20) + SNIFF_BYTES).read_to_end(&mut head))
+        .ok()?;
+    Some(head)
 }
 
-/// A folder, a name a profiler writes (`.json`, `.json.gz`, `.pb`), or gzip bytes.
-fn looks_like_profiler_trace(path: &Path) -> bool {
-    if path.is_dir() {
-        return true;
+/// The first non-empty line of a head (in its first MiB), without a UTF-8 BOM, and the
+/// byte where it ends; `None` when it holds none, or the lines before it are not UTF-8.
+fn first_line_of(head: &[u8]) -> Option<(String, usize)> {
+    let limit = head.len().min(1 << 20);
+    let mut start = 0;
+    while start < limit {
+        let end = head[start..limit]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(limit, |i| start + i + 1);
+        let line = std::str::from_utf8(&head[start..end]).ok()?;
+        let line = line.trim_end_matches(['\n', '\r']);
+        if !line.trim().is_empty() {
+            return Some((line.trim_start_matches('\u{feff}').to_owned(), end));
+        }
+        start = end;
     }
+    None
+}
+
+/// A name a profiler writes: `.json`, `.json.gz`, `.pb`.
+fn profiler_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    if name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".pb") {
-        return true;
-    }
-    let mut magic = [0u8; 2];
-    fs_err::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| magic == [0x1f, 0x8b])
+    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".pb")
 }
 
 /// The first non-empty line of a file (its first MiB), without a UTF-8 BOM; `None` when
 /// it cannot be read or holds none.
 pub fn first_line(path: &Path) -> Option<String> {
-    let file = fs_err::File::open(path).ok()?;
-    // A header is a few hundred bytes; a file whose first MiB is blank is no log. A read
-    // error ends the search: `lines` would repeat it for ever (a folder opens on Linux, and
-    // every read of it fails with EISDIR).
-    let mut lines = std::io::BufReader::new(file.take(1 << 20))
-        .lines()
-        .map_while(Result::ok);
-    lines
-        .find(|l| !l.trim().is_empty())
-        .map(|l| l.trim_start_matches('\u{feff}').to_owned())
+    read_head(path).and_then(|h| first_line_of(&h).map(|(l, _)| l))
 }
 
 #[cfg(test)]
@@ -207,16 +238,25 @@ mod tests {
         assert_eq!(fmt(d), Some("profiler"));
         assert_eq!(fmt(Path::new("-")), Some("stdin"));
         assert_eq!(fmt(&d.join("missing.csv")), None);
-        // `--kind` wins over the guess.
+        // `--kind` wins over the guess; what the head says is still passed on.
+        let TraceSource::Log {
+            path,
+            format,
+            sniffed,
+            kind,
+        } = detect(&json, Some(Kind::Util)).unwrap()
+        else {
+            panic!("a log");
+        };
         assert_eq!(
-            detect(&json, Some(Kind::Util)).unwrap(),
-            TraceSource::Log {
-                path: json.clone(),
-                format: None,
-                kind: Some(TraceKind::Util)
-            }
-            .with_format_of(&json)
+            (path, format, kind),
+            (
+                json.clone(),
+                Some(TraceFormat::GpufeedJsonl),
+                Some(TraceKind::Util)
+            )
         );
+        assert_eq!(sniffed.map(|s| s.format), Some(TraceFormat::GpufeedJsonl));
         assert_eq!(
             detect(&smi, Some(Kind::Tensorflow)).unwrap(),
             TraceSource::Profiler {
@@ -226,16 +266,29 @@ mod tests {
         );
     }
 
-    impl TraceSource {
-        fn with_format_of(self, path: &Path) -> Self {
-            match self {
-                Self::Log { path: p, kind, .. } => Self::Log {
-                    format: first_line(path).map(|l| detect_kind(&l).1),
-                    path: p,
-                    kind,
-                },
-                other => other,
-            }
-        }
+    #[test]
+    fn a_log_is_read_as_detection_found_it() {
+        // The reader takes the format detection passed down: it does not sniff again.
+        let dir = tempfile::tempdir().unwrap();
+        let list = write(dir.path(), "steps.txt", b"12.5\n13.0\n12.9\n13.1\n");
+        let source = detect(&list, None).unwrap();
+        let (report, _) = crate::trace::analyze_source(&source, None).unwrap();
+        assert!(matches!(report, crate::trace::TraceReport::Steps(_)));
+        let TraceSource::Log { path, kind, .. } = source else {
+            panic!("a log");
+        };
+        let told = TraceSource::Log {
+            path,
+            format: Some(TraceFormat::NvidiaSmiCsv),
+            sniffed: Some(Sniffed {
+                format: TraceFormat::NvidiaSmiCsv,
+                strong: true,
+            }),
+            kind,
+        };
+        assert!(
+            crate::trace::analyze_source(&told, None).is_err(),
+            "read as a utilisation log"
+        );
     }
 }

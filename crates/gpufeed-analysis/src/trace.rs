@@ -171,6 +171,36 @@ pub fn analyze_file_with(
     analyze_read(path, trace, kind, interval)
 }
 
+/// [`analyze_file_with`] on what [`crate::detect::detect`] found: a log is read by the
+/// reader of the format detection saw in its head, without a second look; standard input
+/// is sniffed as it streams in. A profiler trace is not a log: an error says so.
+///
+/// # Errors
+/// As [`analyze_file_with`].
+pub fn analyze_source(
+    source: &crate::detect::TraceSource,
+    interval: Option<f64>,
+) -> Result<(TraceReport, Vec<String>)> {
+    use crate::detect::TraceSource;
+    match source {
+        TraceSource::Stdin { kind } => analyze_file_with(Path::new("-"), *kind, interval),
+        TraceSource::Log {
+            path,
+            sniffed: Some(sniffed),
+            kind,
+            ..
+        } => {
+            let trace = gpufeed_telemetry::trace::read_trace_as(path, *kind, *sniffed)?;
+            analyze_read(path, trace, *kind, interval)
+        }
+        TraceSource::Log { path, kind, .. } => analyze_file_with(path, *kind, interval),
+        TraceSource::Profiler { path, .. } => bail!(
+            "`{}` is a profiler trace, not a log: `gpufeed trace` reads it",
+            path.display()
+        ),
+    }
+}
+
 /// [`analyze_file_with`] on a trace already read (`path` names it in messages): a
 /// Prometheus range query asked of its server comes this way.
 pub fn analyze_read(

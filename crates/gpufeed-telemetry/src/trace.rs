@@ -262,7 +262,59 @@ pub fn read_trace_from(
     kind: Option<TraceKind>,
 ) -> Result<Trace, TraceError> {
     let (first, head, reader) = peek_head(reader, path)?;
-    if let Some(line) = npu_smi_banner(&head) {
+    refuse_head(&head, path)?;
+    read_sniffed(reader, path, kind, sniff_head(&first, &head))
+}
+
+/// What a log's first lines say it is: its format, and whether that is sure enough to
+/// refuse a `--kind` that contradicts it. Found once, by [`sniff_head`], and passed to
+/// [`read_trace_as`] so that the file is not looked at twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sniffed {
+    /// The format.
+    pub format: TraceFormat,
+    /// The evidence is strong enough to refuse a contradicting `--kind`.
+    pub strong: bool,
+}
+
+/// The format a log has, from its first non-empty line (BOM and blank lines before it
+/// skipped) and `head`, the input's start up to [`HEAD_BYTES`] past that line: a Prometheus
+/// answer by its keys, job output (LSF, Slurm) by the `nvidia-smi` tables in it.
+#[must_use]
+pub fn sniff_head(first: &str, head: &[u8]) -> Sniffed {
+    let mut sniff = sniff(first);
+    // A Prometheus answer is JSON too, pretty-printed or not: its keys decide.
+    if crate::dcgm::is_range_query(head) {
+        sniff = Sniff {
+            format: TraceFormat::Prometheus,
+            strong: true,
+        };
+    }
+    // Job output (LSF, Slurm) starts with anything: its `nvidia-smi` tables decide.
+    if (!sniff.strong || nvsmi::job::parse_date_line(first).is_some())
+        && nvsmi::job::holds_table(head)
+    {
+        sniff = Sniff {
+            format: TraceFormat::NvidiaSmiJob,
+            strong: true,
+        };
+    }
+    Sniffed {
+        format: sniff.format,
+        strong: sniff.strong,
+    }
+}
+
+/// How far past the first non-empty line [`sniff_head`] looks.
+pub const SNIFF_BYTES: u64 = HEAD_BYTES;
+
+/// The input formats gpufeed refuses from their first lines, with what to do: Huawei's
+/// `npu-smi` tables.
+///
+/// # Errors
+/// [`TraceError::Unsupported`] naming the line.
+pub fn refuse_head(head: &[u8], path: &Path) -> Result<(), TraceError> {
+    if let Some(line) = npu_smi_banner(head) {
         return Err(TraceError::Unsupported {
             path: path.to_owned(),
             line,
@@ -274,23 +326,36 @@ pub fn read_trace_from(
                     .to_owned(),
         });
     }
-    let mut sniff = sniff(&first);
-    // A Prometheus answer is JSON too, pretty-printed or not: its keys decide.
-    if crate::dcgm::is_range_query(&head) {
-        sniff = Sniff {
-            format: TraceFormat::Prometheus,
-            strong: true,
-        };
-    }
-    // Job output (LSF, Slurm) starts with anything: its `nvidia-smi` tables decide.
-    if (!sniff.strong || nvsmi::job::parse_date_line(&first).is_some())
-        && nvsmi::job::holds_table(&head)
-    {
-        sniff = Sniff {
-            format: TraceFormat::NvidiaSmiJob,
-            strong: true,
-        };
-    }
+    Ok(())
+}
+
+/// Reads a log file whose format [`sniff_head`] already found: the file is read once, by
+/// its reader, with no second look at its head.
+///
+/// # Errors
+/// As [`read_trace`].
+pub fn read_trace_as(
+    path: &Path,
+    kind: Option<TraceKind>,
+    sniffed: Sniffed,
+) -> Result<Trace, TraceError> {
+    #[allow(clippy::disallowed_methods)]
+    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
+    read_sniffed(
+        BufReader::with_capacity(256 * 1024, file),
+        path,
+        kind,
+        sniffed,
+    )
+}
+
+/// The reader of the format `sniff` found, or `--kind` asked for where it can.
+fn read_sniffed(
+    reader: impl BufRead,
+    path: &Path,
+    kind: Option<TraceKind>,
+    sniff: Sniffed,
+) -> Result<Trace, TraceError> {
     let format = match kind {
         None => sniff.format,
         Some(k) if k == sniff.format.kind() => sniff.format,

@@ -376,7 +376,11 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
         }
         (Some(path), ..) => {
             if let Some((t, samples)) = progress.run(&mut c.stages, "telemetry", || {
-                let (t, samples, note) = trace_file(path)?;
+                let sniffed = match &source {
+                    Some(TraceSource::Log { sniffed, .. }) => *sniffed,
+                    _ => None,
+                };
+                let (t, samples, note) = trace_file(path, sniffed)?;
                 Ok(((t, samples), Some(note)))
             }) {
                 c.telemetry = Some(t);
@@ -641,9 +645,17 @@ fn profiler_doc(path: &Path) -> Result<(gpufeed_report::model::Profiler, String)
     Ok((report, note))
 }
 
-/// `--trace FILE`: read and analysed as `gpufeed trace FILE --kind util`.
-fn trace_file(path: &Path) -> Result<(Telemetry, Vec<UtilSamples>, String)> {
-    let Trace::Util(t) = read_trace(path, Some(TraceKind::Util))? else {
+/// `--trace FILE`: read and analysed as `gpufeed trace FILE --kind util`, by the reader
+/// of the format detection found (`sniffed`), without a second look at the file's head.
+fn trace_file(
+    path: &Path,
+    sniffed: Option<gpufeed_telemetry::trace::Sniffed>,
+) -> Result<(Telemetry, Vec<UtilSamples>, String)> {
+    let read = match sniffed {
+        Some(s) => gpufeed_telemetry::trace::read_trace_as(path, Some(TraceKind::Util), s)?,
+        None => read_trace(path, Some(TraceKind::Util))?,
+    };
+    let Trace::Util(t) = read else {
         bail!(
             "`{}` holds step times; `--trace` takes a GPU utilisation log (nvidia-smi CSV or \
              gpufeed JSONL) or a step recording of your own loop (`StepTimer.save`)",

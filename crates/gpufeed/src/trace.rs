@@ -36,7 +36,8 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
     let Some(file) = &args.file else {
         return prometheus(args, json);
     };
-    match detect(file, args.kind.map(kind))? {
+    let source = detect(file, args.kind.map(kind))?;
+    match source {
         TraceSource::Profiler { path, format } => {
             let progress = Progress::default();
             let plan = Plan {
@@ -55,8 +56,8 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
              `{}` is a log, read whole by one `gpufeed trace`",
             file.display()
         ),
-        TraceSource::Stdin { kind } | TraceSource::Log { kind, .. } => {
-            let (report, warnings) = match trace::analyze_file_with(file, kind, args.interval) {
+        TraceSource::Stdin { .. } | TraceSource::Log { .. } => {
+            let (report, warnings) = match trace::analyze_source(&source, args.interval) {
                 Err(e) if host_only_recording(file, &e) => {
                     printer::warn(&format!(
                         "`{}` is a gpufeed recording of the host alone (no GPU was visible \
