@@ -397,7 +397,7 @@ class Loader:
 
     def __new__(
         cls,
-        source: Cache | str | os.PathLike[str],
+        source: Cache | str | os.PathLike[str] | None = None,
         *,
         batch_size: int | None = None,
         workers: int | None = None,
@@ -421,7 +421,10 @@ class Loader:
         batch_frames: int | None = None,
         batch_seconds: float | None = None,
     ) -> Self:
-        """``batch_frames`` / ``batch_seconds``: batches by duration (at most that many
+        """``source``: a ``Cache``, a cache folder or a dataset folder (precomputed first);
+        left out, the ``data.dataset_path`` of ``config``. The config is read once.
+
+        ``batch_frames`` / ``batch_seconds``: batches by duration (at most that many
         padded mel frames, or seconds of audio, per batch; items of similar length sorted
         together; every rank the same number of batches) instead of ``batch_size``."""
     def __iter__(self) -> LoaderIter: ...

@@ -8,8 +8,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
+
 import pytest
 
 import gpufeed
@@ -264,6 +266,25 @@ def test_bad_sources(tmp_path):
 def test_a_dataset_folder_is_precomputed_on_first_use(lj_dir, tmp_path):
     loader = gpufeed.Loader(lj_dir, cache=tmp_path, batch_size=2)
     assert len(loader) == 4 and len(loader.cache) == 8
+
+
+def test_the_config_names_the_dataset_and_is_read_once(lj_dir, tmp_path):
+    # A warning of the config (an unknown key) is said once, though the loader uses the
+    # config twice (its settings, then the dataset and features to precompute).
+    config = tmp_path / "config.yaml"
+    config.write_text(f"data:\n  dataset_path: {lj_dir}\n  batch_size: 2\n  unknown_key: 1\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = gpufeed.Loader(config=config, cache=tmp_path / "cache")
+    assert len(loader.cache) == 8 and len(loader) == 4
+    said = [str(w.message) for w in caught if "unknown_key" in str(w.message)]
+    assert len(said) == 1, said
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("data:\n  batch_size: 2\n")
+    with pytest.raises(TypeError, match="dataset_path"):
+        gpufeed.Loader(config=bare)
+    with pytest.raises(TypeError, match="no source"):
+        gpufeed.Loader()
 
 
 def test_close_and_with_join_the_threads(demo_cache):

@@ -28,7 +28,7 @@
 
 use crate::features::ReadChoice;
 use std::mem::ManuallyDrop;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, TryLockError};
 use std::time::Duration;
 
@@ -141,32 +141,54 @@ pub(crate) struct LoaderIter {
 /// when its cache is missing or stale).
 fn open_source(
     py: Python<'_>,
-    source: &Bound<'_, PyAny>,
+    source: Option<&Bound<'_, PyAny>>,
     cache_root: Option<PathBuf>,
-    config_path: Option<PathBuf>,
+    config: &gpufeed_config::Config,
+    config_path: Option<&Path>,
     read: ReadChoice,
 ) -> PyResult<Py<Cache>> {
-    if let Ok(c) = source.cast::<Cache>() {
-        return Ok(c.clone().unbind());
-    }
-    let path: PathBuf = source.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "source is a {}: pass a gpufeed.Cache, a cache folder or a dataset folder",
-            source
-                .get_type()
-                .name()
-                .map_or_else(|_| "?".to_owned(), |n| n.to_string())
-        ))
-    })?;
+    // No source: the config's `data.dataset_path`, as the trainer reads it.
+    let path: PathBuf = match source {
+        Some(source) => {
+            if let Ok(c) = source.cast::<Cache>() {
+                return Ok(c.clone().unbind());
+            }
+            source.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "source is a {}: pass a gpufeed.Cache, a cache folder or a dataset folder",
+                    source
+                        .get_type()
+                        .name()
+                        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+                ))
+            })?
+        }
+        None => match (&config.data.dataset_path, config_path) {
+            (Some(p), _) => p.clone(),
+            (None, Some(c)) => {
+                return Err(PyTypeError::new_err(format!(
+                    "no source, and `{}` sets no `data.dataset_path`: pass the dataset, cache \
+                     or gpufeed.Cache as the first argument, or set `data.dataset_path` there",
+                    c.display()
+                )));
+            }
+            (None, None) => {
+                return Err(PyTypeError::new_err(
+                    "no source: pass the dataset, cache or gpufeed.Cache as the first \
+                     argument, or `config=` a YAML config whose `data.dataset_path` names the \
+                     dataset",
+                ));
+            }
+        },
+    };
     // A cache folder is opened; anything else that exists is a dataset in some layout
     // (precomputed first; its reader says what it is, or why no layout fits).
     let is_cache = path.join(gpufeed_data::cache::MANIFEST).is_file();
     if is_cache || !path.exists() {
         return Py::new(py, Cache::open(py, &path)?);
     }
-    let config = config_of(py, config_path)?;
     let mut options =
-        precompute_options(&path, cache_root.as_deref(), &config).map_err(errors::data)?;
+        precompute_options(&path, cache_root.as_deref(), config).map_err(errors::data)?;
     read.apply(&mut options);
     let report = py
         .detach(move || gpufeed_data::precompute::run(&options, &gpufeed_data::precompute::Silent))
@@ -382,7 +404,7 @@ fn borrow<'py, T: numpy::Element, D: ndarray::Dimension>(
 impl Loader {
     #[new]
     #[pyo3(signature = (
-        source, *, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
+        source = None, *, batch_size = None, workers = None, prefetch = None, shuffle = None, seed = None,
         pad = None, max_text_length = None, max_mel_frames = None, pad_to_multiple = None,
         bucket_window = None, drop_last = None, over_length = None, rank = None,
         world_size = None, epoch = 0, cache = None, config = None, layout = None,
@@ -391,7 +413,7 @@ impl Loader {
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn new(
         py: Python<'_>,
-        source: &Bound<'_, PyAny>,
+        source: Option<&Bound<'_, PyAny>>,
         batch_size: Option<usize>,
         workers: Option<usize>,
         prefetch: Option<usize>,
@@ -483,7 +505,8 @@ impl Loader {
         LoaderSettings::resolve(&args, &cfg, has_config, &env, Frontend::Python, || (1, 1))
             .map_err(|e| errors::config(e.to_string()))?;
         let read = crate::features::read_options(layout.as_deref(), columns.as_deref(), None)?;
-        let cache_obj = open_source(py, source, cache, config, read)?;
+        // The config read once (above): its warnings said once, its values passed on.
+        let cache_obj = open_source(py, source, cache, &cfg, config.as_deref(), read)?;
         let rust_cache = cache_obj.get().inner();
         // The cache's own rate and hop, which a cache given directly may not share with the
         // config.
