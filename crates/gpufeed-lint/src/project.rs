@@ -2670,15 +2670,7 @@ impl<'a, 't> Project<'a, 't> {
             let Some(target) = ast::dotted(value, src) else {
                 return;
             };
-            let found = if f.names.imports(target.split('.').next().unwrap_or(&target)) {
-                self.qualified(fi, &f.names.resolve(&target)).0
-            } else {
-                f.functions
-                    .get(target.as_str())
-                    .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
-                    .unwrap_or_default()
-            };
-            for func in found {
+            for func in self.named_functions(fi, &target) {
                 if !out
                     .iter()
                     .any(|o| o.file == func.file && o.def.id() == func.def.id())
@@ -2794,20 +2786,28 @@ impl<'a, 't> Project<'a, 't> {
             return Vec::new();
         };
         let parts: Vec<&str> = raw.split('.').collect();
-        if f.names.imports(parts[0]) {
-            return self.qualified(fi, &f.names.resolve(&raw)).0;
-        }
         match parts.as_slice() {
-            [name] => f
-                .functions
-                .get(*name)
-                .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
-                .unwrap_or_default(),
-            ["self", name] => ast::enclosing(f.root, call, "class_definition")
-                .map(|class| self.method_of(fi, class, name, 0))
-                .unwrap_or_default(),
-            _ => Vec::new(),
+            ["self", name] if !f.names.imports("self") => {
+                ast::enclosing(f.root, call, "class_definition")
+                    .map(|class| self.method_of(fi, class, name, 0))
+                    .unwrap_or_default()
+            }
+            _ => self.named_functions(fi, &raw),
         }
+    }
+
+    /// The project's functions a dotted name names in file `fi`: through an import
+    /// (`pkg.models.build`, or `build` imported from it), else a function of the file by
+    /// that name.
+    fn named_functions(&self, fi: usize, dotted: &str) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        if f.names.imports(dotted.split('.').next().unwrap_or(dotted)) {
+            return self.qualified(fi, &f.names.resolve(dotted)).0;
+        }
+        f.functions
+            .get(dotted)
+            .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+            .unwrap_or_default()
     }
 
     /// The project class of what `factory` returns (element `position` of a returned
