@@ -66,15 +66,20 @@ pub(crate) fn doctor_report(
     args: &DoctorArgs,
     progress: &mut dyn FnMut(&str),
 ) -> Result<DoctorRun> {
-    // The config's own findings come from `validate`; here it only gives the cache folder
-    // and the loader settings, so a config that does not load falls back to the defaults.
-    let config = args
+    // The config's own findings come from `validate` (the config check); here it only
+    // gives the cache folder and the loader settings. A config that does not load gives
+    // neither: the runtime check, which needs them, is skipped and says why, rather than
+    // running on defaults the user did not choose.
+    let loaded = args
         .inputs
         .config
         .as_deref()
-        .and_then(|p| gpufeed_config::load(p).ok())
-        .map(|l| l.config)
-        .unwrap_or_default();
+        .map(|p| gpufeed_config::load(p).map(|l| l.config));
+    let unloadable = matches!(loaded, Some(Err(_)));
+    let config = match loaded {
+        Some(Ok(c)) => c,
+        _ => Config::default(),
+    };
     let cache_root = args
         .inputs
         .data
@@ -104,6 +109,19 @@ pub(crate) fn doctor_report(
         progress(&describe(check, &inputs));
     })?;
     match &args.inputs.data {
+        Some(_) if unloadable => outcome.skipped.push((
+            Check::Runtime,
+            format!(
+                "`{}` does not load (its errors are among the config findings): the loader \
+                 run needs its cache and loader settings; fix it, or leave `--config` out for \
+                 the defaults",
+                args.inputs
+                    .config
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display()
+            ),
+        )),
         Some(data) => {
             progress("runtime");
             outcome

@@ -252,3 +252,25 @@ fn a_fake_driver_with_a_lost_gpu_is_an_error_naming_it_and_the_others_are_checke
     // The fake's GPU 0 runs under a software power cap and hardware slowdown.
     assert!(find(&findings, "gpu-throttled").is_some());
 }
+
+#[test]
+fn a_config_that_does_not_load_skips_the_loader_run_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = demo(dir.path());
+    let config = dir.path().join("broken.yaml");
+    fs_err::write(&config, "data: [unclosed\n").unwrap();
+    let run = doctor(
+        dir.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        run.stdout.contains("does not load") && run.stdout.contains("broken.yaml"),
+        "{}",
+        run.stdout
+    );
+}
