@@ -31,3 +31,37 @@ pub fn load_source(path: Option<&Path>) -> Result<(Option<Loaded>, Vec<String>)>
     let warnings = loaded.warnings.iter().map(ToString::to_string).collect();
     Ok((Some(loaded), warnings))
 }
+
+/// A training config read once per run (`--config FILE`, or the schema's defaults), handed
+/// to every stage that needs it, so that no stage reads the file again: its warnings are
+/// said once, by whoever read it, and a bad file is one error.
+#[derive(Debug, Clone, Default)]
+pub struct TrainingConfig {
+    loaded: Option<Loaded>,
+}
+
+impl TrainingConfig {
+    /// Reads `path` (the defaults without one), with the warnings for the caller to show.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`].
+    pub fn read(path: Option<&Path>) -> Result<(Self, Vec<String>)> {
+        let (loaded, warnings) = load_source(path)?;
+        Ok((Self { loaded }, warnings))
+    }
+
+    /// The typed values (keys the file leaves out hold their defaults).
+    #[must_use]
+    pub fn config(&self) -> Config {
+        self.loaded
+            .as_ref()
+            .map_or_else(Config::default, |l| l.config.clone())
+    }
+
+    /// The file as read, with its text and spans; `None` without a file.
+    #[must_use]
+    pub fn loaded(&self) -> Option<&Loaded> {
+        self.loaded.as_ref()
+    }
+}

@@ -238,8 +238,8 @@ pub struct DataSettings {
     pub data: Option<PathBuf>,
     /// A cache folder (or a cache root with one cache in it).
     pub cache: Option<PathBuf>,
-    /// The training config.
-    pub config: Option<PathBuf>,
+    /// The training config, read once by the caller.
+    pub config: crate::config::TrainingConfig,
     /// Batch size, over the config's.
     pub batch_size: Option<usize>,
     /// Loader workers, over the config's.
@@ -252,18 +252,15 @@ pub struct DataSettings {
     pub consumer_ms: f64,
 }
 
-/// Measures the loader as `gpufeed profile data` does; the config's warnings and the
-/// precompute's progress go to `ui`.
+/// Measures the loader as `gpufeed profile data` does; the precompute's progress goes to
+/// `ui` (the config's warnings are its reader's to say).
 ///
 /// # Errors
 ///
 /// A bad setting (named, with what to pass), a dataset or cache that cannot be read, or a
 /// loader that plans no batch.
 pub fn data_profile(args: &DataSettings, ui: &dyn Ui) -> Result<DataProfile> {
-    let (config, warnings) = crate::config::load(args.config.as_deref())?;
-    for w in &warnings {
-        ui.warn(w);
-    }
+    let config = args.config.config();
     // Usage errors before any work (a precompute can take minutes).
     if args.batch_size == Some(0) {
         bail!("`--batch-size 0`: a batch needs at least one item");

@@ -79,7 +79,7 @@ use gpufeed_analysis::profile::{self, DataSettings, StepSettings};
 use gpufeed_analysis::{profiler, trace};
 
 use crate::ui::Terminal;
-use crate::{doctor, precompute, printer};
+use crate::{doctor, printer};
 
 /// Clips of the demo dataset: about 14 minutes of audio, a few seconds to generate and
 /// precompute on two cores. Two whole batches of the default `batch_size` (56): an epoch
@@ -114,6 +114,8 @@ const HTML: &str = "report.html";
 /// `gpufeed analyze [--data DIR] [--config FILE] [--code DIR] [--out DIR] [--quick] [--trace FILE]`.
 pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     check_usage(args)?;
+    // The config read once for every stage: a bad one is one error, its warnings said once.
+    let training = crate::profile::training_config(args.inputs.config.as_deref())?;
     // The report folder first: a folder that cannot be made is exit code 2 before minutes
     // of work, not after.
     fs_err::create_dir_all(&args.out)
@@ -203,8 +205,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     // 2. Its feature cache.
     let cache = match &data {
         Some(d) => progress.run_quiet(&mut c.stages, "precompute", || {
-            let config = precompute::load_config(args.inputs.config.as_deref())?;
-            let dir = profile::ensure_cache(d, None, &config, &Terminal::new())?;
+            let dir = profile::ensure_cache(d, None, &training.config(), &Terminal::new())?;
             let note = format!("cache `{}`", dir.display());
             Ok((dir, Some(note)))
         }),
@@ -241,7 +242,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     let data_args = DataSettings {
         data: if cache.is_some() { None } else { data.clone() },
         cache: cache.clone(),
-        config: args.inputs.config.clone(),
+        config: training.clone(),
         batch_size: None,
         workers: None,
         batches: Some(batches),
@@ -277,7 +278,7 @@ pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     };
     let step_args = StepSettings {
         data: data.clone(),
-        config: args.inputs.config.clone(),
+        config: training.clone(),
         model: MODEL.to_owned(),
         device: device.to_owned(),
         data_device: None,

@@ -4,47 +4,54 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
+use gpufeed_analysis::config::TrainingConfig;
 use gpufeed_analysis::profile::{self, DataSettings, StepSettings, step_text};
 
 use crate::cli::{ProfileDataArgs, ProfileStepArgs};
 use crate::printer;
 use crate::ui::Terminal;
 
-impl From<&ProfileDataArgs> for DataSettings {
-    fn from(a: &ProfileDataArgs) -> Self {
-        Self {
-            data: a.data.clone(),
-            cache: a.cache.clone(),
-            config: a.config.clone(),
-            batch_size: a.batch_size,
-            workers: a.workers,
-            batches: a.batches,
-            benchmark: a.benchmark,
-            consumer_ms: a.consumer_ms,
-        }
+/// `--config FILE` read once for the whole command, its warnings said once on stderr
+/// (the defaults without one).
+pub(crate) fn training_config(path: Option<&std::path::Path>) -> Result<TrainingConfig> {
+    let (config, warnings) = TrainingConfig::read(path)?;
+    for w in &warnings {
+        printer::warn(w);
     }
+    Ok(config)
 }
 
-impl From<&ProfileStepArgs> for StepSettings {
-    fn from(a: &ProfileStepArgs) -> Self {
-        Self {
-            data: a.data.clone(),
-            config: a.config.clone(),
-            model: a.model.clone(),
-            device: a.device.clone(),
-            data_device: a.data_device.clone(),
-            batch_size: a.batch_size,
-            dtype: a.dtype.clone(),
-            steps: a.steps,
-            warmup: a.warmup,
-            no_sync: a.no_sync,
-        }
-    }
+fn data_settings(a: &ProfileDataArgs) -> Result<DataSettings> {
+    Ok(DataSettings {
+        data: a.data.clone(),
+        cache: a.cache.clone(),
+        config: training_config(a.config.as_deref())?,
+        batch_size: a.batch_size,
+        workers: a.workers,
+        batches: a.batches,
+        benchmark: a.benchmark,
+        consumer_ms: a.consumer_ms,
+    })
+}
+
+fn step_settings(a: &ProfileStepArgs) -> Result<StepSettings> {
+    Ok(StepSettings {
+        data: a.data.clone(),
+        config: training_config(a.config.as_deref())?,
+        model: a.model.clone(),
+        device: a.device.clone(),
+        data_device: a.data_device.clone(),
+        batch_size: a.batch_size,
+        dtype: a.dtype.clone(),
+        steps: a.steps,
+        warmup: a.warmup,
+        no_sync: a.no_sync,
+    })
 }
 
 /// `gpufeed profile data`.
 pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
-    let p = profile::data_profile(&args.into(), &Terminal::new())?;
+    let p = profile::data_profile(&data_settings(args)?, &Terminal::new())?;
     printer::export(args.output.format, &p.doc, |d| {
         profile::render(d, args.consumer_ms, &p.loader)
     })?;
@@ -53,7 +60,7 @@ pub fn data(args: &ProfileDataArgs) -> Result<ExitCode> {
 
 /// `gpufeed profile step`.
 pub fn step(args: &ProfileStepArgs) -> Result<ExitCode> {
-    let doc = profile::step_profile(&args.into(), &Terminal::new())?.doc;
+    let doc = profile::step_profile(&step_settings(args)?, &Terminal::new())?.doc;
     printer::export(args.output.format, &doc, step_text::render)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -121,13 +121,14 @@ fn stage<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 /// `--format json` prints the report's document on stdout, exactly one, the same as
-/// `report.json` (issue 40: every command's document through one exporter).
+/// `report.json` (issue 40: every command's document through one exporter). The config is
+/// read once for every stage: its warning (a misspelt key) is said once.
 #[test]
 fn format_json_prints_the_report_document() {
     let dir = tempfile::tempdir().unwrap();
     let data = small_dataset(dir.path());
     let trace = oscillating_trace(dir.path());
-    let config = small_config(dir.path(), "");
+    let config = small_config(dir.path(), "  batch_sizee: 3\n");
     let out = dir.path().join("report");
     let run = gpufeed(
         dir.path(),
@@ -151,6 +152,12 @@ fn format_json_prints_the_report_document() {
     common::assert_valid("report", &printed);
     assert_eq!(printed, report_json(&out));
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert_eq!(
+        run.stderr.matches("batch_sizee").count(),
+        1,
+        "{}",
+        run.stderr
+    );
 }
 
 /// The acceptance case: a replayed oscillating trace is the first cause, with its period.

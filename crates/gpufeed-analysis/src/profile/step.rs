@@ -50,8 +50,8 @@ pub struct StepRun {
 pub struct StepSettings {
     /// The dataset folder (precomputed first when needed).
     pub data: Option<std::path::PathBuf>,
-    /// The training config.
-    pub config: Option<std::path::PathBuf>,
+    /// The training config, read once by the caller.
+    pub config: crate::config::TrainingConfig,
     /// Model preset: `tiny` or `small`.
     pub model: String,
     /// The model's device: `cpu` or `cuda:N`.
@@ -143,14 +143,8 @@ pub fn step_profile(args: &StepSettings, ui: &dyn Ui) -> Result<StepRun> {
     let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP);
     let device = device_spec.open()?;
     let data_device = data_spec.open()?;
-    let (source, warnings) = crate::config::load_source(args.config.as_deref())?;
-    for w in &warnings {
-        ui.warn(w);
-    }
-    let config = source
-        .as_ref()
-        .map(|l| l.config.clone())
-        .unwrap_or_default();
+    let source = args.config.loaded();
+    let config = args.config.config();
     let Some(data) = &args.data else {
         bail!(
             "pass `--data DIR` (a dataset, precomputed first if needed); `gpufeed demo-data DIR` makes a dataset to try"
@@ -159,7 +153,7 @@ pub fn step_profile(args: &StepSettings, ui: &dyn Ui) -> Result<StepRun> {
     let dir = ensure_cache(data, None, &config, ui)?;
     let cache = Arc::new(Cache::open(&dir)?);
     let lc = loader_config(&config, args.batch_size, None)?;
-    let model_config = model_config(preset, vocab_of(&cache), cache.n_mels(), source.as_ref());
+    let model_config = model_config(preset, vocab_of(&cache), cache.n_mels(), source);
     let model = Model::new(model_config.clone(), dtype, &device, SEED)?;
     let parameters = model.parameter_count();
     let mut trainer = Trainer::new(model)?;
