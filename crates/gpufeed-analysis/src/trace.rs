@@ -143,21 +143,13 @@ pub enum TraceReport {
 /// Reads and analyses a trace file: what `gpufeed trace FILE` does before printing.
 /// The path `-` reads standard input (`nvidia-smi ... | gpufeed trace -`).
 pub fn analyze_file(path: &Path, kind: Option<TraceKind>) -> Result<TraceReport> {
-    analyze_file_with_warnings(path, kind).map(|(report, _)| report)
+    analyze_file_with(path, kind, None).map(|(report, _)| report)
 }
 
-/// As [`analyze_file`], with the warnings the caller should print: values skipped, holes
-/// in a utilisation log, the cut-off last line of a step recording.
-pub fn analyze_file_with_warnings(
-    path: &Path,
-    kind: Option<TraceKind>,
-) -> Result<(TraceReport, Vec<String>)> {
-    analyze_file_with(path, kind, None)
-}
-
-/// As [`analyze_file_with_warnings`], with the sampling interval of a utilisation log
-/// without timestamps (`--interval`, in seconds). A log with timestamps is timed by them,
-/// and a warning says that `interval` was not used.
+/// As [`analyze_file`], with the warnings the caller should print (values skipped, holes
+/// in a utilisation log, the cut-off last line of a step recording), and the sampling
+/// interval of a utilisation log without timestamps (`--interval`, in seconds). A log with
+/// timestamps is timed by them, and a warning says that `interval` was not used.
 pub fn analyze_file_with(
     path: &Path,
     kind: Option<TraceKind>,
