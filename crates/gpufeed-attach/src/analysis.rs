@@ -325,7 +325,8 @@ fn producers(rec: &ProcRecord, thread: u64) -> Option<(f64, Option<Site>)> {
 
 /// What the threads beside the training thread `thread` of rank `pid` said of its input:
 /// the Python producers' share of the window and hottest line, and, where the samples sat
-/// in Keras's compiled step (`in_step`), how that step's idle moments were read. `None`
+/// in a compiled step that pulls its input (Keras's, or the user's `tf.function` given an
+/// iterator: `in_step`), how that step's idle moments were read. `None`
 /// where there is nothing to say.
 fn producer_sentence(
     rec: &ProcRecord,
@@ -336,7 +337,7 @@ fn producer_sentence(
     let Some((share, hot)) = producers(rec, thread) else {
         return in_step.then(|| {
             (format!(
-                "PID {pid}: Keras runs the input's GetNext inside its compiled step, and no Python producer ran beside it (the input is TF ops, run by the same threads as the step's kernels)"
+                "PID {pid}: the compiled step (Keras's, or a tf.function given an iterator) runs the input's GetNext inside it, and no Python producer ran beside it (the input is TF ops, run by the same threads as the step's kernels)"
             ), None)
         });
     };
@@ -350,7 +351,7 @@ fn producer_sentence(
     );
     if in_step {
         text.push_str(&format!(
-            "; Keras runs the input's GetNext inside its compiled step, so {} (from {} on, the producer is taken to be the bottleneck)",
+            "; the compiled step (Keras's, or a tf.function given an iterator) runs the input's GetNext inside it, so {} (from {} on, the producer is taken to be the bottleneck)",
             if share >= th::ATTACH_PRODUCER_BUSY {
                 "the producer never caught up, and a moment of the step with no TF kernel busy is a wait for it"
             } else {

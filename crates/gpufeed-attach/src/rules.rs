@@ -129,9 +129,55 @@ pub(crate) const KERAS_STEPS: &[&str] = &[
     "/keras/engine/training.py",
 ];
 
+/// The user's own compiled step that pulls its input: a `tf.function` of the user's code,
+/// called with an iterator (`train_step(train_iterator)` with `next(iterator)` inside, as
+/// TensorFlow's custom and distributed training loops write it). Not a file: the
+/// [`Matcher::StepInput`] rule with these `steps` matches [`own_step`] instead.
+pub(crate) const OWN_STEP: &[&str] = &["<a tf.function of the user's code given an iterator>"];
+
 /// A frame of a TensorFlow function being executed natively (`quick_execute`): below it,
 /// the thread runs no Python until the function returns.
 const IN_TF_FUNCTION: &str = "/tensorflow/python/eager/execute.py";
+
+/// Whether a stack runs a TensorFlow function from the user's code at all: where the
+/// sampler reads the threads beside it, for [`own_step`] to judge.
+pub(crate) fn in_tf_function(frames: &[Frame]) -> bool {
+    frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION))
+        && frames.iter().any(|f| is_user_file(&f.filename))
+}
+
+/// Whether a stack runs the user's own `tf.function` given an iterator, which then pulls
+/// its batch inside, where no Python frame shows the wait: the innermost frame of the
+/// user's code calls something with an argument named like an iterator (`iterator`,
+/// `train_iter`, `dist_iterator`, `it`, `iter(ds)`). A step given a batch (`for x in ds:
+/// train_step(x)`) waits in the loop's `for` line instead, which the rules above read.
+pub(crate) fn own_step(frames: &[Frame], line: &mut impl FnMut(&Frame) -> Option<String>) -> bool {
+    if !frames.iter().any(|f| f.filename.contains(IN_TF_FUNCTION)) {
+        return false;
+    }
+    let Some(caller) = frames.iter().find(|f| is_user_file(&f.filename)) else {
+        return false;
+    };
+    line(caller).is_some_and(|t| calls_with_iterator(&t))
+}
+
+/// `loss = train_step(train_iterator)`, `step(iter(ds))`: a call whose argument is named
+/// like an iterator or is `iter(...)`.
+fn calls_with_iterator(text: &str) -> bool {
+    let Some(open) = text.find('(') else {
+        return false;
+    };
+    let args = &text[open + 1..];
+    if args.contains("iter(") {
+        return true;
+    }
+    args.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let w = w.to_ascii_lowercase();
+            w == "it" || w.ends_with("iter") || w.ends_with("iterator")
+        })
+}
 
 /// Whether a stack runs a TensorFlow function inside one of the compiled steps `steps`
 /// (a frame of one of them above [`IN_TF_FUNCTION`]): where [`Matcher::StepInput`]
@@ -250,6 +296,24 @@ pub const RULES: &[Rule] = &[
         },
         what: "Keras's compiled step, idle, where sampling cannot tell a wait for input from a wait for the GIL or from tf.data's own work",
         source: "tf.data runs its ops on the same unnamed native threads as the step's kernels, so with an input of TF ops only the threads on the CPU cannot say which of the two runs (the TF Profiler's input-pipeline analyzer can); a thread returning from the function waits for the GIL while a producer holds it (CPython ceval_gil.c: a waiter asks for it after the 5 ms switch interval), which looks the same as waiting for the batch",
+    },
+    Rule {
+        class: Class::DataWait,
+        matcher: Matcher::StepInput {
+            steps: OWN_STEP,
+            waiting: true,
+        },
+        what: "your tf.function given an iterator, waiting for its input: its Python producer runs while no TF kernel does",
+        source: "TensorFlow's custom training loops (tf.distribute: `@tf.function def train_step(iterator): ... next(iterator)`) pull the batch inside the function, so the wait has no Python frame, as in Keras's step; read the same way, through the threads beside it",
+    },
+    Rule {
+        class: Class::Other,
+        matcher: Matcher::StepInput {
+            steps: OWN_STEP,
+            waiting: false,
+        },
+        what: "your tf.function given an iterator, idle, where sampling cannot tell a wait for input from a wait for the GIL or from tf.data's own work",
+        source: "as for Keras's compiled step: tf.data's ops run on the step's own native threads, and a thread returning from the function waits for the GIL while a producer holds it",
     },
     Rule {
         class: Class::CheckpointLogging,
@@ -495,7 +559,12 @@ pub fn classify_in(
             }),
             Matcher::ActiveUserLeaf => active && leaf_user.is_some(),
             Matcher::StepInput { steps, waiting } => {
-                let in_step = !active && in_step(frames, steps);
+                let in_step = !active
+                    && if std::ptr::eq(steps, OWN_STEP) {
+                        own_step(frames, &mut line)
+                    } else {
+                        in_step(frames, steps)
+                    };
                 // A TF kernel on the CPU, or a producer with nothing to make (its prefetch
                 // buffer full), is the step computing: neither rule, the compute rules
                 // below decide. Else the step waits for its input unless another thread
@@ -643,5 +712,57 @@ mod tests {
         for r in RULES {
             assert!(!r.source.is_empty() && !r.what.is_empty());
         }
+    }
+
+    #[test]
+    fn own_tf_function_given_an_iterator_is_a_step_that_pulls_its_input() {
+        let frames = |caller: i32| {
+            vec![
+                frame(
+                    "quick_execute",
+                    &format!("{SITE}/tensorflow/python/eager/execute.py"),
+                    53,
+                ),
+                frame(
+                    "__call__",
+                    &format!(
+                        "{SITE}/tensorflow/python/eager/polymorphic_function/polymorphic_function.py"
+                    ),
+                    833,
+                ),
+                frame("<module>", "/home/a/train.py", caller),
+            ]
+        };
+        let text: &'static [(i32, &'static str)] = &[
+            (20, "loss = train_step(train_iterator)"),
+            (21, "loss = train_step(batch)"),
+            (22, "out = step(iter(ds))"),
+        ];
+        let idle = Context {
+            native_on_cpu: Some(false),
+            producer_working: Some(true),
+            gil_elsewhere: false,
+        };
+        let class =
+            |line: i32, ctx: Context| classify_in(&frames(line), false, ctx, lines(text)).class;
+        assert_eq!(class(20, idle), Class::DataWait);
+        assert_eq!(class(22, idle), Class::DataWait);
+        // Given a batch, the step has its input: the loop's `for` line shows any wait.
+        assert_ne!(class(21, idle), Class::DataWait);
+        // A TF kernel busy: the step computes.
+        let busy = Context {
+            native_on_cpu: Some(true),
+            ..idle
+        };
+        assert_ne!(class(20, busy), Class::DataWait);
+        // Another thread holds the GIL: it cannot be told.
+        let gil = Context {
+            gil_elsewhere: true,
+            ..idle
+        };
+        assert_eq!(class(20, gil), Class::Other);
+        assert!(in_tf_function(&frames(21)));
+        assert!(calls_with_iterator("x = f(dist_iterator)"));
+        assert!(!calls_with_iterator("x = f(iterations, n_items)"));
     }
 }

@@ -258,9 +258,10 @@ impl Spied {
             Ok(traces) => {
                 // Only where a rule reads them: the look costs a sleep and two reads of
                 // every thread, and a plain TF loop needs neither.
-                let in_step = traces
-                    .iter()
-                    .any(|t| rules::in_step(&t.frames, rules::KERAS_STEPS));
+                let in_step = traces.iter().any(|t| {
+                    rules::in_step(&t.frames, rules::KERAS_STEPS)
+                        || rules::in_tf_function(&t.frames)
+                });
                 if in_step && let Some(r) = procs::cpu_during(self.rec.pid, RUNNING_LOOK) {
                     let pid = self.rec.pid;
                     let kernels = r
