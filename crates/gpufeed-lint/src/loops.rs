@@ -700,8 +700,12 @@ fn reduction_in_condition(
 /// A period whose default is 1 (`if step % FLAGS.steps_per_log == 0:` with
 /// `DEFINE_integer("steps_per_log", 1, ...)`, in `defaults` as its [`default_mark`]) is
 /// every step.
-fn periodic(node: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
-    if accumulation_gate(node, src) {
+///
+/// A gate that steps an optimizer is an accumulation gate only when it holds the loop's one
+/// optimizer step: beside another one outside it (a GAN's discriminator stepped every
+/// iteration, the generator under `% n_critic`), it is a periodic update like any other.
+fn periodic(node: Node<'_>, scope: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
+    if accumulation_gate(node, src) && !steps_outside(scope, node, src) {
         return false;
     }
     node.child_by_field_name("condition").is_some_and(|c| {
@@ -1084,6 +1088,21 @@ pub(super) fn eval_only_branches(node: Node<'_>, src: &str) -> Vec<(usize, usize
     }
 }
 
+/// Whether `scope` steps an optimizer outside `gate` (not in nested functions).
+fn steps_outside(scope: Node<'_>, gate: Node<'_>, src: &str) -> bool {
+    let mut steps = false;
+    ast::walk(scope, &mut |n| {
+        if n.id() == gate.id() || (n.id() != scope.id() && ast::is_scope(n)) {
+            return false;
+        }
+        if n.kind() == "call" {
+            steps |= steps_optimizer(n, src) || ast::method(n, src) == Some("apply_gradients");
+        }
+        !steps
+    });
+    steps
+}
+
 /// An `if` whose body steps an optimizer (`optimizer.step()`, `scaler.step(opt)`,
 /// `apply_gradients`). Its condition's names do not decide: `global_step % (save_every *
 /// grad_accumulation_steps)` gates a checkpoint, not the optimizer.
@@ -1154,7 +1173,7 @@ fn per_step_calls_within<'t>(
             return false;
         }
         if n.kind() == "if_statement"
-            && (periodic(n, src, opt_in)
+            && (periodic(n, body, src, opt_in)
                 || crate::model::memo_fill(n, src)
                 || fallback_of_given(n, src, opt_in)
                 || opt_in_gate(n, src, opt_in)

@@ -2397,6 +2397,15 @@ impl<'a, 't> Project<'a, 't> {
                 ranges.push((fi, (0, f.src.len(), why)));
                 continue;
             }
+            let trains_elsewhere = loops.iter().any(|&(li, _)| {
+                li != fi
+                    && evaluation_script(self.files[li].rel).is_none()
+                    && test_or_example(self.files[li].rel).is_none()
+            });
+            if let Some(why) = evaluation_script(f.rel).filter(|_| trains_elsewhere) {
+                ranges.push((fi, (0, f.src.len(), why)));
+                continue;
+            }
             let writers = data_writers(f);
             if writers.is_empty() {
                 continue;
@@ -3607,6 +3616,15 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
         .filter(|f| is_training_script(f.rel) && (!f.training_loops.is_empty() || calls_fit(f)))
         .filter_map(|f| f.rel.parent())
         .collect();
+    // Evaluation scripts are off the path where another file trains.
+    let trains_elsewhere = |me: &File<'_>| {
+        files.iter().any(|f| {
+            !std::ptr::eq(f, me)
+                && evaluation_script(f.rel).is_none()
+                && test_or_example(f.rel).is_none()
+                && (!f.training_loops.is_empty() || calls_fit(f))
+        })
+    };
     for f in files {
         out.evals.push(f.eval_loaders.clone());
         let why = test_or_example(f.rel)
@@ -3614,7 +3632,8 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
                 !(why.starts_with("in an example")
                     && f.rel.parent().is_some_and(|d| training_folders.contains(d)))
             })
-            .or_else(|| inference_script(f));
+            .or_else(|| inference_script(f))
+            .or_else(|| evaluation_script(f.rel).filter(|_| trains_elsewhere(f)));
         out.file.push(why);
         let mut mains = Vec::new();
         let mut c = f.root.walk();
@@ -3921,6 +3940,20 @@ fn is_main_check(cond: Node<'_>, src: &str) -> bool {
 }
 
 /// Why a file is a test or an example, from its path inside the linted folder.
+/// Why a file is an evaluation script, by its name: its first word is `eval`, `evaluate`
+/// or `evaluation` (dino's `eval_linear.py`, `eval_knn.py`): a protocol run by hand on a
+/// trained model, even where it fits a small head. Only where another file trains.
+fn evaluation_script(rel: &Path) -> Option<String> {
+    let stem = rel.file_stem()?.to_string_lossy().to_ascii_lowercase();
+    let first = stem.split(|c: char| !c.is_ascii_alphanumeric()).next()?;
+    matches!(first, "eval" | "evaluate" | "evaluation").then(|| {
+        format!(
+            "in an evaluation script (`{}`), run by hand on a trained model, not the training run",
+            rel.display()
+        )
+    })
+}
+
 /// Why a file is an inference script: its name says so (`inference.py`, `infer_wav.py`,
 /// `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`) and it runs no training loop and
 /// no `.fit`. A model wrapped in `DataParallel` or a loader built there does not feed

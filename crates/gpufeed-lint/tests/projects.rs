@@ -755,3 +755,20 @@ fn text_iterators_and_functions_only_opt_in_code_calls() {
 fn fixed_filters_per_item_and_random_ones() {
     check("filters-per-item");
 }
+
+/// A generator updated under `% n_critic` beside a discriminator stepped every iteration
+/// is periodic (its logging every 5th step); a gate that holds the loop's one optimizer
+/// step is gradient accumulation, every optimizer step (issue 44, the sixth held-out set:
+/// stargan).
+#[test]
+fn a_critic_gate_beside_another_step_is_periodic() {
+    check("critic-steps");
+}
+
+/// An evaluation script (`eval_linear.py`) fitting a head after training, and what only it
+/// calls, is not the training run where another file trains (issue 44, the sixth held-out
+/// set: dino).
+#[test]
+fn evaluation_scripts_are_not_the_training_run() {
+    check("eval-scripts");
+}
