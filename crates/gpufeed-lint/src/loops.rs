@@ -887,6 +887,103 @@ fn opt_in_value(value: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
     }
 }
 
+/// The branches of an `if` the flags' defaults never take, with the condition that rules
+/// each out: the body of an `if`/`elif` on a flag off by default (or `flag == v` with
+/// another default), and every branch after one a default takes (`if args.mode ==
+/// "single": ... else: ...` with `default="single"`: the `else`).
+pub(super) fn flag_off_branches<'s>(
+    node: Node<'_>,
+    src: &'s str,
+    opt_in: &HashSet<String>,
+) -> Vec<(usize, usize, &'s str)> {
+    let mut out = Vec::new();
+    if node.kind() != "if_statement" || opt_in.is_empty() {
+        return out;
+    }
+    let Some(cond) = node.child_by_field_name("condition") else {
+        return out;
+    };
+    let range = |b: Node<'_>| (b.start_byte(), b.end_byte());
+    // `if a: ... elif b: ... else: raise ...`: the run must choose one of the flags, so
+    // none of the branches is an opt-in the defaults leave out.
+    let required = {
+        let mut c = node.walk();
+        node.children_by_field_name("alternative", &mut c)
+            .filter(|a| a.kind() == "else_clause")
+            .any(|a| {
+                let mut w = a.walk();
+                a.named_children(&mut w)
+                    .find(|b| b.kind() == "block")
+                    .is_some_and(|b| ends_the_run(b, src))
+            })
+    };
+    let opt_in_condition = |c: Node<'_>, src: &str, opt_in: &HashSet<String>| {
+        !required && opt_in_condition(c, src, opt_in)
+    };
+    if opt_in_condition(cond, src, opt_in)
+        && let Some(b) = node.child_by_field_name("consequence")
+    {
+        let (s, e) = range(b);
+        out.push((s, e, text(cond, src)));
+    }
+    // The condition the defaults take, once one is found: every later branch is off.
+    let mut taken = (holds_by_default(cond, src, opt_in) == Some(true)).then(|| text(cond, src));
+    let mut c = node.walk();
+    for alt in node.children_by_field_name("alternative", &mut c) {
+        let body = alt.child_by_field_name("consequence").or_else(|| {
+            let mut w = alt.walk();
+            alt.named_children(&mut w).find(|b| b.kind() == "block")
+        });
+        let Some(body) = body else { continue };
+        let (s, e) = range(body);
+        if let Some(t) = taken {
+            out.push((s, e, t));
+            continue;
+        }
+        if alt.kind() == "elif_clause"
+            && let Some(ec) = alt.child_by_field_name("condition")
+        {
+            if opt_in_condition(ec, src, opt_in) {
+                out.push((s, e, text(ec, src)));
+            }
+            if holds_by_default(ec, src, opt_in) == Some(true) {
+                taken = Some(text(ec, src));
+            }
+        }
+    }
+    out
+}
+
+/// An `if` whose body ends the run (`if not math.isfinite(loss.item()): print(...);
+/// sys.exit(1)`, dino's): the body runs at most once, whatever it reads; its test runs
+/// every step.
+fn ends_run_when_taken(node: Node<'_>, src: &str) -> bool {
+    node.child_by_field_name("consequence")
+        .is_some_and(|b| ends_the_run(b, src))
+}
+
+/// A block that ends the run: its last statement raises, or calls `sys.exit`, `exit`,
+/// `quit` or `parser.error`.
+fn ends_the_run(block: Node<'_>, src: &str) -> bool {
+    let mut c = block.walk();
+    block
+        .named_children(&mut c)
+        .filter(|s| s.kind() != "comment")
+        .last()
+        .is_some_and(|last| {
+            last.kind() == "raise_statement"
+                || (last.kind() == "expression_statement"
+                    && last.named_child(0).is_some_and(|call| {
+                        call.kind() == "call"
+                            && call.child_by_field_name("function").is_some_and(|f| {
+                                let t = text(f, src);
+                                matches!(t, "sys.exit" | "exit" | "quit" | "os._exit")
+                                    || t.ends_with(".error")
+                            })
+                    }))
+        })
+}
+
 /// The byte range of the body of an `if` on an opt-in flag ([`opt_in_gate`]): work there
 /// runs only when the user turns the flag on.
 pub(super) fn opt_in_body(
@@ -921,21 +1018,42 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
         "identifier" => Some(text(left, src)),
         _ => None,
     };
-    let flag = flag.filter(|_| matches!(right.kind(), "string" | "integer"))?;
-    let value = literal_value(text(right, src));
+    // `flag in ["CelebA", "RaFD"]`: a list or tuple of literals.
+    let listed: Option<Vec<&str>> = matches!(right.kind(), "list" | "tuple")
+        .then(|| {
+            let mut w = right.walk();
+            right
+                .named_children(&mut w)
+                .map(|v| {
+                    matches!(v.kind(), "string" | "integer").then(|| literal_value(text(v, src)))
+                })
+                .collect()
+        })
+        .flatten();
+    let flag = flag.filter(|_| matches!(right.kind(), "string" | "integer") || listed.is_some())?;
     let prefix = default_mark(flag, "");
     let mut defaults = marks.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
     let (Some(default), None) = (defaults.next(), defaults.next()) else {
         return None;
     };
     let mut c2 = c.walk();
-    let op = c
+    let ops: Vec<&str> = c
         .children(&mut c2)
-        .find(|o| !o.is_named())
-        .map(|o| text(o, src));
-    match op {
-        Some("==") => Some(value == default),
-        Some("!=") => Some(value != default),
+        .filter(|o| !o.is_named())
+        .map(|o| text(o, src))
+        .collect();
+    if let Some(values) = listed {
+        let member = values.contains(&default);
+        return match ops.as_slice() {
+            ["in"] => Some(member),
+            ["not", "in"] | ["not in"] => Some(!member),
+            _ => None,
+        };
+    }
+    let value = literal_value(text(right, src));
+    match ops.as_slice() {
+        ["=="] => Some(value == default),
+        ["!="] => Some(value != default),
         _ => None,
     }
 }
@@ -1174,6 +1292,7 @@ fn per_step_calls_within<'t>(
         }
         if n.kind() == "if_statement"
             && (periodic(n, body, src, opt_in)
+                || ends_run_when_taken(n, src)
                 || crate::model::memo_fill(n, src)
                 || fallback_of_given(n, src, opt_in)
                 || opt_in_gate(n, src, opt_in)

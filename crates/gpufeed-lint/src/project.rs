@@ -2464,17 +2464,14 @@ impl<'a, 't> Project<'a, 't> {
         if !self.opt_in.is_empty() {
             for (fi, f) in self.files.iter().enumerate() {
                 ast::walk(f.root, &mut |n| {
-                    if let Some((s, e)) = loops::opt_in_body(n, f.src, &self.opt_in)
-                        && let Some(cond) = n.child_by_field_name("condition")
-                    {
+                    for (s, e, cond) in loops::flag_off_branches(n, f.src, &self.opt_in) {
                         ranges.push((
                             fi,
                             (
                                 s,
                                 e,
                                 format!(
-                                    "under `if {}:` ({}:{}), a flag off unless the run turns it on",
-                                    text(cond, f.src),
+                                    "on a branch the flags' defaults do not take (`{cond}`, {}:{})",
                                     f.rel.display(),
                                     n.start_position().row + 1
                                 ),
@@ -2489,8 +2486,10 @@ impl<'a, 't> Project<'a, 't> {
         if ranges.is_empty() {
             return ranges;
         }
-        // The module-level functions and classes, and every use of their names.
+        // The module-level functions and classes, the classes' methods, and every use of
+        // their names.
         let mut candidates: Vec<(usize, Node<'t>, &'t str)> = Vec::new();
+        let mut methods: HashSet<usize> = HashSet::new();
         for (fi, f) in self.files.iter().enumerate() {
             let mut c = f.root.walk();
             for n in f.root.named_children(&mut c) {
@@ -2503,6 +2502,27 @@ impl<'a, 't> Project<'a, 't> {
                     && let Some(name) = def.child_by_field_name("name")
                 {
                     candidates.push((fi, def, text(name, f.src)));
+                }
+                // A class's methods called by name (`t.train_joint()`): not those a
+                // framework calls (they have no call of their own), nor dunders.
+                if def.kind() == "class_definition"
+                    && let Some(body) = def.child_by_field_name("body")
+                {
+                    let mut w = body.walk();
+                    for m in body.named_children(&mut w) {
+                        let m = if m.kind() == "decorated_definition" {
+                            m.child_by_field_name("definition").unwrap_or(m)
+                        } else {
+                            m
+                        };
+                        if m.kind() == "function_definition"
+                            && let Some(name) = m.child_by_field_name("name")
+                            && !text(name, f.src).starts_with("__")
+                        {
+                            methods.insert(m.id());
+                            candidates.push((fi, m, text(name, f.src)));
+                        }
+                    }
                 }
             }
         }
@@ -2549,7 +2569,18 @@ impl<'a, 't> Project<'a, 't> {
                     if ui == fi && s <= at && at < e {
                         continue;
                     }
-                    if !self.names_def(ui, id, fi) {
+                    // A method is named through an object (`t.train_joint`, `self.step`):
+                    // any use of its name counts, but another definition's name.
+                    let counts = if methods.contains(&def.id()) {
+                        !id.parent().is_some_and(|p| {
+                            matches!(p.kind(), "function_definition" | "class_definition")
+                                && p.child_by_field_name("name")
+                                    .is_some_and(|n| n.id() == id.id())
+                        })
+                    } else {
+                        self.names_def(ui, id, fi)
+                    };
+                    if !counts {
                         continue;
                     }
                     used = true;

@@ -737,10 +737,11 @@ fn a_module_never_called_runs_no_forward() {
 }
 
 /// torchtext's legacy iterators build each batch in the training thread (no workers); the
-/// one built only by a function that an `if` on flags off by default calls
-/// (`all((opt.train_path, opt.val_path))`, argparse naming `-train_path` by its short
-/// option) is off the default run, and a validation iterator is read at validation time
-/// (issue 44, the fifth held-out set: attention-is-all-you-need-pytorch).
+/// one built only by a function that an `if` on a flag off by default calls (`-bpe_cache`,
+/// argparse naming it by its short option) is off the default run; where the run must
+/// choose a source (`if all((a, b)): ... elif c: ... else: raise`) each is the training
+/// path; a validation iterator is read at validation time (issue 44, the fifth held-out
+/// set: attention-is-all-you-need-pytorch).
 #[test]
 fn text_iterators_and_functions_only_opt_in_code_calls() {
     check("opt-in-callers");
@@ -771,4 +772,21 @@ fn a_critic_gate_beside_another_step_is_periodic() {
 #[test]
 fn evaluation_scripts_are_not_the_training_run() {
     check("eval-scripts");
+}
+
+/// A method called only on branches the flags' defaults do not take (an `elif` on another
+/// `--dataset` value, the `else` after the default's own test) runs a training loop of
+/// another mode, not the default run's (issue 44, the sixth held-out set: stargan's
+/// `train_multi`).
+#[test]
+fn loops_of_modes_the_defaults_do_not_take() {
+    check("flag-modes");
+}
+
+/// The body of a guard that stops the run (`if not math.isfinite(loss.item()): ...;
+/// sys.exit(1)`, `raise`) runs at most once; its test runs every step (issue 44, the sixth
+/// held-out set: dino).
+#[test]
+fn a_guard_that_stops_the_run_reads_only_its_test_every_step() {
+    check("exit-branch");
 }
