@@ -1300,9 +1300,17 @@ fn per_step_calls_within<'t>(
         {
             // The test itself runs every step: `if opt.iterations.numpy() % 100 == 0:`
             // reads the device on each (CycleGAN-Tensorflow-2).
+            // A guard that stops the run is tested every step with whatever decides it
+            // (`if loss > max_loss: raise ...` reads the loss on the host).
+            let stops = ends_run_when_taken(n, src);
             if let Some(condition) = n.child_by_field_name("condition") {
                 ast::walk(condition, &mut |c| {
-                    if c.kind() == "call" {
+                    if c.kind() == "call"
+                        || (stops
+                            && ((c.kind() == "identifier" && deciding.contains(&c.id()))
+                                || c.kind() == "slice"
+                                || (c.kind() == "subscript" && maybe_mask_index(c))))
+                    {
                         calls.push((c, branch));
                     }
                     !ast::is_scope(c)
