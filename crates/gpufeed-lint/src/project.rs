@@ -2097,6 +2097,18 @@ impl<'a, 't> Project<'a, 't> {
         {
             return (v.clone(), Some(d));
         }
+        // A parameter of the function (`def get_loader(..., num_workers=1)` called with
+        // `config.num_workers`): the project's one default of that name (the flag's),
+        // where the parameter's own default, if it has one, says the same.
+        if arg.kind() == "identifier"
+            && let Some(def) = ast::enclosing(self.files[fi].root, arg, "function_definition")
+            && let Some(own) = parameter_default(def, text(arg, src), src)
+            && let Some(d) = defaults::resolved(&self.defaults, text(arg, src))
+            && let Some(v) = &d.value
+            && own.as_deref().is_none_or(|o| o == v)
+        {
+            return (v.clone(), Some(d));
+        }
         // `hp.train.num_workers` where the config's sections disagree on `num_workers`
         // (`train` 0, `test` 8): the read's own keys pick one.
         let keys = defaults::setting_keys(arg, src);
@@ -3361,6 +3373,38 @@ fn call_at(root: Node<'_>, byte: usize) -> Option<Node<'_>> {
             return Some(n);
         }
         n = n.parent().filter(|p| p.start_byte() == byte)?;
+    }
+    None
+}
+
+/// Whether `name` is a parameter of `def`: `Some(its literal default)` (`None` inside
+/// when it has none, or one that is not a literal); `None` when it is no parameter.
+fn parameter_default(def: Node<'_>, name: &str, src: &str) -> Option<Option<String>> {
+    let params = def.child_by_field_name("parameters")?;
+    let mut c = params.walk();
+    for p in params.named_children(&mut c) {
+        match p.kind() {
+            "identifier" if text(p, src) == name => return Some(None),
+            "typed_parameter" => {
+                let mut w = p.walk();
+                if p.named_children(&mut w)
+                    .any(|n| n.kind() == "identifier" && text(n, src) == name)
+                {
+                    return Some(None);
+                }
+            }
+            "default_parameter" | "typed_default_parameter"
+                if p.child_by_field_name("name")
+                    .is_some_and(|n| text(n, src) == name) =>
+            {
+                return Some(
+                    p.child_by_field_name("value")
+                        .filter(|v| matches!(v.kind(), "integer" | "true" | "false" | "none"))
+                        .map(|v| text(v, src).to_owned()),
+                );
+            }
+            _ => {}
+        }
     }
     None
 }

@@ -790,3 +790,12 @@ fn loops_of_modes_the_defaults_do_not_take() {
 fn a_guard_that_stops_the_run_reads_only_its_test_every_step() {
     check("exit-branch");
 }
+
+/// `num_workers` passed down as a parameter of the loader's builder is judged by the
+/// flag of that name where the parameter's own default agrees (one worker decoding every
+/// image); where they disagree it is left unjudged (issue 44, the sixth held-out set:
+/// stargan's `get_loader`).
+#[test]
+fn workers_through_a_builders_parameter() {
+    check("workers-parameter");
+}
