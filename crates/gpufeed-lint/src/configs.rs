@@ -14,8 +14,13 @@ use crate::defaults::DefaultValue;
 
 /// Config files larger than this are data (a vocabulary, a manifest), not settings.
 const MAX_CONFIG_FILE_BYTES: u64 = 256 * 1024;
+/// JSON files larger than this are data too: a JSON config is a few KiB.
+const MAX_JSON_CONFIG_BYTES: u64 = 64 * 1024;
 /// At most this many config files are read per lint run.
 const MAX_CONFIG_FILES: usize = 200;
+/// And at most this many bytes of them in all, so that a folder of annotation files does
+/// not slow the lint down.
+const MAX_CONFIG_BYTES_TOTAL: usize = 4 * 1024 * 1024;
 
 /// One scalar of a config file: its key's last name, its value as a Python literal, and
 /// where it is (`config/config.yaml:27`).
@@ -30,10 +35,20 @@ impl Configs {
     /// YAML or JSON, or too large, is skipped: it holds no settings the rules can use.
     pub(crate) fn read(files: &[(PathBuf, PathBuf)]) -> Self {
         let mut leaves = Vec::new();
+        let mut total = 0;
         for (path, rel) in files.iter().take(MAX_CONFIG_FILES) {
-            let Ok(Ok(bytes)) = read_capped(path, MAX_CONFIG_FILE_BYTES) else {
+            let cap = if path.extension().is_some_and(|e| e == "json") {
+                MAX_JSON_CONFIG_BYTES
+            } else {
+                MAX_CONFIG_FILE_BYTES
+            };
+            let Ok(Ok(bytes)) = read_capped(path, cap) else {
                 continue;
             };
+            total += bytes.len();
+            if total > MAX_CONFIG_BYTES_TOTAL {
+                break;
+            }
             let Ok(text) = String::from_utf8(bytes) else {
                 continue;
             };

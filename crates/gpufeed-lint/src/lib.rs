@@ -50,8 +50,9 @@
 //! rules and `host-tensor-in-forward` / `cache-key-never-hits` skip such paths too, and an
 //! attribute that is such a flag under another name (`self.is_mixup = bool(mixup)`).
 //!
-//! **Config files.** The YAML and JSON files of a linted folder (`*.yaml`, `*.yml`,
-//! `*.json` up to 256 KiB; a stream of `---` documents read section by section) give
+//! **Config files.** The YAML and JSON files of a linted folder (`*.yaml`, `*.yml` up to
+//! 256 KiB, `*.json` up to 64 KiB, 4 MiB in all; a stream of `---` documents read section
+//! by section) give
 //! defaults too, by key: `num_workers=hp.train.num_workers` or
 //! `cfg["train"]["num_workers"]` is judged by the config's `train.num_workers` (the read's
 //! own keys pick the section where sections disagree), `device: cuda` there makes the
