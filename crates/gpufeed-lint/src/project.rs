@@ -2374,7 +2374,31 @@ impl<'a, 't> Project<'a, 't> {
     /// function and class whose every use (a call, or its name passed on: `ds.map(log_mel)`)
     /// lies in such code, to a fixed point. Its per-item and per-step work runs once per
     /// item of the preprocessing, not every epoch. `loops` are the training loops found.
+    ///
+    /// Branches the flags' defaults do not take seed the walk too, unless that would leave
+    /// the project no training loop on the path: then the run must set the flags to train
+    /// at all (a `--mode` whose default is `test`), and their branches are the training.
     fn one_off(&self, loops: &[(usize, (usize, usize))]) -> Vec<(usize, (usize, usize, String))> {
+        let ranges = self.one_off_with(loops, true);
+        let all_off = !loops.is_empty()
+            && loops.iter().all(|&(li, (ls, _))| {
+                ranges
+                    .iter()
+                    .any(|&(ri, (s, e, _))| ri == li && s <= ls && ls < e)
+            });
+        if all_off {
+            self.one_off_with(loops, false)
+        } else {
+            ranges
+        }
+    }
+
+    /// [`Project::one_off`], with or without the flags' branches as seeds.
+    fn one_off_with(
+        &self,
+        loops: &[(usize, (usize, usize))],
+        flags: bool,
+    ) -> Vec<(usize, (usize, usize, String))> {
         let trains = |fi: usize, s: usize, e: usize| {
             loops
                 .iter()
@@ -2473,7 +2497,7 @@ impl<'a, 't> Project<'a, 't> {
         // with the defaults either. They seed the walk; their own findings are judged where
         // they are (the per-step rules skip such bodies already).
         let seeds = ranges.len();
-        if !self.opt_in.is_empty() {
+        if flags && !self.opt_in.is_empty() {
             for (fi, f) in self.files.iter().enumerate() {
                 ast::walk(f.root, &mut |n| {
                     for (s, e, cond) in loops::flag_off_branches(n, f.src, &self.opt_in) {

@@ -799,3 +799,10 @@ fn a_guard_that_stops_the_run_reads_only_its_test_every_step() {
 fn workers_through_a_builders_parameter() {
     check("workers-parameter");
 }
+
+/// A script that trains nothing with its defaults (`--mode` defaulting to `test`): the
+/// branch the user picks to train is the training run, not a mode the defaults leave out.
+#[test]
+fn a_mode_the_run_must_pick_to_train_is_the_training() {
+    check("mode-required");
+}
