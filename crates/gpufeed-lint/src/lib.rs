@@ -39,9 +39,13 @@
 //! body of a class's `training_step` method (PyTorch Lightning runs it for every batch) is
 //! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every
 //! N steps and is not reported by the loop rules, unless N's default is 1 (a flag, a
-//! constructor or config field, or a config file's `log_interval: 1`: every step), or it is a gradient-accumulation gate
-//! (its body steps an optimizer: `if (i + 1) % accum_grad == 0: optimizer.step()` runs at
-//! every optimizer step, every step with an accumulation of 1). Nor is code under an `if` on
+//! constructor or config field, or a config file's `log_interval: 1`: every step), or it is
+//! a gradient-accumulation gate (its body steps an optimizer: `if (i + 1) % accum_grad ==
+//! 0: optimizer.step()` runs at every optimizer step, every step with an accumulation of
+//! 1), where that is the loop's one optimizer step; beside another step outside it, as a
+//! GAN's generator under `% n_critic`, the gate is periodic. The body of an `if` that stops
+//! the run (`raise`, `sys.exit`) runs at most once, its test every step. An evaluation
+//! script (`eval_*.py`) is not the training run where another file trains. Nor is code under an `if` on
 //! a command-line flag that is off unless given (`if args.sync_step:` with
 //! `add_argument("--sync-step", action="store_true")`, or `default=False` / `None` / `0`,
 //! alone or in an `and`), or on a constructor parameter or config-class field that is
