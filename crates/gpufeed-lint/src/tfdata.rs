@@ -724,6 +724,13 @@ impl<'t> Tf<'_, 't> {
                 op_name = "prefetch_to_device".to_owned();
             } else if inner.ends_with(".copy_to_device") {
                 op_name = "copy_to_device".to_owned();
+            } else if inner.ends_with(".bucket_by_sequence_length")
+                || inner.ends_with(".dense_to_ragged_batch")
+                || inner.ends_with(".dense_to_sparse_batch")
+            {
+                // `ds.apply(tf.data.experimental.bucket_by_sequence_length(...))`: a batch,
+                // as the method of the same name is (TransformerTTS' buckets).
+                op_name = "bucket_by_sequence_length".to_owned();
             }
         }
         let mut random = false;

@@ -806,3 +806,11 @@ fn workers_through_a_builders_parameter() {
 fn a_mode_the_run_must_pick_to_train_is_the_training() {
     check("mode-required");
 }
+
+/// Batches made through `Dataset.apply(tf.data.experimental.bucket_by_sequence_length(...))`
+/// are batches: iterated without `prefetch`, the pipeline is reported; with it, not
+/// (issue 44, the sixth held-out set: TransformerTTS).
+#[test]
+fn batches_made_through_apply_are_batches() {
+    check("tf-apply-batch");
+}
