@@ -479,6 +479,13 @@ pub const RULES: &[Rule] = &[
         "delete it from the loop (synchronize only around timing code, every N steps)",
     ),
     rule(
+        "anomaly-detection-on",
+        Warning,
+        Lint,
+        "autograd's anomaly mode records a traceback for every operation of the forward pass and checks every gradient of the backward pass for NaN on the host, which makes each step several times slower (PyTorch docs: \"only enable it for debugging\")",
+        "remove `set_detect_anomaly(True)` / `detect_anomaly()` from training, or put it behind a debug flag that is off by default",
+    ),
+    rule(
         "sleep-in-loop",
         Warning,
         Lint,

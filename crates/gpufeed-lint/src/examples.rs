@@ -30,6 +30,7 @@ macro_rules! examples {
 }
 
 examples!(
+    "anomaly-detection-on",
     "cache-key-never-hits",
     "cuda-sync-in-loop",
     "decode-per-item",

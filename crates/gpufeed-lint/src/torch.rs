@@ -79,6 +79,22 @@ pub(super) fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
     out
 }
 
+/// `torch.autograd.set_detect_anomaly(True)` (also `mode=True`) or
+/// `torch.autograd.detect_anomaly()` (the context manager, on unless `False` is given):
+/// anomaly mode turned on by a literal, not by a flag.
+fn anomaly_mode_on(name: &str, call: Node<'_>, src: &str) -> bool {
+    let first = ast::positional(call, 0).or_else(|| ast::kwarg(call, "mode", src));
+    match name {
+        "torch.autograd.set_detect_anomaly" | "torch.autograd.anomaly_mode.set_detect_anomaly" => {
+            first.is_some_and(|a| a.kind() == "true")
+        }
+        "torch.autograd.detect_anomaly" | "torch.autograd.anomaly_mode.detect_anomaly" => {
+            first.is_none_or(|a| a.kind() == "true")
+        }
+        _ => false,
+    }
+}
+
 /// torchtext's legacy batch iterators (`torchtext.data.BucketIterator`, `Iterator`, their
 /// `.splits`, and the same under `torchtext.legacy.data`): batches made in the calling
 /// thread.
@@ -170,6 +186,7 @@ pub(super) fn check(
     let mut parallel = Vec::new();
     let mut trainer_args = Vec::new();
     let mut text_iterators = Vec::new();
+    let mut anomaly = Vec::new();
     let mut on_the_fly = None;
     let mut uses_cuda = false;
     ast::walk(file.root, &mut |n| {
@@ -194,6 +211,9 @@ pub(super) fn check(
                 }
                 if is_text_iterator(&name) {
                     text_iterators.push(n);
+                }
+                if anomaly_mode_on(&name, n, src) {
+                    anomaly.push(n);
                 }
                 if is_data_loader(&name, file.names.imports_torch)
                     || builds_loader_subclass(file.root, n, src, subclasses)
@@ -231,6 +251,19 @@ pub(super) fn check(
     }
     for call in trainer_args {
         trainer_loader(file, call, on_the_fly.as_deref());
+    }
+    for call in anomaly {
+        file.hit(
+            "anomaly-detection-on",
+            call,
+            format!(
+                "`{}` turns autograd's anomaly mode on for the steps it covers",
+                text(call, src).chars().take(60).collect::<String>()
+            ),
+            None,
+            "delete it, or guard it with a debug flag off by default: \
+             `torch.autograd.set_detect_anomaly(args.debug)`",
+        );
     }
     for call in text_iterators {
         let name = call
