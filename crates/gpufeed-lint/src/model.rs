@@ -448,6 +448,11 @@ pub(super) fn is_host_factory(name: &str) -> bool {
                 | "randn"
                 | "randint"
                 | "randperm"
+                | "hann_window"
+                | "hamming_window"
+                | "blackman_window"
+                | "bartlett_window"
+                | "kaiser_window"
         )
     })
 }
