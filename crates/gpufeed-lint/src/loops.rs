@@ -917,10 +917,8 @@ pub(super) fn flag_off_branches<'s>(
                     .is_some_and(|b| ends_the_run(b, src))
             })
     };
-    let opt_in_condition = |c: Node<'_>, src: &str, opt_in: &HashSet<String>| {
-        !required && opt_in_condition(c, src, opt_in)
-    };
-    if opt_in_condition(cond, src, opt_in)
+    let off = |c: Node<'_>| !required && opt_in_condition(c, src, opt_in);
+    if off(cond)
         && let Some(b) = node.child_by_field_name("consequence")
     {
         let (s, e) = range(b);
@@ -943,7 +941,7 @@ pub(super) fn flag_off_branches<'s>(
         if alt.kind() == "elif_clause"
             && let Some(ec) = alt.child_by_field_name("condition")
         {
-            if opt_in_condition(ec, src, opt_in) {
+            if off(ec) {
                 out.push((s, e, text(ec, src)));
             }
             if holds_by_default(ec, src, opt_in) == Some(true) {
@@ -1213,9 +1211,7 @@ fn steps_outside(scope: Node<'_>, gate: Node<'_>, src: &str) -> bool {
         if n.id() == gate.id() || (n.id() != scope.id() && ast::is_scope(n)) {
             return false;
         }
-        if n.kind() == "call" {
-            steps |= steps_optimizer(n, src) || ast::method(n, src) == Some("apply_gradients");
-        }
+        steps |= updates_weights(n, src);
         !steps
     });
     steps
@@ -1228,13 +1224,18 @@ fn accumulation_gate(node: Node<'_>, src: &str) -> bool {
     node.child_by_field_name("consequence").is_some_and(|body| {
         let mut steps = false;
         ast::walk(body, &mut |n| {
-            if n.kind() == "call" {
-                steps |= steps_optimizer(n, src) || ast::method(n, src) == Some("apply_gradients");
-            }
+            steps |= updates_weights(n, src);
             !steps && !ast::is_scope(n)
         });
         steps
     })
+}
+
+/// `optimizer.step()`, `scaler.step(opt)` or `opt.apply_gradients(...)`: a call that
+/// updates the weights.
+fn updates_weights(n: Node<'_>, src: &str) -> bool {
+    n.kind() == "call"
+        && (steps_optimizer(n, src) || ast::method(n, src) == Some("apply_gradients"))
 }
 
 /// Calls of a loop body (or a function body reached from it) in source order, with the
@@ -1290,27 +1291,22 @@ fn per_step_calls_within<'t>(
             }
             return false;
         }
+        let stops = n.kind() == "if_statement" && ends_run_when_taken(n, src);
         if n.kind() == "if_statement"
             && (periodic(n, body, src, opt_in)
-                || ends_run_when_taken(n, src)
+                || stops
                 || crate::model::memo_fill(n, src)
                 || fallback_of_given(n, src, opt_in)
                 || opt_in_gate(n, src, opt_in)
                 || training_test(n, src) == Some(false))
         {
             // The test itself runs every step: `if opt.iterations.numpy() % 100 == 0:`
-            // reads the device on each (CycleGAN-Tensorflow-2).
-            // A guard that stops the run is tested every step with whatever decides it
-            // (`if loss > max_loss: raise ...` reads the loss on the host).
-            let stops = ends_run_when_taken(n, src);
+            // reads the device on each (CycleGAN-Tensorflow-2). A guard that stops the run
+            // is tested every step with whatever decides it (`if loss > max_loss: raise
+            // ...` reads the loss on the host).
             if let Some(condition) = n.child_by_field_name("condition") {
                 ast::walk(condition, &mut |c| {
-                    if c.kind() == "call"
-                        || (stops
-                            && ((c.kind() == "identifier" && deciding.contains(&c.id()))
-                                || c.kind() == "slice"
-                                || (c.kind() == "subscript" && maybe_mask_index(c))))
-                    {
+                    if c.kind() == "call" || (stops && step_read(c, &deciding)) {
                         calls.push((c, branch));
                     }
                     !ast::is_scope(c)
@@ -1334,16 +1330,20 @@ fn per_step_calls_within<'t>(
                 open.push((block.start_byte(), block.end_byte()));
             }
         }
-        if n.kind() == "call"
-            || n.kind() == "slice"
-            || (n.kind() == "identifier" && deciding.contains(&n.id()))
-            || (n.kind() == "subscript" && maybe_mask_index(n))
-        {
+        if n.kind() == "call" || step_read(n, &deciding) {
             calls.push((n, branch));
         }
         true
     });
     calls
+}
+
+/// Besides calls, what a step reads that [`sync`] judges: a slice bound, a name that
+/// decides a branch, a subscript by a mask or a list.
+fn step_read(n: Node<'_>, deciding: &HashSet<usize>) -> bool {
+    n.kind() == "slice"
+        || (n.kind() == "identifier" && deciding.contains(&n.id()))
+        || (n.kind() == "subscript" && maybe_mask_index(n))
 }
 
 /// Marks, among the gates [`per_step_calls`] is given, a parameter the caller passed a

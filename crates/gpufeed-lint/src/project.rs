@@ -1044,7 +1044,7 @@ impl<'a, 't> Project<'a, 't> {
                 if let Some(step) = own
                     .iter()
                     .copied()
-                    .find(|c| self.reaches_step(fi, *c, 0, &mut walk))
+                    .find(|c| self.reaches_step(fi, *c, false, 0, &mut walk))
                 {
                     out.push((lp, step));
                 }
@@ -1053,33 +1053,17 @@ impl<'a, 't> Project<'a, 't> {
         out
     }
 
-    /// True when `call` runs a function of the project that steps an optimizer.
-    fn reaches_step(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk<'t>) -> bool {
-        if depth >= MAX_CALL_DEPTH {
-            return false;
-        }
-        for target in self.callees(fi, call) {
-            if !walk.enter(target) {
-                continue;
-            }
-            let tf = &self.files[target.file];
-            let calls = ast::calls_in(Self::body(target.def));
-            if calls
-                .iter()
-                .any(|c| loops::step_call(*c, tf.src, &tf.names))
-                || calls
-                    .iter()
-                    .any(|c| self.reaches_step(target.file, *c, depth + 1, walk))
-            {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// True when `call` runs a function of the project that trains: it steps an optimizer
-    /// or starts a `.fit(...)` (Lightning's `trainer.fit(model)` inside `main()`).
-    fn reaches_training(&self, fi: usize, call: Node<'t>, depth: u64, walk: &mut Walk<'t>) -> bool {
+    /// True when `call` runs a function of the project that steps an optimizer, or, with
+    /// `fit`, that starts a `.fit(...)` as well (Lightning's `trainer.fit(model)` inside
+    /// `main()`): a function that trains.
+    fn reaches_step(
+        &self,
+        fi: usize,
+        call: Node<'t>,
+        fit: bool,
+        depth: u64,
+        walk: &mut Walk<'t>,
+    ) -> bool {
         if depth >= MAX_CALL_DEPTH {
             return false;
         }
@@ -1090,10 +1074,11 @@ impl<'a, 't> Project<'a, 't> {
             let tf = &self.files[target.file];
             let calls = ast::calls_in(Self::body(target.def));
             if calls.iter().any(|c| {
-                ast::method(*c, tf.src) == Some("fit") || loops::step_call(*c, tf.src, &tf.names)
+                loops::step_call(*c, tf.src, &tf.names)
+                    || (fit && ast::method(*c, tf.src) == Some("fit"))
             }) || calls
                 .iter()
-                .any(|c| self.reaches_training(target.file, *c, depth + 1, walk))
+                .any(|c| self.reaches_step(target.file, *c, fit, depth + 1, walk))
             {
                 return true;
             }
@@ -2415,7 +2400,7 @@ impl<'a, 't> Project<'a, 't> {
                                 && c.start_byte() >= s
                                 && (ast::method(c, f.src) == Some("fit")
                                     || loops::step_call(c, f.src, &f.names)
-                                    || self.reaches_training(fi, c, 0, &mut walk));
+                                    || self.reaches_step(fi, c, true, 0, &mut walk));
                             !fit
                         });
                     }
@@ -2492,10 +2477,10 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
         }
-        // The bodies of `if`s on flags off unless given (`if all((opt.train_path,
-        // opt.val_path)):` with both `None` by default): what only they call does not run
-        // with the defaults either. They seed the walk; their own findings are judged where
-        // they are (the per-step rules skip such bodies already).
+        // The branches the flags' defaults do not take (`loops::flag_off_branches`): what
+        // only they call does not run with the defaults either. They seed the walk and are
+        // dropped from the result: their own findings are judged where they are (the
+        // per-step rules skip such bodies already).
         let seeds = ranges.len();
         if flags && !self.opt_in.is_empty() {
             for (fi, f) in self.files.iter().enumerate() {
@@ -2579,20 +2564,16 @@ impl<'a, 't> Project<'a, 't> {
         }
         // Each range's first reason: the seed's, not a chain of "used only by".
         let mut roots: Vec<String> = ranges.iter().map(|(_, (_, _, why))| why.clone()).collect();
-        let inside = |ranges: &[(usize, (usize, usize, String))],
-                      roots: &[String],
-                      fi: usize,
-                      byte: usize| {
+        let inside = |ranges: &[(usize, (usize, usize, String))], fi: usize, byte: usize| {
             ranges
                 .iter()
                 .position(|(ri, (s, e, _))| *ri == fi && *s <= byte && byte < *e)
-                .map(|k| roots[k].clone())
         };
         let mut done: HashSet<usize> = HashSet::new();
         for _ in 0..MAX_CALL_DEPTH {
             let mut grew = false;
             for (k, &(fi, def, name)) in candidates.iter().enumerate() {
-                if done.contains(&k) || inside(&ranges, &roots, fi, def.start_byte()).is_some() {
+                if done.contains(&k) || inside(&ranges, fi, def.start_byte()).is_some() {
                     continue;
                 }
                 let (s, e) = (def.start_byte(), def.end_byte());
@@ -2620,9 +2601,9 @@ impl<'a, 't> Project<'a, 't> {
                         continue;
                     }
                     used = true;
-                    match inside(&ranges, &roots, ui, at) {
-                        Some(w) => {
-                            why.get_or_insert(w);
+                    match inside(&ranges, ui, at) {
+                        Some(r) => {
+                            why.get_or_insert(r);
                         }
                         None => {
                             all = false;
@@ -2632,7 +2613,7 @@ impl<'a, 't> Project<'a, 't> {
                 }
                 if used
                     && all
-                    && let Some(w) = why
+                    && let Some(w) = why.map(|r| roots[r].clone())
                 {
                     ranges.push((
                         fi,
@@ -4038,7 +4019,6 @@ fn is_main_check(cond: Node<'_>, src: &str) -> bool {
         && parts.iter().any(|p| p == "\"__main__\"")
 }
 
-/// Why a file is a test or an example, from its path inside the linted folder.
 /// Why a file is an evaluation script, by its name: its first word is `eval`, `evaluate`
 /// or `evaluation` (dino's `eval_linear.py`, `eval_knn.py`): a protocol run by hand on a
 /// trained model, even where it fits a small head. Only where another file trains.
@@ -4080,6 +4060,7 @@ fn inference_script(f: &File<'_>) -> Option<String> {
     })
 }
 
+/// Why a file is a test or an example, from its path inside the linted folder.
 fn test_or_example(rel: &Path) -> Option<String> {
     let name = rel
         .file_name()
