@@ -44,10 +44,9 @@ pub enum TraceSource {
     Log {
         /// The file.
         path: PathBuf,
-        /// Its format, from its first non-empty line (`None`: empty or unreadable, and
-        /// the reader says why).
-        format: Option<TraceFormat>,
-        /// What its head said, passed to the reader so that it does not look again.
+        /// What its head said (its format, from its first non-empty line), passed to the
+        /// reader so that it does not look again; `None`: empty, unreadable or refused,
+        /// and the reader says why.
         sniffed: Option<Sniffed>,
         /// `--kind util|steps`, when given.
         kind: Option<TraceKind>,
@@ -66,13 +65,17 @@ impl TraceSource {
     /// Whether it is a step recording of the user's own loop (`StepTimer.save`).
     #[must_use]
     pub fn is_step_recording(&self) -> bool {
-        matches!(
-            self,
-            Self::Log {
-                format: Some(TraceFormat::PhaseSteps),
-                ..
-            }
-        )
+        self.log_format() == Some(TraceFormat::PhaseSteps)
+    }
+
+    /// A log's format, as its head says (`None` for a profiler trace, standard input, or
+    /// a log whose head says nothing).
+    #[must_use]
+    pub fn log_format(&self) -> Option<TraceFormat> {
+        match self {
+            Self::Log { sniffed, .. } => sniffed.map(|s| s.format),
+            _ => None,
+        }
     }
 }
 
@@ -107,7 +110,6 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
         return Ok(if log_kind.is_some() {
             TraceSource::Log {
                 path: path.to_owned(),
-                format: None,
                 sniffed: None,
                 kind: log_kind,
             }
@@ -153,7 +155,6 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
     }
     Ok(TraceSource::Log {
         path: path.to_owned(),
-        format,
         sniffed,
         kind: log_kind,
     })
@@ -225,7 +226,7 @@ mod tests {
         let gz = write(d, "trace", &[0x1f, 0x8b, 8, 0]);
         let json = write(d, "w0.pt.trace.json", b"{}");
         let fmt = |p: &Path| match detect(p, None).unwrap() {
-            TraceSource::Log { format, .. } => format.map(|f| f.describe()),
+            source @ TraceSource::Log { .. } => source.log_format().map(|f| f.describe()),
             TraceSource::Profiler { .. } => Some("profiler"),
             TraceSource::Stdin { .. } => Some("stdin"),
         };
@@ -241,7 +242,6 @@ mod tests {
         // `--kind` wins over the guess; what the head says is still passed on.
         let TraceSource::Log {
             path,
-            format,
             sniffed,
             kind,
         } = detect(&json, Some(Kind::Util)).unwrap()
@@ -249,14 +249,13 @@ mod tests {
             panic!("a log");
         };
         assert_eq!(
-            (path, format, kind),
+            (path, sniffed.map(|s| s.format), kind),
             (
                 json.clone(),
                 Some(TraceFormat::GpufeedJsonl),
                 Some(TraceKind::Util)
             )
         );
-        assert_eq!(sniffed.map(|s| s.format), Some(TraceFormat::GpufeedJsonl));
         assert_eq!(
             detect(&smi, Some(Kind::Tensorflow)).unwrap(),
             TraceSource::Profiler {
@@ -279,7 +278,6 @@ mod tests {
         };
         let told = TraceSource::Log {
             path,
-            format: Some(TraceFormat::NvidiaSmiCsv),
             sniffed: Some(Sniffed {
                 format: TraceFormat::NvidiaSmiCsv,
                 strong: true,

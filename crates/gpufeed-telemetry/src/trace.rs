@@ -169,11 +169,16 @@ impl Trace {
 /// Reads the trace in `path`, detecting its format (see the [module docs](self)); `kind`
 /// is `--kind`, and content that contradicts it is [`TraceError::WrongKind`].
 pub fn read_trace(path: &Path, kind: Option<TraceKind>) -> Result<Trace, TraceError> {
+    read_trace_from(open_log(path)?, path, kind)
+}
+
+/// A log file opened for its reader.
+fn open_log(path: &Path) -> Result<BufReader<std::fs::File>, TraceError> {
     // `TraceError::Io` names the path itself; fs-err would put it into the message a second
     // time, so this one open uses std directly.
     #[allow(clippy::disallowed_methods)]
     let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
-    read_trace_from(BufReader::with_capacity(256 * 1024, file), path, kind)
+    Ok(BufReader::with_capacity(256 * 1024, file))
 }
 
 /// A reader with the bytes already read put back in front of it.
@@ -339,14 +344,7 @@ pub fn read_trace_as(
     kind: Option<TraceKind>,
     sniffed: Sniffed,
 ) -> Result<Trace, TraceError> {
-    #[allow(clippy::disallowed_methods)]
-    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
-    read_sniffed(
-        BufReader::with_capacity(256 * 1024, file),
-        path,
-        kind,
-        sniffed,
-    )
+    read_sniffed(open_log(path)?, path, kind, sniffed)
 }
 
 /// The reader of the format `sniff` found, or `--kind` asked for where it can.

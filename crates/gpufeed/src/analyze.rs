@@ -115,7 +115,7 @@ const HTML: &str = "report.html";
 pub fn analyze(args: &AnalyzeArgs) -> Result<ExitCode> {
     check_usage(args)?;
     // The config read once for every stage: a bad one is one error, its warnings said once.
-    let training = crate::profile::training_config(args.inputs.config.as_deref())?;
+    let training = crate::precompute::training_config(args.inputs.config.as_deref())?;
     // The report folder first: a folder that cannot be made is exit code 2 before minutes
     // of work, not after.
     fs_err::create_dir_all(&args.out)

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 
+use gpufeed_analysis::config::TrainingConfig;
 use gpufeed_config::Config;
 use gpufeed_contract::{DatasetRead, Document, LeftOut, Precompute};
 use gpufeed_data::array_job;
@@ -20,30 +21,34 @@ use crate::cli::{DemoDataArgs, Format, MelArgs, PrecomputeArgs};
 use crate::printer;
 use crate::ui::Terminal;
 
-/// Loads `--config FILE` (defaults without one) and prints its warnings.
-pub fn load_config(path: Option<&Path>) -> Result<Config> {
-    let (config, warnings) = gpufeed_analysis::config::load(path)?;
+/// `--config FILE` read once for the whole command, its warnings said once on stderr
+/// (the defaults without one).
+pub(crate) fn training_config(path: Option<&Path>) -> Result<TrainingConfig> {
+    let (config, warnings) = TrainingConfig::read(path)?;
     for w in &warnings {
         printer::warn(w);
     }
     Ok(config)
 }
 
+/// Loads `--config FILE` (defaults without one) and prints its warnings.
+pub fn load_config(path: Option<&Path>) -> Result<Config> {
+    Ok(training_config(path)?.config())
+}
+
 /// Loads `--config FILE` as [`load_config`] does, and says once, on stderr, each key of it
 /// whose behaviour the cache will not have (`use_phonemes: true`, `trim_silence: true`, ...:
 /// `gpufeed_config::unhonoured`).
 fn load_config_for_cache(path: Option<&Path>) -> Result<Config> {
-    let (loaded, warnings) = gpufeed_analysis::config::load_source(path)?;
-    for w in &warnings {
-        printer::warn(w);
-    }
-    let Some(loaded) = loaded else {
-        return Ok(Config::default());
-    };
-    for hit in gpufeed_config::unhonoured::find(&loaded) {
+    let config = training_config(path)?;
+    for hit in config
+        .loaded()
+        .map(gpufeed_config::unhonoured::find)
+        .unwrap_or_default()
+    {
         printer::warn(&hit.to_string());
     }
-    Ok(loaded.config)
+    Ok(config.config())
 }
 
 /// `gpufeed demo-data DIR [--clips N] [--seed S]`.

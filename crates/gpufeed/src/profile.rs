@@ -4,28 +4,17 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use gpufeed_analysis::config::TrainingConfig;
 use gpufeed_analysis::profile::{self, DataSettings, StepSettings, step_text};
 
 use crate::cli::{ProfileDataArgs, ProfileStepArgs};
 use crate::printer;
 use crate::ui::Terminal;
 
-/// `--config FILE` read once for the whole command, its warnings said once on stderr
-/// (the defaults without one).
-pub(crate) fn training_config(path: Option<&std::path::Path>) -> Result<TrainingConfig> {
-    let (config, warnings) = TrainingConfig::read(path)?;
-    for w in &warnings {
-        printer::warn(w);
-    }
-    Ok(config)
-}
-
 fn data_settings(a: &ProfileDataArgs) -> Result<DataSettings> {
     Ok(DataSettings {
         data: a.data.clone(),
         cache: a.cache.clone(),
-        config: training_config(a.config.as_deref())?,
+        config: crate::precompute::training_config(a.config.as_deref())?,
         batch_size: a.batch_size,
         workers: a.workers,
         batches: a.batches,
@@ -37,7 +26,7 @@ fn data_settings(a: &ProfileDataArgs) -> Result<DataSettings> {
 fn step_settings(a: &ProfileStepArgs) -> Result<StepSettings> {
     Ok(StepSettings {
         data: a.data.clone(),
-        config: training_config(a.config.as_deref())?,
+        config: crate::precompute::training_config(a.config.as_deref())?,
         model: a.model.clone(),
         device: a.device.clone(),
         data_device: a.data_device.clone(),
