@@ -56,6 +56,7 @@ __all__ = [
     "StepTimer",
     "TraceError",
     "__version__",
+    "analyze",
     "attach",
     "errors",
     "load_config",
@@ -64,6 +65,53 @@ __all__ = [
     "precompute_shard",
     "schema",
 ]
+
+
+def analyze(
+    *,
+    data: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    code: str | os.PathLike[str] | None = None,
+    trace: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] = "gpufeed-report",
+    attach: int | None = None,
+    attach_duration: float = 10.0,
+    quick: bool = False,
+    demo: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Runs every stage of ``gpufeed analyze`` in this process (attach, demo data,
+    precompute, doctor, profile data, profile step, telemetry), ranks the causes of GPU
+    starvation, writes ``summary.md``, ``report.json`` and ``report.html`` into ``out``, and
+    returns the report's document (what ``report.json`` holds: ``verdict``, ``causes`` with
+    their fixes, ``stages``; ``gpufeed.schema("report")``).
+
+    The keyword arguments are the CLI's options: ``data`` your dataset, ``config`` your
+    training config, ``code`` your training code to lint, ``trace`` a GPU utilisation log,
+    a step recording of your own loop (``StepTimer.save``) or a profiler trace, ``attach``
+    the process id of a running job to sample first. With none of them, gpufeed's demo
+    runs (``demo=True`` runs it beside yours). ``progress`` writes each stage's outcome to
+    stderr. A stage that fails is recorded in the report; a path that does not exist, a
+    config that does not load or a report that cannot be written raises (``DataError`` and
+    its subclasses, ``ConfigError``). The GIL is released for the whole run.
+    """
+    path = _path
+    return _gpufeed.analyze_run(
+        path(out),
+        data=path(data),
+        config=path(config),
+        code=path(code),
+        trace=path(trace),
+        attach=None if attach is None else int(attach),
+        attach_duration=float(attach_duration),
+        quick=bool(quick),
+        demo=bool(demo),
+        progress=bool(progress),
+    )
+
+
+def _path(p: str | os.PathLike[str] | None) -> str | None:
+    return None if p is None else os.fspath(p)
 
 
 def attach(pid: int, *, duration: float = 10.0, rate: float = 100.0) -> AttachDocument:

@@ -22,6 +22,7 @@ __all__ = [
     "phase_steps_report",
     "phase_steps_save",
     "Monitor",
+    "analyze_run",
     "attach_run",
 ]
 
@@ -300,6 +301,19 @@ def precompute_run(
 ) -> PrecomputeReport: ...
 def load_config(path: str) -> ConfigDocument: ...
 def attach_run(pid: int, *, duration: float, rate: float) -> AttachDocument: ...
+def analyze_run(
+    out: str,
+    *,
+    data: str | None = None,
+    config: str | None = None,
+    code: str | None = None,
+    trace: str | None = None,
+    attach: int | None = None,
+    attach_duration: float = 10.0,
+    quick: bool = False,
+    demo: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]: ...
 def phase_steps_report(
     meta: dict[str, Any], steps: list[tuple[float, list[tuple[str, float]], int | None]]
 ) -> tuple[dict[str, Any], str]: ...

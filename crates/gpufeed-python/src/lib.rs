@@ -8,6 +8,8 @@
 //! - [`monitor`]: `Monitor`, GPU and host sampling on a Rust thread.
 //! - [`attach`]: `attach`, the Python stacks of another process sampled with
 //!   `gpufeed-attach`, in this process.
+//! - [`analyze`]: `analyze`, every stage of `gpufeed analyze` through `gpufeed-app`,
+//!   returning the report's document.
 //! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
 //! - `schema_text`: the JSON Schema of a document, as `gpufeed schema NAME` prints it.
 //!
@@ -18,6 +20,7 @@
 
 use pyo3::prelude::*;
 
+mod analyze;
 mod attach;
 mod cache;
 mod errors;
@@ -54,6 +57,7 @@ fn _gpufeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(schema_text, m)?)?;
+    analyze::register(m)?;
     attach::register(m)?;
     features::register(m)?;
     cache::register(m)?;

@@ -548,7 +548,7 @@ pub struct DemoDataArgs {
     /// Folder to create
     pub dir: PathBuf,
     /// Number of clips (the default makes two whole batches of the default batch_size, 56)
-    #[arg(long, default_value_t = crate::analyze::DEMO_CLIPS)]
+    #[arg(long, default_value_t = gpufeed_app::analyze::DEMO_CLIPS)]
     pub clips: usize,
     /// Random seed
     #[arg(long, default_value_t = 0)]

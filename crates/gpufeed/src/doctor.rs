@@ -1,40 +1,31 @@
 //! `gpufeed doctor`: GPU, host, storage, frameworks, environment, config, code and a short
 //! runtime check, as one findings report.
 //!
-//! The checks live in `gpufeed-doctor` (facts, then pure rules); this module gathers the
-//! arguments and the environment, runs them, adds the runtime check (a short run of the
-//! loader on the dataset's precomputed cache, which needs `gpufeed-data`), prints the report
-//! and maps it to the exit code: 0 nothing at error severity, 1 any error-severity finding,
+//! The checks are run by `gpufeed-app` (`doctor_run`: gpufeed-doctor's facts and rules, and
+//! the runtime check, a short run of the loader on the dataset's precomputed cache); this
+//! module prints the report and maps it to the exit code: 0 nothing at error severity, 1 any error-severity finding,
 //! 2 a path that cannot be read.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 
-use gpufeed_config::Config;
-use gpufeed_data::cache::{self, Cache, FeatureSettings};
-use gpufeed_data::loader::Loader;
-use gpufeed_doctor::runtime::{self, LoaderRun, RuntimeFacts};
-use gpufeed_doctor::{self as doctor, Check, Inputs, env, frameworks::Probe};
-use gpufeed_findings::Report;
-use gpufeed_findings::constants::RUNTIME_BATCHES;
+use gpufeed_app::doctor::{DoctorSettings, doctor_run};
 use gpufeed_findings::render::{DoctorText, Json, Markdown, Renderer};
 
 use crate::cli::{DoctorArgs, FindingsFormat};
 use crate::printer;
-use gpufeed_analysis::profile;
-use gpufeed_data::settings::cache_root;
-
-/// Environment variable naming the Python interpreter the frameworks are probed with.
-pub const PYTHON_ENV: &str = "GPUFEED_PYTHON";
 
 /// `gpufeed doctor [--config FILE] [--data DIR] [--code DIR] [--format text|json|markdown]`.
 pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
-    let run = doctor_report(args, &mut |step| printer::note(&format!("doctor: {step}")))?;
+    let settings = DoctorSettings {
+        config: args.inputs.config.clone(),
+        data: args.inputs.data.clone(),
+        code: args.inputs.code.clone(),
+    };
+    let run = doctor_run(&settings, &mut |step| {
+        printer::note(&format!("doctor: {step}"));
+    })?;
     let report = run.report;
     let text = match args.format {
         FindingsFormat::Text => DoctorText {
@@ -46,168 +37,4 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
     };
     printer::data(&text)?;
     Ok(ExitCode::from(report.exit_code()))
-}
-
-/// What the doctor found: the report, the checks it skipped (with the reason) and the
-/// facts it collected (`analyze` quotes the storage speeds).
-#[derive(Debug)]
-pub(crate) struct DoctorRun {
-    /// The findings.
-    pub(crate) report: Report,
-    /// Checks not run, with the reason.
-    pub(crate) skipped: Vec<(Check, String)>,
-    /// What the machine checks collected.
-    pub(crate) facts: doctor::Facts,
-}
-
-/// Runs every check as `gpufeed doctor` does, without printing; `progress` is told which
-/// check starts (`storage of ...`, `runtime`).
-pub(crate) fn doctor_report(
-    args: &DoctorArgs,
-    progress: &mut dyn FnMut(&str),
-) -> Result<DoctorRun> {
-    // The config's own findings come from `validate` (the config check); here it only
-    // gives the cache folder and the loader settings. A config that does not load gives
-    // neither: the runtime check, which needs them, is skipped and says why, rather than
-    // running on defaults the user did not choose.
-    let loaded = args
-        .inputs
-        .config
-        .as_deref()
-        .map(|p| gpufeed_config::load(p).map(|l| l.config));
-    let unloadable = matches!(loaded, Some(Err(_)));
-    let config = match loaded {
-        Some(Ok(c)) => c,
-        _ => Config::default(),
-    };
-    let cache_root = args
-        .inputs
-        .data
-        .as_deref()
-        .map(|d| cache_root(None, &config, d))
-        .filter(|root| root.is_dir());
-    let mut vars = BTreeMap::new();
-    for name in env::VARS {
-        if let Some(v) = std::env::var_os(name) {
-            vars.insert((*name).to_owned(), v.to_string_lossy().into_owned());
-        }
-    }
-    let mut probe = Probe::default();
-    if let Some(python) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
-        probe.python = python;
-    }
-    let inputs = Inputs {
-        config: args.inputs.config.clone(),
-        data: args.inputs.data.clone(),
-        cache: cache_root,
-        code: args.inputs.code.clone(),
-        env: vars,
-        probe,
-        ..Inputs::default()
-    };
-    let mut outcome = doctor::run(&inputs, &mut |check| {
-        progress(&describe(check, &inputs));
-    })?;
-    match &args.inputs.data {
-        Some(_) if unloadable => outcome.skipped.push((
-            Check::Runtime,
-            format!(
-                "`{}` does not load (its errors are among the config findings): the loader \
-                 run needs its cache and loader settings; fix it, or leave `--config` out for \
-                 the defaults",
-                args.inputs
-                    .config
-                    .as_deref()
-                    .unwrap_or(Path::new(""))
-                    .display()
-            ),
-        )),
-        Some(data) => {
-            progress("runtime");
-            outcome
-                .findings
-                .extend(runtime::check(&runtime_facts(data, &config)));
-        }
-        None => outcome.skipped.push((
-            Check::Runtime,
-            "pass `--data DIR` (with its `gpufeed precompute` cache) for a short loader run"
-                .to_owned(),
-        )),
-    }
-    Ok(DoctorRun {
-        report: Report::new(outcome.findings),
-        skipped: outcome.skipped,
-        facts: outcome.facts,
-    })
-}
-
-/// What a check is about to do, for the progress line on stderr.
-fn describe(check: Check, inputs: &Inputs) -> String {
-    match check {
-        Check::Storage => format!(
-            "storage of `{}` (cold reads, at most {} MiB and a few seconds per folder)",
-            inputs
-                .data
-                .as_deref()
-                .map_or_else(String::new, |d| d.display().to_string()),
-            inputs.budget.bytes / (1024 * 1024)
-        ),
-        Check::Frameworks => format!(
-            "frameworks (TensorFlow, PyTorch, JAX, each in its own `{}`, at most {} s)",
-            inputs.probe.python.to_string_lossy(),
-            inputs.probe.timeout.as_secs()
-        ),
-        other => other.title().to_lowercase(),
-    }
-}
-
-/// The runtime facts of dataset `data`: a short loader run when its cache for the config's
-/// feature settings is complete; never a precompute.
-fn runtime_facts(data: &Path, config: &Config) -> RuntimeFacts {
-    // A bad `data.features` falls back to the mel alone here: `validate` and `precompute`
-    // name it; doctor only looks for the cache.
-    let key = gpufeed_data::settings::feature_settings(config)
-        .unwrap_or_else(|_| FeatureSettings::new(config.data.audio(), config.data.text()))
-        .key();
-    let dir = cache_root(None, config, data).join(key);
-    if !dir.join(cache::MANIFEST).is_file() {
-        return RuntimeFacts::NoCache {
-            data: data.to_path_buf(),
-        };
-    }
-    match loader_run(&dir, config) {
-        Ok(run) => RuntimeFacts::Measured(Box::new(run)),
-        Err(e) => RuntimeFacts::Failed {
-            cache: dir,
-            error: format!("{e:#}"),
-        },
-    }
-}
-
-/// Warm-up, then [`RUNTIME_BATCHES`] batches timed as the consumer waits for each.
-fn loader_run(dir: &Path, config: &Config) -> Result<LoaderRun> {
-    let cache = Arc::new(Cache::open(dir)?);
-    let items = cache.len();
-    let lc = profile::loader_config(config, None, None)?;
-    let loader = Loader::new(cache, lc.clone())?;
-    let warmup = profile::warmup_batches(&lc);
-    let run = profile::measure(&loader, warmup, RUNTIME_BATCHES as usize, Duration::ZERO)?;
-    // Judged as `profile data` judges a run with no consumer: the workers' time per batch,
-    // of whole batches (an epoch's short last batch is no cycle).
-    let judged = profile::judged_of(Duration::ZERO);
-    let (work, partial) = gpufeed_stats::analyze_batches(profile::series(judged, &run), &run.items)
-        .context("no batch was timed")?;
-    let (samples, elapsed) = (run.samples, run.elapsed_s);
-    Ok(LoaderRun {
-        cache: PathBuf::from(dir),
-        items,
-        batch_size: lc.batch_size,
-        workers: lc.workers,
-        warmup,
-        work,
-        mean_wait_ms: gpufeed_stats::summary::mean(&run.waits_ms),
-        partial,
-        samples,
-        samples_per_s: samples as f64 / elapsed.max(f64::MIN_POSITIVE),
-    })
 }
