@@ -2,9 +2,10 @@
 //! settings checked before sampling starts, the JSONL recorder, and the end report
 //! ([`report`]: `trace`'s util report plus `host`).
 //!
-//! `gpufeed monitor` and `gpufeed watch` drive a [`Sampler`] tick by tick and show each one
-//! (the live view is the binary's); [`sample_until`] runs a whole session without output,
-//! for the Python `Monitor`.
+//! One source selection ([`MonitorSource::open`]) and one sampling loop ([`sample`]) serve
+//! every sampler: `gpufeed monitor` and `gpufeed watch` show each tick (the live view is the
+//! binary's), `analyze` samples the GPUs during its step profile, and [`sample_until`] runs
+//! a whole session without output for the Python `Monitor`.
 
 pub mod report;
 
@@ -19,7 +20,7 @@ use gpufeed_telemetry::jsonl::{Header, JsonlWriter, Record};
 use gpufeed_telemetry::nvml::NvmlSource;
 use gpufeed_telemetry::replay::ReplaySource;
 use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
-use gpufeed_telemetry::source::{RealClock, Source, SourceError};
+use gpufeed_telemetry::source::{RealClock, Source, SourceError, SourceWarning};
 use gpufeed_telemetry::synthetic::SyntheticSource;
 
 use report::{MonitorReport, host_report};
@@ -254,6 +255,144 @@ pub enum MonitorSource {
     Replay(PathBuf),
 }
 
+/// A source opened: what it samples, the run's title, and a replayed recording's header.
+#[allow(missing_debug_implementations)] // `dyn Source` has no `Debug`.
+pub struct Opened {
+    /// The source.
+    pub source: Box<dyn Source>,
+    /// The run's title: `nvml`, `synthetic PATTERN` or the replayed file.
+    pub title: String,
+    /// A replayed gpufeed recording's header (when it started, its interval, its host).
+    pub header: Option<Header>,
+}
+
+impl MonitorSource {
+    /// Opens the source: the one source selection of `monitor`, `watch`'s GPU side and
+    /// Python's `Monitor`. The error is the source's own; the CLI adds its hint
+    /// ([`no_driver`]).
+    pub fn open(&self) -> Result<Opened, SourceError> {
+        Ok(match self {
+            Self::Nvml => Opened {
+                source: Box::new(NvmlSource::open()?),
+                title: "nvml".to_owned(),
+                header: None,
+            },
+            Self::Synthetic(pattern) => {
+                let s = SyntheticSource::parse(pattern)?;
+                Opened {
+                    title: format!("synthetic {}", s.spec().name()),
+                    source: Box::new(s),
+                    header: None,
+                }
+            }
+            Self::Replay(path) => {
+                let r = ReplaySource::open(path)?;
+                Opened {
+                    header: r.header().cloned(),
+                    source: Box::new(r),
+                    title: path.display().to_string(),
+                }
+            }
+        })
+    }
+
+    /// Whether this machine's host metrics belong beside it: a live or synthetic source in
+    /// real time (a replay's host was another machine, at another time).
+    #[must_use]
+    pub fn with_host(&self, speed: f64) -> bool {
+        !matches!(self, Self::Replay(_)) && speed == 1.0
+    }
+}
+
+/// Whether a sampling run goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on sampling.
+    Go,
+    /// Stop now.
+    Stop,
+}
+
+/// What a sampling run does with its ticks ([`sample`]).
+pub trait Ticks {
+    /// Asked while waiting for the next tick: whether to stop waiting (Ctrl-C, `q` in the
+    /// live panel, a stop flag).
+    fn interrupt(&self) -> bool;
+    /// Before each tick: whether to go on (`watch` stops once its command has exited).
+    fn before(&mut self) -> Result<Flow> {
+        Ok(Flow::Go)
+    }
+    /// One tick's records at `t` (the source's seconds), and the warnings its sources gave.
+    fn sampled(&mut self, t: f64, records: &[Record], warnings: Vec<SourceWarning>) -> Result<()>;
+    /// After [`Ticks::interrupt`] said stop: stop (the default), or go on (`watch` forwards
+    /// the signal to its command and waits for the command to end).
+    fn interrupted(&mut self) -> Result<Flow> {
+        Ok(Flow::Stop)
+    }
+}
+
+/// The one sampling loop: ticks `sampler` until its source ends, its last tick (`--duration`),
+/// or `ticks` says stop.
+pub fn sample(sampler: &mut Sampler, ticks: &mut dyn Ticks) -> Result<()> {
+    let mut records = Vec::new();
+    loop {
+        if ticks.before()? == Flow::Stop {
+            return Ok(());
+        }
+        records.clear();
+        match sampler.tick(&mut records, &|| ticks.interrupt())? {
+            TickOutcome::Sampled(tick) => {
+                ticks.sampled(tick.t, &records, sampler.take_warnings())?;
+                if tick.last {
+                    return Ok(());
+                }
+            }
+            TickOutcome::Interrupted => {
+                if ticks.interrupted()? == Flow::Stop {
+                    return Ok(());
+                }
+            }
+            TickOutcome::Finished => return Ok(()),
+        }
+    }
+}
+
+/// [`Ticks`] that collect every record and warning until a stop flag is set.
+#[derive(Debug)]
+pub struct Collecting<'a> {
+    /// The records so far.
+    pub collector: Collector,
+    /// The sources' warnings so far.
+    pub warnings: Vec<String>,
+    /// Set by another thread to end the run.
+    pub stop: &'a std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Collecting<'a> {
+    /// Nothing collected yet.
+    #[must_use]
+    pub fn new(stop: &'a std::sync::atomic::AtomicBool) -> Self {
+        Self {
+            collector: Collector::new(),
+            warnings: Vec::new(),
+            stop,
+        }
+    }
+}
+
+impl Ticks for Collecting<'_> {
+    fn interrupt(&self) -> bool {
+        self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn sampled(&mut self, _: f64, records: &[Record], warnings: Vec<SourceWarning>) -> Result<()> {
+        self.collector.extend(records);
+        self.warnings
+            .extend(warnings.iter().map(ToString::to_string));
+        Ok(())
+    }
+}
+
 /// Samples `source` and, for a live or synthetic source, this host, every `interval_s`
 /// seconds of the source's time (which runs at `speed` times real time for a synthetic or
 /// replayed source) until `stop` is
@@ -271,24 +410,12 @@ pub fn sample_until(
     if !(speed.is_finite() && speed > 0.0) {
         bail!("speed {speed}: pass a positive factor (1 = real time)");
     }
-    // Host metrics are this machine's now: only for a live or synthetic run in real time.
-    let live = !matches!(source, MonitorSource::Replay(_)) && speed == 1.0;
-    let (source, title): (Box<dyn Source>, String) = match source {
-        // The source's own error, without the command line's hint: the Python caller
-        // (`gpufeed.Monitor`, this function's user) names its own keyword arguments.
-        MonitorSource::Nvml => (Box::new(NvmlSource::open()?), "nvml".to_owned()),
-        MonitorSource::Synthetic(pattern) => {
-            let s = SyntheticSource::parse(pattern)?;
-            let title = format!("synthetic {}", s.spec().name());
-            (Box::new(s), title)
-        }
-        MonitorSource::Replay(path) => (
-            Box::new(ReplaySource::open(path)?),
-            path.display().to_string(),
-        ),
-    };
-    let mut sources = vec![source];
-    if live {
+    // The source's own error, without the command line's hint: the Python caller
+    // (`gpufeed.Monitor`, this function's user) names its own keyword arguments.
+    let opened = source.open()?;
+    let title = opened.title;
+    let mut sources = vec![opened.source];
+    if source.with_host(speed) {
         sources.push(Box::new(ProcHost::new()));
     }
     // `interval_s` is in the source's time: at `speed` times real time, ticks come that
@@ -297,24 +424,14 @@ pub fn sample_until(
     if speed != 1.0 {
         sampler = sampler.with_speed(speed);
     }
-    let mut collector = Collector::new();
-    let mut warnings = Vec::new();
-    let mut records = Vec::new();
-    loop {
-        records.clear();
-        let outcome = sampler.tick(&mut records, &|| {
-            stop.load(std::sync::atomic::Ordering::Relaxed)
-        })?;
-        collector.extend(&records);
-        warnings.extend(sampler.take_warnings().iter().map(ToString::to_string));
-        match outcome {
-            TickOutcome::Sampled(tick) if !tick.last => {}
-            _ => break,
-        }
-    }
-    let (report, notes) = end_report(&sampler, &collector, &title, None)?;
-    warnings.extend(notes);
-    Ok((report, warnings))
+    let mut ticks = Collecting::new(stop);
+    sample(&mut sampler, &mut ticks)?;
+    ticks
+        .warnings
+        .extend(sampler.take_warnings().iter().map(ToString::to_string));
+    let (report, notes) = end_report(&sampler, &ticks.collector, &title, None)?;
+    ticks.warnings.extend(notes);
+    Ok((report, ticks.warnings))
 }
 
 #[cfg(test)]

@@ -66,12 +66,13 @@ use gpufeed_report::model::{
 use gpufeed_report::render::{Html, Json, Markdown, Renderer};
 use gpufeed_report::{Collected, Report, UtilSamples};
 use gpufeed_telemetry::nvml::NvmlSource;
-use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
+use gpufeed_telemetry::sampler::Sampler;
 use gpufeed_telemetry::source::{RealClock, Source as _};
 use gpufeed_telemetry::trace::{Trace, TraceKind, UtilTrace, read_trace};
 
 use gpufeed_analysis::config::TrainingConfig;
 use gpufeed_analysis::detect::{TraceSource, detect};
+use gpufeed_analysis::monitor::{self, Collecting, MonitorSource};
 use gpufeed_analysis::phase_steps::{self, PhaseSteps};
 use gpufeed_analysis::profile::{self, DataSettings, StepSettings};
 use gpufeed_analysis::{profiler, trace};
@@ -740,22 +741,16 @@ fn sample_gpus_during<T>(f: impl FnOnce() -> T) -> (T, Result<UtilTrace>) {
     std::thread::scope(|scope| {
         let sampler = scope.spawn(|| -> Result<UtilTrace> {
             // NVML handles are opened on the thread that uses them.
-            let source = NvmlSource::open()?;
+            let source = MonitorSource::Nvml.open()?.source;
             let mut sampler = Sampler::new(
-                vec![Box::new(source)],
+                vec![source],
                 Box::new(RealClock::start()),
                 TELEMETRY_INTERVAL_S,
             );
-            let mut collector = Collector::new();
-            let mut records = Vec::new();
-            loop {
-                records.clear();
-                match sampler.tick(&mut records, &|| stop.load(Ordering::Relaxed))? {
-                    TickOutcome::Sampled(_) => collector.extend(&records),
-                    TickOutcome::Interrupted | TickOutcome::Finished => break,
-                }
-            }
-            collector
+            let mut ticks = Collecting::new(&stop);
+            monitor::sample(&mut sampler, &mut ticks)?;
+            ticks
+                .collector
                 .trace()
                 .context("NVML gave no utilisation sample during the step profile")
         });

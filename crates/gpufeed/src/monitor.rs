@@ -1,8 +1,9 @@
 //! `gpufeed monitor` and `gpufeed watch -- CMD`: live GPU telemetry, analysed as it comes.
 //!
 //! Both build a [`Sampler`] over [`Source`]s from `gpufeed-telemetry` (NVML, or a replay,
-//! or a synthetic pattern, plus `/proc`), and feed every tick's records to the same
-//! consumers: the recording (`--record`), a [`Collector`] that the sliding-window verdict
+//! or a synthetic pattern, plus `/proc`: [`MonitorSource::open`], the one source selection)
+//! and run gpufeed-analysis' one sampling loop ([`sample`]), which hands every tick's
+//! records to the same consumers: the recording (`--record`), a [`Collector`] that the sliding-window verdict
 //! and the end report analyse with `gpufeed-stats`, and the live view (the ratatui panel,
 //! `--plain` lines, or nothing). The end report is `trace`'s util report plus `host`
 //! ([`report`]).
@@ -28,15 +29,14 @@ use gpufeed_telemetry::host::{ProcHost, hostname};
 use gpufeed_telemetry::jsonl::{Header, Record};
 use gpufeed_telemetry::nvml::NvmlSource;
 use gpufeed_telemetry::prometheus::{self, Exporter};
-use gpufeed_telemetry::replay::ReplaySource;
-use gpufeed_telemetry::sampler::{Collector, Sampler, TickOutcome};
+use gpufeed_telemetry::sampler::{Collector, Sampler};
 use gpufeed_telemetry::source::{Clock, RealClock, Source, SourceWarning, VirtualClock};
-use gpufeed_telemetry::synthetic::SyntheticSource;
 
 use gpufeed_analysis::monitor::report::{self, MonitorReport};
 use gpufeed_analysis::monitor::{
-    EXPORT_S, MAX_LINE_WARNINGS, MIN_WINDOW_SAMPLES, MIN_WINDOW_SPAN_S, Recorder, Speed, WINDOW_S,
-    check_record_path, end_report, interval_ms, interval_s, no_driver, parse_speed, rfc3339_now,
+    EXPORT_S, Flow, MAX_LINE_WARNINGS, MIN_WINDOW_SAMPLES, MIN_WINDOW_SPAN_S, MonitorSource,
+    Recorder, Speed, Ticks, WINDOW_S, check_record_path, end_report, interval_ms, interval_s,
+    no_driver, parse_speed, rfc3339_now, sample,
 };
 
 use crate::cli::{Format, MonitorArgs, WatchArgs};
@@ -74,7 +74,6 @@ fn quit_requested(view: &View) -> bool {
 
 /// Everything a run shares between ticks.
 struct Run {
-    sampler: Sampler,
     collector: Collector,
     recorder: Option<Recorder>,
     view: View,
@@ -92,13 +91,13 @@ struct Run {
 }
 
 impl Run {
-    /// Records, collects and shows one tick's records.
-    fn consume(&mut self, t: f64, records: &[Record]) -> Result<()> {
+    /// Records, collects and shows one tick's records, and says its sources' warnings.
+    fn consume(&mut self, t: f64, records: &[Record], warnings: Vec<SourceWarning>) -> Result<()> {
         if let Some(r) = &mut self.recorder {
             r.write(records)?;
         }
         self.collector.extend(records);
-        for w in self.sampler.take_warnings() {
+        for w in warnings {
             if matches!(w, SourceWarning::SkippedLine(_)) {
                 self.skipped_lines += 1;
                 if self.skipped_lines > MAX_LINE_WARNINGS {
@@ -184,7 +183,11 @@ impl Run {
     }
 
     /// Ends the view and the recording, and builds the end report.
-    fn finish(mut self, exit_code: Option<i32>) -> Result<(MonitorReport, String)> {
+    fn finish(
+        mut self,
+        sampler: &Sampler,
+        exit_code: Option<i32>,
+    ) -> Result<(MonitorReport, String)> {
         // Leave the alternate screen before anything is printed.
         self.view = View::Quiet;
         for w in std::mem::take(&mut self.held_warnings) {
@@ -199,11 +202,68 @@ impl Run {
         if let Some(r) = self.recorder.take() {
             r.finish()?;
         }
-        let (report, notes) = end_report(&self.sampler, &self.collector, &self.title, exit_code)?;
+        let (report, notes) = end_report(sampler, &self.collector, &self.title, exit_code)?;
         for n in notes {
             printer::warn(&n);
         }
         Ok((report, self.title))
+    }
+}
+
+/// `monitor`'s ticks: each one consumed, until Ctrl-C or `q` in the live panel.
+struct MonitorTicks<'a> {
+    run: &'a mut Run,
+    signals: &'a child::Signals,
+}
+
+impl Ticks for MonitorTicks<'_> {
+    fn interrupt(&self) -> bool {
+        self.signals.pending() || quit_requested(&self.run.view)
+    }
+
+    fn sampled(&mut self, t: f64, records: &[Record], warnings: Vec<SourceWarning>) -> Result<()> {
+        self.run.consume(t, records, warnings)
+    }
+}
+
+/// `watch`'s ticks: each one consumed until the command exits; Ctrl-C and SIGTERM are
+/// forwarded to the command, whose end then ends the run.
+struct WatchTicks<'a> {
+    run: &'a mut Run,
+    signals: &'a child::Signals,
+    child: &'a mut std::process::Child,
+    /// The command's exit status, once it has exited.
+    status: Option<std::process::ExitStatus>,
+}
+
+impl Ticks for WatchTicks<'_> {
+    fn interrupt(&self) -> bool {
+        self.signals.pending()
+    }
+
+    fn before(&mut self) -> Result<Flow> {
+        self.status = self
+            .child
+            .try_wait()
+            .context("failed to wait for the command")?;
+        Ok(if self.status.is_some() {
+            Flow::Stop
+        } else {
+            Flow::Go
+        })
+    }
+
+    fn sampled(&mut self, t: f64, records: &[Record], warnings: Vec<SourceWarning>) -> Result<()> {
+        self.run.consume(t, records, warnings)
+    }
+
+    fn interrupted(&mut self) -> Result<Flow> {
+        for s in self.signals.take() {
+            if self.child.try_wait().ok().flatten().is_none() {
+                child::forward(self.child, s)?;
+            }
+        }
+        Ok(Flow::Go)
     }
 }
 
@@ -264,34 +324,26 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
         .transpose()?;
 
     let mut header = Header::new(rfc3339_now(), interval_ms, "nvml");
-    let (source, title): (Box<dyn Source>, String) = if let Some(path) = &args.replay {
-        let r = ReplaySource::open(path)?;
-        if let Some(h) = r.header() {
-            header.started_at.clone_from(&h.started_at);
-            header.interval_ms = h.interval_ms;
-            header.host.clone_from(&h.host);
-        }
-        (Box::new(r), path.display().to_string())
-    } else if let Some(pattern) = &args.synthetic {
-        let s = SyntheticSource::parse(pattern)?;
-        let title = format!("synthetic {}", s.spec().name());
-        (Box::new(s), title)
-    } else {
-        (
-            Box::new(NvmlSource::open().map_err(no_driver)?),
-            "nvml".to_owned(),
-        )
+    let which = match (&args.replay, &args.synthetic) {
+        (Some(path), _) => MonitorSource::Replay(path.clone()),
+        (None, Some(pattern)) => MonitorSource::Synthetic(pattern.clone()),
+        (None, None) => MonitorSource::Nvml,
     };
+    let opened = which.open().map_err(no_driver)?;
+    if let Some(h) = &opened.header {
+        header.started_at.clone_from(&h.started_at);
+        header.interval_ms = h.interval_ms;
+        header.host.clone_from(&h.host);
+    }
+    let (source, title) = (opened.source, opened.title);
     header.source = source.name().to_owned();
     header.gpus = source.gpus().to_vec();
     if header.host.is_none() {
         header.host = hostname();
     }
 
-    // Host metrics are this machine's now: only for a live or synthetic run in real time.
-    let live = args.replay.is_none() && speed == Speed::Factor(1.0);
     let mut sources = vec![source];
-    if live {
+    if matches!(speed, Speed::Factor(f) if which.with_host(f)) {
         sources.push(Box::new(ProcHost::new()));
     }
     let clock: Box<dyn Clock> = match speed {
@@ -346,7 +398,6 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
     let mut run = Run {
         gpus: sampler.gpus(),
         hostname: header.host.clone(),
-        sampler,
         collector: Collector::new(),
         recorder,
         view,
@@ -357,23 +408,14 @@ pub fn monitor(args: &MonitorArgs) -> Result<ExitCode> {
         skipped_lines: 0,
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
-    let mut records = Vec::new();
-    loop {
-        records.clear();
-        let outcome = run.sampler.tick(&mut records, &|| {
-            signals.pending() || quit_requested(&run.view)
-        })?;
-        match outcome {
-            TickOutcome::Sampled(tick) => {
-                run.consume(tick.t, &records)?;
-                if tick.last {
-                    break;
-                }
-            }
-            TickOutcome::Interrupted | TickOutcome::Finished => break,
-        }
-    }
-    let (report, title) = run.finish(None)?;
+    sample(
+        &mut sampler,
+        &mut MonitorTicks {
+            run: &mut run,
+            signals: &signals,
+        },
+    )?;
+    let (report, title) = run.finish(&sampler, None)?;
     print_report(&report, &title, args.output.format, None)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -407,7 +449,7 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
         sources.push(Box::new(n.watch(pid)));
     }
     sources.push(Box::new(ProcHost::new().watch(pid)));
-    let sampler = Sampler::new(sources, Box::new(RealClock::start()), interval);
+    let mut sampler = Sampler::new(sources, Box::new(RealClock::start()), interval);
     let mut header = Header::new(rfc3339_now(), interval_ms, sampler.source_name());
     header.gpus = sampler.gpus();
     header.host = hostname();
@@ -428,7 +470,6 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
     let mut run = Run {
         gpus: sampler.gpus(),
         hostname: header.host.clone(),
-        sampler,
         collector: Collector::new(),
         recorder,
         view: View::Quiet,
@@ -439,28 +480,20 @@ pub fn watch(args: &WatchArgs) -> Result<ExitCode> {
         skipped_lines: 0,
         color: false,
     };
-    let mut records = Vec::new();
-    let status = loop {
-        if let Some(status) = child.try_wait().context("failed to wait for the command")? {
-            break status;
-        }
-        records.clear();
-        match run.sampler.tick(&mut records, &|| signals.pending())? {
-            TickOutcome::Sampled(tick) => run.consume(tick.t, &records)?,
-            TickOutcome::Interrupted => {
-                for s in signals.take() {
-                    if child.try_wait().ok().flatten().is_none() {
-                        child::forward(&child, s)?;
-                    }
-                }
-            }
-            TickOutcome::Finished => {
-                break child.wait().context("failed to wait for the command")?;
-            }
-        }
+    let mut ticks = WatchTicks {
+        run: &mut run,
+        signals: &signals,
+        child: &mut child,
+        status: None,
+    };
+    sample(&mut sampler, &mut ticks)?;
+    let status = match ticks.status {
+        Some(status) => status,
+        // The sources ended first: the command's end is the run's.
+        None => child.wait().context("failed to wait for the command")?,
     };
     let code = child::exit_code(status);
-    let (mut report, title) = run.finish(Some(code))?;
+    let (mut report, title) = run.finish(&sampler, Some(code))?;
     report.attach = stacks.and_then(Stacks::finish).map(Box::new);
     let command = shell_words(&args.command);
     print_report(&report, &title, args.output.format, Some(&command))?;
