@@ -3,10 +3,10 @@
 //! report. [`crate::detect`] decides that a path is one. Nothing here prints.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use gpufeed_contract::TraceFormat;
+use anyhow::{Context as _, Result, bail};
+use gpufeed_contract::{Document as _, TraceFormat};
 use gpufeed_kineto::Options;
 use gpufeed_kineto::job::{self, Part, Plan};
 use gpufeed_kineto::report::{RankReport, Report};
@@ -60,6 +60,93 @@ pub fn merge(parts: Vec<Part>) -> Result<(Report, Vec<String>)> {
     let report = job::merge(parts)?;
     let warnings = warnings(Path::new(&report.path), &report);
     Ok((report, warnings))
+}
+
+/// Reads this task's part of the folder of profiler traces at `path` (the files whose index
+/// is `index` mod `count`) and writes it to `out` atomically: to `out` itself, or, when
+/// `out` is a folder (every task given the same one), to `part-IIIII-of-N.json` in it.
+/// Returns the path written and the part.
+///
+/// # Errors
+///
+/// A trace that cannot be read, or a part that cannot be written, named.
+pub fn write_part(
+    path: &Path,
+    format: Option<TraceFormat>,
+    plan: &Plan<'_>,
+    (index, count): (u32, u32),
+    out: &Path,
+) -> Result<(PathBuf, Part)> {
+    let part = job::read_part(path, options(format), plan, (index, count))?;
+    let out = if out.is_dir() {
+        out.join(format!("part-{index:05}-of-{count}.json"))
+    } else {
+        out.to_owned()
+    };
+    let text = serde_json::to_string(&part)? + "\n";
+    gpufeed_fs::write_atomic(&out, |f| std::io::Write::write_all(f, text.as_bytes()))
+        .with_context(|| format!("cannot write the part `{}`", out.display()))?;
+    Ok((out, part))
+}
+
+/// The parts named (files, or folders of `*.json` parts), each read as a `profiler-part`
+/// of this gpufeed's version.
+///
+/// # Errors
+///
+/// A folder with no part, a file that is not JSON, not a part, a part of another version
+/// or a damaged part, named with what to give instead.
+pub fn read_parts(paths: &[PathBuf]) -> Result<Vec<Part>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = fs_err::read_dir(p)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .collect();
+            if found.is_empty() {
+                bail!(
+                    "`{}` holds no `*.json` part\n\nhint: give the parts that `gpufeed trace \
+                     DIR --shard I/N --out PART.json` wrote, or their folder",
+                    p.display()
+                );
+            }
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    files.iter().map(|f| read_part_file(f)).collect()
+}
+
+/// One `profiler-part` file, its kind and version checked before it is read whole.
+fn read_part_file(f: &Path) -> Result<Part> {
+    let text = fs_err::read_to_string(f)?;
+    let head: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("`{}` is not JSON, so not a part", f.display()))?;
+    let kind = head.get("kind").and_then(|k| k.as_str());
+    let version = head
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64);
+    if kind != Some(Part::NAME) {
+        bail!(
+            "`{}` is not a part of a profiler job (its `kind` is {})\n\nhint: give the \
+             parts that `gpufeed trace DIR --shard I/N --out PART.json` wrote",
+            f.display(),
+            kind.map_or_else(|| "absent".to_owned(), |k| format!("`{k}`"))
+        );
+    }
+    if version != Some(u64::from(Part::VERSION)) {
+        bail!(
+            "`{}` is a part of version {}, and this gpufeed merges version {}: run the \
+             tasks and the merge with the same gpufeed",
+            f.display(),
+            version.map_or_else(|| "unknown".to_owned(), |v| v.to_string()),
+            Part::VERSION
+        );
+    }
+    serde_json::from_value(head).with_context(|| format!("`{}`: a damaged part", f.display()))
 }
 
 /// The report's own warnings, and one for a trace without GPU events.

@@ -438,6 +438,80 @@ fn step_advice(v: StepVerdict) -> &'static str {
     }
 }
 
+/// Prometheus answers at most this many points per series.
+const PROMETHEUS_MAX_POINTS: f64 = 11_000.0;
+
+/// A Prometheus range of DCGM's metrics to judge as a utilisation log (`gpufeed trace
+/// --prometheus URL`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrometheusRange {
+    /// The server.
+    pub url: String,
+    /// A label selector added to every metric (`{Hostname="node1"}`).
+    pub selector: String,
+    /// The range's start: a duration ago (`1h`), Unix seconds, or RFC 3339.
+    pub since: String,
+    /// Its end, the same ways.
+    pub until: String,
+    /// The resolution, s (raised so that no series holds more points than the server
+    /// answers with).
+    pub step_s: f64,
+}
+
+/// Asks the server for the range and judges it as a utilisation log; the warnings to print
+/// once each.
+///
+/// # Errors
+///
+/// A range that ends before it starts, a time that does not parse, a server that cannot be
+/// asked or answers no series, named.
+pub fn analyze_prometheus(range: &PrometheusRange) -> Result<(TraceReport, Vec<String>)> {
+    use gpufeed_telemetry::dcgm::{RangeQuery, query_range};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let (start, end) = (when(&range.since, now)?, when(&range.until, now)?);
+    // Within the server's limit of points per series where the range is known here.
+    let mut step_s = range.step_s;
+    if let (Ok(a), Ok(b)) = (start.parse::<f64>(), end.parse::<f64>()) {
+        if b <= a {
+            bail!(
+                "the range ends ({}) before it starts ({}): `--since` is further back than \
+                 `--until`",
+                range.until,
+                range.since
+            );
+        }
+        step_s = step_s.max(((b - a) / (PROMETHEUS_MAX_POINTS - 1.0)).ceil());
+    }
+    let q = RangeQuery {
+        url: range.url.clone(),
+        selector: range.selector.clone(),
+        start,
+        end,
+        step_s,
+    };
+    let label = Path::new(&range.url);
+    let t = query_range(&q, label)?;
+    analyze_read(label, Trace::Util(t), None, None)
+}
+
+/// `--since` / `--until`: a duration ago (`1h`, `0s`) as Unix seconds, a number as Unix
+/// seconds, anything else (RFC 3339) as the server takes it.
+fn when(text: &str, now: f64) -> Result<String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return Ok(format!("{secs}"));
+    }
+    let ago = t.ends_with(|c: char| c.is_ascii_alphabetic()) && !t.contains(['-', ':']);
+    if ago {
+        let d = gpufeed_stats::duration::parse_duration(t)
+            .map_err(|e| anyhow::anyhow!("`{text}`: {e}"))?;
+        return Ok(format!("{:.3}", now - d));
+    }
+    Ok(t.to_owned())
+}
+
 /// The human report: verdict first, then the numbers behind it. For a step recording,
 /// exactly [`phase_steps::render_text`].
 #[must_use]

@@ -800,3 +800,105 @@ pub fn write_rank(
 pub fn generate(case: &Case, rank: usize) -> Vec<u8> {
     generate_with_truth(case, rank).0
 }
+
+/// A generated job (`gpufeed synth-job`): `ranks` ranks of about `rank_size` bytes of JSON
+/// each, rank `straggler`'s kernels `slowdown` times as long (the others wait for it in
+/// their all-reduce).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    /// Ranks.
+    pub ranks: usize,
+    /// Bytes of JSON per rank, about.
+    pub rank_size: u64,
+    /// The slow rank.
+    pub straggler: usize,
+    /// How much longer its kernels run.
+    pub slowdown: f64,
+    /// Kernels per step.
+    pub kernels: usize,
+    /// Plain JSON instead of gzip.
+    pub plain: bool,
+}
+
+/// What a generated job holds: each rank's truth and its bytes of JSON (before gzip).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobWritten {
+    /// Steps of each rank.
+    pub steps_per_rank: usize,
+    /// Per rank: its truth and its JSON bytes.
+    pub per_rank: Vec<(Truth, u64)>,
+}
+
+/// Writes the job `spec` into `dir` (`rank-NNNNN.pt.trace.json.gz`, or `.json` when plain),
+/// a rank per core, each file whole or not at all, with no second copy of a rank in memory.
+///
+/// # Errors
+///
+/// A straggler that is not a rank, or a file that cannot be written, named.
+pub fn write_job(dir: &std::path::Path, spec: &JobSpec) -> std::io::Result<JobWritten> {
+    if spec.straggler >= spec.ranks {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "--straggler {} is not one of the {} rank(s)",
+                spec.straggler, spec.ranks
+            ),
+        ));
+    }
+    let case = |steps: usize| Case {
+        ranks: spec.ranks,
+        steps,
+        kernels: spec.kernels,
+        slow_compute: Some((spec.straggler, spec.slowdown)),
+        ..Case::allreduce_straggler_steady()
+    };
+    // Bytes per step from two small traces; the steps that make the size asked.
+    let (two, four) = (generate(&case(2), 0).len(), generate(&case(4), 0).len());
+    let per_step = ((four - two) / 2).max(1) as u64;
+    let steps = ((spec.rank_size.saturating_sub(two as u64)) / per_step + 2).max(4) as usize;
+    let case = case(steps);
+    fs_err::create_dir_all(dir)?;
+    let write = |rank: usize| -> std::io::Result<(Truth, u64)> {
+        let ext = if spec.plain { "json" } else { "json.gz" };
+        let path = dir.join(format!("rank-{rank:05}.pt.trace.{ext}"));
+        let mut bytes = 0u64;
+        let mut truth = None;
+        gpufeed_fs::write_atomic_unsynced(&path, |f| {
+            let file = std::io::BufWriter::new(f);
+            if spec.plain {
+                truth = Some(write_rank(&case, rank, &mut Counter(file, &mut bytes))?);
+            } else {
+                let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+                truth = Some(write_rank(&case, rank, &mut Counter(&mut gz, &mut bytes))?);
+                gz.finish()?;
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot write `{}`: {e}", path.display()))
+        })?;
+        let truth =
+            truth.ok_or_else(|| std::io::Error::other(format!("rank {rank} was not generated")))?;
+        Ok((truth, bytes))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_rank = crate::job::in_order(spec.ranks, cores, write)?;
+    Ok(JobWritten {
+        steps_per_rank: steps,
+        per_rank,
+    })
+}
+
+/// A writer that counts the bytes through it (a rank's JSON, before gzip).
+struct Counter<'a, W>(W, &'a mut u64);
+
+impl<W: std::io::Write> std::io::Write for Counter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.0.write(buf)?;
+        *self.1 += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
