@@ -64,4 +64,17 @@ impl TrainingConfig {
     pub fn loaded(&self) -> Option<&Loaded> {
         self.loaded.as_ref()
     }
+
+    /// What a feature cache built from this config will not have, one line per key
+    /// (`use_phonemes: true`, `trim_silence: true`, ...: `gpufeed_config::unhonoured`).
+    #[must_use]
+    pub fn unhonoured(&self) -> Vec<String> {
+        self.loaded
+            .as_ref()
+            .map(gpufeed_config::unhonoured::find)
+            .unwrap_or_default()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
 }

@@ -41,6 +41,51 @@ pub mod step;
 pub mod step_text;
 pub use step::{StepRun, StepSettings, step_profile};
 
+/// The `precompute` document of a run's report.
+#[must_use]
+pub fn precompute_document(r: &gpufeed_data::precompute::Report) -> contract::Precompute {
+    contract::Precompute {
+        schema_version: contract::Precompute::VERSION,
+        cache_dir: r.cache_dir.display().to_string(),
+        key: r.key.clone(),
+        dataset: contract::DatasetRead {
+            layout: r.layout.clone(),
+            detected: r.detected.clone(),
+            notes: r.notes.clone(),
+            items: r.items,
+            speakers: r.speakers,
+            languages: r.languages,
+            cleaner: r.cleaner_name(),
+            text_changed: r.text_changed,
+            text_lost: r.text_lost.clone(),
+            symbols: r.symbols,
+        },
+        shards_total: r.shards_total,
+        shards_built: r.shards_built,
+        shards_reused: r.shards_reused,
+        items_computed: r.items_computed,
+        audio_s_computed: r.audio_s_computed,
+        skipped: r
+            .skipped
+            .iter()
+            .map(|s| contract::LeftOut {
+                id: s.id.clone(),
+                line: s.line,
+                reason: s.reason.clone(),
+            })
+            .collect(),
+        complete: r.complete,
+        was_complete: r.was_complete,
+        over_text_length: r.over_text_length,
+        over_mel_frames: r.over_mel_frames,
+        elapsed_s: r.elapsed_s,
+        jobs: r.jobs,
+        arrays: r.arrays.clone(),
+        cache_bytes: r.cache_bytes,
+        bytes_per_hour: r.bytes_per_hour(),
+    }
+}
+
 /// Makes sure the cache of dataset `data` is complete for `config`'s settings, building
 /// what is missing (its progress and summary through `ui`); returns the cache folder.
 ///

@@ -7,6 +7,8 @@
 //!   `gpufeed.analyze(...)` calls it in-process.
 //! - [`doctor`]: every doctor check run as `gpufeed doctor` runs them, with the runtime
 //!   check (a short loader run on the dataset's cache).
+//! - [`rules`]: the `rules` document and text: every rule, or one explained with its fix
+//!   and, for a lint rule, the code that fires it and the code that does not.
 //!
 //! Nothing here parses a command line or prints: what a run tells its caller goes through
 //! [`Stages`] (the binary draws a spinner on stderr; Python writes lines or stays quiet).
@@ -25,6 +27,7 @@
 
 pub mod analyze;
 pub mod doctor;
+pub mod rules;
 
 use gpufeed_analysis::{Quiet, Ui};
 

@@ -33,7 +33,7 @@ use std::time::Duration;
 pub use analysis::{Sources, context, judge, rules_table};
 pub use error::AttachError;
 pub use gpufeed_contract::Attach;
-pub use render::{live_line, render};
+pub use render::{live_line, live_panel, render};
 pub use sample::{ProcRecord, Recording, ThreadSample, record};
 
 /// What to sample and how.

@@ -110,3 +110,43 @@ fn pct0(x: f64) -> String {
 fn short_file(file: &str) -> &str {
     file.rsplit('/').next().unwrap_or(file)
 }
+
+/// `gpufeed attach PID --live`'s panel on a terminal (redrawn in place by the caller): the
+/// window's number and time, the data-wait share of every window so far (`waits`, oldest
+/// first, at most the last 60 drawn) and the window's report.
+#[must_use]
+pub fn live_panel(doc: &Attach, waits: &[f64], elapsed_s: f64) -> String {
+    format!(
+        "gpufeed attach {} --live: window {}, {elapsed_s:.0} s in; Ctrl-C to stop\n\
+         data wait by window (oldest first, at most the last 60): {}\n\n{}",
+        doc.pid,
+        waits.len(),
+        spark(&waits[waits.len().saturating_sub(60)..]),
+        render(doc)
+    )
+}
+
+/// Shares (0-1) as a line of block characters, one per window.
+fn spark(values: &[f64]) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    values
+        .iter()
+        .map(|v| {
+            // Rounded to the nearest of the eight heights; the cast is of 0..=7.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let i = (v.clamp(0.0, 1.0) * 7.0).round() as usize;
+            BARS[i]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spark;
+
+    #[test]
+    fn spark_maps_shares_to_eight_heights() {
+        assert_eq!(spark(&[0.0, 0.5, 1.0, 2.0, -1.0]), "▁▅██▁");
+        assert_eq!(spark(&[]), "");
+    }
+}

@@ -16,6 +16,7 @@
 //! - [`thresholds`]: the one table of thresholds, each with its source.
 //! - [`fmt`]: figures written for people (`38 %`, `850 ms`, `1.5 GiB`), one way everywhere.
 //! - [`duration`]: durations as people type them (`100ms`, `1s`, `60`), for `--interval`.
+//! - [`size`]: sizes as people type them (`64MB`, `1GiB`), for `synth-job --rank-size`.
 //!
 //! ```
 //! use gpufeed_stats::{steps::analyze_steps, util::analyze_util};
@@ -31,6 +32,7 @@ pub mod fmt;
 pub mod outliers;
 pub mod periodicity;
 pub mod sampling;
+pub mod size;
 pub mod steps;
 pub mod summary;
 pub mod thresholds;

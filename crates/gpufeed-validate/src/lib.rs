@@ -158,6 +158,19 @@ impl Context {
         }
     }
 
+    /// The training machine's `cores` when given (`--cores N`), else this machine's, named
+    /// as an assumption.
+    #[must_use]
+    pub fn for_cores(cores: Option<u32>) -> Self {
+        match cores {
+            Some(n) => Self::new(usize::try_from(n).ok(), CoresOf::TrainingMachine),
+            None => Self::new(
+                std::thread::available_parallelism().ok().map(usize::from),
+                CoresOf::ThisMachine,
+            ),
+        }
+    }
+
     /// True when the cores are the training machine's.
     #[must_use]
     pub fn cores_of_training_machine(&self) -> bool {

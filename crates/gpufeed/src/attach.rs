@@ -53,13 +53,8 @@ fn live(opts: &gpufeed_attach::Options, format: Format) -> Result<ExitCode> {
                 t
             }),
             Format::Text if panel => Ok(format!(
-                "\x1b[2J\x1b[Hgpufeed attach {} --live: window {}, {:.0} s in; Ctrl-C to stop\n\
-                 data wait by window (oldest first, at most the last 60): {}\n\n{}",
-                opts.pid,
-                waits.len(),
-                start.elapsed().as_secs_f64(),
-                spark(&waits[waits.len().saturating_sub(60)..]),
-                gpufeed_attach::render(doc)
+                "\x1b[2J\x1b[H{}",
+                gpufeed_attach::live_panel(doc, &waits, start.elapsed().as_secs_f64())
             )),
             Format::Text => Ok(format!(
                 "+{:.1} s {}\n",
@@ -88,29 +83,4 @@ fn live(opts: &gpufeed_attach::Options, format: Format) -> Result<ExitCode> {
         ));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Shares (0-1) as a line of block characters, one per window.
-fn spark(values: &[f64]) -> String {
-    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    values
-        .iter()
-        .map(|v| {
-            // Rounded to the nearest of the eight heights; the cast is of 0..=7.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let i = (v.clamp(0.0, 1.0) * 7.0).round() as usize;
-            BARS[i]
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::spark;
-
-    #[test]
-    fn spark_maps_shares_to_eight_heights() {
-        assert_eq!(spark(&[0.0, 0.5, 1.0, 2.0, -1.0]), "▁▅██▁");
-        assert_eq!(spark(&[]), "");
-    }
 }

@@ -115,7 +115,7 @@ pub struct SynthJobArgs {
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
     /// Uncompressed JSON per rank, about (`64MB`, `1GB`, `4GiB`)
-    #[arg(long, default_value = "64MB", value_parser = byte_size)]
+    #[arg(long, default_value = "64MB", value_parser = gpufeed_stats::size::parse_size)]
     pub rank_size: u64,
     /// The straggler: this rank's kernels take `--slowdown` times as long, and the others
     /// wait for it inside their all-reduce
@@ -130,34 +130,6 @@ pub struct SynthJobArgs {
     /// Write plain `*.json` instead of gzip
     #[arg(long)]
     pub plain: bool,
-}
-
-/// A size in bytes: a number with an optional unit, `B`, `KB`/`MB`/`GB` (powers of 1000)
-/// or `KiB`/`MiB`/`GiB` (of 1024).
-fn byte_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{text}` is not a size such as `64MB` or `1GiB`"))?;
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" | "k" => 1e3,
-        "mb" | "m" => 1e6,
-        "gb" | "g" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        u => {
-            return Err(format!(
-                "`{u}` is not a unit: B, KB, MB, GB, KiB, MiB or GiB"
-            ));
-        }
-    };
-    Ok((n * scale) as u64)
 }
 
 /// The commands.

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 
 use gpufeed_analysis::config::TrainingConfig;
+use gpufeed_analysis::profile::precompute_document;
 use gpufeed_config::Config;
-use gpufeed_contract::{DatasetRead, Document, LeftOut, Precompute};
+use gpufeed_contract::Document;
 use gpufeed_data::array_job;
 use gpufeed_data::layout::Columns;
 use gpufeed_data::precompute::{self, OnError, Options, ShardSpec};
@@ -41,13 +42,7 @@ pub fn load_config(path: Option<&Path>) -> Result<Config> {
 /// `gpufeed_config::unhonoured`).
 fn load_config_for_cache(path: Option<&Path>) -> Result<Config> {
     let config = training_config(path)?;
-    for hit in config
-        .loaded()
-        .map(gpufeed_config::unhonoured::find)
-        .unwrap_or_default()
-    {
-        printer::warn(&hit.to_string());
-    }
+    config.unhonoured().iter().for_each(|w| printer::warn(w));
     Ok(config.config())
 }
 
@@ -110,7 +105,9 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
     if args.merge {
         let report = precompute::merge_slices(&opts)?;
         if json {
-            printer::export(Format::Json, &document(&report), |_| String::new())?;
+            printer::export(Format::Json, &precompute_document(&report), |_| {
+                String::new()
+            })?;
             return Ok(ExitCode::SUCCESS);
         }
         let what = if report.was_complete {
@@ -128,54 +125,10 @@ pub fn precompute(args: &PrecomputeArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = precompute::run(&opts, &Terminal::new())?;
-    printer::export(args.output.format, &document(&report), |_| {
+    printer::export(args.output.format, &precompute_document(&report), |_| {
         report.summary() + "\n"
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The `precompute` document of a run's report.
-fn document(r: &precompute::Report) -> Precompute {
-    Precompute {
-        schema_version: Precompute::VERSION,
-        cache_dir: r.cache_dir.display().to_string(),
-        key: r.key.clone(),
-        dataset: DatasetRead {
-            layout: r.layout.clone(),
-            detected: r.detected.clone(),
-            notes: r.notes.clone(),
-            items: r.items,
-            speakers: r.speakers,
-            languages: r.languages,
-            cleaner: r.cleaner_name(),
-            text_changed: r.text_changed,
-            text_lost: r.text_lost.clone(),
-            symbols: r.symbols,
-        },
-        shards_total: r.shards_total,
-        shards_built: r.shards_built,
-        shards_reused: r.shards_reused,
-        items_computed: r.items_computed,
-        audio_s_computed: r.audio_s_computed,
-        skipped: r
-            .skipped
-            .iter()
-            .map(|s| LeftOut {
-                id: s.id.clone(),
-                line: s.line,
-                reason: s.reason.clone(),
-            })
-            .collect(),
-        complete: r.complete,
-        was_complete: r.was_complete,
-        over_text_length: r.over_text_length,
-        over_mel_frames: r.over_mel_frames,
-        elapsed_s: r.elapsed_s,
-        jobs: r.jobs,
-        arrays: r.arrays.clone(),
-        cache_bytes: r.cache_bytes,
-        bytes_per_hour: r.bytes_per_hour(),
-    }
 }
 
 /// `gpufeed mel WAV --out FILE.npy [--config FILE]`.

@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use gpufeed_findings::render::{Json, Renderer, Text};
 use gpufeed_findings::{Finding, Report};
 use gpufeed_validate::fix::{self, FixError};
-use gpufeed_validate::{self as validate, Context, CoresOf};
+use gpufeed_validate::{self as validate, Context};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::printer;
@@ -28,13 +28,7 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
              that remain"
         );
     }
-    let ctx = match args.cores {
-        Some(n) => Context::new(usize::try_from(n).ok(), CoresOf::TrainingMachine),
-        None => Context::new(
-            std::thread::available_parallelism().ok().map(usize::from),
-            CoresOf::ThisMachine,
-        ),
-    };
+    let ctx = Context::for_cores(args.cores);
     let validation = validate::validate_file(&args.file, &ctx)?;
     if !(args.fix || dry_run) {
         // Each fix says whether `--fix` applies it, and why not when it has an edit.

@@ -127,3 +127,36 @@ fn python_uses_the_binary_only_to_run_the_cli() {
         }
     }
 }
+
+/// The binary parses, resolves, calls and prints (issue 40): the work lives in the library
+/// crates (gpufeed-app, gpufeed-live, gpufeed-analysis, ...), so that Python and other
+/// callers reach it too. Its source stays under 2,000 lines outside `#[cfg(test)]`.
+#[test]
+fn the_binary_crate_only_parses_resolves_calls_and_prints() {
+    fn lines(dir: &Path, total: &mut usize, per_file: &mut Vec<(usize, String)>) {
+        for entry in fs_err::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                lines(&path, total, per_file);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = fs_err::read_to_string(&path).unwrap();
+                let n = text
+                    .lines()
+                    .take_while(|l| l.trim() != "#[cfg(test)]")
+                    .count();
+                *total += n;
+                per_file.push((n, path.display().to_string()));
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (mut total, mut per_file) = (0, Vec::new());
+    lines(&src, &mut total, &mut per_file);
+    per_file.sort();
+    assert!(
+        total < 2000,
+        "crates/gpufeed/src has {total} lines outside tests (at most 1,999): move the work \
+         into a library crate; largest: {:?}",
+        &per_file[per_file.len().saturating_sub(5)..]
+    );
+}
