@@ -64,3 +64,27 @@ fn the_readme_sends_the_reader_to_the_architecture() {
     assert!(readme.contains("(docs/ARCHITECTURE.md)"));
     assert!(readme.contains("(docs/contract.md)"));
 }
+
+/// The repository's layout (docs/development.md, which the README sends developers to)
+/// names every crate (issue 40): a crate added without its line fails here, as a crate
+/// added without its row of docs/ARCHITECTURE.md fails `architecture.rs`.
+#[test]
+fn the_layout_lists_every_crate() {
+    let root = root();
+    let layout = fs_err::read_to_string(root.join("docs/development.md")).unwrap();
+    let listed: Vec<&str> = layout
+        .lines()
+        .filter_map(|l| l.strip_prefix("  gpufeed"))
+        .filter_map(|l| l.split('/').next())
+        .collect();
+    for entry in fs_err::read_dir(root.join("crates")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(rest) = name.strip_prefix("gpufeed") else {
+            continue;
+        };
+        assert!(
+            listed.contains(&rest),
+            "docs/development.md's layout does not list `crates/{name}/`"
+        );
+    }
+}
