@@ -76,6 +76,15 @@
 //! all((opt.train_path, opt.val_path)):`), to a fixed point: their findings are info, with
 //! why.
 //!
+//! **The scripts the project says to run.** The root README (any `README*`), the shell
+//! scripts and the Makefile of a linted folder are read for the scripts they name (`python
+//! finetune/lora.py`, "launch `train.py`", `-m pkg.train`; `train.py` names the root's, a
+//! subfolder's only where the root has none). Where what they run trains, another training
+//! script none of them names (`finetune/full.py` beside the README's `finetune/lora.py`, an
+//! optional vocoder's own `vocoder/train.py`) is an alternative: its findings, and those of
+//! the modules only it imports, are info, saying which scripts the README runs. A module a
+//! config builds by its dotted path (Hydra's `_target_: pkg.models.Net`) stays on the run.
+//!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
 //! `tf.numpy_function`, `tf.function`, ...; `lint/signatures.rs`, each with its source):
@@ -139,7 +148,7 @@
 //! | `decode-per-item-few-workers` | warning | a `DataLoader` with `num_workers` 0, 1 or unset whose dataset's `__getitem__` (or `collate_fn`) reaches decoding or features, through the project's functions (the evidence names the heaviest: a mel over the WAV read before it); for an image decoded per item (`PIL.Image.open`, `cv2.imread`, torchvision's `ImageFolder`), fewer than `IMAGE_DECODE_WORKERS_LOW` (4) workers | one process does every item's work in turn | `num_workers=8`, or precompute |
 //! | `subprocess-per-item` | warning | `os.system`, `os.popen`, `subprocess.run`/`call`/`check_call`/`check_output`/`Popen` reached from `__getitem__`, a `collate_fn` or a mapped function, through the project's functions | a process started for every item, every epoch | convert the files once, before training; or do it in Python |
 //! | `cache-key-never-hits` | warning | `if K not in D:` whose body stores `D[...]` only under keys written otherwise than `K` (HiFi-GAN's `if fmax not in mel_basis: mel_basis[str(fmax)+'_'+str(y.device)] = ...`) | the test never finds the key: the work under it (a mel filterbank built and copied to the GPU) runs on every call | one key for the test and the store |
-//! | `host-tensor-in-forward` | warning | in a class's `forward`, or in a function of the project that a `forward` or the training step calls (a helper, a loss; not the `forward` of a module whose objects are only built into names the project calls methods of, never calls, passes on or returns, with no subclass: glow-tts' STFT used through `.transform`; not the branch of a switch of its own that is off by default, `if reverse:` or the `else` of `if not reverse:` with `reverse=False`, nor one decorated with a cache, nor what a memo's first fill builds: `if key not in D: D[key] = ...`, `if not hasattr(self, "w")`, `if self.w is None`, unless the file empties the memo again outside `__init__`, as an attention's `reset_mem` every batch), a tensor built by a torch factory without `device=` (`torch.tensor`, `torch.arange`, `torch.from_numpy`, `torch.zeros`, ..., through tensor methods or a name) then moved with `.cuda()`, `.to(device)` or `.type_as(x)` | a host allocation and a host-to-device copy in every call, every layer, every step | `device=x.device`, or `register_buffer` in `__init__` |
+//! | `host-tensor-in-forward` | warning | in a class's `forward`, or in a function of the project that a `forward` or the training step calls (a helper, a loss; not the `forward` of a module whose objects are only built into names the project calls methods of, never calls, passes on or returns, with no subclass: glow-tts' STFT used through `.transform`, a frozen recogniser built as `ASR().cuda().eval()` and handed on positionally or as a keyword to be used through `.get_feature`, the decoder only such a `forward` calls, a module class nothing in a project of several files names; not the branch of a switch of its own that is off by default, `if reverse:` or the `else` of `if not reverse:` with `reverse=False`, nor one decorated with a cache, nor what a memo's first fill builds: `if key not in D: D[key] = ...`, `if not hasattr(self, "w")`, `if self.w is None`, unless the file empties the memo again outside `__init__`, as an attention's `reset_mem` every batch), a tensor built by a torch factory without `device=` (`torch.tensor`, `torch.arange`, `torch.from_numpy`, `torch.zeros`, ..., through tensor methods or a name) then moved with `.cuda()`, `.to(device)` or `.type_as(x)` | a host allocation and a host-to-device copy in every call, every layer, every step | `device=x.device`, or `register_buffer` in `__init__` |
 //! | `syntax-error` | error | a Python syntax error (up to 10 per file) | Python cannot run it; the rest was linted | correct it |
 //! | `file-not-linted` | error | binary, not UTF-8, unreadable, or over 10 MiB | nothing was linted | pass Python sources |
 //! | `ignore-unknown-rule` | warning | `# gpufeed: ignore[x]` with an unknown `x` | it silences nothing | a real id |
@@ -158,6 +167,7 @@ mod flow;
 mod loops;
 mod model;
 mod project;
+mod rundocs;
 mod signatures;
 mod tfdata;
 mod torch;
@@ -218,6 +228,7 @@ const SKIPPED_DIRS: &[&str] = &[
 pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
     let mut files: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut config_files: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut docs = rundocs::RunDocs::default();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|e| LintError::NotFound {
             path: path.clone(),
@@ -226,7 +237,11 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
         if meta.is_dir() {
             let mut found = Vec::new();
             let mut settings = Vec::new();
-            walk_dir(path, &mut found, &mut settings);
+            let mut shell = Vec::new();
+            walk_dir(path, &mut found, &mut settings, &mut shell);
+            let read = rundocs::RunDocs::read(path, &shell);
+            docs.docs.extend(read.docs);
+            docs.scripts.extend(read.scripts);
             let relative = |f: PathBuf| {
                 let rel = f
                     .strip_prefix(path)
@@ -253,13 +268,20 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
         }
     }
     let configs = configs::Configs::read(&config_files);
-    outcome.findings.extend(lint_inputs(&inputs, &configs));
+    outcome
+        .findings
+        .extend(lint_inputs(&inputs, &configs, &docs));
     Ok(outcome)
 }
 
-/// Every `*.py` under `dir`, sorted, and the config files (`*.yaml`, `*.yml`, `*.json`)
-/// into `settings`; unreadable folders are skipped.
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>, settings: &mut Vec<PathBuf>) {
+/// Every `*.py` under `dir`, sorted, the config files (`*.yaml`, `*.yml`, `*.json`) into
+/// `settings` and the shell scripts (`*.sh`) into `shell`; unreadable folders are skipped.
+fn walk_dir(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    settings: &mut Vec<PathBuf>,
+    shell: &mut Vec<PathBuf>,
+) {
     let Ok(entries) = fs_err::read_dir(dir) else {
         return;
     };
@@ -275,7 +297,7 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>, settings: &mut Vec<PathBuf>) {
         let path = entry.path();
         if kind.is_dir() {
             if !name.starts_with('.') && !SKIPPED_DIRS.contains(&name.as_ref()) {
-                walk_dir(&path, out, settings);
+                walk_dir(&path, out, settings, shell);
             }
         } else if path.extension().is_some_and(|e| e == "py") && (kind.is_file() || path.is_file())
         {
@@ -286,6 +308,8 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>, settings: &mut Vec<PathBuf>) {
             && kind.is_file()
         {
             settings.push(path);
+        } else if path.extension().is_some_and(|e| e == "sh") && kind.is_file() {
+            shell.push(path);
         }
     }
 }
@@ -302,6 +326,7 @@ pub fn lint_file(path: &Path) -> Vec<Finding> {
                 text,
             }],
             &configs::Configs::default(),
+            &rundocs::RunDocs::default(),
         ),
         Err(findings) => findings,
     }
@@ -412,6 +437,12 @@ pub(crate) struct File<'t> {
     /// Code run once before training, and what only it uses (byte range, why; the project
     /// pass).
     pub(crate) one_off: Vec<(usize, usize, String)>,
+    /// Why the whole file is not the default run: only a training script the project's
+    /// README and scripts do not name runs it (the project pass).
+    pub(crate) not_run: Option<String>,
+    /// True when a config file builds something of this module by its dotted path
+    /// (`_target_: pkg.models.Net`; the project pass).
+    pub(crate) config_named: bool,
     pub(crate) hits: Vec<Hit>,
 }
 
@@ -534,6 +565,7 @@ pub fn lint_source(text: &str, path: &Path) -> Vec<Finding> {
             text: text.to_owned(),
         }],
         &configs::Configs::default(),
+        &rundocs::RunDocs::default(),
     )
 }
 
@@ -546,7 +578,11 @@ fn named(path: &Path) -> PathBuf {
 
 /// Parses every source, runs the rules of each file, follows calls across them, and turns
 /// the hits into findings.
-fn lint_inputs(inputs: &[Input], configs: &configs::Configs) -> Vec<Finding> {
+fn lint_inputs(
+    inputs: &[Input],
+    configs: &configs::Configs,
+    docs: &rundocs::RunDocs,
+) -> Vec<Finding> {
     let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
     // Parsing and the per-file rules run on every core (one parser per thread, as
     // ripgrep searches files); following calls across files needs them all, so it runs
@@ -599,6 +635,8 @@ fn lint_inputs(inputs: &[Input], configs: &configs::Configs) -> Vec<Finding> {
                 uses_cuda: false,
                 eval_loaders: Vec::new(),
                 one_off: Vec::new(),
+                not_run: None,
+                config_named: false,
                 hits: Vec::new(),
             }
         })
@@ -663,7 +701,7 @@ fn lint_inputs(inputs: &[Input], configs: &configs::Configs) -> Vec<Finding> {
     for (file, (_, tf_hits)) in files.iter_mut().zip(tf) {
         file.hits.extend(tf_hits);
     }
-    project::check(&mut files, configs);
+    project::check(&mut files, configs, docs);
     let paths = project::off_path(&files);
     let placed: Vec<Vec<Finding>> = files
         .par_iter_mut()

@@ -175,7 +175,11 @@ fn decode_fix(name: &str) -> &'static str {
 }
 
 /// Runs the cross-file rules, adding hits to the files they point into.
-pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
+pub(super) fn check(
+    files: &mut [File<'_>],
+    configs: &super::configs::Configs,
+    docs: &super::rundocs::RunDocs,
+) {
     let mut hits: Vec<(usize, Hit)> = Vec::new();
     let mut loops_found: Vec<(usize, (usize, usize))> = Vec::new();
     let mut evals: Vec<(usize, (usize, usize, String))> = Vec::new();
@@ -185,6 +189,8 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
     let opt_in;
     let one_off;
     let unreached;
+    let not_run;
+    let config_named;
     {
         let p = Project::new(files, configs);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -266,6 +272,8 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
             from_loops.extend(r);
         }
         reached.extend(from_loops);
+        not_run = p.entry_points(docs, &loops_found);
+        config_named = p.config_modules();
         one_off = p.one_off(&loops_found);
         p.step_host_tensors(&reached, &mut hits);
         p.per_item(&mut hits);
@@ -409,6 +417,10 @@ pub(super) fn check(files: &mut [File<'_>], configs: &super::configs::Configs) {
         if let Some(f) = files.get_mut(fi) {
             f.one_off.push(range);
         }
+    }
+    for ((f, why), named) in files.iter_mut().zip(not_run).zip(config_named) {
+        f.not_run = why;
+        f.config_named = named;
     }
     let mut seen = HashSet::new();
     for (fi, hit) in hits {
@@ -1302,7 +1314,10 @@ impl<'a, 't> Project<'a, 't> {
         };
         let name = text(name_node, src);
         let Some(sites) = self.calls_by_name().get(name) else {
-            return self.cross && !self.named_elsewhere(name, fi, name_node);
+            // A file linted alone is a module others may import.
+            return self.cross
+                && self.files.len() > 1
+                && !self.named_elsewhere(name, fi, name_node);
         };
         // A subclass may call it through `super().forward(...)`.
         let derived = self.files.iter().any(|f| {
@@ -1319,23 +1334,30 @@ impl<'a, 't> Project<'a, 't> {
         if derived {
             return false;
         }
-        let mut objects: Vec<&str> = Vec::new();
+        let mut objects: Vec<String> = Vec::new();
         for &(si, call) in sites {
             let ssrc = self.src(si);
             let Some(target) = assigned_to(through_module_methods(call, ssrc)) else {
                 return false;
             };
             match target.kind() {
-                "identifier" => objects.push(text(target, ssrc)),
+                "identifier" => objects.push(text(target, ssrc).to_owned()),
                 "attribute" => match target.child_by_field_name("attribute") {
-                    Some(a) => objects.push(text(a, ssrc)),
+                    Some(a) => objects.push(text(a, ssrc).to_owned()),
                     None => return false,
                 },
                 _ => return false,
             }
         }
-        // Every use of those names: only as the receiver of a method call.
-        for obj in objects {
+        // Every use of those names: only as the receiver of a method call. Passed as a
+        // keyword argument (`build_model(asr_model=ASR_model)`, then `Munch(asr_model=...)`
+        // and `nets.asr_model.get_feature(x)`), the object goes on under the keyword's name,
+        // which is followed in turn.
+        let mut next = 0;
+        while next < objects.len() && next < MAX_OBJECT_NAMES {
+            let obj = objects[next].clone();
+            let obj = obj.as_str();
+            next += 1;
             // A call of the object (`self.stft(x)`); not a module's function of the same
             // name (`torch.stft(...)`).
             let called = self.calls_by_name().get(obj).is_some_and(|calls| {
@@ -1351,6 +1373,7 @@ impl<'a, 't> Project<'a, 't> {
             if called {
                 return false;
             }
+            let mut passed: Vec<String> = Vec::new();
             for (wi, f) in self.files.iter().enumerate() {
                 let mut other = false;
                 ast::walk(f.root, &mut |n| {
@@ -1365,7 +1388,9 @@ impl<'a, 't> Project<'a, 't> {
                                     | "default_parameter"
                                     | "typed_parameter"
                                     | "typed_default_parameter"
-                            )
+                            ) || (p.kind() == "keyword_argument"
+                                && p.child_by_field_name("name")
+                                    .is_some_and(|k| k.id() == n.id()))
                         })
                     {
                         // `x.obj` or `obj` itself; what holds it decides.
@@ -1393,7 +1418,31 @@ impl<'a, 't> Project<'a, 't> {
                             std::ptr::eq(self.files[si].src, f.src)
                                 && assigned_to(through_module_methods(call, f.src))
                                     .is_some_and(|t| t.id() == held.id())
-                        }) || self.in_uncalled_forward(wi, held, depth);
+                        }) || self.in_uncalled_forward(wi, held, depth)
+                            || self.positional_alias(held, f.src).is_some_and(|alias| {
+                                passed.push(alias);
+                                true
+                            })
+                            || held.parent().is_some_and(|p| {
+                                // `kw=obj`: followed under `kw`.
+                                let kw = (p.kind() == "keyword_argument"
+                                    && p.child_by_field_name("value")
+                                        .is_some_and(|v| v.id() == held.id()))
+                                .then(|| p.child_by_field_name("name"))
+                                .flatten();
+                                if let Some(k) = kw {
+                                    passed.push(text(k, f.src).to_owned());
+                                }
+                                // `self.obj = obj`: the same name again.
+                                let same = p.kind() == "assignment"
+                                    && p.child_by_field_name("right")
+                                        .is_some_and(|r| r.id() == held.id())
+                                    && p.child_by_field_name("left").is_some_and(|l| {
+                                        let t = text(l, f.src);
+                                        t.rsplit('.').next() == Some(obj)
+                                    });
+                                kw.is_some() || same
+                            });
                         other |= !ok;
                     }
                     !other
@@ -1402,8 +1451,141 @@ impl<'a, 't> Project<'a, 't> {
                     return false;
                 }
             }
+            for name in passed {
+                if !objects.contains(&name) {
+                    objects.push(name);
+                }
+            }
         }
-        true
+        next >= objects.len()
+    }
+
+    /// Per file, why it is not the default run: the project's README, shell scripts or
+    /// Makefile name scripts ([`super::rundocs`]), what they run trains, and only another
+    /// training script (`finetune/full.py` beside the README's `finetune/lora.py`) reaches
+    /// this file through its imports. Modules a config builds by name (`_target_:
+    /// pkg.models.Net`) count as named.
+    fn entry_points(
+        &self,
+        docs: &super::rundocs::RunDocs,
+        loops: &[(usize, (usize, usize))],
+    ) -> Vec<Option<String>> {
+        let mut out = vec![None; self.files.len()];
+        if !self.cross || docs.scripts.is_empty() {
+            return out;
+        }
+        let rels: Vec<String> = self
+            .files
+            .iter()
+            .map(|f| f.rel.to_string_lossy().replace('\\', "/"))
+            .collect();
+        // A script named by its path (`finetune/lora.py`), else by the end of it (`python
+        // lora.py` after `cd finetune`); `train.py` names the root's, not a subfolder's.
+        let mut named: Vec<usize> = Vec::new();
+        for script in &docs.scripts {
+            let exact: Vec<usize> = (0..rels.len()).filter(|&i| rels[i] == *script).collect();
+            let found = if exact.is_empty() {
+                (0..rels.len())
+                    .filter(|&i| {
+                        rels[i].ends_with(&format!("/{script}"))
+                            || script.ends_with(&format!("/{}", rels[i]))
+                    })
+                    .collect()
+            } else {
+                exact
+            };
+            named.extend(found);
+        }
+        named.extend(
+            self.config_modules()
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c)
+                .map(|(i, _)| i),
+        );
+        if named.is_empty() {
+            return out;
+        }
+        let trains = |i: usize| loops.iter().any(|&(fi, _)| fi == i) || calls_fit(&self.files[i]);
+        let reach = |starts: &[usize]| {
+            let mut seen: HashSet<usize> = starts.iter().copied().collect();
+            let mut todo: Vec<usize> = starts.to_vec();
+            while let Some(i) = todo.pop() {
+                for &j in &self.imported[i] {
+                    if seen.insert(j) {
+                        todo.push(j);
+                    }
+                }
+            }
+            seen
+        };
+        let on_path = reach(&named);
+        if !on_path.iter().any(|&i| trains(i)) {
+            return out;
+        }
+        let mut names: Vec<&str> = docs.docs.iter().map(String::as_str).collect();
+        names.dedup();
+        let runs: Vec<&str> = {
+            let mut r: Vec<&str> = named
+                .iter()
+                .filter(|&&i| trains(i) || self.files[i].functions.contains_key("main"))
+                .map(|&i| rels[i].as_str())
+                .collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        };
+        for alt in (0..self.files.len()).filter(|&i| !on_path.contains(&i) && trains(i)) {
+            // Tests and examples say so already.
+            if test_or_example(self.files[alt].rel).is_some() {
+                continue;
+            }
+            for i in reach(&[alt]) {
+                if on_path.contains(&i) || out[i].is_some() {
+                    continue;
+                }
+                let only = if i == alt {
+                    format!("in `{}`, a training script", rels[alt])
+                } else {
+                    format!(
+                        "in `{}`, which only the training script `{}` runs",
+                        rels[i], rels[alt]
+                    )
+                };
+                out[i] = Some(format!(
+                    "{only} that {} does not name (it runs {})",
+                    names.join(", "),
+                    runs.iter()
+                        .map(|r| format!("`{r}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        out
+    }
+
+    /// Per file, whether a config file builds something of it by its dotted path (Hydra's
+    /// `_target_: pkg.models.Net`): it runs, whatever imports it.
+    fn config_modules(&self) -> Vec<bool> {
+        let targets: Vec<&str> = self
+            .configs
+            .leaves()
+            .filter_map(|(_, d)| d.value.as_deref())
+            .map(|t| t.trim_matches(['"', '\'']))
+            .filter(|t| t.contains('.'))
+            .collect();
+        self.files
+            .iter()
+            .map(|f| {
+                let module = module_path(f.rel);
+                !module.is_empty()
+                    && targets.iter().any(|t| {
+                        t.strip_prefix(module.as_str())
+                            .is_some_and(|r| r.starts_with('.'))
+                    })
+            })
+            .collect()
     }
 
     /// The `forward` methods (file, start, end) of the module classes never called
@@ -1444,11 +1626,41 @@ impl<'a, 't> Project<'a, 't> {
                 .is_some_and(|class| self.never_called_within(fi, class, depth + 1))
     }
 
+    /// The parameter an argument binds in a call of one of the project's functions by its
+    /// plain name (`build_model(args, F0_model, ASR_model)` binds `ASR_model` of `def
+    /// build_model(args, F0_model, ASR_model)`): the name the object goes on under.
+    fn positional_alias(&self, arg: Node<'t>, src: &str) -> Option<String> {
+        let args = arg.parent().filter(|p| p.kind() == "argument_list")?;
+        let call = args.parent().filter(|c| c.kind() == "call")?;
+        let fun = call
+            .child_by_field_name("function")
+            .filter(|f| f.kind() == "identifier")?;
+        let [def] = self.by_name.get(text(fun, src))?.as_slice() else {
+            return None;
+        };
+        let mut c = args.walk();
+        let at = args
+            .named_children(&mut c)
+            .position(|a| a.id() == arg.id())?;
+        let param = def.def.child_by_field_name("parameters")?.named_child(at)?;
+        let name = match param.kind() {
+            "identifier" => param,
+            "default_parameter" | "typed_default_parameter" => param.child_by_field_name("name")?,
+            "typed_parameter" => param.named_child(0)?,
+            _ => return None,
+        };
+        Some(text(name, self.src(def.file)).to_owned())
+    }
+
     /// True when `name` (a class defined at `def_name` of file `fi`) is named anywhere
     /// else: an identifier (a call, an import, a registry's value), a word of a string
     /// (`getattr(module, "Jitter")`), or a word of a config file's value (Hydra's
     /// `_target_: aug.Jitter`). Docstrings name nothing that runs.
     fn named_elsewhere(&self, name: &str, fi: usize, def_name: Node<'t>) -> bool {
+        // Its own body names it too (`super(PitchShift, self).__init__()`).
+        let own = def_name
+            .parent()
+            .map_or((0, 0), |c| (c.start_byte(), c.end_byte()));
         let words = |t: &str| {
             t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|w| w == name)
@@ -1468,7 +1680,8 @@ impl<'a, 't> Project<'a, 't> {
                 }
                 match n.kind() {
                     "identifier" => {
-                        named = text(n, f.src) == name && !(i == fi && n.id() == def_name.id());
+                        named = text(n, f.src) == name
+                            && !(i == fi && own.0 <= n.start_byte() && n.end_byte() <= own.1);
                     }
                     "expression_statement"
                         if n.named_child_count() == 1
@@ -3540,6 +3753,10 @@ fn parameter_default(def: Node<'_>, name: &str, src: &str) -> Option<Option<Stri
 
 /// The target a call's value is assigned to: `x = C()`, `self.x = C()`, or its place in
 /// `self.a, self.b = a, C()`.
+/// Names an object of a module class is followed under (`ASR_model`, then the keyword
+/// `asr_model=` it is passed as, ...) before it counts as called.
+const MAX_OBJECT_NAMES: usize = 8;
+
 /// The module's methods that return the module itself (`ASR().cuda().eval()`): the name
 /// the chain is assigned to holds the object the constructor built.
 const SELF_RETURNING_MODULE_METHODS: [&str; 10] = [
@@ -3874,7 +4091,8 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
                     && f.rel.parent().is_some_and(|d| training_folders.contains(d)))
             })
             .or_else(|| inference_script(f))
-            .or_else(|| evaluation_script(f.rel).filter(|_| trains_elsewhere(f)));
+            .or_else(|| evaluation_script(f.rel).filter(|_| trains_elsewhere(f)))
+            .or_else(|| f.not_run.clone());
         out.file.push(why);
         let mut mains = Vec::new();
         let mut c = f.root.walk();
@@ -4022,6 +4240,10 @@ fn off_path_modules(
         });
     }
     for (fi, f) in files.iter().enumerate() {
+        // A config builds it by name (`_target_:`): it runs, whoever else builds it.
+        if f.config_named {
+            continue;
+        }
         for (name, defs) in &f.classes {
             let Some(sites) = built.get(name.as_str()) else {
                 continue;

@@ -823,3 +823,14 @@ fn batches_made_through_apply_are_batches() {
 fn modules_no_step_reaches_run_no_forward() {
     check("unreached-modules");
 }
+
+/// A training script that the README, the shell scripts and the Makefile do not name,
+/// beside the ones they do (`finetune/full.py` next to the README's `python
+/// finetune/lora.py`; an optional vocoder's own `train.py`), is an alternative: its
+/// findings, and those of what only it imports, are info. What the named scripts import,
+/// and a module a config builds by name, stay on the default run (issue 44, the seventh
+/// held-out set: lit-llama, StableTTS).
+#[test]
+fn training_scripts_the_readme_does_not_run_are_alternatives() {
+    check("entry-points");
+}
