@@ -251,6 +251,87 @@ pub(super) fn memo_fill(stmt: Node<'_>, src: &str) -> bool {
     stores
 }
 
+/// The part of a function after an early return on a filled memo: `if self.cos_cached is
+/// not None and n <= self.cos_cached.shape[0]: return` (or `if self.table: return`), then
+/// the code that builds and stores `self.cos_cached` (rotary embeddings' `_build_cache`).
+/// It runs when the memo is empty or outgrown, not on every call; unless the file empties
+/// the memo again outside `__init__`.
+pub(super) fn memo_guarded_tail(def: Node<'_>, src: &str) -> Option<(usize, usize)> {
+    let body = def.child_by_field_name("body")?;
+    let mut c = body.walk();
+    let stmts: Vec<Node<'_>> = body.named_children(&mut c).collect();
+    for (i, stmt) in stmts.iter().enumerate() {
+        if stmt.kind() != "if_statement" || stmt.child_by_field_name("alternative").is_some() {
+            continue;
+        }
+        let (Some(test), Some(then)) = (
+            stmt.child_by_field_name("condition"),
+            stmt.child_by_field_name("consequence"),
+        ) else {
+            continue;
+        };
+        let mut tc = then.walk();
+        let only_returns = then
+            .named_children(&mut tc)
+            .all(|n| n.kind() == "return_statement" || n.kind() == "comment");
+        if !only_returns {
+            continue;
+        }
+        // The memos the test finds filled: `self.a is not None`, or `self.a` itself, alone
+        // or in an `and`.
+        let mut filled: Vec<String> = Vec::new();
+        let mut parts = vec![test];
+        while let Some(p) = parts.pop() {
+            match p.kind() {
+                "boolean_operator" if text(p, src).contains(" and ") => {
+                    parts.extend(p.child_by_field_name("left"));
+                    parts.extend(p.child_by_field_name("right"));
+                }
+                "parenthesized_expression" => parts.extend(p.named_child(0)),
+                "attribute" => filled.extend(ast::dotted(p, src)),
+                "comparison_operator"
+                    if text(p, src).contains("is not")
+                        && p.named_child(1).is_some_and(|n| text(n, src) == "None") =>
+                {
+                    filled.extend(
+                        p.named_child(0)
+                            .filter(|x| x.kind() == "attribute")
+                            .and_then(|x| ast::dotted(x, src)),
+                    );
+                }
+                _ => {}
+            }
+        }
+        let filled: Vec<String> = filled
+            .into_iter()
+            .filter(|m| m.starts_with("self."))
+            .collect();
+        let rest = &stmts[i + 1..];
+        let (Some(first), Some(last)) = (rest.first(), rest.last()) else {
+            return None;
+        };
+        let stores = filled.iter().any(|memo| {
+            !emptied_elsewhere(*stmt, memo, src)
+                && rest.iter().any(|r| {
+                    let mut found = false;
+                    ast::walk(*r, &mut |n| {
+                        if n.kind() == "assignment"
+                            && n.child_by_field_name("left")
+                                .and_then(|l| ast::dotted(l, src))
+                                .is_some_and(|d| d == *memo)
+                        {
+                            found = true;
+                        }
+                        !found && !ast::is_scope(n)
+                    });
+                    found
+                })
+        });
+        return stores.then(|| (first.start_byte(), last.end_byte()));
+    }
+    None
+}
+
 /// `if x.shape[2] > self.pe.shape[1]: self.init_pe(...)`, `if seq_len >
 /// self.max_cached: self._update_cache(seq_len)`: a cache on the module grown when an input
 /// outgrows it (WaveGrad's positional encoding, rotary embeddings' tables). The test reads
@@ -572,7 +653,9 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     let cuda_aliases = cuda_type_aliases(file);
     // `if reverse:` on `reverse=False`: the inference path of `forward`; `if lengths is
     // None:` on `lengths=None`: what a caller leaving it out gets.
-    let off = crate::loops::off_branches(def, src, true);
+    let mut off = crate::loops::off_branches(def, src, true);
+    // What follows `if self.cache is not None and ...: return` fills the memo once.
+    off.extend(memo_guarded_tail(def, src));
     let mut assigned: Vec<Assigned<'t>> = Vec::new();
     // The branch blocks around the node visited, innermost last (blocks nest or are
     // disjoint, and the walk is in source order).
