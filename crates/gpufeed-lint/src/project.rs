@@ -272,7 +272,12 @@ pub(super) fn check(
             from_loops.extend(r);
         }
         reached.extend(from_loops);
-        not_run = p.entry_points(docs, &loops_found);
+        not_run = p
+            .entry_points(docs, &loops_found)
+            .into_iter()
+            .zip(p.unimported(docs, &loops_found))
+            .map(|(a, b)| a.or(b))
+            .collect::<Vec<_>>();
         config_named = p.config_modules();
         one_off = p.one_off(&loops_found);
         p.step_host_tensors(&reached, &mut hits);
@@ -1563,6 +1568,83 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         out
+    }
+
+    /// Per file, why it never runs where the project trains: a module of definitions only
+    /// (no code of its own at the top, no `__main__` block, no loop) that no file of the
+    /// project imports, and whose name no file, string, config or run document mentions (a
+    /// vendored vocoder's `meldataset.py` nothing uses).
+    fn unimported(
+        &self,
+        docs: &super::rundocs::RunDocs,
+        loops: &[(usize, (usize, usize))],
+    ) -> Vec<Option<String>> {
+        let mut out = vec![None; self.files.len()];
+        if !self.cross || self.files.len() < 2 || loops.is_empty() {
+            return out;
+        }
+        let imported: HashSet<usize> = self.imported.iter().flatten().copied().collect();
+        let config = self.config_modules();
+        for (fi, f) in self.files.iter().enumerate() {
+            let Some(stem) = f.rel.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
+            if imported.contains(&fi)
+                || config[fi]
+                || stem == "__init__"
+                || stem == "__main__"
+                || loops.iter().any(|&(li, _)| li == fi)
+                || calls_fit(f)
+                // A Lightning module: its trainer builds it from a CLI or config.
+                || f.functions.contains_key("training_step")
+                || docs.scripts.iter().any(|s| s.ends_with(&format!("{stem}.py")))
+                || !definitions_only(f.root)
+                || self.stem_named_elsewhere(stem, fi)
+            {
+                continue;
+            }
+            out[fi] = Some(format!(
+                "in `{}`, which no file of the project imports or names",
+                f.rel.display()
+            ));
+        }
+        out
+    }
+
+    /// True when another file names `stem` (an identifier, a word of a string) or a
+    /// config value does: a module loaded by name (`importlib.import_module(f"x.{stem}")`).
+    fn stem_named_elsewhere(&self, stem: &str, fi: usize) -> bool {
+        let words = |t: &str| {
+            t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == stem)
+        };
+        if self
+            .configs
+            .leaves()
+            .any(|(_, d)| d.value.as_deref().is_some_and(words))
+        {
+            return true;
+        }
+        self.files.iter().enumerate().any(|(i, f)| {
+            i != fi && {
+                let mut named = false;
+                ast::walk(f.root, &mut |n| {
+                    if named {
+                        return false;
+                    }
+                    match n.kind() {
+                        "identifier" => named = text(n, f.src) == stem,
+                        "string" => {
+                            named = words(text(n, f.src));
+                            return false;
+                        }
+                        _ => {}
+                    }
+                    true
+                });
+                named
+            }
+        })
     }
 
     /// Per file, whether a config file builds something of it by its dotted path (Hydra's
@@ -3757,6 +3839,23 @@ fn parameter_default(def: Node<'_>, name: &str, src: &str) -> Option<Option<Stri
 /// `asr_model=` it is passed as, ...) before it counts as called.
 const MAX_OBJECT_NAMES: usize = 8;
 
+/// True when a module's top level only defines: imports, functions, classes, assignments
+/// and its docstring; no call run on import, no loop, no `__main__` block.
+fn definitions_only(root: Node<'_>) -> bool {
+    let mut c = root.walk();
+    root.named_children(&mut c).all(|stmt| match stmt.kind() {
+        "import_statement" | "import_from_statement" | "future_import_statement"
+        | "function_definition" | "class_definition" | "decorated_definition" | "comment" => {
+            true
+        }
+        // A docstring, a constant, a logger: `x = f()` defines a name; `main()` runs.
+        "expression_statement" => stmt
+            .named_child(0)
+            .is_some_and(|e| matches!(e.kind(), "string" | "assignment")),
+        _ => false,
+    })
+}
+
 /// The module's methods that return the module itself (`ASR().cuda().eval()`): the name
 /// the chain is assigned to holds the object the constructor built.
 const SELF_RETURNING_MODULE_METHODS: [&str; 10] = [
@@ -4324,6 +4423,23 @@ fn evaluation_loader<'t>(
         ));
     }
     let function = def.child_by_field_name("name").map(|n| text(n, src))?;
+    // `@torch.inference_mode()` / `@torch.no_grad()`: no gradient, so no training, runs
+    // through this loader (a synthesis CLI's batches).
+    if let Some(decorated) = def.parent().filter(|p| p.kind() == "decorated_definition") {
+        let mut c = decorated.walk();
+        if let Some(d) = decorated.named_children(&mut c).find(|d| {
+            d.kind() == "decorator" && {
+                let t = text(*d, src);
+                t.contains("inference_mode") || t.contains("no_grad")
+            }
+        }) {
+            return Some(format!(
+                "a loader built in `{function}()`, which runs under `{}`: no gradients, so \
+                 inference or evaluation",
+                text(d, src).trim()
+            ));
+        }
+    }
     let trains = function
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|w| w.eq_ignore_ascii_case("train") || w.eq_ignore_ascii_case("fit"));
