@@ -72,8 +72,8 @@ pub(crate) struct DefaultValue {
     pub(crate) at: String,
 }
 
-/// Every default of file `root` by name: flags, `__init__` parameters and class-level
-/// annotated fields.
+/// Every default of file `root` by name: flags, `__init__` parameters, class-level
+/// annotated fields and module constants set to a number or a bool.
 pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, Vec<DefaultValue>> {
     let mut out: HashMap<String, Vec<DefaultValue>> = HashMap::new();
     let mut add = |name: &str, value: Option<String>, at: String| {
@@ -91,6 +91,21 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
             add(&a.dest, literal(Some(d)), line(d));
         } else if a.action.is_some_and(|x| x.contains("store_true")) {
             add(&a.dest, Some("False".to_owned()), file.to_owned());
+        }
+    }
+    // `log_interval = 1` at the top of a script (lit-llama's settings): a module constant.
+    let mut c = root.walk();
+    for stmt in root.named_children(&mut c) {
+        if stmt.kind() == "expression_statement"
+            && let Some(a) = stmt.named_child(0).filter(|a| a.kind() == "assignment")
+            && let (Some(left), Some(right)) = (
+                a.child_by_field_name("left"),
+                a.child_by_field_name("right"),
+            )
+            && left.kind() == "identifier"
+            && matches!(right.kind(), "integer" | "true" | "false")
+        {
+            add(text(left, src), literal(Some(right)), line(a));
         }
     }
     ast::walk(root, &mut |n| {

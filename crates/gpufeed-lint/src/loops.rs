@@ -755,16 +755,18 @@ fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> boo
 pub(super) fn opt_in_flags(root: Node<'_>, src: &str) -> HashSet<String> {
     defaults::arguments(root, src)
         .into_iter()
-        .filter_map(|a| match a.default {
-            Some(d) if matches!(text(d, src), "False" | "None" | "0") => Some(a.dest),
-            Some(d) if matches!(d.kind(), "string" | "integer") => {
-                Some(default_mark(&a.dest, literal_value(text(d, src))))
+        .flat_map(|a| match a.default {
+            // `default=None` also as its mark: `if args.log_dir is not None:` is opt-in.
+            Some(d) if text(d, src) == "None" => {
+                vec![default_mark(&a.dest, "None"), a.dest]
             }
-            Some(_) => None,
-            None => a
-                .action
-                .is_some_and(|x| x.contains("store_true"))
-                .then_some(a.dest),
+            Some(d) if matches!(text(d, src), "False" | "0") => vec![a.dest],
+            Some(d) if matches!(d.kind(), "string" | "integer") => {
+                vec![default_mark(&a.dest, literal_value(text(d, src)))]
+            }
+            Some(_) => Vec::new(),
+            None if a.action.is_some_and(|x| x.contains("store_true")) => vec![a.dest],
+            None => Vec::new(),
         })
         .collect()
 }
@@ -793,6 +795,8 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
     let mut bodies: Vec<(usize, usize)> = Vec::new();
     // For each `self.NAME` assigned: (set on an opt-in path, every assignment gated or falsy).
     let mut seen: std::collections::BTreeMap<&str, (bool, bool)> = Default::default();
+    // Names bound to something only when a flag is on, else `None`.
+    let mut names: Vec<String> = Vec::new();
     ast::walk(root, &mut |n| {
         bodies.extend(opt_in_body(n, src, opt_in));
         if n.kind() != "assignment" {
@@ -821,6 +825,17 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
                 vec![(left, right)]
             };
         for (target, value) in pairs {
+            // `writer = Writer(d) if args.log_dir is not None else None`: `writer` is as
+            // opt-in as the flag (`if writer is not None:`, `if writer:`).
+            if target.kind() == "identifier"
+                && value.kind() == "conditional_expression"
+                && let (Some(cond), Some(other)) = (value.named_child(1), value.named_child(2))
+                && opt_in_condition(cond, src, opt_in)
+                && ast::is_falsy_literal(other, src)
+            {
+                names.push(text(target, src).to_owned());
+                continue;
+            }
             let Some(name) = (target.kind() == "attribute"
                 && target
                     .child_by_field_name("object")
@@ -839,10 +854,16 @@ pub(super) fn gated_attributes(root: Node<'_>, src: &str, opt_in: &HashSet<Strin
         }
         true
     });
-    seen.into_iter()
+    let mut out: Vec<String> = seen
+        .into_iter()
         .filter(|(_, (gated, only))| *gated && *only)
         .map(|(name, _)| name.to_owned())
-        .collect()
+        .collect();
+    for name in names {
+        out.push(default_mark(&name, "None"));
+        out.push(name);
+    }
+    out
 }
 
 /// A value that is an opt-in flag's under another form: the flag itself (`mixspeech`,
@@ -1028,7 +1049,8 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
                 .collect()
         })
         .flatten();
-    let flag = flag.filter(|_| matches!(right.kind(), "string" | "integer") || listed.is_some())?;
+    let flag =
+        flag.filter(|_| matches!(right.kind(), "string" | "integer" | "none") || listed.is_some())?;
     let prefix = default_mark(flag, "");
     let mut defaults = marks.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
     let (Some(default), None) = (defaults.next(), defaults.next()) else {
@@ -1045,6 +1067,14 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
         return match ops.as_slice() {
             ["in"] => Some(member),
             ["not", "in"] | ["not in"] => Some(!member),
+            _ => None,
+        };
+    }
+    // `flag is None` / `flag is not None` with the default `None`.
+    if right.kind() == "none" {
+        return match ops.as_slice() {
+            ["is"] => Some(default == "None"),
+            ["is", "not"] | ["is not"] => Some(default != "None"),
             _ => None,
         };
     }

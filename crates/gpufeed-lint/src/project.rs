@@ -3844,10 +3844,13 @@ const MAX_OBJECT_NAMES: usize = 8;
 fn definitions_only(root: Node<'_>) -> bool {
     let mut c = root.walk();
     root.named_children(&mut c).all(|stmt| match stmt.kind() {
-        "import_statement" | "import_from_statement" | "future_import_statement"
-        | "function_definition" | "class_definition" | "decorated_definition" | "comment" => {
-            true
-        }
+        "import_statement"
+        | "import_from_statement"
+        | "future_import_statement"
+        | "function_definition"
+        | "class_definition"
+        | "decorated_definition"
+        | "comment" => true,
         // A docstring, a constant, a logger: `x = f()` defines a name; `main()` runs.
         "expression_statement" => stmt
             .named_child(0)

@@ -834,3 +834,13 @@ fn modules_no_step_reaches_run_no_forward() {
 fn training_scripts_the_readme_does_not_run_are_alternatives() {
     check("entry-points");
 }
+
+/// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
+/// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
+/// with `--crop`; a flag with a default runs its path; a module constant of 1
+/// (`LOG_EVERY = 1`) makes `step % LOG_EVERY == 0` every step (issue 44, the seventh
+/// held-out set: ConvNeXt, Matcha-TTS, lit-llama).
+#[test]
+fn none_defaults_and_module_constants() {
+    check("none-defaults");
+}
