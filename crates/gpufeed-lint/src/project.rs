@@ -358,7 +358,9 @@ pub(super) fn check(
         let (root, src) = (f.root, f.src);
         for h in f.hits.iter_mut() {
             if h.id == "torch-data-parallel"
-                && h.info.is_some()
+                && h.info
+                    .as_deref()
+                    .is_some_and(|i| i.starts_with("the fallback"))
                 && let Some(call) = call_at(root, h.byte)
                 && torch::ddp_first(call, src, &f.names, &opt_in).is_none()
             {

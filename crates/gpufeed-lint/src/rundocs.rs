@@ -29,7 +29,7 @@ impl RunDocs {
     /// found under it (`scripts`, paths relative to `dir`).
     pub(crate) fn read(dir: &Path, scripts: &[PathBuf]) -> Self {
         let mut out = Self::default();
-        let mut docs: Vec<PathBuf> = std::fs::read_dir(dir)
+        let mut docs: Vec<PathBuf> = fs_err::read_dir(dir)
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
@@ -72,7 +72,7 @@ impl RunDocs {
 /// The first [`MAX_DOC_BYTES`] of a file, as text (invalid UTF-8 replaced).
 fn read_head(path: &Path) -> Option<String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).ok()?;
+    let file = fs_err::File::open(path).ok()?;
     let mut bytes = Vec::new();
     file.take(MAX_DOC_BYTES).read_to_end(&mut bytes).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())

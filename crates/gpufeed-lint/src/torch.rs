@@ -317,8 +317,64 @@ pub(super) fn check(
                 "the fallback of the `DistributedDataParallel` branch at line {line}, for runs \
                  not launched with one process per GPU"
             ));
+        } else if let Some(why) = one_visible_gpu(file.root, src, &modes)
+            && let Some(hit) = file.hits.last_mut()
+        {
+            hit.info = Some(why);
         }
     }
+}
+
+/// Why the run sees one GPU, when the script itself sets `CUDA_VISIBLE_DEVICES` to one id:
+/// a literal (`"0"`) or a flag whose default is one (`--gpu_id` with `default="0"`).
+/// `DataParallel` over one device calls the module directly: no scatter, no gather.
+fn one_visible_gpu(root: Node<'_>, src: &str, modes: &HashSet<String>) -> Option<String> {
+    let mut found = None;
+    ast::walk(root, &mut |n| {
+        if found.is_some() {
+            return false;
+        }
+        if n.kind() == "assignment"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && left.kind() == "subscript"
+            && text(left, src).contains("CUDA_VISIBLE_DEVICES")
+            && text(left, src).contains("environ")
+        {
+            let one = |v: &str| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit());
+            let value = text(right, src);
+            found = if right.kind() == "string" {
+                let v = value.trim_matches(|c| c == '"' || c == '\'');
+                one(v).then(|| format!("`CUDA_VISIBLE_DEVICES` is set to the one GPU `{v}`"))
+            } else {
+                // `opts.gpu_id`, `str(args.gpu)`: the flag's default.
+                let flag = value
+                    .trim_start_matches("str(")
+                    .trim_end_matches(')')
+                    .rsplit('.')
+                    .next()
+                    .unwrap_or(value);
+                let prefix = crate::loops::default_mark(flag, "");
+                let mut defaults = modes.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
+                match (defaults.next(), defaults.next()) {
+                    (Some(d), None) if one(d) => Some(format!(
+                        "`CUDA_VISIBLE_DEVICES` is set to `--{flag}`, one GPU (`{d}`) by default"
+                    )),
+                    _ => None,
+                }
+            }
+            .map(|why| {
+                format!(
+                    "{why}: `DataParallel` over one device calls the module directly, with no \
+                     scatter or gather"
+                )
+            });
+        }
+        true
+    });
+    found
 }
 
 /// The line of the `if` whose earlier branch wraps the model in `DistributedDataParallel`

@@ -844,3 +844,11 @@ fn training_scripts_the_readme_does_not_run_are_alternatives() {
 fn none_defaults_and_module_constants() {
     check("none-defaults");
 }
+
+/// `DataParallel` where the script itself shows one GPU (`CUDA_VISIBLE_DEVICES` set to
+/// `--gpu_id`, default "0") calls the module directly: info; with two by default it
+/// scatters and gathers every step (issue 44, the seventh held-out set: DeepLabV3Plus).
+#[test]
+fn data_parallel_over_one_visible_gpu() {
+    check("single-gpu");
+}
