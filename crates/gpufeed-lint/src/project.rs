@@ -4015,6 +4015,13 @@ fn file_cache(call: Node<'_>, body: Node<'_>, src: &str) -> Option<String> {
         {
             return Some(line);
         }
+        // `try: mel = torch.load(p) except FileNotFoundError: mel = compute(); torch.save(mel,
+        // p)`: the handler runs when the cached file is missing (univnet's `.mel` files).
+        if p.kind() == "except_clause"
+            && let Some(why) = except_cache(p, src)
+        {
+            return Some(why);
+        }
         if p.id() == body.id() {
             return None;
         }
@@ -4062,6 +4069,33 @@ fn early_return_cache(stmt: Node<'_>, block: Node<'_>, src: &str) -> Option<Stri
         prev = p.prev_named_sibling();
     }
     None
+}
+
+/// Why an `except` handler runs only when a file cache misses: its `try` loads (`load(`,
+/// `open(`), it catches a missing file (`FileNotFoundError`, `OSError`, `IOError`, or any
+/// error), and it saves what it computes.
+fn except_cache(handler: Node<'_>, src: &str) -> Option<String> {
+    let try_stmt = handler.parent().filter(|t| t.kind() == "try_statement")?;
+    let tried = text(try_stmt.child_by_field_name("body")?, src);
+    let body = text(handler, src);
+    let caught = handler
+        .named_child(0)
+        .filter(|c| c.kind() != "block")
+        .map_or("", |c| text(c, src));
+    let missing = caught.is_empty()
+        || ["FileNotFoundError", "OSError", "IOError", "Exception"]
+            .iter()
+            .any(|e| caught.contains(e));
+    let loads = tried.contains("load(") || tried.contains("open(");
+    let saves = body.contains("save(") || body.contains(".dump(") || body.contains("savez(");
+    (missing && loads && saves).then(|| {
+        format!(
+            "it runs only when loading the cached file fails (`except {}` at line {}), and is \
+             saved there, so each item computes it once, not every epoch",
+            if caught.is_empty() { "" } else { caught },
+            handler.start_position().row + 1
+        )
+    })
 }
 
 /// `os.path.exists(p)`, `os.path.isfile(p)`, `p.is_file()`, `p.exists()`.

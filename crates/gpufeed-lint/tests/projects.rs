@@ -291,7 +291,8 @@ fn numpy_collate() {
     }
 }
 
-/// A feature computed only when its cached file is missing, then saved (VITS' `.spec.pt`),
+/// A feature computed only when its cached file is missing, then saved (VITS' `.spec.pt`,
+/// univnet's `.mel` in an `except FileNotFoundError:` that saves),
 /// is info; one computed every epoch beside an unrelated save is not; a plain WAV read
 /// is not heavy work.
 #[test]
