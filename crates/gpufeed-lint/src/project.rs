@@ -4487,7 +4487,7 @@ fn evaluation_loader<'t>(
 }
 
 /// A name of an evaluation split or step: a word `val`, `valid`, `validation`, `validate`,
-/// `eval`, `evaluate`, `evaluation`, `test`, `testing` or `dev` (`val_loader`,
+/// `eval`, `evaluate`, `evaluation`, `test`, `testing`, `dev` or `cv` (`val_loader`,
 /// `testloader`, `eval_dl`, `validate`, `val_dataloader`).
 pub(super) fn is_evaluation_name(name: &str) -> bool {
     const SPLITS: &[&str] = &[
@@ -4501,6 +4501,8 @@ pub(super) fn is_evaluation_name(name: &str) -> bool {
         "testing",
         "test",
         "dev",
+        // Cross-validation (ESPnet's `cv_loader`, Speech-Transformer's `cv_dataset`).
+        "cv",
     ];
     name.split(|c: char| !c.is_ascii_alphanumeric())
         .map(str::to_ascii_lowercase)

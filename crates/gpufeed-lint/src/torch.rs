@@ -163,13 +163,16 @@ fn builds_loader_subclass<'t>(
 /// AudioLoader` (or `from .loader import ...`) then `AudioLoader(...)`.
 fn imported_loader_subclass(callee: &str, project: &[(String, bool)]) -> bool {
     let relative = callee.trim_start_matches('.');
+    let below = |q: &str| q.ends_with(relative) && q[..q.len() - relative.len()].ends_with('.');
+    // `from dl import AudioDataLoader` where `dl` is `src/data/dl.py`, found through
+    // `PYTHONPATH` (Speech-Transformer's `path.sh`): the one module of the project that
+    // ends so.
+    let by_suffix = project.iter().filter(|(q, _)| below(q)).count() == 1;
     callee.contains('.')
         && project.iter().any(|(qualified, has_init)| {
             !has_init
                 && (qualified == callee
-                    || (callee.starts_with('.')
-                        && qualified.ends_with(relative)
-                        && qualified[..qualified.len() - relative.len()].ends_with('.')))
+                    || ((callee.starts_with('.') || by_suffix) && below(qualified)))
         })
 }
 

@@ -853,3 +853,11 @@ fn none_defaults_and_module_constants() {
 fn data_parallel_over_one_visible_gpu() {
     check("single-gpu");
 }
+
+/// A `DataLoader` subclass imported by a module name that only `PYTHONPATH` resolves (`from
+/// speech import FrameLoader` with `src/data/speech.py`) is found by the unique module that
+/// ends so (issue 44, the seventh held-out set: Speech-Transformer).
+#[test]
+fn loader_subclass_imported_through_pythonpath() {
+    check("pythonpath-loader");
+}
