@@ -2104,6 +2104,41 @@ impl<'a, 't> Project<'a, 't> {
                     out.push((def, context.clone()));
                 }
             }
+            // A Python generator Keras draws each batch from, on the training process's
+            // threads: `model.fit_generator(gen.next_batch(), ...)`, `model.fit(x=batches(),
+            // ...)` (KerasDeepSpeech's `BatchGenerator`).
+            ast::walk(f.root, &mut |n| {
+                if n.kind() == "call"
+                    && matches!(ast::method(n, src), Some("fit_generator" | "fit"))
+                    && let Some(arg) = ast::positional(n, 0)
+                        .or_else(|| ast::kwarg(n, "generator", src))
+                        .or_else(|| ast::kwarg(n, "x", src))
+                    && let Some(call) = self.generator_call(fi, arg)
+                {
+                    for def in self.callees(fi, call) {
+                        let yields = {
+                            let mut y = false;
+                            ast::walk(def.def, &mut |m| {
+                                y |= m.kind() == "yield";
+                                !y && (m.id() == def.def.id() || !ast::is_scope(m))
+                            });
+                            y
+                        };
+                        if yields {
+                            out.push((
+                                def,
+                                format!(
+                                    "that Keras draws every batch from (`{}` at {rel}:{}), in \
+                                     the training process",
+                                    ast::method(n, src).unwrap_or("fit"),
+                                    n.start_position().row + 1
+                                ),
+                            ));
+                        }
+                    }
+                }
+                true
+            });
             for &loader in &self.files[fi].loaders {
                 if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     for def in self.functions_of(fi, arg) {
@@ -2119,6 +2154,34 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         out
+    }
+
+    /// The call that makes a generator given to Keras: the argument itself (`gen.next_batch()`)
+    /// or the call a name of the file was bound to (`train_gen = gen.next_batch()`).
+    fn generator_call(&self, fi: usize, arg: Node<'t>) -> Option<Node<'t>> {
+        if arg.kind() == "call" {
+            return Some(arg);
+        }
+        if arg.kind() != "identifier" {
+            return None;
+        }
+        let f = &self.files[fi];
+        let name = text(arg, f.src);
+        let mut bound = None;
+        ast::walk(f.root, &mut |n| {
+            if n.kind() == "assignment"
+                && n.start_byte() < arg.start_byte()
+                && n.child_by_field_name("left")
+                    .is_some_and(|l| l.kind() == "identifier" && text(l, f.src) == name)
+                && let Some(r) = n
+                    .child_by_field_name("right")
+                    .filter(|r| r.kind() == "call")
+            {
+                bound = Some(r);
+            }
+            true
+        });
+        bound
     }
 
     /// The functions an argument names: a function, a lambda, or an object of a class

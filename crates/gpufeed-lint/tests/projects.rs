@@ -861,3 +861,12 @@ fn data_parallel_over_one_visible_gpu() {
 fn loader_subclass_imported_through_pythonpath() {
     check("pythonpath-loader");
 }
+
+/// A Python generator given to Keras (`model.fit_generator(gen.batches())`, `model.fit(x)`
+/// with `x` bound to a generator call) makes every batch in the training process: its
+/// per-item decoding and features are every epoch's; a generator over arrays in memory is
+/// not (issue 44, the seventh held-out set: KerasDeepSpeech).
+#[test]
+fn keras_python_generators_run_per_item() {
+    check("keras-generator");
+}
