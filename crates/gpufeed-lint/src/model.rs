@@ -736,6 +736,7 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
             }
             // Host data copied to the device in one call: `torch.tensor([..], device=d)`,
             // `x.new_tensor(frames)` with `frames` built on the CPU (Conv-TasNet's decoder),
+            // `tokens.new([sos_id])`,
             // `torch.cuda.FloatTensor(np.ones(n))` or its alias (`Tensor =
             // torch.cuda.FloatTensor`, as PyTorch-GAN's scripts build their labels).
             "call" => {
@@ -760,6 +761,13 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                 let copies = (matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
                     && ast::kwarg(n, "device", src).is_some())
                     || ast::method(n, src) == Some("new_tensor")
+                    // The legacy `tokens.new([sos_id])` (Speech-Transformer's decoder); not
+                    // a module's `new` (`Image.new`, `hashlib.new`).
+                    || (ast::method(n, src) == Some("new")
+                        && ast::receiver(n).is_some_and(|r| {
+                            let head = text(r, src).split('.').next().unwrap_or("");
+                            !file.names.imports(head)
+                        }))
                     || is_cuda_type(&name)
                     || cuda_aliases.contains(name.as_str());
                 let copied = copies
@@ -969,6 +977,7 @@ class M(torch.nn.Module):
         w = torch.tensor([1.0, 2.0], device=x.device)
         frame = torch.arange(0, x.size(1) * 2).unfold(0, 2, 1)
         frame = x.new_tensor(frame).long()
+        sos = x.new([self.sos_id])
         return x
 ";
         assert_eq!(
@@ -979,10 +988,12 @@ class M(torch.nn.Module):
                 ("host-tensor-in-forward", 7),
                 ("host-tensor-in-forward", 8),
                 ("host-tensor-in-forward", 10),
+                ("host-tensor-in-forward", 11),
             ]
         );
         let good = "\
 import torch
+from PIL import Image
 class M(torch.nn.Module):
     def forward(self, x):
         ids = torch.arange(x.size(1), device=x.device)
@@ -993,6 +1004,7 @@ class M(torch.nn.Module):
         t = t.cuda()
         u = torch.as_tensor(x, device=x.device)
         v = x.new_tensor(x.detach())
+        img = Image.new('RGB', (2, 2))
         return x
 def prepare(x):
     return torch.tensor(x).cuda()
