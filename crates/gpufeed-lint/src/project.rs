@@ -1582,7 +1582,13 @@ impl<'a, 't> Project<'a, 't> {
         loops: &[(usize, (usize, usize))],
     ) -> Vec<Option<String>> {
         let mut out = vec![None; self.files.len()];
-        if !self.cross || self.files.len() < 2 || loops.is_empty() {
+        // The project trains: a loop, `fit`, or a Lightning module's `training_step`.
+        let trains = !loops.is_empty()
+            || self
+                .files
+                .iter()
+                .any(|f| calls_fit(f) || f.functions.contains_key("training_step"));
+        if !self.cross || self.files.len() < 2 || !trains {
             return out;
         }
         let imported: HashSet<usize> = self.imported.iter().flatten().copied().collect();
@@ -4525,6 +4531,21 @@ fn evaluation_loader<'t>(
         ));
     }
     let function = def.child_by_field_name("name").map(|n| text(n, src))?;
+    // `batched_synthesis`, `run_inference`, `predict`: a loader for inference.
+    if let Some(word) = function
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::to_ascii_lowercase)
+        .find(|w| INFERENCE_WORDS.contains(&w.as_str()))
+    {
+        return Some(format!(
+            "a loader built in `{function}()`, for {} rather than training",
+            if word.starts_with("synth") {
+                "synthesis"
+            } else {
+                "inference"
+            }
+        ));
+    }
     // `@torch.inference_mode()` / `@torch.no_grad()`: no gradient, so no training, runs
     // through this loader (a synthesis CLI's batches).
     if let Some(decorated) = def.parent().filter(|p| p.kind() == "decorated_definition") {
@@ -4548,6 +4569,17 @@ fn evaluation_loader<'t>(
     (is_evaluation_name(function) && !trains)
         .then(|| format!("a loader built in `{function}()`, for evaluation"))
 }
+
+/// Words of a function's name that say it serves inference, not training.
+const INFERENCE_WORDS: &[&str] = &[
+    "infer",
+    "inference",
+    "predict",
+    "prediction",
+    "synthesis",
+    "synthesize",
+    "synthesise",
+];
 
 /// A name of an evaluation split or step: a word `val`, `valid`, `validation`, `validate`,
 /// `eval`, `evaluate`, `evaluation`, `test`, `testing`, `dev` or `cv` (`val_loader`,

@@ -870,3 +870,13 @@ fn loader_subclass_imported_through_pythonpath() {
 fn keras_python_generators_run_per_item() {
     check("keras-generator");
 }
+
+/// In a project that trains (here with Lightning: `training_step`, `Trainer.fit`), a
+/// module of definitions only that no file imports or names (a vendored vocoder's
+/// `meldataset.py`) does not run, and a loader built in a function named for synthesis or
+/// inference (`batched_synthesis`) feeds no training (issue 44, the seventh held-out set:
+/// Matcha-TTS).
+#[test]
+fn unused_modules_and_synthesis_loaders() {
+    check("unused-modules");
+}
