@@ -1136,6 +1136,7 @@ impl<'a, 't> Project<'a, 't> {
         let scope = ast::enclosing(root, lp, "function_definition").unwrap_or(root);
         tensors.extend(loops::device_tensors(scope, src));
         loops::derived_tensors(body, src, &mut tensors);
+        self.host_results(fi, body, &mut tensors);
         let mut found = Vec::new();
         let mut walk = Walk::new();
         self.syncs_in(fi, body, &tensors, &[], false, 0, &mut walk, &mut found);
@@ -2160,6 +2161,88 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         out
+    }
+
+    /// Marks as host values the names a loop binds from what the project's functions
+    /// return on the host: `loss, parts = compute_loss(...)` where `compute_loss` returns
+    /// `loss, to_cpu(torch.cat(...))` (PyTorch-YOLOv3): `parts` is a CPU tensor, so
+    /// `float(parts[0])` copies nothing.
+    fn host_results(&self, fi: usize, body: Node<'t>, tensors: &mut HashSet<String>) {
+        let src = self.src(fi);
+        ast::walk(body, &mut |n| {
+            if n.kind() != "assignment" {
+                return !ast::is_scope(n);
+            }
+            let (Some(left), Some(call)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right")
+                    .filter(|r| r.kind() == "call"),
+            ) else {
+                return true;
+            };
+            let targets: Vec<Node<'t>> = match left.kind() {
+                "identifier" => vec![left],
+                "pattern_list" | "tuple_pattern" => {
+                    let mut c = left.walk();
+                    left.named_children(&mut c).collect()
+                }
+                _ => return true,
+            };
+            let callees = self.callees(fi, call);
+            if callees.is_empty() {
+                return true;
+            }
+            for (i, t) in targets.iter().enumerate() {
+                let index = (targets.len() > 1).then_some(i);
+                if t.kind() == "identifier"
+                    && callees.iter().all(|f| self.returns_host(*f, index, 0))
+                {
+                    tensors.insert(loops::host_mark(text(*t, src)));
+                }
+            }
+            true
+        });
+    }
+
+    /// True when every `return` of `func` gives a host value (at `index` of the tuple it
+    /// returns, when given): `.cpu()`, `.item()`, `.tolist()`, `.numpy()`, `float(...)`,
+    /// or a call of a function of the project that does, one level down.
+    fn returns_host(&self, func: Func<'t>, index: Option<usize>, depth: usize) -> bool {
+        let src = self.src(func.file);
+        let Some(body) = func.def.child_by_field_name("body") else {
+            return false;
+        };
+        let mut returns: Vec<Node<'t>> = Vec::new();
+        ast::walk(body, &mut |n| {
+            if n.kind() == "return_statement" {
+                returns.push(n);
+            }
+            !ast::is_scope(n)
+        });
+        if returns.is_empty() {
+            return false;
+        }
+        returns.iter().all(|r| {
+            let Some(mut value) = r.named_child(0) else {
+                return false;
+            };
+            if let Some(i) = index {
+                if !matches!(value.kind(), "expression_list" | "tuple") {
+                    return false;
+                }
+                let Some(v) = value.named_child(i) else {
+                    return false;
+                };
+                value = v;
+            }
+            let none = HashSet::new();
+            loops::on_host(value, src, &none)
+                || (depth < 1 && value.kind() == "call" && {
+                    let inner = self.callees(func.file, value);
+                    !inner.is_empty()
+                        && inner.iter().all(|f| self.returns_host(*f, None, depth + 1))
+                })
+        })
     }
 
     /// The call that makes a generator given to Keras: the argument itself (`gen.next_batch()`)

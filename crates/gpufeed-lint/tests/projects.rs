@@ -880,3 +880,12 @@ fn keras_python_generators_run_per_item() {
 fn unused_modules_and_synthesis_loaders() {
     check("unused-modules");
 }
+
+/// Values a loss helper hands back already on the host (`return loss, to_cpu(stack)`, the
+/// `.cpu()` being the one copy) are host values in the loop: `float(parts[0])` copies
+/// nothing; parts left on the device sync every step (issue 44, the seventh held-out set:
+/// PyTorch-YOLOv3).
+#[test]
+fn values_returned_on_the_host() {
+    check("host-results");
+}
