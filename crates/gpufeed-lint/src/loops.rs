@@ -731,6 +731,11 @@ fn periodic(node: Node<'_>, scope: Node<'_>, src: &str, defaults: &HashSet<Strin
 fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
     let name = match period.kind() {
         "integer" => return text(period, src) == "1",
+        // The script's own constant first (`log_interval = 1` in lit-llama's `lora.py`,
+        // `= 100` in its `full.py`): a module's name is its own.
+        "identifier" if module_constant(period, src).is_some() => {
+            return module_constant(period, src) == Some("1");
+        }
         "identifier" => text(period, src),
         "attribute" => match period.child_by_field_name("attribute") {
             Some(a) => text(a, src),
@@ -743,6 +748,33 @@ fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> boo
         .iter()
         .filter_map(|m| m.strip_prefix(prefix.as_str()));
     matches!((marks.next(), marks.next()), (Some("1"), None))
+}
+
+/// The number a module-level `NAME = 7` of the file sets the identifier `name` to, if any.
+fn module_constant<'s>(name: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let mut root = name;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        match root.parent() {
+            Some(p) => root = p,
+            None => break,
+        }
+    }
+    let wanted = text(name, src);
+    let mut c = root.walk();
+    let mut value = None;
+    for stmt in root.named_children(&mut c) {
+        if stmt.kind() == "expression_statement"
+            && let Some(a) = stmt.named_child(0).filter(|a| a.kind() == "assignment")
+            && a.child_by_field_name("left")
+                .is_some_and(|l| l.kind() == "identifier" && text(l, src) == wanted)
+            && let Some(r) = a
+                .child_by_field_name("right")
+                .filter(|r| r.kind() == "integer")
+        {
+            value = Some(text(r, src));
+        }
+    }
+    value
 }
 
 /// The command-line flags of a file that are off unless given: `add_argument("--sync_step",
