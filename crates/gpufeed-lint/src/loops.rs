@@ -750,7 +750,9 @@ fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> boo
     matches!((marks.next(), marks.next()), (Some("1"), None))
 }
 
-/// The number a module-level `NAME = 7` of the file sets the identifier `name` to, if any.
+/// The number a module-level `NAME = 7` of the file sets the identifier `name` to, if any;
+/// none where the module runs `exec(...)` at its top (a configurator that sets its names
+/// again from a config file).
 fn module_constant<'s>(name: Node<'_>, src: &'s str) -> Option<&'s str> {
     let mut root = name;
     for _ in 0..gpufeed_findings::constants::MAX_NESTING {
@@ -763,6 +765,17 @@ fn module_constant<'s>(name: Node<'_>, src: &'s str) -> Option<&'s str> {
     let mut c = root.walk();
     let mut value = None;
     for stmt in root.named_children(&mut c) {
+        // `exec(open('configurator.py').read())` (nanoGPT): config files set the module's
+        // names again, so its own value is not the run's.
+        if stmt.kind() == "expression_statement"
+            && stmt.named_child(0).is_some_and(|e| {
+                e.kind() == "call"
+                    && e.child_by_field_name("function")
+                        .is_some_and(|f| text(f, src) == "exec")
+            })
+        {
+            return None;
+        }
         if stmt.kind() == "expression_statement"
             && let Some(a) = stmt.named_child(0).filter(|a| a.kind() == "assignment")
             && a.child_by_field_name("left")
