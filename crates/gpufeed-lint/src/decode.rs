@@ -54,10 +54,19 @@ pub(super) fn is_decode(name: &str) -> bool {
         "scipy.signal.sosfiltfilt",
     ];
     EXACT.contains(&name)
+        || is_phonemizer(name)
         || name.starts_with("librosa.feature.")
         || name.starts_with("librosa.effects.")
         || name.starts_with("torchaudio.compliance.kaldi.")
         || is_transform(name)
+}
+
+/// A text front end that turns a transcript into phonemes: `phonemizer.phonemize(text)`, or
+/// `phonemize` on a `phonemizer.backend` object (espeak under it; Matcha-TTS', VITS'
+/// cleaners). Per item it is the same deterministic work every epoch.
+pub(super) fn is_phonemizer(name: &str) -> bool {
+    name == "phonemizer.phonemize"
+        || (name.starts_with("phonemizer.backend.") && name.ends_with(".phonemize"))
 }
 
 /// A call named like a spectrogram or mel feature (`self.stft.mel_spectrogram(wav)`,
@@ -178,6 +187,7 @@ pub(super) fn weight(name: &str) -> u8 {
     ]
     .iter()
     .any(|k| n.contains(k))
+        || is_phonemizer(name)
     {
         2
     } else if n.contains("resample") || n.contains("biquad") || n.contains("filtfilt") {
@@ -190,6 +200,10 @@ pub(super) fn weight(name: &str) -> u8 {
 /// Constructors of feature transform objects (calling the object computes the feature):
 /// torchaudio's spectrogram, mel, MFCC and resampling modules.
 pub(super) fn is_transform(name: &str) -> bool {
+    // A phonemizer backend: its `phonemize` method is the work ([`is_phonemizer`]).
+    if name.starts_with("phonemizer.backend.") && name.ends_with("Backend") {
+        return true;
+    }
     name.strip_prefix("torchaudio.transforms.")
         .is_some_and(|t| {
             matches!(

@@ -158,6 +158,10 @@ const PRECOMPUTE_FIX: &str = "precompute once (`gpufeed precompute --data DIR`) 
                               per item (np.load, safetensors); keep only cheap work (crop, pad) \
                               per item";
 
+/// The fix of `decode-per-item` for a phonemizer: the phonemes of a transcript do not change.
+const PHONEMES_FIX: &str = "phonemize the transcripts once, before training (write the phonemes into \
+                            the filelist or the cache), and map symbols to ids per item";
+
 /// The fix of `decode-per-item` for images: gpufeed's cache holds speech features, and an
 /// image pipeline's random crops need the decoded image.
 const IMAGE_DECODE_FIX: &str = "decode images in enough loader workers (`num_workers` up to the \
@@ -167,7 +171,9 @@ const IMAGE_DECODE_FIX: &str = "decode images in enough loader workers (`num_wor
 
 /// The fix of `decode-per-item` for the call `name`.
 fn decode_fix(name: &str) -> &'static str {
-    if decode::is_image_decode(name) {
+    if decode::is_phonemizer(name) {
+        PHONEMES_FIX
+    } else if decode::is_image_decode(name) {
         IMAGE_DECODE_FIX
     } else {
         PRECOMPUTE_FIX
@@ -2390,9 +2396,14 @@ impl<'a, 't> Project<'a, 't> {
         });
         for call in calls {
             let mut name = f.names.callee(call, src).unwrap_or_default();
-            // `self.to_mel(wav)` where `self.to_mel = torchaudio.transforms.MelSpectrogram(...)`.
+            // `self.to_mel(wav)` where `self.to_mel = torchaudio.transforms.MelSpectrogram(...)`;
+            // `backend.phonemize(...)` on a `phonemizer.backend.EspeakBackend(...)`.
             if let Some(made) = self.transforms[func.file].get(&name) {
                 name.clone_from(made);
+            } else if let Some((object, method)) = name.rsplit_once('.')
+                && let Some(made) = self.transforms[func.file].get(object)
+            {
+                name = format!("{made}.{method}");
             }
             let cached = cached
                 .map(str::to_owned)

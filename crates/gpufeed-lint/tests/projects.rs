@@ -889,3 +889,11 @@ fn unused_modules_and_synthesis_loaders() {
 fn values_returned_on_the_host() {
     check("host-results");
 }
+
+/// A transcript phonemized in `__getitem__` (`backend.phonemize(...)` on a phonemizer
+/// `EspeakBackend`) is the same work every epoch; phonemes written once and read per item
+/// are not (issue 44, the seventh held-out set: Matcha-TTS).
+#[test]
+fn phonemes_computed_per_item() {
+    check("phonemes-per-item");
+}
