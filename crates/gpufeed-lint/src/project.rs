@@ -2394,6 +2394,12 @@ impl<'a, 't> Project<'a, 't> {
                 .iter()
                 .any(|&(s, e)| s <= c.start_byte() && c.end_byte() <= e)
         });
+        // Not the `else` of a setting true by default (VITS' `if self.cleaned_text:` with
+        // `cleaned_text: true` in its config: the text cleaners are not per item).
+        let on = |cond: Node<'t>| self.on_by_default(func.file, cond);
+        calls.retain(|c| {
+            !opt_in_site(*c, src, &HashSet::new(), &on).is_some_and(|why| why.starts_with("when `"))
+        });
         for call in calls {
             let mut name = f.names.callee(call, src).unwrap_or_default();
             // `self.to_mel(wav)` where `self.to_mel = torchaudio.transforms.MelSpectrogram(...)`;
@@ -3305,7 +3311,39 @@ impl<'a, 't> Project<'a, 't> {
         };
         let mut out: Vec<Func<'t>> = Vec::new();
         loops::simple_assignments(scope, src, |n, value| {
-            if n != name || !matches!(value.kind(), "identifier" | "attribute") {
+            if n != name {
+                return;
+            }
+            // `cleaner = getattr(cleaners, name)` (Tacotron's `text/cleaners.py`, chosen by
+            // the config's `cleaners: [english_cleaners2]`): any function of that module of
+            // the project, at most `MAX_GETATTR_FUNCTIONS` of them.
+            if value.kind() == "call"
+                && value
+                    .child_by_field_name("function")
+                    .is_some_and(|g| text(g, src) == "getattr")
+                && let Some(module) = ast::positional(value, 0).filter(|m| m.kind() == "identifier")
+                && ast::positional(value, 1).is_some_and(|a| a.kind() != "string")
+                && f.names.imports(text(module, src))
+                && let Some(mf) = self.module(fi, &f.names.resolve(text(module, src)))
+            {
+                let defs = &self.files[mf].functions;
+                if defs.values().map(Vec::len).sum::<usize>() <= MAX_GETATTR_FUNCTIONS {
+                    for ds in defs.values() {
+                        for &def in ds {
+                            // Module-level functions only, not methods.
+                            if def.parent().is_some_and(|p| p.kind() == "module")
+                                || def
+                                    .parent()
+                                    .is_some_and(|p| p.kind() == "decorated_definition")
+                            {
+                                out.push(Func { file: mf, def });
+                            }
+                        }
+                    }
+                }
+                return;
+            }
+            if !matches!(value.kind(), "identifier" | "attribute") {
                 return;
             }
             let Some(target) = ast::dotted(value, src) else {
@@ -4000,6 +4038,10 @@ fn parameter_default(def: Node<'_>, name: &str, src: &str) -> Option<Option<Stri
 
 /// The target a call's value is assigned to: `x = C()`, `self.x = C()`, or its place in
 /// `self.a, self.b = a, C()`.
+/// Functions of a module a `getattr(module, name)` call may pick, at most: more is a
+/// library, not a table of cleaners.
+const MAX_GETATTR_FUNCTIONS: usize = 40;
+
 /// Names an object of a module class is followed under (`ASR_model`, then the keyword
 /// `asr_model=` it is passed as, ...) before it counts as called.
 const MAX_OBJECT_NAMES: usize = 8;

@@ -891,8 +891,10 @@ fn values_returned_on_the_host() {
 }
 
 /// A transcript phonemized in `__getitem__` (`backend.phonemize(...)` on a phonemizer
-/// `EspeakBackend`) is the same work every epoch; phonemes written once and read per item
-/// are not (issue 44, the seventh held-out set: Matcha-TTS).
+/// `EspeakBackend`, also in a cleaner picked by `getattr(cleaners, name)`) is the same work
+/// every epoch; phonemes written once and read per item are not, nor is a cleaner in the
+/// `else` of a setting the config turns on (VITS' `if self.cleaned_text:` with
+/// `cleaned_text: true`) (issue 44, the seventh held-out set: Matcha-TTS; VITS).
 #[test]
 fn phonemes_computed_per_item() {
     check("phonemes-per-item");
