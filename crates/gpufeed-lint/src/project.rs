@@ -70,6 +70,9 @@ struct Project<'a, 't> {
     tf_summaries: OnceLock<bool>,
     /// [`Project::never_called`] by (file, class id): asked per `forward` and per finding.
     never_called_memo: Mutex<HashMap<(usize, usize), bool>>,
+    /// Per file, every name and every word of a string (docstrings left out), counted:
+    /// whether anything names a class or a module, in one walk of the project.
+    words: OnceLock<Vec<HashMap<&'t str, usize>>>,
     /// The settings of the project's config files.
     configs: &'a super::configs::Configs,
 }
@@ -642,6 +645,7 @@ impl<'a, 't> Project<'a, 't> {
             calls_by_name: OnceLock::new(),
             tf_summaries: OnceLock::new(),
             never_called_memo: Mutex::new(HashMap::new()),
+            words: OnceLock::new(),
             configs,
             cross,
             opt_in: files
@@ -1629,36 +1633,35 @@ impl<'a, 't> Project<'a, 't> {
     /// True when another file names `stem` (an identifier, a word of a string) or a
     /// config value does: a module loaded by name (`importlib.import_module(f"x.{stem}")`).
     fn stem_named_elsewhere(&self, stem: &str, fi: usize) -> bool {
-        let words = |t: &str| {
-            t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|w| w == stem)
-        };
-        if self
-            .configs
-            .leaves()
-            .any(|(_, d)| d.value.as_deref().is_some_and(words))
-        {
-            return true;
-        }
-        self.files.iter().enumerate().any(|(i, f)| {
-            i != fi && {
-                let mut named = false;
-                ast::walk(f.root, &mut |n| {
-                    if named {
-                        return false;
-                    }
-                    match n.kind() {
-                        "identifier" => named = text(n, f.src) == stem,
-                        "string" => {
-                            named = words(text(n, f.src));
-                            return false;
-                        }
-                        _ => {}
-                    }
-                    true
-                });
-                named
-            }
+        self.named_in_configs(stem)
+            || self
+                .words()
+                .iter()
+                .enumerate()
+                .any(|(i, w)| i != fi && w.contains_key(stem))
+    }
+
+    /// True when a value of a config file has `word` as a word (`_target_: aug.Jitter`).
+    fn named_in_configs(&self, word: &str) -> bool {
+        self.configs.leaves().any(|(_, d)| {
+            d.value.as_deref().is_some_and(|t| {
+                t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == word)
+            })
+        })
+    }
+
+    /// [`Project::words`], counted the first time it is asked, a file per thread.
+    fn words(&self) -> &Vec<HashMap<&'t str, usize>> {
+        self.words.get_or_init(|| {
+            self.files
+                .par_iter()
+                .map(|f| {
+                    let mut counts: HashMap<&'t str, usize> = HashMap::new();
+                    words_of(f.root, f.src, &mut |w| *counts.entry(w).or_default() += 1);
+                    counts
+                })
+                .collect()
         })
     }
 
@@ -1754,48 +1757,20 @@ impl<'a, 't> Project<'a, 't> {
     /// (`getattr(module, "Jitter")`), or a word of a config file's value (Hydra's
     /// `_target_: aug.Jitter`). Docstrings name nothing that runs.
     fn named_elsewhere(&self, name: &str, fi: usize, def_name: Node<'t>) -> bool {
-        // Its own body names it too (`super(PitchShift, self).__init__()`).
-        let own = def_name
-            .parent()
-            .map_or((0, 0), |c| (c.start_byte(), c.end_byte()));
-        let words = |t: &str| {
-            t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|w| w == name)
-        };
-        if self
-            .configs
-            .leaves()
-            .any(|(_, d)| d.value.as_deref().is_some_and(words))
-        {
+        if self.named_in_configs(name) {
             return true;
         }
-        self.files.iter().enumerate().any(|(i, f)| {
-            let mut named = false;
-            ast::walk(f.root, &mut |n| {
-                if named {
-                    return false;
+        let all: usize = self.words().iter().filter_map(|w| w.get(name)).sum();
+        // Its own body names it too (`super(PitchShift, self).__init__()`).
+        let mut own = 0;
+        if let Some(class) = def_name.parent() {
+            words_of(class, self.src(fi), &mut |w| {
+                if w == name {
+                    own += 1;
                 }
-                match n.kind() {
-                    "identifier" => {
-                        named = text(n, f.src) == name
-                            && !(i == fi && own.0 <= n.start_byte() && n.end_byte() <= own.1);
-                    }
-                    "expression_statement"
-                        if n.named_child_count() == 1
-                            && n.named_child(0).is_some_and(|c| c.kind() == "string") =>
-                    {
-                        return false;
-                    }
-                    "string" => {
-                        named = words(text(n, f.src));
-                        return false;
-                    }
-                    _ => {}
-                }
-                true
             });
-            named
-        })
+        }
+        all > own
     }
 
     /// `host-tensor-in-forward` in what a step runs beside `forward` itself: the training
@@ -4045,6 +4020,32 @@ const MAX_GETATTR_FUNCTIONS: usize = 40;
 /// Names an object of a module class is followed under (`ASR_model`, then the keyword
 /// `asr_model=` it is passed as, ...) before it counts as called.
 const MAX_OBJECT_NAMES: usize = 8;
+
+/// Calls `visit` with every name under `node` and every word of its strings, docstrings left
+/// out (`- get_mean_and_std: calculate ...` in a module's names nothing that runs).
+fn words_of<'t>(node: Node<'t>, src: &'t str, visit: &mut impl FnMut(&'t str)) {
+    ast::walk(node, &mut |n| {
+        match n.kind() {
+            "identifier" => visit(text(n, src)),
+            "expression_statement"
+                if n.named_child_count() == 1
+                    && n.named_child(0).is_some_and(|c| c.kind() == "string") =>
+            {
+                return false;
+            }
+            "string" => {
+                for w in text(n, src).split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+                    if !w.is_empty() {
+                        visit(w);
+                    }
+                }
+                return false;
+            }
+            _ => {}
+        }
+        true
+    });
+}
 
 /// True when a module's top level only defines: imports, functions, classes, assignments
 /// and its docstring; no call run on import, no loop, no `__main__` block.
