@@ -1586,7 +1586,8 @@ impl<'a, 't> Project<'a, 't> {
     /// Per file, why it never runs where the project trains: a module of definitions only
     /// (no code of its own at the top, no `__main__` block, no loop) that no file of the
     /// project imports, and whose name no file, string, config or run document mentions (a
-    /// vendored vocoder's `meldataset.py` nothing uses).
+    /// vendored vocoder's `meldataset.py` nothing uses). Not where the project imports
+    /// modules by computed names (`importlib.import_module`, `pkgutil`).
     fn unimported(
         &self,
         docs: &super::rundocs::RunDocs,
@@ -1599,7 +1600,19 @@ impl<'a, 't> Project<'a, 't> {
                 .files
                 .iter()
                 .any(|f| calls_fit(f) || f.functions.contains_key("training_step"));
-        if !self.cross || self.files.len() < 2 || !trains {
+        // Modules loaded by a computed name (`importlib.import_module(f"models.{name}")`, a
+        // registry filled by walking its folder) are imported without saying so.
+        let dynamic = self.files.iter().any(|f| {
+            [
+                "import_module(",
+                "__import__(",
+                "pkgutil",
+                "spec_from_file_location",
+            ]
+            .iter()
+            .any(|k| f.src.contains(k))
+        });
+        if !self.cross || self.files.len() < 2 || !trains || dynamic {
             return out;
         }
         let imported: HashSet<usize> = self.imported.iter().flatten().copied().collect();

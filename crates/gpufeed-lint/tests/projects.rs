@@ -899,3 +899,10 @@ fn values_returned_on_the_host() {
 fn phonemes_computed_per_item() {
     check("phonemes-per-item");
 }
+
+/// Where the project loads modules by a computed name (`importlib.import_module(f"plugins.
+/// {kind}")`), a module nothing imports by name may still run: its findings stay.
+#[test]
+fn modules_loaded_by_computed_names_stay_on_the_run() {
+    check("dynamic-modules");
+}
