@@ -88,6 +88,12 @@
 //! optional vocoder's own `vocoder/train.py`) is an alternative: its findings, and those of
 //! the modules only it imports, are info, saying which scripts the README runs. A module a
 //! config builds by its dotted path (Hydra's `_target_: pkg.models.Net`) stays on the run.
+//! Where the project trains (a loop, `fit`, Lightning's `training_step`), a module of
+//! definitions only that no file imports and nothing names (a vendored `meldataset.py`) does
+//! not run either, unless the project imports modules by computed names
+//! (`importlib.import_module`, `pkgutil`); and a loader built in a function under
+//! `@torch.inference_mode()` / `@torch.no_grad()`, or named for inference or synthesis
+//! (`batched_synthesis`), feeds no training.
 //!
 //! **Arguments** are found by keyword or by position, from one table of the signatures of
 //! the APIs the rules read (`Dataset.map`, `interleave`, `batch`, `DataLoader`,
