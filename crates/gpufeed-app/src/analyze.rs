@@ -230,42 +230,15 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
         });
     }
 
-    // 1. The dataset.
-    let data = match &args.data {
-        Some(d) => {
-            skip(
-                &mut c.stages,
-                &progress,
-                "demo data",
-                &format!("`--data {}` given", d.display()),
-            );
-            Some(d.clone())
-        }
-        None if demo => progress.run(&mut c.stages, "demo data", || {
-            let (dir, note) = demo_dataset()?;
-            Ok((dir, Some(note)))
-        }),
-        None => {
-            skip(&mut c.stages, &progress, "demo data", NO_DEMO);
-            None
-        }
-    };
-    if args.data.is_none() {
-        c.inputs.data = data.as_ref().map(|d| d.display().to_string());
-    }
-
-    // 2. Its feature cache.
-    let cache = match &data {
-        Some(d) => progress.run_quiet(&mut c.stages, "precompute", || {
-            let dir = profile::ensure_cache(d, None, &training.config(), &*stages.ui())?;
-            let note = format!("cache `{}`", dir.display());
-            Ok((dir, Some(note)))
-        }),
-        None => {
-            skip(&mut c.stages, &progress, "precompute", NO_DATA);
-            None
-        }
-    };
+    // 1. The dataset, and 2. its feature cache.
+    let (data, cache) = dataset_stages(
+        &mut c,
+        &progress,
+        stages,
+        args.data.as_ref(),
+        demo,
+        &training,
+    );
 
     // 3. The doctor.
     let doctor_settings = DoctorSettings {
@@ -288,15 +261,120 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
     });
 
     // 4. The loader.
-    let batches = if args.quick { QUICK_BATCHES } else { BATCHES };
+    loader_stage(
+        &mut c,
+        &progress,
+        stages,
+        &training,
+        (data.as_ref(), cache.as_ref()),
+        args.quick,
+    );
+
+    // 5. The training step, with the GPUs sampled meanwhile when that means something.
+    let evidence = Evidence {
+        trace: args.trace.as_deref(),
+        source: source.as_ref(),
+        profiler_trace,
+        own_steps,
+    };
+    let demo_step = DemoStep {
+        quick: args.quick,
+        data: data.as_ref().filter(|_| demo),
+        training: &training,
+        device,
+        on_gpu,
+    };
+    let sampled = step_stage(
+        &mut c,
+        &progress,
+        stages,
+        &evidence,
+        &demo_step,
+        data.is_some(),
+    );
+
+    // 6. GPU utilisation.
+    telemetry_stage(&mut c, &progress, &evidence, gpu, sampled);
+    stages.finish();
+
+    let report = Report::build(c);
+    write_report(&args.out, &report)?;
+    Ok(report)
+}
+
+/// The report's document, as written to `report.json` (and printed by `--format json`).
+pub fn document(report: &Report) -> Result<serde_json::Value> {
+    serde_json::from_str(&Json.render(report)).context("the report's JSON did not parse back")
+}
+
+/// Stages 1 and 2: the dataset (the user's `--data`, or the demo's generated once into the
+/// user cache folder) and its feature cache, built when missing or stale.
+fn dataset_stages(
+    c: &mut Collected,
+    progress: &Runner<'_>,
+    stages: &dyn Stages,
+    given: Option<&PathBuf>,
+    demo: bool,
+    training: &TrainingConfig,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    // 1. The dataset.
+    let data = match given {
+        Some(d) => {
+            skip(
+                &mut c.stages,
+                progress,
+                "demo data",
+                &format!("`--data {}` given", d.display()),
+            );
+            Some(d.clone())
+        }
+        None if demo => progress.run(&mut c.stages, "demo data", || {
+            let (dir, note) = demo_dataset()?;
+            Ok((dir, Some(note)))
+        }),
+        None => {
+            skip(&mut c.stages, progress, "demo data", NO_DEMO);
+            None
+        }
+    };
+    if given.is_none() {
+        c.inputs.data = data.as_ref().map(|d| d.display().to_string());
+    }
+
+    // 2. Its feature cache.
+    let cache = match &data {
+        Some(d) => progress.run_quiet(&mut c.stages, "precompute", || {
+            let dir = profile::ensure_cache(d, None, &training.config(), &*stages.ui())?;
+            let note = format!("cache `{}`", dir.display());
+            Ok((dir, Some(note)))
+        }),
+        None => {
+            skip(&mut c.stages, progress, "precompute", NO_DATA);
+            None
+        }
+    };
+    (data, cache)
+}
+
+/// Stage 4, the loader: `profile data` on the dataset's cache (with the benchmark grid
+/// unless `quick`), or skipped without a dataset.
+fn loader_stage(
+    c: &mut Collected,
+    progress: &Runner<'_>,
+    stages: &dyn Stages,
+    training: &TrainingConfig,
+    (data, cache): (Option<&PathBuf>, Option<&PathBuf>),
+    quick: bool,
+) {
+    let batches = if quick { QUICK_BATCHES } else { BATCHES };
     let data_args = DataSettings {
-        data: if cache.is_some() { None } else { data.clone() },
-        cache: cache.clone(),
+        data: if cache.is_some() { None } else { data.cloned() },
+        cache: cache.cloned(),
         config: training.clone(),
         batch_size: None,
         workers: None,
         batches: Some(batches),
-        benchmark: !args.quick,
+        benchmark: !quick,
         consumer_ms: 0.0,
     };
     if data.is_some() {
@@ -305,7 +383,7 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             let note = format!(
                 "{} batches{}",
                 batches,
-                if args.quick {
+                if quick {
                     ", no benchmark grid (--quick)"
                 } else {
                     ", with the benchmark grid"
@@ -317,31 +395,56 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             c.batch_ms = waits;
         }
     } else {
-        skip(&mut c.stages, &progress, "profile data", NO_DATA);
+        skip(&mut c.stages, progress, "profile data", NO_DATA);
     }
+}
 
-    // 5. The training step, with the GPUs sampled meanwhile when that means something.
-    let (steps, warmup) = if args.quick {
+/// What the demo model's step runs on (stage 5, when the demo runs).
+struct DemoStep<'a> {
+    /// `--quick`: fewer steps.
+    quick: bool,
+    /// The dataset, when the demo runs.
+    data: Option<&'a PathBuf>,
+    /// The config, read once.
+    training: &'a TrainingConfig,
+    /// `cuda:0` or `cpu`.
+    device: &'a str,
+    /// Whether the step runs on a GPU (which NVML then samples).
+    on_gpu: bool,
+}
+
+/// Stage 5, the training step: the user's profiler trace or step recording when `--trace`
+/// is one, else the demo model's step (with NVML sampling the GPUs meanwhile when it runs
+/// on one), else skipped with the reason. Returns what NVML sampled, with its seconds.
+fn step_stage(
+    c: &mut Collected,
+    progress: &Runner<'_>,
+    stages: &dyn Stages,
+    evidence: &Evidence<'_>,
+    demo: &DemoStep<'_>,
+    has_data: bool,
+) -> Option<(Result<UtilTrace>, f64)> {
+    let (steps, warmup) = if demo.quick {
         (QUICK_STEPS, QUICK_WARMUP)
     } else {
         (STEPS, WARMUP)
     };
     let step_args = StepSettings {
-        data: data.clone(),
-        config: training.clone(),
+        data: demo.data.cloned(),
+        config: demo.training.clone(),
         model: MODEL.to_owned(),
-        device: device.to_owned(),
+        device: demo.device.to_owned(),
         data_device: None,
         // On the CPU, the demo's batches are small: its activations for the config's batch
         // of 56 peaked at 3.2 GB (issue 41: under 1 GB).
-        batch_size: (!on_gpu).then_some(DEMO_CPU_BATCH),
+        batch_size: (!demo.on_gpu).then_some(DEMO_CPU_BATCH),
         dtype: "f32".to_owned(),
         steps: Some(steps),
         warmup: Some(warmup),
         no_sync: false,
     };
     let mut sampled: Option<(Result<UtilTrace>, f64)> = None;
-    if let Some(path) = profiler_trace {
+    if let Some(path) = evidence.profiler_trace {
         if let Some((report, times)) = progress.run(&mut c.stages, "profile step", || {
             let (report, note) = profiler_doc(path)?;
             let times = gpufeed_report::rank::profiler_step_ms(&report);
@@ -350,7 +453,7 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             c.profiler = Some(report);
             c.step_ms = times;
         }
-    } else if let Some(path) = own_steps {
+    } else if let Some(path) = evidence.own_steps {
         if let Some((doc, times)) = progress.run(&mut c.stages, "profile step", || {
             let (mut doc, note) = own_step_doc(path)?;
             // The report plots the steps itself; hundreds of thousands of per-step values
@@ -361,25 +464,26 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             c.step = Some(doc);
             c.step_ms = times;
         }
-    } else if data.is_some() && !demo {
-        skip(&mut c.stages, &progress, "profile step", NO_DEMO_STEP);
-    } else if data.is_some() {
+    } else if has_data && demo.data.is_none() {
+        skip(&mut c.stages, progress, "profile step", NO_DEMO_STEP);
+    } else if demo.data.is_some() {
         let step_stage = || {
             let run = profile::step_profile(&step_args, &*stages.ui())?;
-            let batch = if on_gpu {
+            let batch = if demo.on_gpu {
                 String::new()
             } else {
                 format!(", batches of {DEMO_CPU_BATCH} on the CPU")
             };
             let note = format!(
-                "{steps} steps of the `{MODEL}` model on {device} after {warmup} warm-up{batch}"
+                "{steps} steps of the `{MODEL}` model on {} after {warmup} warm-up{batch}",
+                demo.device
             );
             Ok((
                 (StepPhases::Model(Box::new(run.doc)), run.step_ms),
                 Some(note),
             ))
         };
-        let result = if on_gpu {
+        let result = if demo.on_gpu {
             let t = Instant::now();
             let (r, trace) =
                 sample_gpus_during(|| progress.run(&mut c.stages, "profile step", step_stage));
@@ -393,15 +497,38 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             c.step_ms = times;
         }
     } else {
-        skip(&mut c.stages, &progress, "profile step", NO_DATA);
+        skip(&mut c.stages, progress, "profile step", NO_DATA);
     }
+    sampled
+}
 
-    // 6. GPU utilisation.
-    match (&args.trace, gpu, sampled) {
-        (Some(path), ..) if profiler_trace.is_some() => {
+/// What `--trace` is, as detection found it.
+struct Evidence<'a> {
+    /// `--trace`.
+    trace: Option<&'a Path>,
+    /// Its format.
+    source: Option<&'a TraceSource>,
+    /// `--trace` as a profiler trace of the user's run.
+    profiler_trace: Option<&'a Path>,
+    /// `--trace` as a step recording of the user's loop.
+    own_steps: Option<&'a Path>,
+}
+
+/// Stage 6, GPU utilisation: the user's log (`--trace`), or what NVML sampled during the
+/// step profile, or skipped with the reason (a profiler trace or a step recording is the
+/// step evidence, not a utilisation log; no GPU; a step profile on the CPU).
+fn telemetry_stage(
+    c: &mut Collected,
+    progress: &Runner<'_>,
+    evidence: &Evidence<'_>,
+    gpu: Option<Result<usize, gpufeed_telemetry::source::SourceError>>,
+    sampled: Option<(Result<UtilTrace>, f64)>,
+) {
+    match (evidence.trace, gpu, sampled) {
+        (Some(path), ..) if evidence.profiler_trace.is_some() => {
             skip(
                 &mut c.stages,
-                &progress,
+                progress,
                 "telemetry",
                 &format!(
                     "`--trace {}` is read as a profiler trace of your own run (a folder, a \
@@ -412,10 +539,10 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
                 ),
             );
         }
-        (Some(path), ..) if own_steps.is_some() => {
+        (Some(path), ..) if evidence.own_steps.is_some() => {
             skip(
                 &mut c.stages,
-                &progress,
+                progress,
                 "telemetry",
                 &format!(
                     "`--trace {}` is a step recording of your own loop (the step evidence), not \
@@ -427,7 +554,7 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
         }
         (Some(path), ..) => {
             if let Some((t, samples)) = progress.run(&mut c.stages, "telemetry", || {
-                let sniffed = match &source {
+                let sniffed = match evidence.source {
                     Some(TraceSource::Log { sniffed, .. }) => *sniffed,
                     _ => None,
                 };
@@ -462,12 +589,12 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
             progress.skip();
         }
         (None, Some(Err(e)), None) => {
-            skip(&mut c.stages, &progress, "telemetry", &e.to_string());
+            skip(&mut c.stages, progress, "telemetry", &e.to_string());
         }
         (None, Some(Ok(n)), None) if n > 0 => {
             skip(
                 &mut c.stages,
-                &progress,
+                progress,
                 "telemetry",
                 "the step profile ran on the CPU (this build has no CUDA support: build with \
                  `--features cuda`), so the GPUs' utilisation would say nothing about it; pass \
@@ -477,22 +604,12 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
         (None, ..) => {
             skip(
                 &mut c.stages,
-                &progress,
+                progress,
                 "telemetry",
                 "no GPU was sampled: the step profile did not run on one",
             );
         }
     }
-    stages.finish();
-
-    let report = Report::build(c);
-    write_report(&args.out, &report)?;
-    Ok(report)
-}
-
-/// The report's document, as written to `report.json` (and printed by `--format json`).
-pub fn document(report: &Report) -> Result<serde_json::Value> {
-    serde_json::from_str(&Json.render(report)).context("the report's JSON did not parse back")
 }
 
 /// Utterances per batch of the demo model's step on the CPU: `profile step` on the demo
