@@ -1338,18 +1338,7 @@ impl<'a, 't> Project<'a, 't> {
                 && !self.named_elsewhere(name, fi, name_node);
         };
         // A subclass may call it through `super().forward(...)`.
-        let derived = self.files.iter().any(|f| {
-            f.classes.values().flatten().any(|c| {
-                c.child_by_field_name("superclasses").is_some_and(|b| {
-                    let mut w = b.walk();
-                    b.named_children(&mut w).any(|base| {
-                        let t = text(base, f.src);
-                        t.rsplit('.').next() == Some(name)
-                    })
-                })
-            })
-        });
-        if derived {
+        if self.has_subclass(name) {
             return false;
         }
         let mut objects: Vec<String> = Vec::new();
@@ -1721,6 +1710,21 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         out
+    }
+
+    /// True when a class of the project derives from the class `name`.
+    fn has_subclass(&self, name: &str) -> bool {
+        self.files.iter().any(|f| {
+            f.classes.values().flatten().any(|c| {
+                c.child_by_field_name("superclasses").is_some_and(|b| {
+                    let mut w = b.walk();
+                    b.named_children(&mut w).any(|base| {
+                        let t = text(base, f.src);
+                        t.rsplit('.').next() == Some(name)
+                    })
+                })
+            })
+        })
     }
 
     /// True when `node` lies in the `forward` of a module class that is never called
