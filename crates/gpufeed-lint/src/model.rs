@@ -663,6 +663,9 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     // Names holding a NumPy array (`k = _setup_kernel(k) * gain` with `_setup_kernel`
     // returning `np.outer(...)`): `torch.tensor(k, device=d)` copies it to the GPU.
     let mut arrays: HashSet<&str> = HashSet::new();
+    // Names holding a tensor a factory built on the device (`gain = torch.ones(7,
+    // device=d)`).
+    let mut on_device: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     ast::walk(body, &mut |n| {
         if off
@@ -686,11 +689,48 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
             "function_definition" | "class_definition" | "lambda" => return false,
             "if_statement" if memo_fill(n, src) => return false,
             "assignment" => {
+                // `gain[2:6] = torch.tensor(p.shape)[[3, 2, 3, 2]]` into `gain =
+                // torch.ones(7, device=d)`: a slice of a device tensor set from a host one
+                // copies it to the GPU (PyTorch-YOLOv3's loss, every step).
+                if let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) && left.kind() == "subscript"
+                    && left.child_by_field_name("value").is_some_and(|v| {
+                        v.kind() == "identifier" && on_device.contains(text(v, src))
+                    })
+                    && let Some((factory, call)) = {
+                        // `torch.tensor(shape)[[3, 2, 3, 2]]`: an index of a host tensor.
+                        let mut r = right;
+                        while r.kind() == "subscript"
+                            && let Some(v) = r.child_by_field_name("value")
+                        {
+                            r = v;
+                        }
+                        made(r, &assigned)
+                    }
+                    && !factory.is_empty()
+                {
+                    out.push(HostTensor {
+                        moved: n,
+                        made: factory,
+                        factory: call,
+                    });
+                }
                 if let (Some(left), Some(right)) = (
                     n.child_by_field_name("left"),
                     n.child_by_field_name("right"),
                 ) && left.kind() == "identifier"
                 {
+                    // A tensor a factory builds on the device (`torch.ones(7, device=d)`).
+                    let device_factory = right.kind() == "call"
+                        && is_host_factory(&file.names.callee(right, src).unwrap_or_default())
+                        && ast::kwarg(right, "device", src).is_some();
+                    if device_factory {
+                        on_device.insert(text(left, src));
+                    } else {
+                        on_device.remove(text(left, src));
+                    }
                     if numpy_value(right, file, &arrays, 0) {
                         arrays.insert(text(left, src));
                     } else {

@@ -1848,8 +1848,14 @@ impl<'a, 't> Project<'a, 't> {
                 let converts_input = model::is_conversion(&made)
                     && factory
                         .and_then(|c| c.child_by_field_name("arguments"))
-                        .is_some_and(|a| mentions(a, &inputs, src));
-                if !every_step.contains(&moved.id())
+                        .is_some_and(|a| mentions_data(a, &inputs, src));
+                // A slice set from a host tensor copies at the assignment: its factory's
+                // call runs every step or not.
+                let at = match (moved.kind(), factory) {
+                    ("assignment", Some(call)) => call,
+                    _ => moved,
+                };
+                if !every_step.contains(&at.id())
                     || under_opt_in(f.root, moved.start_byte(), src, &self.opt_in)
                     || converts_input
                 {
@@ -3884,10 +3890,31 @@ fn derived_from<'s>(body: Node<'_>, names: &mut HashSet<&'s str>, src: &'s str) 
     }
 }
 
-fn mentions(node: Node<'_>, names: &HashSet<&str>, src: &str) -> bool {
+/// True when `node` reads one of `names` as data: not only for its shape, size, type or
+/// device (`torch.tensor(pred.shape)`, YOLOv3's gain, builds no copy of the data).
+fn mentions_data(node: Node<'_>, names: &HashSet<&str>, src: &str) -> bool {
     let mut found = false;
     ast::walk(node, &mut |n| {
-        found |= n.kind() == "identifier" && names.contains(text(n, src));
+        if n.kind() == "identifier" && names.contains(text(n, src)) {
+            // `p[i].shape`: through an index first.
+            let mut held = n;
+            while let Some(p) = held.parent().filter(|p| {
+                p.kind() == "subscript"
+                    && p.child_by_field_name("value")
+                        .is_some_and(|v| v.id() == held.id())
+            }) {
+                held = p;
+            }
+            let metadata = held.parent().is_some_and(|p| {
+                p.kind() == "attribute"
+                    && p.child_by_field_name("object")
+                        .is_some_and(|o| o.id() == held.id())
+                    && p.child_by_field_name("attribute").is_some_and(|a| {
+                        matches!(text(a, src), "shape" | "size" | "dtype" | "device" | "ndim")
+                    })
+            });
+            found |= !metadata;
+        }
         !found
     });
     found
