@@ -91,9 +91,9 @@ def analyze(
     a step recording of your own loop (``StepTimer.save``) or a profiler trace, ``attach``
     the process id of a running job to sample first. With none of them, gpufeed's demo
     runs (``demo=True`` runs it beside yours). ``progress`` writes each stage's outcome to
-    stderr. A stage that fails is recorded in the report; a path that does not exist, a
-    config that does not load or a report that cannot be written raises (``DataError`` and
-    its subclasses, ``ConfigError``). The GIL is released for the whole run.
+    stderr. A stage that fails is recorded in the report; a path that does not exist or a
+    report that cannot be written raises ``DataError``, a config that does not load
+    ``ConfigError``. The GIL is released for the whole run.
     """
     path = _path
     return _gpufeed.analyze_run(

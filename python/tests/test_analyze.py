@@ -80,3 +80,12 @@ def test_analyze_names_a_missing_input_in_python_terms(monkeypatch, tmp_path):
     assert "--data" not in message, message
     # Nothing was written: bad usage is found before any work.
     assert not (tmp_path / "report").exists()
+
+
+def test_analyze_raises_config_error_for_a_config_that_does_not_load(monkeypatch, tmp_path):
+    _no_gpu_no_frameworks(monkeypatch, tmp_path)
+    config = tmp_path / "config.yaml"
+    config.write_text("data: [unclosed\n")
+    with pytest.raises(gpufeed.ConfigError) as e:
+        gpufeed.analyze(config=config, out=tmp_path / "report", progress=False)
+    assert "config.yaml:2" in str(e.value), str(e.value)

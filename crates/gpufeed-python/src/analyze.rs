@@ -98,7 +98,11 @@ fn analyze_run(
             let stages: &dyn Stages = if progress { &Lines } else { &Silent };
             analyze(&settings, stages).and_then(|report| document(&report))
         })
-        .map_err(|e| errors::any(&e))?;
+        .map_err(|e| match e.downcast_ref::<gpufeed_config::ConfigError>() {
+            // A config that does not load: `ConfigError`, as `Loader(config=...)` raises.
+            Some(c) => errors::config(c.to_string()),
+            None => errors::any(&e),
+        })?;
     to_py(py, &doc)
 }
 
