@@ -743,11 +743,18 @@ fn period_of_one(period: Node<'_>, src: &str, defaults: &HashSet<String>) -> boo
         },
         _ => return false,
     };
-    let prefix = default_mark(name, "");
-    let mut marks = defaults
-        .iter()
-        .filter_map(|m| m.strip_prefix(prefix.as_str()));
-    matches!((marks.next(), marks.next()), (Some("1"), None))
+    one_default(name, defaults) == Some("1")
+}
+
+/// The one default `marks` hold for `flag` ([`default_mark`]); `None` when none is known or
+/// two disagree (two scripts with a flag of that name).
+pub(super) fn one_default<'m>(flag: &str, marks: &'m HashSet<String>) -> Option<&'m str> {
+    let prefix = default_mark(flag, "");
+    let mut defaults = marks.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
+    match (defaults.next(), defaults.next()) {
+        (Some(d), None) => Some(d),
+        _ => None,
+    }
 }
 
 /// The number a module-level `NAME = 7` of the file sets the identifier `name` to, if any;
@@ -1096,11 +1103,7 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
         .flatten();
     let flag =
         flag.filter(|_| matches!(right.kind(), "string" | "integer" | "none") || listed.is_some())?;
-    let prefix = default_mark(flag, "");
-    let mut defaults = marks.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
-    let (Some(default), None) = (defaults.next(), defaults.next()) else {
-        return None;
-    };
+    let default = one_default(flag, marks)?;
     let mut c2 = c.walk();
     let ops: Vec<&str> = c
         .children(&mut c2)

@@ -281,13 +281,13 @@ pub(super) fn check(
             from_loops.extend(r);
         }
         reached.extend(from_loops);
+        config_named = p.config_modules();
         not_run = p
-            .entry_points(docs, &loops_found)
+            .entry_points(docs, &loops_found, &config_named)
             .into_iter()
-            .zip(p.unimported(docs, &loops_found))
+            .zip(p.unimported(docs, &loops_found, &config_named))
             .map(|(a, b)| a.or(b))
             .collect::<Vec<_>>();
-        config_named = p.config_modules();
         one_off = p.one_off(&loops_found);
         p.step_host_tensors(&reached, &mut hits);
         p.per_item(&mut hits);
@@ -1476,6 +1476,7 @@ impl<'a, 't> Project<'a, 't> {
         &self,
         docs: &super::rundocs::RunDocs,
         loops: &[(usize, (usize, usize))],
+        config_named: &[bool],
     ) -> Vec<Option<String>> {
         let mut out = vec![None; self.files.len()];
         if !self.cross || docs.scripts.is_empty() {
@@ -1503,13 +1504,7 @@ impl<'a, 't> Project<'a, 't> {
             };
             named.extend(found);
         }
-        named.extend(
-            self.config_modules()
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| **c)
-                .map(|(i, _)| i),
-        );
+        named.extend((0..config_named.len()).filter(|&i| config_named[i]));
         if named.is_empty() {
             return out;
         }
@@ -1581,6 +1576,7 @@ impl<'a, 't> Project<'a, 't> {
         &self,
         docs: &super::rundocs::RunDocs,
         loops: &[(usize, (usize, usize))],
+        config_named: &[bool],
     ) -> Vec<Option<String>> {
         let mut out = vec![None; self.files.len()];
         // The project trains: a loop, `fit`, or a Lightning module's `training_step`.
@@ -1605,13 +1601,12 @@ impl<'a, 't> Project<'a, 't> {
             return out;
         }
         let imported: HashSet<usize> = self.imported.iter().flatten().copied().collect();
-        let config = self.config_modules();
         for (fi, f) in self.files.iter().enumerate() {
             let Some(stem) = f.rel.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
             if imported.contains(&fi)
-                || config[fi]
+                || config_named[fi]
                 || stem == "__init__"
                 || stem == "__main__"
                 || loops.iter().any(|&(li, _)| li == fi)
@@ -4548,32 +4543,10 @@ fn uncalled_functions(files: &[File<'_>]) -> Vec<Vec<(usize, usize, String)>> {
     let wanted: HashSet<&str> = candidates.iter().map(|&(_, _, n)| n).collect();
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for f in files {
-        ast::walk(f.root, &mut |n| {
-            match n.kind() {
-                "identifier" => {
-                    if let Some(&w) = wanted.get(text(n, f.src)) {
-                        *seen.entry(w).or_default() += 1;
-                    }
-                }
-                // A docstring: a statement that is a string alone.
-                "expression_statement"
-                    if n.named_child_count() == 1
-                        && n.named_child(0).is_some_and(|c| c.kind() == "string") =>
-                {
-                    return false;
-                }
-                "string" => {
-                    for word in text(n, f.src)
-                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .filter_map(|w| wanted.get(w))
-                    {
-                        *seen.entry(word).or_default() += 1;
-                    }
-                    return false;
-                }
-                _ => {}
+        words_of(f.root, f.src, &mut |w| {
+            if let Some(&w) = wanted.get(w) {
+                *seen.entry(w).or_default() += 1;
             }
-            true
         });
     }
     for (fi, def, name) in candidates {

@@ -359,14 +359,9 @@ fn one_visible_gpu(root: Node<'_>, src: &str, modes: &HashSet<String>) -> Option
                     .rsplit('.')
                     .next()
                     .unwrap_or(value);
-                let prefix = crate::loops::default_mark(flag, "");
-                let mut defaults = modes.iter().filter_map(|m| m.strip_prefix(prefix.as_str()));
-                match (defaults.next(), defaults.next()) {
-                    (Some(d), None) if one(d) => Some(format!(
-                        "`CUDA_VISIBLE_DEVICES` is set to `--{flag}`, one GPU (`{d}`) by default"
-                    )),
-                    _ => None,
-                }
+                crate::loops::one_default(flag, modes).filter(|d| one(d)).map(|d| {
+                    format!("`CUDA_VISIBLE_DEVICES` is set to `--{flag}`, one GPU (`{d}`) by default")
+                })
             }
             .map(|why| {
                 format!(
