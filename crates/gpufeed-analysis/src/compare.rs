@@ -77,8 +77,13 @@ pub fn compare(before: &Path, after: &Path) -> Result<(Compare, Vec<String>)> {
 
 fn side(path: &Path, warnings: &mut Vec<String>) -> Result<Side> {
     match detect(path, None)? {
-        TraceSource::Profiler { path: p, format } => {
-            let (report, w) = crate::profiler::analyze(&p, format)?;
+        TraceSource::Profiler {
+            path: p,
+            format,
+            classified,
+        } => {
+            let opts = crate::profiler::options(format, classified);
+            let (report, w) = crate::profiler::analyze(&p, opts)?;
             warnings.extend(w);
             Ok(profiler_side(path, &report))
         }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use gpufeed_contract::format::{TraceFormat, TraceKind};
+use gpufeed_kineto::tf::{self, Classified};
 use gpufeed_telemetry::trace::{SNIFF_BYTES, Sniffed, sniff_head};
 
 /// What the user says a trace holds (`--kind`).
@@ -58,6 +59,10 @@ pub enum TraceSource {
         path: PathBuf,
         /// `--kind pytorch|tensorflow`, when given (detected from the content otherwise).
         format: Option<TraceFormat>,
+        /// What a file's head says it is (TensorFlow's files that hold no trace among
+        /// them), from the head detection read: the reader does not open it again to
+        /// sniff. `None` for a folder, or a kind given with `--kind`.
+        classified: Option<Classified>,
     },
 }
 
@@ -93,12 +98,14 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
             return Ok(TraceSource::Profiler {
                 path: path.to_owned(),
                 format: Some(TraceFormat::Pytorch),
+                classified: None,
             });
         }
         Some(Kind::Tensorflow) => {
             return Ok(TraceSource::Profiler {
                 path: path.to_owned(),
                 format: Some(TraceFormat::Tensorflow),
+                classified: None,
             });
         }
         None => None,
@@ -117,6 +124,7 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
             TraceSource::Profiler {
                 path: path.to_owned(),
                 format: None,
+                classified: None,
             }
         });
     }
@@ -148,9 +156,14 @@ pub fn detect(path: &Path, kind: Option<Kind>) -> Result<TraceSource> {
         )
         && (profiler_name(path) || gzip)
     {
+        let head = head.as_deref().unwrap_or_default();
         return Ok(TraceSource::Profiler {
             path: path.to_owned(),
             format: None,
+            classified: Some(Classified(tf::classify(
+                path,
+                &head[..head.len().min(tf::CLASSIFY_HEAD)],
+            ))),
         });
     }
     Ok(TraceSource::Log {
@@ -260,9 +273,54 @@ mod tests {
             detect(&smi, Some(Kind::Tensorflow)).unwrap(),
             TraceSource::Profiler {
                 path: smi.clone(),
-                format: Some(TraceFormat::Tensorflow)
+                format: Some(TraceFormat::Tensorflow),
+                classified: None,
             }
         );
+    }
+
+    #[test]
+    fn a_profiler_trace_is_read_as_detection_found_it() {
+        // Detection classifies a profiler file from the head it read, and the reader takes
+        // that class: it does not open the file again to sniff.
+        use gpufeed_kineto::synth::{Case, generate};
+        let dir = tempfile::tempdir().unwrap();
+        let memory = write(
+            dir.path(),
+            "host.json",
+            br#"{"memoryProfilePerAllocator": {}}"#,
+        );
+        let trace = write(
+            dir.path(),
+            "w0.pt.trace.json",
+            &generate(&Case::input_bound(), 0),
+        );
+        let classified = |p: &Path| match detect(p, None).unwrap() {
+            TraceSource::Profiler { classified, .. } => classified,
+            other => panic!("a profiler trace: {other:?}"),
+        };
+        assert_eq!(
+            classified(&memory),
+            Some(Classified(Some(tf::TfFile::MemoryProfile)))
+        );
+        assert_eq!(
+            classified(&trace),
+            Some(Classified(Some(tf::TfFile::TraceJson)))
+        );
+        assert_eq!(
+            classified(dir.path()),
+            None,
+            "a folder is listed, not sniffed"
+        );
+        let read = |p: &Path, told| {
+            crate::profiler::analyze(p, crate::profiler::options(None, told)).map(|(r, _)| r)
+        };
+        let refused = read(&memory, classified(&memory)).unwrap_err().to_string();
+        assert!(refused.contains("memory profile"), "{refused}");
+        assert!(read(&trace, classified(&trace)).is_ok());
+        // Told otherwise, the reader believes what it is told: it did not look again.
+        let told = Some(Classified(Some(tf::TfFile::MemoryProfile)));
+        assert!(read(&trace, told).is_err(), "read as a memory profile");
     }
 
     #[test]

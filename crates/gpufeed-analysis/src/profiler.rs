@@ -10,18 +10,20 @@ use gpufeed_contract::{Document as _, TraceFormat};
 use gpufeed_kineto::Options;
 use gpufeed_kineto::job::{self, Part, Plan};
 use gpufeed_kineto::report::{RankReport, Report};
+use gpufeed_kineto::tf::Classified;
 use gpufeed_stats::fmt::us as ms;
 
+use crate::detect::TraceSource;
 use crate::profile::step_text::verdict_head;
 
-/// Reads and analyses the trace (`format` forced, or detected from the content); the
-/// warnings to print once each.
+/// Reads and analyses the trace with `opts` ([`options`]: the format forced, or detected
+/// from the content); the warnings to print once each.
 ///
 /// # Errors
 ///
 /// A file or folder that cannot be read as a profiler trace, named.
-pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<String>)> {
-    analyze_job(path, format, &Plan::default())
+pub fn analyze(path: &Path, opts: Options) -> Result<(Report, Vec<String>)> {
+    analyze_job(path, opts, &Plan::default())
 }
 
 /// [`analyze`], reading `plan.jobs` files of a folder at a time, each kept only as its
@@ -30,23 +32,35 @@ pub fn analyze(path: &Path, format: Option<TraceFormat>) -> Result<(Report, Vec<
 /// # Errors
 ///
 /// A file or folder that cannot be read as a profiler trace, named.
-pub fn analyze_job(
-    path: &Path,
-    format: Option<TraceFormat>,
-    plan: &Plan<'_>,
-) -> Result<(Report, Vec<String>)> {
-    let report = job::analyze_job(path, options(format), plan)?;
+pub fn analyze_job(path: &Path, opts: Options, plan: &Plan<'_>) -> Result<(Report, Vec<String>)> {
+    let report = job::analyze_job(path, opts, plan)?;
     let warnings = warnings(path, &report);
     Ok((report, warnings))
 }
 
-/// The options of a read: `format` forced, and HTA's rounding as its environment variable
+/// The options of a read: `format` forced, what detection found in a file's head (so that
+/// the file is not opened again to sniff), and HTA's rounding as its environment variable
 /// says.
 #[must_use]
-pub fn options(format: Option<TraceFormat>) -> Options {
+pub fn options(format: Option<TraceFormat>, classified: Option<Classified>) -> Options {
     Options {
         format,
         no_rounding: std::env::var(gpufeed_kineto::hta::DISABLE_ROUNDING_ENV).as_deref() == Ok("1"),
+        classified,
+    }
+}
+
+/// The options a detected profiler trace is read with ([`options`]), and its path; `None`
+/// for a log.
+#[must_use]
+pub fn source_options(source: &TraceSource) -> Option<(&Path, Options)> {
+    match source {
+        TraceSource::Profiler {
+            path,
+            format,
+            classified,
+        } => Some((path, options(*format, *classified))),
+        _ => None,
     }
 }
 
@@ -72,12 +86,12 @@ pub fn merge(parts: Vec<Part>) -> Result<(Report, Vec<String>)> {
 /// A trace that cannot be read, or a part that cannot be written, named.
 pub fn write_part(
     path: &Path,
-    format: Option<TraceFormat>,
+    opts: Options,
     plan: &Plan<'_>,
     (index, count): (u32, u32),
     out: &Path,
 ) -> Result<(PathBuf, Part)> {
-    let part = job::read_part(path, options(format), plan, (index, count))?;
+    let part = job::read_part(path, opts, plan, (index, count))?;
     let out = if out.is_dir() {
         out.join(format!("part-{index:05}-of-{count}.json"))
     } else {

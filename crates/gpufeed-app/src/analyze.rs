@@ -446,7 +446,7 @@ fn step_stage(
     let mut sampled: Option<(Result<UtilTrace>, f64)> = None;
     if let Some(path) = evidence.profiler_trace {
         if let Some((report, times)) = progress.run(&mut c.stages, "profile step", || {
-            let (report, note) = profiler_doc(path)?;
+            let (report, note) = profiler_doc(path, evidence.source)?;
             let times = gpufeed_report::rank::profiler_step_ms(&report);
             Ok(((report, times), Some(note)))
         }) {
@@ -791,8 +791,15 @@ fn own_step_doc(path: &Path) -> Result<(PhaseSteps, String)> {
 /// `--trace PATH` as a profiler trace of the user's run (a file, or a folder of per-rank
 /// traces): the `profiler` document and the stage's note, with the reader's warnings (a
 /// file cut off mid-write, a CPU-only profile) in it.
-fn profiler_doc(path: &Path) -> Result<(gpufeed_report::model::Profiler, String)> {
-    let (report, warnings) = profiler::analyze(path, None)?;
+fn profiler_doc(
+    path: &Path,
+    source: Option<&TraceSource>,
+) -> Result<(gpufeed_report::model::Profiler, String)> {
+    // Read with what detection found in its head: the file is not sniffed again.
+    let opts = source
+        .and_then(profiler::source_options)
+        .map_or_else(|| profiler::options(None, None), |(_, o)| o);
+    let (report, warnings) = profiler::analyze(path, opts)?;
     let steps: usize = report.ranks.iter().map(|r| r.steps.len()).sum();
     let format = report.format.framework().unwrap_or("profiler");
     let verdict = match (report.verdict, report.verdict_rank) {

@@ -274,7 +274,7 @@ pub fn in_order<T: Send, E: Send>(
 /// Reads and analyses a file or folder of traces, `plan.jobs` files at a time, keeping
 /// only each file's summary: the report [`crate::analyze_path`] gives.
 pub fn analyze_job(path: &Path, opts: Options, plan: &Plan<'_>) -> Result<Report> {
-    let (files, skipped) = match report::folder_files(path)? {
+    let (files, skipped) = match report::folder_files(path, opts.classified)? {
         report::Found::Files(files, skipped) => (files, skipped),
         report::Found::Done(report) => return Ok(*report),
     };
@@ -349,7 +349,7 @@ pub fn read_part(
     plan: &Plan<'_>,
     (index, count): (u32, u32),
 ) -> Result<Part> {
-    let (files, skipped) = match report::folder_files(path)? {
+    let (files, skipped) = match report::folder_files(path, opts.classified)? {
         report::Found::Files(files, skipped) => (files, skipped),
         report::Found::Done(_) => {
             return Err(Error::EmptyFolder {
@@ -479,6 +479,7 @@ pub fn merge(parts: Vec<Part>) -> std::result::Result<Report, MergeError> {
     let opts = Options {
         format: first.format,
         no_rounding: first.no_rounding,
+        classified: None,
     };
     let path = PathBuf::from(&first.path);
     let files: Vec<PathBuf> = first.files.iter().map(PathBuf::from).collect();

@@ -28,6 +28,9 @@ pub struct Options {
     pub format: Option<TraceFormat>,
     /// Skip HTA's ns rounding (as `HTA_DISABLE_NS_ROUNDING=1` does for HTA).
     pub no_rounding: bool,
+    /// What the caller's detection found in a single file's head ([`tf::classify`]),
+    /// handed down so that the file is not opened again to sniff; `None`: classified here.
+    pub classified: Option<tf::Classified>,
 }
 
 /// The step series of a rank through gpufeed-stats.
@@ -570,9 +573,14 @@ pub(crate) enum Found {
 
 /// The trace files of `path` ([`trace_files_skipping`]), after refusing a TensorFlow file
 /// that holds no trace, and answering for an overview page alone.
-pub(crate) fn folder_files(path: &Path) -> Result<Found> {
+/// `classified` is what the caller's detection found in the file's head, if it looked.
+pub(crate) fn folder_files(path: &Path, classified: Option<tf::Classified>) -> Result<Found> {
     if !path.is_dir() {
-        match tf::classify(path, &read_head(path)) {
+        let class = match classified {
+            Some(tf::Classified(class)) => class,
+            None => tf::classify(path, &read_head(path)),
+        };
+        match class {
             Some(tf::TfFile::OverviewPage) => {
                 return overview_report(path, path).map(|r| Found::Done(Box::new(r)));
             }

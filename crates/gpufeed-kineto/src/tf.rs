@@ -257,6 +257,11 @@ fn is_memory_profile(head: &[u8]) -> bool {
     bytes.windows(KEY.len()).take(4096).any(|w| w == KEY)
 }
 
+/// What [`classify`] said of a file, from a head its caller read: handed down (in
+/// [`crate::Options::classified`]) so that the file is not opened again to sniff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Classified(pub Option<TfFile>);
+
 /// Bytes of a file's start [`classify`] looks at.
 pub const CLASSIFY_HEAD: usize = 4096;
 

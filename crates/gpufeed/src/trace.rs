@@ -37,17 +37,22 @@ pub fn run(args: &TraceArgs) -> Result<ExitCode> {
     };
     let source = detect(file, args.kind.map(kind))?;
     match source {
-        TraceSource::Profiler { path, format } => {
+        TraceSource::Profiler {
+            path,
+            format,
+            classified,
+        } => {
+            let opts = profiler::options(format, classified);
             let progress = Progress::default();
             let plan = Plan {
                 jobs: args.jobs.map_or(0, |j| j as usize),
                 progress: Some(&progress),
             };
             if let (Some(spec), Some(out)) = (&args.shard, &args.out) {
-                return write_part(&path, format, &plan, spec, out);
+                return write_part(&path, opts, &plan, spec, out);
             }
             let (report, warnings) =
-                ui::trace_progress(&progress, || profiler::analyze_job(&path, format, &plan))?;
+                ui::trace_progress(&progress, || profiler::analyze_job(&path, opts, &plan))?;
             return print_profiler(&report, &warnings, json);
         }
         _ if args.shard.is_some() => anyhow::bail!(
@@ -89,14 +94,14 @@ fn print_profiler(
 /// `gpufeed trace DIR --shard I/N|auto --out PART.json`: this task's part.
 fn write_part(
     path: &Path,
-    format: Option<gpufeed_contract::TraceFormat>,
+    opts: gpufeed_kineto::Options,
     plan: &Plan<'_>,
     spec: &str,
     out: &Path,
 ) -> Result<ExitCode> {
     let shard = crate::precompute::shard_spec(spec)?;
     let (index, count) = (u32::try_from(shard.index)?, u32::try_from(shard.count)?);
-    let write = || profiler::write_part(path, format, plan, (index, count), out);
+    let write = || profiler::write_part(path, opts, plan, (index, count), out);
     let (out, part) = match plan.progress {
         Some(p) => ui::trace_progress(p, write),
         None => write(),
