@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use gpufeed_app::doctor::{DoctorSettings, doctor_run};
-use gpufeed_findings::render::{DoctorText, Json, Markdown, Renderer};
+use gpufeed_findings::render::{DoctorText, Markdown, Renderer};
 
-use crate::cli::{DoctorArgs, FindingsFormat};
+use crate::cli::{DoctorArgs, FindingsFormat, Format};
 use crate::printer;
 
 /// `gpufeed doctor [--config FILE] [--data DIR] [--code DIR] [--format text|json|markdown]`.
@@ -27,14 +27,17 @@ pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
         printer::note(&format!("doctor: {step}"));
     })?;
     let report = run.report;
-    let text = match args.format {
-        FindingsFormat::Text => DoctorText {
+    // Through the one exporter: JSON is its document; text and Markdown are two renderings.
+    let format = match args.format {
+        FindingsFormat::Json => Format::Json,
+        FindingsFormat::Text | FindingsFormat::Markdown => Format::Text,
+    };
+    printer::export(format, &report, |r| match args.format {
+        FindingsFormat::Markdown => Markdown.render(r),
+        _ => DoctorText {
             skipped: run.skipped,
         }
-        .render(&report),
-        FindingsFormat::Json => Json.render(&report),
-        FindingsFormat::Markdown => Markdown.render(&report),
-    };
-    printer::data(&text)?;
+        .render(r),
+    })?;
     Ok(ExitCode::from(report.exit_code()))
 }

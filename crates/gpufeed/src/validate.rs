@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use gpufeed_findings::render::{Json, Renderer, Text};
+use gpufeed_findings::render::{Renderer, Text};
 use gpufeed_findings::{Finding, Report};
 use gpufeed_validate::fix::{self, FixError};
 use gpufeed_validate::{self as validate, Context};
@@ -77,19 +77,16 @@ pub fn validate(args: &ValidateArgs) -> Result<ExitCode> {
     report(remaining, args.format, Some(&summary))
 }
 
-/// Prints a report and returns its exit code. Text gets the summary line after the report;
-/// JSON stays exactly one document.
+/// Prints a report through the one exporter and returns its exit code. Text gets the
+/// summary line after the report; JSON stays exactly one document.
 pub(crate) fn report(report: Report, format: Format, summary: Option<&str>) -> Result<ExitCode> {
-    match format {
-        Format::Json => printer::data(&Json.render(&report))?,
-        Format::Text => {
-            let mut out = Text.render(&report);
-            if let Some(s) = summary {
-                out.push_str(s);
-            }
-            printer::data(&out)?;
+    printer::export(format, &report, |r| {
+        let mut out = Text.render(r);
+        if let Some(s) = summary {
+            out.push_str(s);
         }
-    }
+        out
+    })?;
     Ok(ExitCode::from(report.exit_code()))
 }
 
