@@ -296,6 +296,110 @@ impl GpuLabels {
     }
 }
 
+/// A GPU gauge: its name, its help line, and its reading of a sample.
+type Field = fn(&GpuSample) -> Option<f64>;
+
+/// The GPU gauges of the page, from the newest sample of each GPU.
+const GPU_GAUGES: [(&str, &str, Field); 12] = [
+    (
+        "gpufeed_gpu_utilization_percent",
+        "Percent of time a kernel ran (NVML utilization.gpu).",
+        |g| g.util,
+    ),
+    (
+        "gpufeed_gpu_memory_utilization_percent",
+        "Percent of time device memory was read or written.",
+        |g| g.mem_util,
+    ),
+    (
+        "gpufeed_gpu_memory_used_bytes",
+        "Device memory in use.",
+        |g| g.mem_used_mib.map(|m| m * 1048576.0),
+    ),
+    ("gpufeed_gpu_power_watts", "Power draw.", |g| g.power_w),
+    ("gpufeed_gpu_sm_clock_hertz", "SM clock.", |g| {
+        g.sm_clock_mhz.map(|c| f64::from(c) * 1e6)
+    }),
+    ("gpufeed_gpu_temperature_celsius", "GPU temperature.", |g| {
+        g.temp_c.map(f64::from)
+    }),
+    (
+        "gpufeed_gpu_pcie_rx_bytes_per_second",
+        "PCIe receive (host to GPU) throughput.",
+        |g| g.pcie_rx_kb_s.map(|k| k * 1024.0),
+    ),
+    (
+        "gpufeed_gpu_pcie_tx_bytes_per_second",
+        "PCIe transmit (GPU to host) throughput.",
+        |g| g.pcie_tx_kb_s.map(|k| k * 1024.0),
+    ),
+    (
+        "gpufeed_gpu_sm_active_percent",
+        "GPM: percent of time an SM had a warp resident.",
+        |g| g.sm_active_pct,
+    ),
+    (
+        "gpufeed_gpu_sm_occupancy_percent",
+        "GPM: resident warps as percent of the maximum.",
+        |g| g.sm_occupancy_pct,
+    ),
+    (
+        "gpufeed_gpu_tensor_active_percent",
+        "GPM: percent of time a tensor pipe was active.",
+        |g| g.tensor_active_pct,
+    ),
+    (
+        "gpufeed_gpu_dram_active_percent",
+        "GPM: percent of peak DRAM bandwidth used.",
+        |g| g.dram_active_pct,
+    ),
+];
+
+/// A host gauge: its name, its help line, and its reading of the host's metrics.
+type HostField = fn(&HostMetrics) -> Option<f64>;
+
+/// The host gauges of the page.
+const HOST_GAUGES: [(&str, &str, HostField); 8] = [
+    (
+        "gpufeed_host_cpu_percent",
+        "Percent of all CPU time busy.",
+        |h| h.cpu_pct,
+    ),
+    (
+        "gpufeed_host_iowait_percent",
+        "Percent of all CPU time waiting for I/O.",
+        |h| h.iowait_pct,
+    ),
+    (
+        "gpufeed_host_busiest_core_percent",
+        "Busy percent of the busiest core.",
+        |h| h.cpu_cores_pct.as_ref()?.iter().copied().reduce(f64::max),
+    ),
+    (
+        "gpufeed_host_psi_cpu_some_percent",
+        "Percent of time some task waited for a CPU.",
+        |h| h.psi_cpu_some_pct,
+    ),
+    (
+        "gpufeed_host_psi_io_some_percent",
+        "Percent of time some task stalled on I/O.",
+        |h| h.psi_io_some_pct,
+    ),
+    (
+        "gpufeed_host_psi_memory_some_percent",
+        "Percent of time some task stalled on memory.",
+        |h| h.psi_mem_some_pct,
+    ),
+    (
+        "gpufeed_host_disk_read_bytes_per_second",
+        "Disk read throughput, whole disks.",
+        |h| h.disk_read_mib_s.map(|m| m * 1048576.0),
+    ),
+    ("gpufeed_host_load1", "1-minute load average.", |h| {
+        h.load_1m
+    }),
+];
+
 /// The page: gauges of the newest sample of every GPU and of the host, and the derived
 /// figures of the window (`window_s` seconds), labelled as dcgm-exporter labels its series
 /// (`hostname` is this machine's name; see the [module docs](self)). Absent readings are
@@ -317,62 +421,7 @@ pub fn render(
         "GPU identity (dcgm-exporter's labels); always 1.",
         info.iter().map(|g| (gpu_label(g.index), 1.0)),
     );
-    type Field = fn(&GpuSample) -> Option<f64>;
-    let gauges: [(&str, &str, Field); 12] = [
-        (
-            "gpufeed_gpu_utilization_percent",
-            "Percent of time a kernel ran (NVML utilization.gpu).",
-            |g| g.util,
-        ),
-        (
-            "gpufeed_gpu_memory_utilization_percent",
-            "Percent of time device memory was read or written.",
-            |g| g.mem_util,
-        ),
-        (
-            "gpufeed_gpu_memory_used_bytes",
-            "Device memory in use.",
-            |g| g.mem_used_mib.map(|m| m * 1048576.0),
-        ),
-        ("gpufeed_gpu_power_watts", "Power draw.", |g| g.power_w),
-        ("gpufeed_gpu_sm_clock_hertz", "SM clock.", |g| {
-            g.sm_clock_mhz.map(|c| f64::from(c) * 1e6)
-        }),
-        ("gpufeed_gpu_temperature_celsius", "GPU temperature.", |g| {
-            g.temp_c.map(f64::from)
-        }),
-        (
-            "gpufeed_gpu_pcie_rx_bytes_per_second",
-            "PCIe receive (host to GPU) throughput.",
-            |g| g.pcie_rx_kb_s.map(|k| k * 1024.0),
-        ),
-        (
-            "gpufeed_gpu_pcie_tx_bytes_per_second",
-            "PCIe transmit (GPU to host) throughput.",
-            |g| g.pcie_tx_kb_s.map(|k| k * 1024.0),
-        ),
-        (
-            "gpufeed_gpu_sm_active_percent",
-            "GPM: percent of time an SM had a warp resident.",
-            |g| g.sm_active_pct,
-        ),
-        (
-            "gpufeed_gpu_sm_occupancy_percent",
-            "GPM: resident warps as percent of the maximum.",
-            |g| g.sm_occupancy_pct,
-        ),
-        (
-            "gpufeed_gpu_tensor_active_percent",
-            "GPM: percent of time a tensor pipe was active.",
-            |g| g.tensor_active_pct,
-        ),
-        (
-            "gpufeed_gpu_dram_active_percent",
-            "GPM: percent of peak DRAM bandwidth used.",
-            |g| g.dram_active_pct,
-        ),
-    ];
-    for (name, help, f) in gauges {
+    for (name, help, f) in GPU_GAUGES {
         p.family(
             name,
             help,
@@ -444,48 +493,7 @@ pub fn render(
         derived.iter().map(|d| (gpu_label(d.gpu), d.mean_percent)),
     );
     if let Some(h) = host {
-        type HostField = fn(&HostMetrics) -> Option<f64>;
-        let gauges: [(&str, &str, HostField); 8] = [
-            (
-                "gpufeed_host_cpu_percent",
-                "Percent of all CPU time busy.",
-                |h| h.cpu_pct,
-            ),
-            (
-                "gpufeed_host_iowait_percent",
-                "Percent of all CPU time waiting for I/O.",
-                |h| h.iowait_pct,
-            ),
-            (
-                "gpufeed_host_busiest_core_percent",
-                "Busy percent of the busiest core.",
-                |h| h.cpu_cores_pct.as_ref()?.iter().copied().reduce(f64::max),
-            ),
-            (
-                "gpufeed_host_psi_cpu_some_percent",
-                "Percent of time some task waited for a CPU.",
-                |h| h.psi_cpu_some_pct,
-            ),
-            (
-                "gpufeed_host_psi_io_some_percent",
-                "Percent of time some task stalled on I/O.",
-                |h| h.psi_io_some_pct,
-            ),
-            (
-                "gpufeed_host_psi_memory_some_percent",
-                "Percent of time some task stalled on memory.",
-                |h| h.psi_mem_some_pct,
-            ),
-            (
-                "gpufeed_host_disk_read_bytes_per_second",
-                "Disk read throughput, whole disks.",
-                |h| h.disk_read_mib_s.map(|m| m * 1048576.0),
-            ),
-            ("gpufeed_host_load1", "1-minute load average.", |h| {
-                h.load_1m
-            }),
-        ];
-        for (name, help, f) in gauges {
+        for (name, help, f) in HOST_GAUGES {
             p.family(name, help, f(h).map(|v| (labels.host(), v)));
         }
     }
