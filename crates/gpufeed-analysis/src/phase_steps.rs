@@ -111,22 +111,8 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
     }
     let n = analysed.len();
 
-    // The loop's order: a name first seen in a step goes right after the phase before it
-    // there, so a phase that runs only sometimes (a checkpoint) keeps its place.
     let merged: Vec<Vec<(&str, f64)>> = analysed.iter().map(StepRecord::merged_phases).collect();
-    let mut order: Vec<&str> = Vec::new();
-    for phases in &merged {
-        let mut at = 0;
-        for (name, _) in phases {
-            match order.iter().position(|o| o == name) {
-                Some(p) => at = p + 1,
-                None => {
-                    order.insert(at, name);
-                    at += 1;
-                }
-            }
-        }
-    }
+    let order = loop_order(&merged);
     let mut values = vec![vec![0.0; n]; order.len()];
     let mut ran = vec![0usize; order.len()];
     let mut unaccounted = 0.0;
@@ -154,21 +140,7 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
         );
     }
 
-    let mut phases = Vec::with_capacity(order.len());
-    for (p, name) in order.iter().enumerate() {
-        let s = gpufeed_stats::summarize(&values[p]).context("no step to analyse")?;
-        phases.push((
-            (*name).to_owned(),
-            Phase {
-                order: p,
-                category: Category::of(name),
-                mean_ms: s.mean,
-                std_ms: s.std,
-                share: s.mean / step_mean,
-                steps: ran[p],
-            },
-        ));
-    }
+    let phases = phase_table(&order, &values, &ran, step_mean)?;
     let share_of = |c: Category| -> f64 {
         phases
             .iter()
@@ -251,6 +223,51 @@ pub fn document(meta: &Meta, steps: &[StepRecord]) -> Result<PhaseSteps> {
         fix,
         causes,
     })
+}
+
+/// The loop's order of the phases: a name first seen in a step goes right after the phase
+/// before it there, so a phase that runs only sometimes (a checkpoint) keeps its place.
+fn loop_order<'a>(merged: &[Vec<(&'a str, f64)>]) -> Vec<&'a str> {
+    let mut order: Vec<&str> = Vec::new();
+    for phases in merged {
+        let mut at = 0;
+        for (name, _) in phases {
+            match order.iter().position(|o| o == name) {
+                Some(p) => at = p + 1,
+                None => {
+                    order.insert(at, name);
+                    at += 1;
+                }
+            }
+        }
+    }
+    order
+}
+
+/// Each phase's figures, in the loop's order: `values[p]` its time in each step, `ran[p]`
+/// the steps it ran in, `step_mean` the mean step.
+fn phase_table(
+    order: &[&str],
+    values: &[Vec<f64>],
+    ran: &[usize],
+    step_mean: f64,
+) -> Result<Vec<(String, Phase)>> {
+    let mut phases = Vec::with_capacity(order.len());
+    for (p, name) in order.iter().enumerate() {
+        let s = gpufeed_stats::summarize(&values[p]).context("no step to analyse")?;
+        phases.push((
+            (*name).to_owned(),
+            Phase {
+                order: p,
+                category: Category::of(name),
+                mean_ms: s.mean,
+                std_ms: s.std,
+                share: s.mean / step_mean,
+                steps: ran[p],
+            },
+        ));
+    }
+    Ok(phases)
 }
 
 /// The input and copy causes at or past the moderate input threshold, each with the median
