@@ -440,83 +440,8 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
                 .collect();
             evidence.push(format!("also on GPU {}", others.join(", ")));
         }
-        let (id, title, summary, thresholds, fix) = match verdict {
-            "oscillating" => {
-                let period = g.period_s.map_or_else(|| "n/a".to_owned(), secs);
-                let strength = g.period_strength.unwrap_or(f64::NAN);
-                evidence.insert(
-                    1,
-                    format!(
-                        "a cycle every {period}, autocorrelation {strength:.2} (a period needs \
-                         >= {PERIOD_MIN_STRENGTH} and a significant peak); swing p95 - p5 = {:.0} \
-                         points (>= {SWING_LARGE_PP:.0} is large)",
-                        g.p95 - g.p5
-                    ),
-                );
-                (
-                    "oscillating-utilisation",
-                    "oscillating utilisation",
-                    format!(
-                        "GPU {} swings between {:.0} % and {:.0} % every {period} (autocorrelation {strength:.2})",
-                        g.gpu, g.p5, g.p95
-                    ),
-                    names(&["PERIOD_MIN_STRENGTH", "SWING_LARGE_PP", "IDLE_UTIL_PCT"]),
-                    format!(
-                        "the GPU waits for data in a regular cycle, the signature of a loader that \
-                         delivers in bursts: {}",
-                        loader_fix(e, whose)
-                    ),
-                )
-            }
-            "bursty" => (
-                "bursty-utilisation",
-                "bursty utilisation",
-                format!(
-                    "GPU {} stalls in {} idle gaps at irregular times, {} of the time idle",
-                    g.gpu,
-                    g.idle_gaps.count,
-                    pct(g.idle_fraction)
-                ),
-                names(&[
-                    "BURSTY_IDLE_FRACTION",
-                    "BURSTY_MIN_GAPS",
-                    "SWING_LARGE_PP",
-                    "IDLE_UTIL_PCT",
-                ]),
-                "irregular stalls come from storage hiccups, garbage collection, checkpoints or \
-                 uneven batches: see the storage and host findings, keep the prefetch deep, and \
-                 bucket utterances by length (`bucket_window`)"
-                    .to_owned(),
-            ),
-            "starved" => (
-                "starved-gpu",
-                "starved GPU",
-                format!(
-                    "GPU {} is steadily under-used: mean {:.0} %, p95 {:.0} %",
-                    g.gpu, g.mean, g.p95
-                ),
-                names(&["STARVED_MEAN_UTIL_PCT"]),
-                format!(
-                    "a pipeline that is slow but even, or a model or batch too small for this \
-                     GPU: if the step is input-bound, {}; otherwise raise the batch size",
-                    loader_fix(e, whose)
-                ),
-            ),
-            _ => (
-                "idle-gpu",
-                "idle GPU",
-                format!(
-                    "GPU {} hardly works: idle {} of the time, p95 {:.0} %",
-                    g.gpu,
-                    pct(g.idle_fraction),
-                    g.p95
-                ),
-                names(&["IDLE_P95_UTIL_PCT", "IDLE_UTIL_PCT"]),
-                "check that the job runs on this GPU (`CUDA_VISIBLE_DEVICES`, the framework's \
-                 device) and that it is not waiting on something else entirely"
-                    .to_owned(),
-            ),
-        };
+        let (id, title, summary, thresholds, fix) =
+            util_verdict_words(verdict, g, &mut evidence, e, whose);
         out.push(Cause {
             rank: 0,
             id: id.to_owned(),
@@ -538,6 +463,94 @@ fn util_causes(e: &Evidence<'_>, t: &Telemetry) -> Vec<Cause> {
         });
     }
     out
+}
+
+/// What a utilisation verdict says of its worst GPU `g`: the cause's id, title, summary,
+/// thresholds and fix; the oscillation's cycle goes into `evidence`.
+fn util_verdict_words(
+    verdict: &str,
+    g: &GpuUtil,
+    evidence: &mut Vec<String>,
+    e: &Evidence<'_>,
+    whose: Source,
+) -> (&'static str, &'static str, String, Vec<String>, String) {
+    match verdict {
+        "oscillating" => {
+            let period = g.period_s.map_or_else(|| "n/a".to_owned(), secs);
+            let strength = g.period_strength.unwrap_or(f64::NAN);
+            evidence.insert(
+                1,
+                format!(
+                    "a cycle every {period}, autocorrelation {strength:.2} (a period needs \
+                     >= {PERIOD_MIN_STRENGTH} and a significant peak); swing p95 - p5 = {:.0} \
+                     points (>= {SWING_LARGE_PP:.0} is large)",
+                    g.p95 - g.p5
+                ),
+            );
+            (
+                "oscillating-utilisation",
+                "oscillating utilisation",
+                format!(
+                    "GPU {} swings between {:.0} % and {:.0} % every {period} (autocorrelation {strength:.2})",
+                    g.gpu, g.p5, g.p95
+                ),
+                names(&["PERIOD_MIN_STRENGTH", "SWING_LARGE_PP", "IDLE_UTIL_PCT"]),
+                format!(
+                    "the GPU waits for data in a regular cycle, the signature of a loader that \
+                     delivers in bursts: {}",
+                    loader_fix(e, whose)
+                ),
+            )
+        }
+        "bursty" => (
+            "bursty-utilisation",
+            "bursty utilisation",
+            format!(
+                "GPU {} stalls in {} idle gaps at irregular times, {} of the time idle",
+                g.gpu,
+                g.idle_gaps.count,
+                pct(g.idle_fraction)
+            ),
+            names(&[
+                "BURSTY_IDLE_FRACTION",
+                "BURSTY_MIN_GAPS",
+                "SWING_LARGE_PP",
+                "IDLE_UTIL_PCT",
+            ]),
+            "irregular stalls come from storage hiccups, garbage collection, checkpoints or \
+             uneven batches: see the storage and host findings, keep the prefetch deep, and \
+             bucket utterances by length (`bucket_window`)"
+                .to_owned(),
+        ),
+        "starved" => (
+            "starved-gpu",
+            "starved GPU",
+            format!(
+                "GPU {} is steadily under-used: mean {:.0} %, p95 {:.0} %",
+                g.gpu, g.mean, g.p95
+            ),
+            names(&["STARVED_MEAN_UTIL_PCT"]),
+            format!(
+                "a pipeline that is slow but even, or a model or batch too small for this \
+                 GPU: if the step is input-bound, {}; otherwise raise the batch size",
+                loader_fix(e, whose)
+            ),
+        ),
+        _ => (
+            "idle-gpu",
+            "idle GPU",
+            format!(
+                "GPU {} hardly works: idle {} of the time, p95 {:.0} %",
+                g.gpu,
+                pct(g.idle_fraction),
+                g.p95
+            ),
+            names(&["IDLE_P95_UTIL_PCT", "IDLE_UTIL_PCT"]),
+            "check that the job runs on this GPU (`CUDA_VISIBLE_DEVICES`, the framework's \
+             device) and that it is not waiting on something else entirely"
+                .to_owned(),
+        ),
+    }
 }
 
 /// Input- or transfer-bound: data wait + copies at or above TF Profiler's moderate share.
