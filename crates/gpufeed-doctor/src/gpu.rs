@@ -136,123 +136,129 @@ pub fn check(facts: &GpuFacts) -> Vec<Finding> {
         );
     }
     for g in &inv.gpus {
-        out.push(inventory(inv, g));
-        pcie(g, &mut out);
-        if g.persistence_mode == Some(false) {
-            out.push(
-                finding(
-                    "gpu-persistence-off",
-                    &format!("GPU {}: persistence mode is off", g.index),
-                )
-                .evidence("nvidia-smi: Persistence-M Off")
-                .fix(format!("sudo nvidia-smi -i {} -pm 1", g.index)),
-            );
-        }
-        if let (Some(limit), Some(default)) = (g.power_limit_w, g.power_limit_default_w)
-            && limit < default * POWER_LIMIT_LOW_RATIO
-        {
-            out.push(
-                finding(
-                    "gpu-power-limit-low",
-                    &format!(
-                        "GPU {}: power limit {limit:.0} W is below the default {default:.0} W",
-                        g.index
-                    ),
-                )
-                .evidence(format!(
-                    "power limit {limit:.0} W = {:.0} % of the default {default:.0} W (reported below {:.0} %)",
-                    100.0 * limit / default,
-                    100.0 * POWER_LIMIT_LOW_RATIO
-                ))
-                .fix(format!("sudo nvidia-smi -i {} -pl {default:.0}", g.index)),
-            );
-        }
-        let active: Vec<&str> = g
-            .throttle
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .filter(|r| *r != "gpu_idle")
-            .collect();
-        if !active.is_empty() {
-            let mut ev = format!("active throttle reasons: {}", active.join(", "));
-            if let (Some(c), Some(m)) = (g.sm_clock_mhz, g.sm_clock_max_mhz) {
-                let _ = write!(ev, "; SM clock {c} of {m} MHz");
-            }
-            out.push(
-                finding(
-                    "gpu-throttled",
-                    &format!("GPU {} is throttled ({})", g.index, active.join(", ")),
-                )
-                .evidence(ev)
-                .fix(fix_of("gpu-throttled")),
-            );
-        }
-        if let Some(n) = g.ecc_uncorrected.filter(|&n| n > 0) {
-            out.push(
-                finding(
-                    "gpu-ecc-errors",
-                    &format!(
-                        "GPU {}: {n} uncorrected ECC error(s) since the driver loaded",
-                        g.index
-                    ),
-                )
-                .evidence(format!(
-                    "volatile ECC errors: {n} uncorrected, {} corrected",
-                    g.ecc_corrected
-                        .map_or_else(|| "?".to_owned(), |c| c.to_string())
-                ))
-                .fix(format!(
-                    "nvidia-smi -q -d ECC,PAGE_RETIREMENT -i {i}; drain the machine, reset the GPU (`sudo nvidia-smi -r -i {i}`), replace it if the errors come back",
-                    i = g.index
-                )),
-            );
-        }
-        if g.mig_enabled == Some(true) {
-            out.push(
-                finding("gpu-mig-enabled", &format!("GPU {}: MIG mode is on", g.index))
-                    .evidence("nvmlDeviceGetMigMode: current = enabled")
-                    .fix(format!(
-                        "sudo nvidia-smi -i {} -mig 0  # when no instance is in use; or list the instances with `nvidia-smi -L` and size the batch for one",
-                        g.index
-                    )),
-            );
-        }
-        let others: Vec<_> = g
-            .processes
-            .iter()
-            .flatten()
-            .filter(|p| p.kind == "compute" && p.pid != own)
-            .collect();
-        if !others.is_empty() {
-            let held: u64 = others.iter().filter_map(|p| p.used_mib).sum();
-            let list: Vec<String> = others
-                .iter()
-                .map(|p| {
-                    format!(
-                        "pid {} {}{}",
-                        p.pid,
-                        p.name.as_deref().unwrap_or("?"),
-                        p.used_mib
-                            .map_or_else(String::new, |m| format!(" ({m} MiB)"))
-                    )
-                })
-                .collect();
-            out.push(
-                finding(
-                    "gpu-memory-held",
-                    &format!(
-                        "GPU {}: {} other process(es) hold {held} MiB",
-                        g.index,
-                        others.len()
-                    ),
-                )
-                .evidence(list.join("; "))
-                .fix(fix_of("gpu-memory-held")),
-            );
-        }
+        gpu_findings(inv, g, own, &mut out);
     }
     out
+}
+
+/// The findings of one GPU of the inventory: what it is, its link, persistence, power
+/// limit, throttling, ECC errors, MIG, and memory that other processes (not `own`) hold.
+fn gpu_findings(inv: &GpuInventory, g: &GpuDetails, own: u32, out: &mut Vec<Finding>) {
+    out.push(inventory(inv, g));
+    pcie(g, out);
+    if g.persistence_mode == Some(false) {
+        out.push(
+            finding(
+                "gpu-persistence-off",
+                &format!("GPU {}: persistence mode is off", g.index),
+            )
+            .evidence("nvidia-smi: Persistence-M Off")
+            .fix(format!("sudo nvidia-smi -i {} -pm 1", g.index)),
+        );
+    }
+    if let (Some(limit), Some(default)) = (g.power_limit_w, g.power_limit_default_w)
+        && limit < default * POWER_LIMIT_LOW_RATIO
+    {
+        out.push(
+            finding(
+                "gpu-power-limit-low",
+                &format!(
+                    "GPU {}: power limit {limit:.0} W is below the default {default:.0} W",
+                    g.index
+                ),
+            )
+            .evidence(format!(
+                "power limit {limit:.0} W = {:.0} % of the default {default:.0} W (reported below {:.0} %)",
+                100.0 * limit / default,
+                100.0 * POWER_LIMIT_LOW_RATIO
+            ))
+            .fix(format!("sudo nvidia-smi -i {} -pl {default:.0}", g.index)),
+        );
+    }
+    let active: Vec<&str> = g
+        .throttle
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|r| *r != "gpu_idle")
+        .collect();
+    if !active.is_empty() {
+        let mut ev = format!("active throttle reasons: {}", active.join(", "));
+        if let (Some(c), Some(m)) = (g.sm_clock_mhz, g.sm_clock_max_mhz) {
+            let _ = write!(ev, "; SM clock {c} of {m} MHz");
+        }
+        out.push(
+            finding(
+                "gpu-throttled",
+                &format!("GPU {} is throttled ({})", g.index, active.join(", ")),
+            )
+            .evidence(ev)
+            .fix(fix_of("gpu-throttled")),
+        );
+    }
+    if let Some(n) = g.ecc_uncorrected.filter(|&n| n > 0) {
+        out.push(
+            finding(
+                "gpu-ecc-errors",
+                &format!(
+                    "GPU {}: {n} uncorrected ECC error(s) since the driver loaded",
+                    g.index
+                ),
+            )
+            .evidence(format!(
+                "volatile ECC errors: {n} uncorrected, {} corrected",
+                g.ecc_corrected
+                    .map_or_else(|| "?".to_owned(), |c| c.to_string())
+            ))
+            .fix(format!(
+                "nvidia-smi -q -d ECC,PAGE_RETIREMENT -i {i}; drain the machine, reset the GPU (`sudo nvidia-smi -r -i {i}`), replace it if the errors come back",
+                i = g.index
+            )),
+        );
+    }
+    if g.mig_enabled == Some(true) {
+        out.push(
+            finding("gpu-mig-enabled", &format!("GPU {}: MIG mode is on", g.index))
+                .evidence("nvmlDeviceGetMigMode: current = enabled")
+                .fix(format!(
+                    "sudo nvidia-smi -i {} -mig 0  # when no instance is in use; or list the instances with `nvidia-smi -L` and size the batch for one",
+                    g.index
+                )),
+        );
+    }
+    let others: Vec<_> = g
+        .processes
+        .iter()
+        .flatten()
+        .filter(|p| p.kind == "compute" && p.pid != own)
+        .collect();
+    if !others.is_empty() {
+        let held: u64 = others.iter().filter_map(|p| p.used_mib).sum();
+        let list: Vec<String> = others
+            .iter()
+            .map(|p| {
+                format!(
+                    "pid {} {}{}",
+                    p.pid,
+                    p.name.as_deref().unwrap_or("?"),
+                    p.used_mib
+                        .map_or_else(String::new, |m| format!(" ({m} MiB)"))
+                )
+            })
+            .collect();
+        out.push(
+            finding(
+                "gpu-memory-held",
+                &format!(
+                    "GPU {}: {} other process(es) hold {held} MiB",
+                    g.index,
+                    others.len()
+                ),
+            )
+            .evidence(list.join("; "))
+            .fix(fix_of("gpu-memory-held")),
+        );
+    }
 }
 
 /// `gpu-pcie-degraded`: fewer lanes than the maximum, always; an older generation only when
