@@ -337,31 +337,7 @@ pub fn add(
         names: specs.iter().map(|s| s.name.clone()).collect(),
         ..AddReport::default()
     };
-    let mut todo: Vec<(ArraySpec, u32)> = Vec::new();
-    for spec in &specs {
-        match manifest
-            .user_arrays
-            .iter()
-            .find(|u| u.spec.name == spec.name)
-        {
-            None => todo.push((spec.clone(), 0)),
-            Some(u) if opts.existing == Existing::Keep && u.spec == *spec => {
-                report.kept.push(spec.name.clone());
-            }
-            Some(u) if opts.existing == Existing::Refuse => {
-                return Err(DataError::Settings(format!(
-                    "the cache `{}` already holds `{}` ({} with rows of {}); pass \
-                     replace=True (`Existing::Replace`) to compute it again, or choose \
-                     another name",
-                    dir.display(),
-                    u.spec.name,
-                    u.spec.dtype.numpy(),
-                    u.spec.width
-                )));
-            }
-            Some(u) => todo.push((spec.clone(), u.generation + 1)),
-        }
-    }
+    let todo = to_compute(dir, &manifest, &specs, opts.existing, &mut report.kept)?;
     if todo.is_empty() {
         report.elapsed_s = started.elapsed().as_secs_f64();
         return Ok(report);
@@ -446,14 +422,58 @@ pub fn add(
         }
     }
     cache::write_manifest_file(dir, &manifest)?;
-    // The old generation's files, and any other file of these names the manifest does not
-    // list (an older generation whose array a precompute over changed data dropped).
+    remove_unlisted(dir, &manifest, &report.computed);
+    report.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The arrays of `specs` to compute, each with its generation: a new name, or one the
+/// cache holds that `existing` says to replace; those kept as they are go into `kept`.
+fn to_compute(
+    dir: &Path,
+    manifest: &Manifest,
+    specs: &[ArraySpec],
+    existing: Existing,
+    kept: &mut Vec<String>,
+) -> Result<Vec<(ArraySpec, u32)>, DataError> {
+    let mut todo: Vec<(ArraySpec, u32)> = Vec::new();
+    for spec in specs {
+        match manifest
+            .user_arrays
+            .iter()
+            .find(|u| u.spec.name == spec.name)
+        {
+            None => todo.push((spec.clone(), 0)),
+            Some(u) if existing == Existing::Keep && u.spec == *spec => {
+                kept.push(spec.name.clone());
+            }
+            Some(u) if existing == Existing::Refuse => {
+                return Err(DataError::Settings(format!(
+                    "the cache `{}` already holds `{}` ({} with rows of {}); pass \
+                     replace=True (`Existing::Replace`) to compute it again, or choose \
+                     another name",
+                    dir.display(),
+                    u.spec.name,
+                    u.spec.dtype.numpy(),
+                    u.spec.width
+                )));
+            }
+            Some(u) => todo.push((spec.clone(), u.generation + 1)),
+        }
+    }
+    Ok(todo)
+}
+
+/// Removes the old generation's files of the arrays just `computed`, and any other file
+/// of these names the manifest does not list (an older generation whose array a precompute
+/// over changed data dropped).
+fn remove_unlisted(dir: &Path, manifest: &Manifest, computed: &[String]) {
     let listed: std::collections::HashSet<&str> =
         manifest.files().map(|f| f.file.as_str()).collect();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = report.computed.iter().any(|n| {
+            let ours = computed.iter().any(|n| {
                 manifest
                     .shards
                     .iter()
@@ -464,8 +484,6 @@ pub fn add(
             }
         }
     }
-    report.elapsed_s = started.elapsed().as_secs_f64();
-    Ok(report)
 }
 
 /// Opens the cache's dataset again, in the layout and with the text choice it was built
