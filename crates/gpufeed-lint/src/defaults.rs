@@ -22,10 +22,57 @@ pub(crate) struct Argument<'t> {
 /// The destination is `dest=`, else the long option with dashes made underscores
 /// (`--sync-step` is `sync_step`), else the first short one (`-data_pkl`, `-b`), as
 /// argparse names it; for absl, the flag's name.
+///
+/// One argument per destination, with the default argparse gives it: the first action's
+/// (`--pin_mem` with `store_true` before `--no_pin_mem` with `store_false`,
+/// `dest="pin_mem"`), unless `parser.set_defaults(pin_mem=True)` sets it, which wins over
+/// every action's.
 pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
+    // Per parser (the receiver: `parser`, `p`; absl's `flags`): two parsers of one file
+    // that set the same name are two settings, which `resolved` does not pick between.
+    let mut out: Vec<(&'t str, Argument<'t>)> = Vec::new();
+    let mut parser_defaults: Vec<(&'t str, &'t str, Node<'t>)> = Vec::new();
+    for (parser, a) in actions(root, src, &mut parser_defaults) {
+        if !out.iter().any(|(p, o)| *p == parser && o.dest == a.dest) {
+            out.push((parser, a));
+        }
+    }
+    for (parser, dest, value) in parser_defaults {
+        if let Some((_, a)) = out.iter_mut().find(|(p, a)| *p == parser && a.dest == dest) {
+            a.default = Some(value);
+        }
+    }
+    out.into_iter().map(|(_, a)| a).collect()
+}
+
+/// Every `add_argument` and absl `DEFINE_*` of a file in order (see [`arguments`]), each
+/// with the text of its receiver, and the keywords of its `set_defaults(...)` calls into
+/// `parser_defaults` (receiver, name, value).
+fn actions<'t>(
+    root: Node<'t>,
+    src: &'t str,
+    parser_defaults: &mut Vec<(&'t str, &'t str, Node<'t>)>,
+) -> Vec<(&'t str, Argument<'t>)> {
+    let receiver = |n: Node<'t>| ast::receiver(n).map_or("", |r| text(r, src));
     let unquote = |n: Node<'_>| text(n, src).trim_matches(|c| c == '"' || c == '\'');
     let mut out = Vec::new();
     ast::walk(root, &mut |n| {
+        if n.kind() == "call"
+            && ast::method(n, src) == Some("set_defaults")
+            && let Some(args) = n.child_by_field_name("arguments")
+        {
+            let mut c = args.walk();
+            for k in args.named_children(&mut c) {
+                if k.kind() == "keyword_argument"
+                    && let (Some(name), Some(value)) = (
+                        k.child_by_field_name("name"),
+                        k.child_by_field_name("value"),
+                    )
+                {
+                    parser_defaults.push((receiver(n), text(name, src), value));
+                }
+            }
+        }
         if n.kind() == "call" && ast::method(n, src) == Some("add_argument") {
             // argparse: the first long option, else the first short one (`-data_pkl`).
             let options: Vec<&str> = (0..3)
@@ -42,22 +89,28 @@ pub(crate) fn arguments<'t>(root: Node<'t>, src: &'t str) -> Vec<Argument<'t>> {
                 .map(|d| unquote(d).to_owned())
                 .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
             if let Some(dest) = dest {
-                out.push(Argument {
-                    dest,
-                    action: ast::kwarg(n, "action", src).map(|a| text(a, src)),
-                    default: ast::kwarg(n, "default", src),
-                });
+                out.push((
+                    receiver(n),
+                    Argument {
+                        dest,
+                        action: ast::kwarg(n, "action", src).map(|a| text(a, src)),
+                        default: ast::kwarg(n, "default", src),
+                    },
+                ));
             }
         } else if n.kind() == "call"
             && ast::method(n, src).is_some_and(|m| m.starts_with("DEFINE_"))
             && let Some(name) = ast::positional(n, 0).or_else(|| ast::kwarg(n, "name", src))
             && name.kind() == "string"
         {
-            out.push(Argument {
-                dest: unquote(name).to_owned(),
-                action: None,
-                default: ast::positional(n, 1).or_else(|| ast::kwarg(n, "default", src)),
-            });
+            out.push((
+                receiver(n),
+                Argument {
+                    dest: unquote(name).to_owned(),
+                    action: None,
+                    default: ast::positional(n, 1).or_else(|| ast::kwarg(n, "default", src)),
+                },
+            ));
         }
         true
     });

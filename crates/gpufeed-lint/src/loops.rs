@@ -28,7 +28,18 @@ pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
     }
     names.callee(call, src).is_some_and(|n| {
         let last = n.rsplit('.').next().unwrap_or(&n).to_ascii_lowercase();
-        last.contains("train_step") || last.contains("training_step")
+        names_a_step(&last, "train_step") || names_a_step(&last, "training_step")
+    })
+}
+
+/// `word` in a function's name as a word of its own: `train_step`, `distributed_train_step`,
+/// `train_step_fn`; not a count of steps (`get_train_steps`).
+fn names_a_step(name: &str, word: &str) -> bool {
+    name.match_indices(word).any(|(at, _)| {
+        !name[at + word.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
     })
 }
 
@@ -2394,6 +2405,24 @@ fn prints_tensor(call: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::tests::ids;
+
+    #[test]
+    fn a_step_function_is_named_by_the_word() {
+        for name in [
+            "train_step",
+            "distributed_train_step",
+            "train_step_fn",
+            "training_step",
+        ] {
+            assert!(
+                super::names_a_step(name, "train_step")
+                    || super::names_a_step(name, "training_step"),
+                "{name}"
+            );
+        }
+        // A count of steps is no step (simclr's `get_train_steps`).
+        assert!(!super::names_a_step("get_train_steps", "train_step"));
+    }
 
     #[test]
     fn host_syncs() {

@@ -361,6 +361,20 @@ pub(super) fn check(
                         .any(|&(ui, s, e)| ui == fi && s <= h.byte && h.byte < e))
         });
     }
+    // A loader built only under an opt-in flag (`if args.gail:` with its default `False`)
+    // is not the default run's: its findings are info, with the condition.
+    for f in files.iter_mut() {
+        let (root, src) = (f.root, f.src);
+        for h in f.hits.iter_mut() {
+            if h.id.starts_with("torch-loader-")
+                && h.info.is_none()
+                && let Some(call) = call_at(root, h.byte)
+                && let Some(why) = opt_in_site(call, src, &opt_in, &|_| None)
+            {
+                h.info = Some(format!("the loader is built only {why}"));
+            }
+        }
+    }
     // `DataParallel` in the branch the project's flags pick by default (`-p` with
     // `default='dp'` in `run.py`, the branch in `trainer.py`) is no fallback of DDP.
     for f in files.iter_mut() {
@@ -1087,10 +1101,50 @@ impl<'a, 't> Project<'a, 't> {
                     .find(|c| self.reaches_step(fi, *c, false, 0, &mut walk))
                 {
                     out.push((lp, step));
+                    continue;
                 }
+            }
+            // Any loop whose call steps with no loop on the way (`for j in
+            // range(num_updates): agent.update(rollouts)`, `while ...: self.run_step(batch)`):
+            // each of its iterations is a step. An epoch loop's callee loops over the data
+            // itself, and steps inside that loop.
+            let mut walk = Walk::new();
+            if let Some(step) = own
+                .iter()
+                .copied()
+                .find(|c| self.steps_outside_loops(fi, *c, 0, &mut walk))
+            {
+                out.push((lp, step));
             }
         }
         out
+    }
+
+    /// True when `call` runs a function of the project that steps an optimizer in its own
+    /// body, outside any loop of its own, or calls (outside its loops) one that does.
+    fn steps_outside_loops(
+        &self,
+        fi: usize,
+        call: Node<'t>,
+        depth: u64,
+        walk: &mut Walk<'t>,
+    ) -> bool {
+        if depth >= MAX_CALL_DEPTH {
+            return false;
+        }
+        self.callees(fi, call).into_iter().any(|target| {
+            if !walk.enter(target) {
+                return false;
+            }
+            let tf = &self.files[target.file];
+            let calls = loops::own_calls(Self::body(target.def));
+            calls
+                .iter()
+                .any(|c| loops::step_call(*c, tf.src, &tf.names))
+                || calls
+                    .iter()
+                    .any(|c| self.steps_outside_loops(target.file, *c, depth + 1, walk))
+        })
     }
 
     /// True when `call` runs a function of the project that steps an optimizer, or, with

@@ -915,3 +915,21 @@ fn modules_loaded_by_computed_names_stay_on_the_run() {
 fn slices_of_device_tensors_set_from_host_tensors() {
     check("slice-copies");
 }
+
+/// A flag's default is argparse's: `parser.set_defaults(pin_mem=True)` wins over a
+/// `store_true` flag's False, and without it the first action of a destination sets it
+/// (issue 44, the eighth held-out set: MAE's `--pin_mem` / `--no_pin_mem`).
+#[test]
+fn flag_defaults_are_argparse_s() {
+    check("parser-defaults");
+}
+
+/// A loop whose call steps with no loop on the way is the training loop (`for j in
+/// range(n): agent.update(x)`); an epoch loop, whose callee loops over the data, is not.
+/// The class the flags' default picks is the one that runs, and a loader built under an
+/// opt-in flag is off the default run (issue 44, the eighth held-out set:
+/// pytorch-a2c-ppo-acktr-gail, improved-diffusion).
+#[test]
+fn a_loop_that_steps_through_a_call_is_the_training_loop() {
+    check("step-callees");
+}
