@@ -13,6 +13,7 @@
 //! | sync-bound | idle after host synchronisations | GPU busy |
 //! | launch-bound | idle in short gaps between kernels | GPU busy |
 //! | host-bound | idle with the host elsewhere | GPU busy |
+//! | communication-bound | collectives with no compute beside them | GPU busy less those collectives |
 //!
 //! The estimate is the median over the steps of those times, against the median step now.
 //! With several ranks the run goes at the rank that sets its pace (the straggler, else the
@@ -33,7 +34,11 @@ fn removed(b: Bottleneck, s: &StepFigures) -> Option<(f64, f64)> {
         Bottleneck::SyncBound => (s.sync_wait_us, s.gpu_busy_us),
         Bottleneck::LaunchBound => (s.launch_wait_us, s.gpu_busy_us),
         Bottleneck::HostBound => (s.other_idle_us, s.gpu_busy_us),
-        Bottleneck::Oscillating | Bottleneck::ComputeBound | Bottleneck::CommunicationBound => {
+        Bottleneck::CommunicationBound => (
+            s.collective_exposed_us,
+            s.gpu_busy_us - s.collective_exposed_us,
+        ),
+        Bottleneck::Oscillating | Bottleneck::ComputeBound => {
             return None;
         }
     })
@@ -64,7 +69,11 @@ fn assumes(b: Bottleneck) -> &'static str {
             "the host's other work moves off the step or overlaps the GPU's, so the GPU's idle \
              while the host was elsewhere goes"
         }
-        Bottleneck::Oscillating | Bottleneck::ComputeBound | Bottleneck::CommunicationBound => "",
+        Bottleneck::CommunicationBound => {
+            "the collectives overlap the compute (or take less time), so the communication \
+             with no compute beside it goes and the GPU's other work stays as measured"
+        }
+        Bottleneck::Oscillating | Bottleneck::ComputeBound => "",
     }
 }
 

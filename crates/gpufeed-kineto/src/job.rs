@@ -337,7 +337,7 @@ pub struct Shard {
 
 impl Document for Part {
     const NAME: &'static str = "profiler-part";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     const WRITER: &'static str = "gpufeed trace DIR --shard I/N --out PART.json";
 }
 

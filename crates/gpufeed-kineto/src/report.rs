@@ -132,8 +132,9 @@ pub struct RankReport {
     pub level: Option<Level>,
     /// The figures behind it.
     pub evidence: Vec<String>,
-    /// Why steps were found but no verdict given: one step that covers little of what was
-    /// profiled, or a GPU of several that ran no compute kernel in its steps.
+    /// Why no verdict was given: no GPU events; no step markers (and how to add them); or
+    /// steps that cannot be judged: one step that covers little of what was profiled, or a
+    /// GPU of several that ran no compute kernel in its steps.
     #[serde(default)]
     pub no_verdict: Option<String>,
     /// The first steps left out of `step_time`, `shares` and the verdict as warm-up (cuDNN
@@ -309,7 +310,7 @@ impl Document for Report {
     /// communication known by its launcher and stream too, `collective_exposed_us` and
     /// `collective_exposed`, `communication-bound` judged on exposed communication, each
     /// rank's `waits_for` and `warmup_steps`.
-    const VERSION: u32 = 4;
+    const VERSION: u32 = 5;
     const WRITER: &'static str = "gpufeed trace --kind pytorch|tensorflow";
 }
 
@@ -1042,7 +1043,13 @@ fn rank_report(
     );
     let shares = Shares::of(judged_figs);
     let n = judged_figs.len().max(1) as f64;
-    let no_verdict = unjudgeable(judged_figs, temporal.as_ref(), device_pid.is_some());
+    // Every rank without a verdict says why, in JSON too: no GPU events, no step markers
+    // (with how to add them), or steps that cannot be judged.
+    let no_verdict = match (&temporal, figs.is_empty()) {
+        (None, _) => Some("no GPU events".to_owned()),
+        (Some(_), true) => Some(no_steps_hint(format).to_owned()),
+        (Some(t), false) => unjudgeable(judged_figs, Some(t), device_pid.is_some()),
+    };
     let judged = match (temporal, shares) {
         (Some(_), Some(s)) if no_verdict.is_none() => Some(verdict::judge(
             s,

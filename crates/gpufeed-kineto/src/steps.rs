@@ -141,6 +141,13 @@ pub fn is_h2d(name: &str) -> bool {
     name.starts_with("Memcpy HtoD") || name.starts_with("MemcpyH2D")
 }
 
+/// A device-to-host copy row, by its name (Kineto `Memcpy DtoH (...)`, TensorFlow
+/// `MemcpyD2H`).
+#[must_use]
+pub fn is_d2h(name: &str) -> bool {
+    name.starts_with("Memcpy DtoH") || name.starts_with("MemcpyD2H")
+}
+
 /// Whether a host-to-device copy came from pageable memory.
 #[must_use]
 pub fn is_pageable(name: &str) -> bool {
@@ -198,6 +205,9 @@ pub enum Markers {
     /// PyTorch without a schedule: one iteration from each DataLoader `__next__` to the
     /// next; the data wait is the GPU idle inside that `__next__`.
     DataloaderNext,
+    /// PyTorch without a schedule or a DataLoader: one iteration from the end of each
+    /// `Optimizer.step#...` to the end of the next.
+    OptimizerStep,
     /// TensorFlow/JAX host events with `step_num` (`tf.profiler.experimental.Trace`,
     /// `jax.profiler.StepTraceAnnotation`, Keras `fit` on recent versions).
     StepNum,
@@ -222,6 +232,10 @@ impl Markers {
             Self::ProfilerStep => "ProfilerStep#N (the host's step window)",
             Self::DataloaderNext => {
                 "DataLoader `__next__` calls (no ProfilerStep: a profile without a schedule)"
+            }
+            Self::OptimizerStep => {
+                "`Optimizer.step#...` annotations, one iteration between the ends of two \
+                 (no ProfilerStep or DataLoader: a profile without a schedule)"
             }
             Self::StepNum => "step_num markers",
             Self::TfStepsLine => "the GPU's `Steps` line (group_id)",
@@ -262,8 +276,12 @@ pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> (Vec<(i64, i64, i64)>, Optio
     steps.sort_by_key(|s| s.1);
     if steps.is_empty() {
         let loader = dataloader_iterations(rows, t);
-        let markers = (!loader.is_empty()).then_some(Markers::DataloaderNext);
-        return (loader, markers);
+        if !loader.is_empty() {
+            return (loader, Some(Markers::DataloaderNext));
+        }
+        let optimizer = optimizer_iterations(rows, t);
+        let markers = (!optimizer.is_empty()).then_some(Markers::OptimizerStep);
+        return (optimizer, markers);
     }
     match gpu_extents(rows, t, &steps, gpu_cat) {
         Some(gpu) => (gpu, Some(Markers::ProfilerStepGpu)),
@@ -335,6 +353,28 @@ fn dataloader_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
         .windows(2)
         .enumerate()
         .map(|(i, w)| (i as i64 + 1, w[0].0, w[1].0))
+        .collect()
+}
+
+/// PyTorch without a schedule or a DataLoader: one iteration from the end of each
+/// optimizer step (`Optimizer.step#SGD.step`, which the profiler records around every
+/// `optimizer.step()`) to the end of the next; the first step ends no whole iteration
+/// before it.
+fn optimizer_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
+    // The host's annotations, not their copies on the GPU track.
+    let gpu_cat = t.symbols.get(GPU_ANNOTATION_CAT);
+    let mut ends: Vec<i64> = rows
+        .cpu
+        .iter()
+        .filter(|r| Some(r.cat) != gpu_cat)
+        .filter(|r| t.symbols.name(r.name).starts_with("Optimizer.step#"))
+        .map(|r| r.end)
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    ends.windows(2)
+        .enumerate()
+        .map(|(i, w)| (i as i64 + 1, w[0], w[1]))
         .collect()
 }
 
@@ -525,16 +565,31 @@ pub fn step_figures(
     };
     let (h2d_pageable, h2d_pinned) = (h2d_of(true), h2d_of(false));
     let h2d_corr: FxHashMap<i64, ()> = h2d_rows.iter().map(|g| (g.corr, ())).collect();
+    // A device-to-host copy (`.cpu()`, `.tolist()`, `.numpy()`) returns to the host only
+    // once the copy, and the work queued before it, is done: its host call is a sync.
+    let d2h_corr: FxHashMap<i64, ()> = gpu()
+        .filter(|g| g.corr >= 0 && is_d2h(t.symbols.name(g.name)))
+        .map(|g| (g.corr, ()))
+        .collect();
 
     let mut data = Vec::new();
     let mut copy = Vec::new();
+    let mut blocked = Vec::new();
     let mut sync_ends = Vec::new();
     let mut launch_durs = Vec::new();
     for r in &rows.cpu {
         let name = t.symbols.name(r.name);
+        let d2h = r.corr >= 0 && d2h_corr.contains_key(&r.corr);
         match host_kind(name) {
             Some(Host::Data) => data.push((r.ts, r.end)),
-            Some(Host::Sync) => sync_ends.push(r.end),
+            Some(Host::Sync) => {
+                blocked.push((r.ts, r.end));
+                sync_ends.push(r.end);
+            }
+            _ if d2h => {
+                blocked.push((r.ts, r.end));
+                sync_ends.push(r.end);
+            }
             Some(Host::Launch) => launch_durs.push((r.end - r.ts) as f64),
             None => {}
         }
@@ -544,6 +599,7 @@ pub fn step_figures(
     }
     let data = merge(data);
     let copy = merge(copy);
+    let blocked = merge(blocked);
     sync_ends.sort_unstable();
     let mut kernel_starts: Vec<i64> = gpu().filter(|g| work(g)).map(|g| g.ts).collect();
     kernel_starts.sort_unstable();
@@ -588,8 +644,13 @@ pub fn step_figures(
                 let rest = minus(&gap, &d);
                 let c = intersect(&rest, &copy);
                 let rest = minus(&rest, &c);
+                // The host inside a call that waits for the device (a sync, a
+                // device-to-host copy) while the GPU idles: the wait is the sync's.
+                let waited = intersect(&rest, &blocked);
+                let rest = minus(&rest, &waited);
                 f.data_wait_us += len(&d) as f64;
                 f.copy_wait_us += len(&c) as f64;
+                f.sync_wait_us += len(&waited) as f64;
                 let left = len(&rest) as f64;
                 let synced = {
                     let i = sync_ends.partition_point(|&t| t < a);

@@ -130,6 +130,9 @@ pub struct MedianShares {
     pub launch_wait: f64,
     /// Idle with the host elsewhere.
     pub other_idle: f64,
+    /// Collectives with no compute beside them.
+    #[serde(default)]
+    pub collective_exposed: f64,
 }
 
 impl Shares {
@@ -159,6 +162,7 @@ impl Shares {
                 sync_wait: median_share(steps, |s| s.sync_wait_us),
                 launch_wait: median_share(steps, |s| s.launch_wait_us),
                 other_idle: median_share(steps, |s| s.other_idle_us),
+                collective_exposed: median_share(steps, |s| s.collective_exposed_us),
             },
         })
     }
@@ -362,6 +366,9 @@ pub fn judge(
             if_fixed: None,
         });
     }
+    if let Some(c) = communication_cause(s, &stall_scale) {
+        causes.push(c);
+    }
     causes.sort_by(|a, b| b.share.total_cmp(&a.share));
     let oscillating = series.is_some_and(|a| a.verdict == StepVerdict::Oscillating);
     // A cause the median step does not show lives in a few slow steps: with a cycle in the
@@ -373,7 +380,14 @@ pub fn judge(
     // stall the slow steps hold is named first: the steady state is then GPU-bound, but
     // every k-th step is not.
     if s.gpu_busy - s.h2d >= GPU_BUSY_BOUND && cycles.is_none() {
-        return gpu_bound(s, busy_line, input_line, period_line);
+        let mut v = gpu_bound(s, busy_line, input_line, period_line);
+        // What idle is left is no lever, but exposed communication is GPU time a fix can
+        // take out of the step: listed as a cause whatever the verdict.
+        v.causes = causes
+            .into_iter()
+            .filter(|c| c.bottleneck == Bottleneck::CommunicationBound)
+            .collect();
+        return v;
     }
     let pick = |c: &CauseShare| {
         let mut evidence = vec![c.evidence.clone(), busy_line.clone()];
@@ -418,6 +432,8 @@ pub fn judge(
                         "input (one slow loader worker, or one slow shard, every period)",
                     Bottleneck::SyncBound => "a host synchronisation",
                     Bottleneck::LaunchBound => "kernel launches",
+                    Bottleneck::CommunicationBound =>
+                        "collectives (the interconnect, or another rank)",
                     _ => "the host",
                 },
                 c.fix
@@ -455,6 +471,33 @@ pub fn judge(
     }
 }
 
+/// Exposed communication (collectives with no compute beside them) as a cause of its own,
+/// at or past the host stalls' moderate share of the step: time the step waits on the
+/// interconnect or on other ranks, judged on the same scale as the other stalls.
+fn communication_cause(s: Shares, stall_scale: &str) -> Option<CauseShare> {
+    let level = Level::of(s.collective_exposed, HOST_STALL_MODERATE, HOST_STALL_HIGH)?;
+    Some(CauseShare {
+        bottleneck: Bottleneck::CommunicationBound,
+        share: s.collective_exposed,
+        level,
+        evidence: format!(
+            "collectives (NCCL/RCCL, all-to-all) run {} of the step with no compute beside \
+             them, {} in all ({stall_scale})",
+            pct(s.collective_exposed),
+            pct(s.collective)
+        ),
+        fix: COMMUNICATION_FIX.to_owned(),
+        if_fixed: None,
+    })
+}
+
+/// The fix of communication that the step waits for.
+const COMMUNICATION_FIX: &str = "the collectives are the step: overlap them with compute \
+     (DDP's gradient buckets: `bucket_cap_mb`, `gradient_as_bucket_view=True`; FSDP's \
+     prefetch), send fewer bytes (gradient compression, bf16 gradients, a larger batch per \
+     all-reduce), check the interconnect (`NCCL_DEBUG=INFO`: NVLink/InfiniBand, not \
+     sockets), and look for a slower rank the collectives wait for";
+
 /// The median step's share of a cause.
 fn median_of(s: Shares, b: Bottleneck) -> f64 {
     let m = s.median_step;
@@ -463,6 +506,7 @@ fn median_of(s: Shares, b: Bottleneck) -> f64 {
         Bottleneck::SyncBound => m.sync_wait,
         Bottleneck::LaunchBound => m.launch_wait,
         Bottleneck::HostBound => m.other_idle,
+        Bottleneck::CommunicationBound => m.collective_exposed,
         _ => 0.0,
     }
 }
@@ -507,14 +551,7 @@ fn gpu_bound(
     ];
     evidence.extend(period_line);
     let (verdict, fix) = if comm {
-        (
-            Bottleneck::CommunicationBound,
-            "the collectives are the step: overlap them with compute (DDP's gradient buckets: \
-             `bucket_cap_mb`, `gradient_as_bucket_view=True`; FSDP's prefetch), send fewer \
-             bytes (gradient compression, bf16 gradients, a larger batch per all-reduce), check \
-             the interconnect (`NCCL_DEBUG=INFO`: NVLink/InfiniBand, not sockets), and look for \
-             a slower rank the collectives wait for",
-        )
+        (Bottleneck::CommunicationBound, COMMUNICATION_FIX)
     } else {
         (
             Bottleneck::ComputeBound,
@@ -571,6 +608,7 @@ mod tests {
                 sync_wait: sync,
                 launch_wait: launch,
                 other_idle: 0.0,
+                collective_exposed: 0.0,
             },
             ..Shares::default()
         }

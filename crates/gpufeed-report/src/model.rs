@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// (`gpus[].training.breaks`: idle stretches of a minute or more between phases) and its
 /// `attach` document version 2 (`if_fixed`: the speedup from the cause's share); 6 since
 /// its `util` document is version 4 (the verdict `too_short`).
-pub const SCHEMA: u32 = 6;
+pub const SCHEMA: u32 = 7;
 
 /// The whole report: what was asked, what each stage did, the ranked causes, the stage
 /// documents and the series behind the plots.

@@ -207,11 +207,11 @@ thresholds! {
         "Holistic Trace Analysis 0.5.0, `_analyze_idle_time_for_stream`, consecutive_kernel_delay = 30 (trace microseconds; the docstring says ns); kept equal so gpufeed's idle breakdown matches HTA's";
     /// A host stall (sync, launch gaps) costing this share of the step is moderate.
     HOST_STALL_MODERATE = 0.05, "ratio",
-        "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is moderately sync- or launch-bound",
+        "profiler traces: GPU idle after host synchronisations, or in launch gaps, or exposed communication (collectives with no compute beside them), at or above this share of the step is moderately sync-, launch- or communication-bound",
         "TF Profiler's moderately-input-bound level (op_stats_to_input_pipeline_analysis.cc), applied to the other host stalls so that every cause of GPU idle is judged on one scale (gpufeed judgement)";
     /// A host stall costing this share of the step is high.
     HOST_STALL_HIGH = 0.20, "ratio",
-        "profiler traces: GPU idle after host synchronisations, or in launch gaps, at or above this share of the step is highly sync- or launch-bound",
+        "profiler traces: GPU idle after host synchronisations, or in launch gaps, or exposed communication, at or above this share of the step is highly sync-, launch- or communication-bound",
         "TF Profiler's highly-input-bound level, applied to the other host stalls (gpufeed judgement, see HOST_STALL_MODERATE)";
     /// A GPU busy this share of the step (by time) is GPU-bound.
     GPU_BUSY_BOUND = 0.90, "ratio",
