@@ -239,7 +239,7 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
             )
             && left.kind() == "identifier"
         {
-            if host_container(right, src) {
+            if host_container(right, src, &names) {
                 names.insert(host_mark(text(left, src)));
             } else if right.kind() == "identifier" && holds_tensor(text(right, src), &names) {
                 names.insert(text(left, src).to_owned());
@@ -252,7 +252,7 @@ pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
                     names.insert(device_mark(text(r, src)));
                 }
             }
-            "assignment" if assigns_host_value(n, src) => {
+            "assignment" if assigns_host_value(n, src, &names) => {
                 if let Some(left) = n.child_by_field_name("left")
                     && left.kind() == "identifier"
                 {
@@ -346,14 +346,15 @@ const HOST: char = '!';
 /// dict, list or tuple whose every value is (`losses = {"total": loss.item(), "mel":
 /// mel.item()}`), and a dict comprehension of such values (`{k: v.item() for k, v in
 /// d.items()}`), whatever the name says.
-fn assigns_host_value(assignment: Node<'_>, src: &str) -> bool {
+fn assigns_host_value(assignment: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
     assignment
         .child_by_field_name("right")
-        .is_some_and(|r| host_container(r, src))
+        .is_some_and(|r| host_container(r, src, names))
 }
 
-/// A host value itself, or a literal container (or dict comprehension) of host values only.
-fn host_container(node: Node<'_>, src: &str) -> bool {
+/// A host value itself, or a literal container (or dict comprehension) of host values only,
+/// or arithmetic on one (names marked in `names` as host values count as such).
+fn host_container(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
     let none = HashSet::new();
     match node.kind() {
         "call" => on_host(node, src, &none),
@@ -379,7 +380,39 @@ fn host_container(node: Node<'_>, src: &str) -> bool {
             .child_by_field_name("body")
             .and_then(|pair| pair.child_by_field_name("value"))
             .is_some_and(|v| v.kind() == "call" && on_host(v, src, &none)),
+        "binary_operator" | "parenthesized_expression" => {
+            host_arithmetic(node, src, names) == Some(true)
+        }
         _ => false,
+    }
+}
+
+/// Arithmetic on a host value (`loss.item() * accum_steps`, `(a.item() + b.item()) / 2`,
+/// `loss_value * accum` with `loss_value` marked a host value in `names`): `Some(true)` when
+/// an operand is a host value and the others are numbers or plain names, `Some(false)` when
+/// it holds no host value but nothing else either, `None` for anything else (a call that may
+/// return a tensor).
+fn host_arithmetic(node: Node<'_>, src: &str, names: &HashSet<String>) -> Option<bool> {
+    match node.kind() {
+        "binary_operator" => {
+            let left = host_arithmetic(node.child_by_field_name("left")?, src, names)?;
+            let right = host_arithmetic(node.child_by_field_name("right")?, src, names)?;
+            Some(left || right)
+        }
+        "parenthesized_expression" => host_arithmetic(node.named_child(0)?, src, names),
+        "call" => on_host(node, src, names).then_some(true),
+        // A name that ever holds a tensor here may hold one now: not a host value (marks are
+        // not ordered: `lam = torch.from_numpy(b)` then `lam = lam.cuda()`).
+        "identifier" | "attribute" => {
+            let name = text(node, src);
+            if names.contains(name) {
+                None
+            } else {
+                Some(names.contains(&host_mark(name)))
+            }
+        }
+        "integer" | "float" => Some(false),
+        _ => None,
     }
 }
 

@@ -2245,10 +2245,19 @@ impl<'a, 't> Project<'a, 't> {
             if callees.is_empty() {
                 return true;
             }
+            // What the call gives each callee: a parameter given a host value returns one
+            // (`all_reduce_mean(loss_value)` returning `x` itself on one rank).
+            let given: Vec<HashSet<String>> = callees
+                .iter()
+                .map(|f| self.bind(fi, call, tensors, *f))
+                .collect();
             for (i, t) in targets.iter().enumerate() {
                 let index = (targets.len() > 1).then_some(i);
                 if t.kind() == "identifier"
-                    && callees.iter().all(|f| self.returns_host(*f, index, 0))
+                    && callees
+                        .iter()
+                        .zip(&given)
+                        .all(|(f, g)| self.returns_host(*f, index, 0, g))
                 {
                     tensors.insert(loops::host_mark(text(*t, src)));
                 }
@@ -2259,8 +2268,15 @@ impl<'a, 't> Project<'a, 't> {
 
     /// True when every `return` of `func` gives a host value (at `index` of the tuple it
     /// returns, when given): `.cpu()`, `.item()`, `.tolist()`, `.numpy()`, `float(...)`,
-    /// or a call of a function of the project that does, one level down.
-    fn returns_host(&self, func: Func<'t>, index: Option<usize>, depth: usize) -> bool {
+    /// a parameter the call gave a host value (`given`, as [`Project::bind`] marks it), or
+    /// a call of a function of the project that does, one level down.
+    fn returns_host(
+        &self,
+        func: Func<'t>,
+        index: Option<usize>,
+        depth: usize,
+        given: &HashSet<String>,
+    ) -> bool {
         let src = self.src(func.file);
         let Some(body) = func.def.child_by_field_name("body") else {
             return false;
@@ -2289,11 +2305,13 @@ impl<'a, 't> Project<'a, 't> {
                 value = v;
             }
             let none = HashSet::new();
-            loops::on_host(value, src, &none)
+            loops::on_host(value, src, given)
                 || (depth < 1 && value.kind() == "call" && {
                     let inner = self.callees(func.file, value);
                     !inner.is_empty()
-                        && inner.iter().all(|f| self.returns_host(*f, None, depth + 1))
+                        && inner
+                            .iter()
+                            .all(|f| self.returns_host(*f, None, depth + 1, &none))
                 })
         })
     }

@@ -933,3 +933,12 @@ fn flag_defaults_are_argparse_s() {
 fn a_loop_that_steps_through_a_call_is_the_training_loop() {
     check("step-callees");
 }
+
+/// Arithmetic on a host value is a host value (`lossf = loss.item() * accum`), and so is
+/// what a helper returns when it returns the host value it was given (`all_reduce_mean(
+/// loss_value)` on one rank): logging them copies nothing (issue 44, the eighth held-out
+/// set: llama2.c, MAE).
+#[test]
+fn host_arithmetic_and_host_values_passed_through_stay_on_the_host() {
+    check("host-floats");
+}
