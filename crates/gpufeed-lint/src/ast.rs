@@ -383,6 +383,17 @@ pub(crate) fn param_names<'s>(def: Node<'_>, src: &'s str) -> Vec<&'s str> {
     names
 }
 
+/// The name of a function's `**kwargs` parameter, if it has one.
+pub(crate) fn dict_splat_param<'s>(def: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let params = def.child_by_field_name("parameters")?;
+    let mut c = params.walk();
+    params
+        .named_children(&mut c)
+        .find(|p| p.kind() == "dictionary_splat_pattern")
+        .and_then(|p| p.named_child(0))
+        .map(|n| text(n, src))
+}
+
 /// The innermost node of `kind` (a class, a function) that `node` is inside, if any.
 ///
 /// Found from `root` down: tree-sitter finds a node's parent from the root, so climbing

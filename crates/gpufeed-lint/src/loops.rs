@@ -157,6 +157,24 @@ fn iterated_device_tensors(
     names.extend(marks);
 }
 
+/// Marks a loop's counters as host values: `for step in range(n)`, the index of `for i,
+/// batch in enumerate(loader)`.
+fn counters(left: Node<'_>, right: Node<'_>, src: &str, names: &mut HashSet<String>) {
+    if right.kind() != "call" {
+        return;
+    }
+    let counter = match right.child_by_field_name("function").map(|f| text(f, src)) {
+        Some("range") if left.kind() == "identifier" => Some(left),
+        Some("enumerate") if matches!(left.kind(), "pattern_list" | "tuple_pattern") => {
+            left.named_child(0).filter(|t| t.kind() == "identifier")
+        }
+        _ => None,
+    };
+    if let Some(c) = counter {
+        names.insert(host_mark(text(c, src)));
+    }
+}
+
 /// Adds the targets of `for k, v in x.items()` (also `.values()`, and comprehensions)
 /// when `x` holds tensors: the step's loss dict, iterated; and the elements of a device
 /// tensor iterated ([`iterated_device_tensors`]).
@@ -200,10 +218,38 @@ fn iterated_tensors(body: Node<'_>, src: &str, names: &mut HashSet<String>) {
 /// Names that hold tensors in this loop: receivers of `.backward()`, names like a loss or
 /// an output, and targets assigned from a call of a model, net, criterion or loss.
 pub(super) fn tensor_names(body: Node<'_>, src: &str) -> HashSet<String> {
-    let mut names = HashSet::new();
+    tensor_names_from(body, src, HashSet::new())
+}
+
+/// [`tensor_names`] of a loop, its own counters marked as host values first.
+pub(super) fn loop_tensor_names(lp: Node<'_>, src: &str) -> HashSet<String> {
+    let mut seed = HashSet::new();
+    if let (Some(left), Some(right)) = (
+        lp.child_by_field_name("left"),
+        lp.child_by_field_name("right"),
+    ) {
+        counters(left, right, src, &mut seed);
+    }
+    match lp.child_by_field_name("body") {
+        Some(body) => tensor_names_from(body, src, seed),
+        None => seed,
+    }
+}
+
+fn tensor_names_from(body: Node<'_>, src: &str, seed: HashSet<String>) -> HashSet<String> {
+    let mut names = seed;
     ast::walk(body, &mut |n| {
         if ast::is_scope(n) {
             return false;
+        }
+        // Counters first: the walk reaches a loop before the statements of its body.
+        if n.kind() == "for_statement"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+        {
+            counters(left, right, src, &mut names);
         }
         // `mask = x > 0`, `keep = ~pad.bool()`: a boolean mask, whatever else it is.
         if n.kind() == "assignment"

@@ -1194,7 +1194,7 @@ impl<'a, 't> Project<'a, 't> {
             return Vec::new();
         };
         let src = self.src(fi);
-        let mut tensors = loops::tensor_names(body, src);
+        let mut tensors = loops::loop_tensor_names(lp, src);
         // Flags built on the device before the loop (`stop = torch.tensor(0).to(device)`).
         let root = self.files[fi].root;
         let scope = ast::enclosing(root, lp, "function_definition").unwrap_or(root);
@@ -1982,7 +1982,9 @@ impl<'a, 't> Project<'a, 't> {
                 continue;
             }
             let branch = branch || on_branch;
-            if let Some(sync) = loops::sync(&f.names, call, f.src, tensors) {
+            if let Some(sync) = loops::sync(&f.names, call, f.src, tensors)
+                .filter(|_| !untaken_tensor_guard(f.root, call, f.src, tensors))
+            {
                 out.push(Found {
                     file: fi,
                     node: call,
@@ -2054,6 +2056,9 @@ impl<'a, 't> Project<'a, 't> {
         let Some(args) = call.child_by_field_name("arguments") else {
             return out;
         };
+        // `def update(self, **kwargs)`: the keywords no parameter takes go into `kwargs`,
+        // which is given (and holds a tensor) when one of them is (a tensor).
+        let splat = ast::dict_splat_param(target.def, tsrc);
         let mut c = args.walk();
         let mut at = 0;
         for a in args.named_children(&mut c) {
@@ -2064,6 +2069,12 @@ impl<'a, 't> Project<'a, 't> {
                         a.child_by_field_name("value"),
                     ) {
                         bind_one(&mut out, text(k, src), v, src, tensors);
+                        if let Some(kw) = splat.filter(|_| !names.contains(&text(k, src))) {
+                            out.insert(loops::given_mark(kw));
+                            if loops::tensor_like(v, src, tensors) {
+                                out.insert(kw.to_owned());
+                            }
+                        }
                     }
                 }
                 "comment" => {}
@@ -4302,6 +4313,91 @@ fn opt_in_site<'t>(
         n = p;
     }
     None
+}
+
+/// The name an `if isinstance(x, torch.Tensor):` (or `torch.is_tensor(x)`) around `call`
+/// tests, the innermost such `if` whose body holds the call, up to the function.
+fn tensor_guard<'s>(call: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let mut n = call;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let p = n.parent()?;
+        if ast::is_scope(p) {
+            return None;
+        }
+        if p.kind() == "if_statement"
+            && p.child_by_field_name("consequence").is_some_and(|b| {
+                b.start_byte() <= call.start_byte() && call.end_byte() <= b.end_byte()
+            })
+            && let Some(cond) = p
+                .child_by_field_name("condition")
+                .filter(|c| c.kind() == "call")
+            && let Some(x) = ast::positional(cond, 0).filter(|x| x.kind() == "identifier")
+        {
+            let callee = cond
+                .child_by_field_name("function")
+                .map_or("", |f| text(f, src));
+            let tested = match callee {
+                "isinstance" => ast::positional(cond, 1)
+                    .is_some_and(|t| text(t, src).rsplit('.').next() == Some("Tensor")),
+                "torch.is_tensor" => true,
+                _ => false,
+            };
+            if tested {
+                return Some(text(x, src));
+            }
+        }
+        n = p;
+    }
+    None
+}
+
+/// True when `call` runs only under a tensor test of a value the caller gave, and the
+/// caller gave no tensor: a parameter given something that is not one, or the values of
+/// a `**kwargs` given only such (`MetricLogger.update(loss=loss_value)` with `if
+/// isinstance(v, torch.Tensor): v = v.item()`, where `loss_value` is a float already).
+fn untaken_tensor_guard(
+    root: Node<'_>,
+    call: Node<'_>,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> bool {
+    let Some(x) = tensor_guard(call, src) else {
+        return false;
+    };
+    let Some(def) = ast::enclosing(root, call, "function_definition") else {
+        return false;
+    };
+    let given_no_tensor = |p: &str| tensors.contains(&loops::given_mark(p)) && !tensors.contains(p);
+    if ast::param_names(def, src).contains(&x) {
+        return given_no_tensor(x);
+    }
+    // `for k, v in kwargs.items()`, `for v in kwargs.values()` over the `**` parameter.
+    let Some(kw) = ast::dict_splat_param(def, src) else {
+        return false;
+    };
+    let mut from_kwargs = false;
+    ast::walk(Project::body(def), &mut |n| {
+        if n.kind() == "for_statement"
+            && let (Some(left), Some(right)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            )
+            && right.kind() == "call"
+            && matches!(ast::method(right, src), Some("items" | "values"))
+            && ast::receiver(right).is_some_and(|r| text(r, src) == kw)
+        {
+            let mut targets = Vec::new();
+            ast::walk(left, &mut |t| {
+                if t.kind() == "identifier" {
+                    targets.push(text(t, src));
+                }
+                true
+            });
+            from_kwargs |= targets.last() == Some(&x);
+        }
+        !ast::is_scope(n) || n.id() == def.id()
+    });
+    from_kwargs && given_no_tensor(kw)
 }
 
 /// True when the code at `byte` is in the body of an `if` on an opt-in flag.

@@ -936,8 +936,10 @@ fn a_loop_that_steps_through_a_call_is_the_training_loop() {
 
 /// Arithmetic on a host value is a host value (`lossf = loss.item() * accum`), and so is
 /// what a helper returns when it returns the host value it was given (`all_reduce_mean(
-/// loss_value)` on one rank): logging them copies nothing (issue 44, the eighth held-out
-/// set: llama2.c, MAE).
+/// loss_value)` on one rank), and a loop's counter: logging them copies nothing. A read
+/// under a tensor test (`if isinstance(v, torch.Tensor): v = v.item()`) copies only what
+/// callers give as tensors (issue 44, the seventh and eighth held-out sets: llama2.c, MAE,
+/// ConvNeXt).
 #[test]
 fn host_arithmetic_and_host_values_passed_through_stay_on_the_host() {
     check("host-floats");
