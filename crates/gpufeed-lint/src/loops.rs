@@ -1523,6 +1523,15 @@ pub(super) fn given_mark(param: &str) -> String {
     format!("{GIVEN}{param}")
 }
 
+/// Marks a parameter the caller passed a falsy literal for (`reverse=False`, `0`): given,
+/// but off all the same.
+const FALSY: char = '\u{2}';
+
+/// The mark of a parameter the caller gave a falsy literal, for a set of tensor names.
+pub(super) fn falsy_mark(param: &str) -> String {
+    format!("{FALSY}{param}")
+}
+
 /// `if max_len is None: max_len = torch.max(lengths).item()` where the caller passed
 /// `max_len`: the fallback for callers that do not, not run on this path (FastSpeech2's
 /// `get_mask_from_lengths`).
@@ -1637,8 +1646,34 @@ fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
 /// leaves the argument out gets (FreeVC's `c_lengths`), for rules that cannot see the
 /// callers (a training step passes its batch's lengths). Byte ranges.
 pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(usize, usize)> {
+    off_branches_unless(def, src, fallbacks, &|_| false)
+}
+
+/// [`off_branches`], leaving out the switches the caller set (`given`), and with the tests
+/// of a parameter against another value than its default (`if norm_type == inf:` with
+/// `norm_type=2.0`, MAE's gradient norm).
+pub(super) fn off_branches_unless(
+    def: Node<'_>,
+    src: &str,
+    fallbacks: bool,
+    given: &dyn Fn(&str) -> bool,
+) -> Vec<(usize, usize)> {
     let Some(params) = def.child_by_field_name("parameters") else {
         return Vec::new();
+    };
+    // Each parameter with a literal default (a number, a string, a bool, `inf`), not given.
+    let literal_defaults: Vec<(&str, &str)> = {
+        let mut c = params.walk();
+        params
+            .named_children(&mut c)
+            .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
+            .filter_map(|p| {
+                let name = text(p.child_by_field_name("name")?, src);
+                let value = p.child_by_field_name("value")?;
+                comparable_literal(value, src).map(|v| (name, v))
+            })
+            .filter(|(name, _)| !given(name))
+            .collect()
     };
     let defaults = |value: &str| -> HashSet<&str> {
         let mut c = params.walk();
@@ -1652,7 +1687,8 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
             .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
             .collect()
     };
-    let off = defaults("False");
+    let mut off = defaults("False");
+    off.retain(|p| !given(p));
     let optional = if fallbacks {
         defaults("None")
     } else {
@@ -1662,7 +1698,7 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
     let Some(body) = def.child_by_field_name("body") else {
         return out;
     };
-    if off.is_empty() && optional.is_empty() {
+    if off.is_empty() && optional.is_empty() && literal_defaults.is_empty() {
         return out;
     }
     ast::walk(body, &mut |n| {
@@ -1705,6 +1741,29 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
                     );
                 }
             }
+            // `if norm_type == inf:` with `norm_type=2.0`: the default is another value.
+            if cond.kind() == "comparison_operator"
+                && cond.named_child_count() == 2
+                && let (Some(p), Some(v)) = (cond.named_child(0), cond.named_child(1))
+                && p.kind() == "identifier"
+                && let Some(&(_, default)) = literal_defaults
+                    .iter()
+                    .find(|(name, _)| *name == text(p, src))
+                && let Some(other) = comparable_literal(v, src)
+                && other != default
+                && {
+                    let mut w = cond.walk();
+                    let ops: Vec<&str> = cond
+                        .children(&mut w)
+                        .filter(|o| !o.is_named())
+                        .map(|o| text(o, src))
+                        .collect();
+                    ops == ["=="]
+                }
+                && let Some(block) = n.child_by_field_name("consequence")
+            {
+                out.push((block.start_byte(), block.end_byte()));
+            }
             let negated = cond.kind() == "not_operator";
             let flag = if negated {
                 cond.child_by_field_name("argument")
@@ -1741,6 +1800,23 @@ pub(super) fn off_branches(def: Node<'_>, src: &str, fallbacks: bool) -> Vec<(us
         true
     });
     out
+}
+
+/// A literal a parameter's default is compared with, by its value: a number (`2`, `2.0`
+/// are one), a string without its quotes, `True`/`False`/`None`, or infinity (`inf`,
+/// `math.inf`, `float('inf')`, `float("inf")`).
+fn comparable_literal<'s>(n: Node<'_>, src: &'s str) -> Option<&'s str> {
+    let t = text(n, src);
+    match n.kind() {
+        "integer" | "float" => Some(t.trim_end_matches(".0").trim_end_matches('.')),
+        "string" => Some(literal_value(t)),
+        "true" | "false" | "none" => Some(t),
+        "identifier" | "attribute" if matches!(t, "inf" | "math.inf" | "np.inf" | "numpy.inf") => {
+            Some("inf")
+        }
+        "call" if matches!(t, "float('inf')" | "float(\"inf\")") => Some("inf"),
+        _ => None,
+    }
 }
 
 /// A subscript whose index could be a boolean mask or a Python list ([`mask_like`] and

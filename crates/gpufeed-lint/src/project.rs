@@ -200,6 +200,7 @@ pub(super) fn check(
     let unreached;
     let not_run;
     let config_named;
+    let p_switched_loaders;
     {
         let p = Project::new(files, configs);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -297,6 +298,7 @@ pub(super) fn check(
         unreached = p.unreached_forwards();
         numpy_batches = p.numpy_collates();
         in_memory = p.in_memory_items();
+        p_switched_loaders = p.switched_off_loaders(&not_run, &loops_found);
     }
     // A `tf.function` step without `input_signature`, where the project's `tf.data`
     // batches all come from `.batch()` and nothing pads or batches ragged elements, traces
@@ -360,20 +362,6 @@ pub(super) fn check(
                         .iter()
                         .any(|&(ui, s, e)| ui == fi && s <= h.byte && h.byte < e))
         });
-    }
-    // A loader built only under an opt-in flag (`if args.gail:` with its default `False`)
-    // is not the default run's: its findings are info, with the condition.
-    for f in files.iter_mut() {
-        let (root, src) = (f.root, f.src);
-        for h in f.hits.iter_mut() {
-            if h.id.starts_with("torch-loader-")
-                && h.info.is_none()
-                && let Some(call) = call_at(root, h.byte)
-                && let Some(why) = opt_in_site(call, src, &opt_in, &|_| None)
-            {
-                h.info = Some(format!("the loader is built only {why}"));
-            }
-        }
     }
     // `DataParallel` in the branch the project's flags pick by default (`-p` with
     // `default='dp'` in `run.py`, the branch in `trainer.py`) is no fallback of DDP.
@@ -460,6 +448,34 @@ pub(super) fn check(
             f.hits.push(hit);
         }
     }
+    // A loader built only under an opt-in flag (`if args.gail:` with its default `False`)
+    // is not the default run's: its findings are info, with the condition.
+    for f in files.iter_mut() {
+        let (root, src) = (f.root, f.src);
+        for h in f.hits.iter_mut() {
+            if h.id.starts_with("torch-loader-")
+                && h.info.is_none()
+                && let Some(call) = call_at(root, h.byte)
+                && let Some(why) = opt_in_site(call, src, &opt_in, &|_| None)
+            {
+                h.info = Some(format!("the loader is built only {why}"));
+            }
+        }
+    }
+    // A loader built only on a branch its function's own switches leave off (`if
+    // deterministic:` with `deterministic=False`), which no caller turns on.
+    for (fi, why) in p_switched_loaders {
+        if let Some(f) = files.get_mut(fi.0) {
+            for h in f.hits.iter_mut() {
+                if h.byte == fi.1
+                    && (h.id.starts_with("torch-loader-") || h.id == "decode-per-item-few-workers")
+                    && h.info.is_none()
+                {
+                    h.info = Some(why.clone());
+                }
+            }
+        }
+    }
 }
 
 /// A parameter given a tensor is one; given a host value (`reduced_loss` from
@@ -473,6 +489,9 @@ fn bind_one(
 ) {
     if text(arg, src) != "None" {
         out.insert(loops::given_mark(param));
+    }
+    if ast::is_falsy_literal(arg, src) {
+        out.insert(loops::falsy_mark(param));
     }
     if loops::mask_like(arg, src, tensors) {
         out.insert(loops::mask_mark(param));
@@ -1058,6 +1077,101 @@ impl<'a, 't> Project<'a, 't> {
         self.unique_where(fi, last, |func| {
             ast::enclosing(self.files[func.file].root, func.def, "class_definition").is_some()
         })
+    }
+
+    /// The loaders built only on a branch their function's own switches leave off (`if
+    /// deterministic:` with `deterministic=False`, improved-diffusion's `load_data`), where
+    /// no call of the function by its name turns the switch on, but in files the default
+    /// run does not run (`not_run`), or in scripts that do not train (improved-diffusion's
+    /// `image_nll.py` asks for a deterministic order; `loops` are the training loops):
+    /// `((file, byte), why)`.
+    fn switched_off_loaders(
+        &self,
+        not_run: &[Option<String>],
+        loops: &[(usize, (usize, usize))],
+    ) -> Vec<((usize, usize), String)> {
+        let counts = |ci: usize| {
+            let f = &self.files[ci];
+            let script = {
+                let mut main = false;
+                ast::walk(f.root, &mut |n| {
+                    main |= n.kind() == "if_statement"
+                        && n.child_by_field_name("condition")
+                            .is_some_and(|c| is_main_check(c, f.src));
+                    !main && !ast::is_scope(n)
+                });
+                main
+            };
+            let trains = loops.iter().any(|&(li, _)| li == ci) || calls_fit(f);
+            not_run.get(ci).is_none_or(Option::is_none) && (trains || !script)
+        };
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            for &loader in &f.loaders {
+                let Some(def) = ast::enclosing(f.root, loader, "function_definition") else {
+                    continue;
+                };
+                let off = loops::off_branches(def, f.src, false);
+                let Some(&(s, e)) = off
+                    .iter()
+                    .find(|&&(s, e)| s <= loader.start_byte() && loader.end_byte() <= e)
+                else {
+                    continue;
+                };
+                // The switch: the `if` whose body is that range, testing a parameter.
+                let mut up = loader.parent();
+                let mut cond = None;
+                for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+                    let Some(n) = up else { break };
+                    if n.kind() == "if_statement"
+                        && n.child_by_field_name("consequence")
+                            .is_some_and(|b| (b.start_byte(), b.end_byte()) == (s, e))
+                    {
+                        cond = n.child_by_field_name("condition");
+                        break;
+                    }
+                    up = n.parent();
+                }
+                let Some(cond) = cond else {
+                    continue;
+                };
+                let params = ast::param_names(def, f.src);
+                let mut switch = (cond.kind() == "identifier"
+                    && params.contains(&text(cond, f.src)))
+                .then(|| text(cond, f.src));
+                ast::walk(cond, &mut |n| {
+                    if switch.is_none()
+                        && n.kind() == "identifier"
+                        && params.contains(&text(n, f.src))
+                    {
+                        switch = Some(text(n, f.src));
+                    }
+                    true
+                });
+                let (Some(switch), Some(name)) = (switch, def.child_by_field_name("name")) else {
+                    continue;
+                };
+                let fname = text(name, f.src);
+                let turned_on = self.calls_by_name().get(fname).is_some_and(|sites| {
+                    sites.iter().any(|&(ci, call)| {
+                        counts(ci)
+                            && ast::kwarg(call, switch, self.src(ci))
+                                .is_some_and(|v| !ast::is_falsy_literal(v, self.src(ci)))
+                    })
+                });
+                if !turned_on {
+                    out.push((
+                        (fi, loader.start_byte()),
+                        format!(
+                            "the loader is built only when `{}` holds in `{fname}`, which its \
+                             defaults leave off and no call of it turns on",
+                            text(cond, f.src)
+                        ),
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// The body to walk of a function or lambda.
@@ -1972,7 +2086,14 @@ impl<'a, 't> Project<'a, 't> {
         let off = body
             .parent()
             .filter(|d| d.kind() == "function_definition")
-            .map(|d| loops::off_branches(d, f.src, false))
+            .map(|d| {
+                // A switch the caller set to a value of its own is on (`reverse=True`);
+                // left out, or set to a falsy literal, it is off.
+                loops::off_branches_unless(d, f.src, false, &|p| {
+                    tensors.contains(&loops::given_mark(p))
+                        && !tensors.contains(&loops::falsy_mark(p))
+                })
+            })
             .unwrap_or_default();
         for (call, on_branch) in loops::per_step_calls(body, f.src, &gates) {
             if off

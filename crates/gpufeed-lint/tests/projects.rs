@@ -944,3 +944,13 @@ fn a_loop_that_steps_through_a_call_is_the_training_loop() {
 fn host_arithmetic_and_host_values_passed_through_stay_on_the_host() {
     check("host-floats");
 }
+
+/// A function's own switches left at their defaults keep their branches off: a loader
+/// built only under `if deterministic:` with `deterministic=False` is info, and a read
+/// under `if norm_type == inf:` with `norm_type=2.0` is not every step; a caller that turns
+/// the switch on turns the branch on (issue 44, the eighth held-out set: improved-diffusion,
+/// MAE).
+#[test]
+fn a_function_s_own_switches_keep_their_branches_off() {
+    check("switch-defaults");
+}
