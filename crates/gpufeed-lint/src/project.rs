@@ -2714,7 +2714,11 @@ impl<'a, 't> Project<'a, 't> {
                         context: Some(format!("in a function {context}{via}")),
                         fix: fix.to_owned(),
                         root: Some((root.file, root.def.start_byte())),
-                        info: h.cached.clone().or_else(|| gated.clone()),
+                        info: h
+                            .cached
+                            .clone()
+                            .or_else(|| gated.clone())
+                            .or_else(|| rate_guard(&h.name, h.node, self.src(h.file))),
                     },
                 ));
             }
@@ -4519,6 +4523,51 @@ fn untaken_tensor_guard(
         !ast::is_scope(n) || n.id() == def.id()
     });
     from_kwargs && given_no_tensor(kw)
+}
+
+/// Why a resample runs only for some files: it sits under `if sr != SAMPLE_RATE:` (a test
+/// of a rate against another), so a corpus recorded at the target rate never resamples
+/// (eben's and SpeechTokenizer's loaders on LibriSpeech's 16 kHz). Whether yours is, lint
+/// cannot tell: info, saying when it costs.
+fn rate_guard(name: &str, call: Node<'_>, src: &str) -> Option<String> {
+    if !name.to_ascii_lowercase().contains("resample") {
+        return None;
+    }
+    let mut n = call;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let p = n.parent()?;
+        if ast::is_scope(p) {
+            return None;
+        }
+        if p.kind() == "if_statement"
+            && p.child_by_field_name("consequence").is_some_and(|b| {
+                b.start_byte() <= call.start_byte() && call.end_byte() <= b.end_byte()
+            })
+            && let Some(cond) = p.child_by_field_name("condition")
+            && cond.kind() == "comparison_operator"
+            && {
+                let mut w = cond.walk();
+                let ops: Vec<&str> = cond
+                    .children(&mut w)
+                    .filter(|o| !o.is_named())
+                    .map(|o| text(o, src))
+                    .collect();
+                ops == ["!="]
+            }
+            && {
+                let t = text(cond, src).to_ascii_lowercase();
+                t.contains("sr") || t.contains("rate")
+            }
+        {
+            return Some(format!(
+                "it runs only when `{}`: a file already at the target rate is not resampled; \
+                 it costs every epoch only if your corpus is recorded at another rate",
+                text(cond, src)
+            ));
+        }
+        n = p;
+    }
+    None
 }
 
 /// True when the code at `byte` is in the body of an `if` on an opt-in flag.

@@ -201,7 +201,8 @@ fn mel_in_collate_fn() {
 }
 
 /// `__getitem__` decodes, resamples and computes an STFT through two wrappers, with one
-/// loader worker.
+/// loader worker. (The resample, under `if native != rate:`, is info since session 27: a
+/// corpus at the target rate never runs it.)
 #[test]
 fn decode_through_wrappers_with_one_worker() {
     check("decode-wrappers-one-worker");
@@ -953,4 +954,12 @@ fn host_arithmetic_and_host_values_passed_through_stay_on_the_host() {
 #[test]
 fn a_function_s_own_switches_keep_their_branches_off() {
     check("switch-defaults");
+}
+
+/// A resample under `if sr != SAMPLE_RATE:` runs only for files at another rate: info,
+/// saying when it costs; one that always runs is every item's (issue 44, the fifth and
+/// eighth held-out sets: eben, SpeechTokenizer).
+#[test]
+fn a_resample_guarded_by_the_rate_is_info() {
+    check("resample-guard");
 }
