@@ -798,22 +798,26 @@ fn periodic(node: Node<'_>, scope: Node<'_>, src: &str, defaults: &HashSet<Strin
     if accumulation_gate(node, src) && !steps_outside(scope, node, src) {
         return false;
     }
-    node.child_by_field_name("condition").is_some_and(|c| {
-        let mut found = false;
-        ast::walk(c, &mut |n| {
-            if n.kind() == "binary_operator"
-                && n.child_by_field_name("operator")
-                    .is_some_and(|o| text(o, src) == "%")
-                && !n
-                    .child_by_field_name("right")
-                    .is_some_and(|r| period_of_one(r, src, defaults))
-            {
-                found = true;
-            }
-            !found
-        });
-        found
-    })
+    node.child_by_field_name("condition")
+        .is_some_and(|c| periodic_condition(c, src, defaults))
+}
+
+/// A test that holds every N steps: a `%` by a period that is not 1 ([`period_of_one`]).
+fn periodic_condition(c: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
+    let mut found = false;
+    ast::walk(c, &mut |n| {
+        if n.kind() == "binary_operator"
+            && n.child_by_field_name("operator")
+                .is_some_and(|o| text(o, src) == "%")
+            && !n
+                .child_by_field_name("right")
+                .is_some_and(|r| period_of_one(r, src, defaults))
+        {
+            found = true;
+        }
+        !found
+    });
+    found
 }
 
 /// A period that is 1 unless the run sets it: `1`, or a flag or setting whose one default
@@ -1484,6 +1488,20 @@ fn per_step_calls_within<'t>(
             if depth < gpufeed_findings::constants::MAX_NESTING {
                 let mut c = n.walk();
                 for alt in n.children_by_field_name("alternative", &mut c) {
+                    // `elif FLAGS.save_model_freq > 0 and (step + 1) % FLAGS.save_model_freq
+                    // == 0:` is periodic on its own: its test runs, its body does not.
+                    if alt.kind() == "elif_clause"
+                        && let Some(cond) = alt.child_by_field_name("condition")
+                        && periodic_condition(cond, src, opt_in)
+                    {
+                        ast::walk(cond, &mut |c| {
+                            if c.kind() == "call" {
+                                calls.push((c, branch));
+                            }
+                            !ast::is_scope(c)
+                        });
+                        continue;
+                    }
                     calls.extend(per_step_calls_within(alt, src, opt_in, depth + 1));
                 }
             }

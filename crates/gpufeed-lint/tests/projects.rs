@@ -963,3 +963,10 @@ fn a_function_s_own_switches_keep_their_branches_off() {
 fn a_resample_guarded_by_the_rate_is_info() {
     check("resample-guard");
 }
+
+/// An `elif` with a period of its own is periodic too; the `else` after it runs on most
+/// steps (issue 44, the eighth held-out set: EasyLM's checkpoint gates).
+#[test]
+fn an_elif_with_its_own_period_is_periodic() {
+    check("periodic-elif");
+}
