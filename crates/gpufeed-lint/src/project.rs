@@ -3448,7 +3448,9 @@ impl<'a, 't> Project<'a, 't> {
         let imported = |dotted: &str| -> bool {
             let resolved = f.names.resolve(dotted);
             match resolved.rsplit_once('.') {
-                Some((module, _)) => self.module(ui, module).is_none_or(|m| m == fi),
+                Some((module, last)) => self
+                    .module(ui, module)
+                    .is_none_or(|m| m == fi || self.reexports(m, last, fi)),
                 None => true,
             }
         };
@@ -3468,6 +3470,18 @@ impl<'a, 't> Project<'a, 't> {
         }
         // A bare name in another file that defines its own of that name is its own.
         ui == fi || !f.functions.contains_key(name) && !f.classes.contains_key(name)
+    }
+
+    /// True when module `m` (a package's `__init__.py`) imports `name` from file `fi`
+    /// (`from .ppo import PPO`): `algo.PPO` names `fi`'s class.
+    fn reexports(&self, m: usize, name: &str, fi: usize) -> bool {
+        let names = &self.files[m].names;
+        names.imports(name)
+            && names
+                .resolve(name)
+                .rsplit_once('.')
+                .and_then(|(module, _)| self.module(m, module))
+                == Some(fi)
     }
 
     /// Why the objects of a class are built only on an opt-in path: every call of its name

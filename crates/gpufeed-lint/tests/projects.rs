@@ -970,3 +970,12 @@ fn a_resample_guarded_by_the_rate_is_info() {
 fn an_elif_with_its_own_period_is_periodic() {
     check("periodic-elif");
 }
+
+/// A class a package re-exports (`from .ppo import PPO` in `algo/__init__.py`) and a file
+/// builds as `algo.PPO(...)` only on a branch the flags' defaults do not take is off the
+/// default run, its methods with it (issue 44, the eighth held-out set:
+/// pytorch-a2c-ppo-acktr-gail).
+#[test]
+fn a_class_built_through_its_package_only_off_the_default_run_is_off_it() {
+    check("package-classes");
+}
