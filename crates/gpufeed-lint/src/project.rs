@@ -300,9 +300,52 @@ pub(super) fn check(
         in_memory = p.in_memory_items();
         p_switched_loaders = p.switched_off_loaders(&not_run, &loops_found);
     }
-    // A `tf.function` step without `input_signature`, where the project's `tf.data`
-    // batches all come from `.batch()` and nothing pads or batches ragged elements, traces
-    // at most twice: info.
+    tf_one_shape(files);
+    in_memory_info(files, &mut hits, in_memory);
+    by_flags(files, &opt_in, &unreached);
+    // A loader without workers needs no `persistent_workers` (PyTorch refuses it).
+    for (fi, byte) in no_workers {
+        if let Some(f) = files.get_mut(fi) {
+            f.hits
+                .retain(|h| !(h.id == "torch-loader-no-persistent-workers" && h.byte == byte));
+        }
+    }
+    numpy_pins(files, numpy_batches);
+    to_files(files, loops_found, |f, range| f.training_loops.push(range));
+    to_files(files, evals, |f, eval| f.eval_loaders.push(eval));
+    to_files(files, one_off, |f, range| f.one_off.push(range));
+    for ((f, why), named) in files.iter_mut().zip(not_run).zip(config_named) {
+        f.not_run = why;
+        f.config_named = named;
+    }
+    let mut seen = HashSet::new();
+    for (fi, hit) in hits {
+        if seen.insert((fi, hit.id, hit.byte))
+            && let Some(f) = files.get_mut(fi)
+        {
+            f.hits.push(hit);
+        }
+    }
+    loaders_off_default(files, &opt_in, p_switched_loaders);
+}
+
+/// Hands each `(file, item)` to its file.
+fn to_files<T>(
+    files: &mut [File<'_>],
+    items: Vec<(usize, T)>,
+    mut give: impl FnMut(&mut File<'_>, T),
+) {
+    for (fi, item) in items {
+        if let Some(f) = files.get_mut(fi) {
+            give(f, item);
+        }
+    }
+}
+
+/// A `tf.function` step without `input_signature`, where the project's `tf.data` batches
+/// all come from `.batch()` and nothing pads or batches ragged elements, traces at most
+/// twice: info.
+fn tf_one_shape(files: &mut [File<'_>]) {
     let retraced = files
         .iter()
         .any(|f| f.hits.iter().any(|h| h.id == "tf-function-retracing"));
@@ -332,8 +375,15 @@ pub(super) fn check(
             h.info.get_or_insert_with(|| why.clone());
         }
     }
-    // Without workers, a loader over items already in memory loses nothing: the finding
-    // stays, as info, with why.
+}
+
+/// Without workers, a loader over items already in memory loses nothing: the finding
+/// stays, as info, with why.
+fn in_memory_info(
+    files: &mut [File<'_>],
+    hits: &mut [(usize, Hit)],
+    in_memory: Vec<(usize, usize, String)>,
+) {
     let in_memory: HashMap<(usize, usize), String> = in_memory
         .into_iter()
         .map(|(fi, byte, why)| ((fi, byte), why))
@@ -350,14 +400,17 @@ pub(super) fn check(
             h.info.get_or_insert_with(|| why.clone());
         }
     }
-    // The file-local rules on what a step runs: not under an opt-in flag (`if
-    // self.add_zero_attn:` with its default `False`), nor in the `forward` of a module
-    // nothing calls.
+}
+
+/// The rules on what a step runs that the flags decide: not under an opt-in flag (`if
+/// self.add_zero_attn:` with its default `False`), nor in the `forward` of a module nothing
+/// calls (`unreached`); and `DataParallel` in the branch the flags pick by default.
+fn by_flags(files: &mut [File<'_>], opt_in: &HashSet<String>, unreached: &[(usize, usize, usize)]) {
     for (fi, f) in files.iter_mut().enumerate() {
         let (root, src) = (f.root, f.src);
         f.hits.retain(|h| {
             !matches!(h.id, "host-tensor-in-forward" | "cache-key-never-hits")
-                || !(under_opt_in(root, h.byte, src, &opt_in)
+                || !(under_opt_in(root, h.byte, src, opt_in)
                     || unreached
                         .iter()
                         .any(|&(ui, s, e)| ui == fi && s <= h.byte && h.byte < e))
@@ -373,21 +426,17 @@ pub(super) fn check(
                     .as_deref()
                     .is_some_and(|i| i.starts_with("the fallback"))
                 && let Some(call) = call_at(root, h.byte)
-                && torch::ddp_first(call, src, &f.names, &opt_in).is_none()
+                && torch::ddp_first(call, src, &f.names, opt_in).is_none()
             {
                 h.info = None;
             }
         }
     }
-    // A loader without workers needs no `persistent_workers` (PyTorch refuses it).
-    for (fi, byte) in no_workers {
-        if let Some(f) = files.get_mut(fi) {
-            f.hits
-                .retain(|h| !(h.id == "torch-loader-no-persistent-workers" && h.byte == byte));
-        }
-    }
-    // `pin_memory=True` is the wrong fix for a loader whose batches are NumPy arrays: it
-    // pins only tensors.
+}
+
+/// `pin_memory=True` is the wrong fix for a loader whose batches are NumPy arrays: it pins
+/// only tensors.
+fn numpy_pins(files: &mut [File<'_>], numpy_batches: Vec<(usize, usize, String, bool)>) {
     const NUMPY_PIN_FIX: &str = "return tensors from the collate_fn (`torch.from_numpy(...)`), \
                                  then DataLoader(..., pin_memory=True); batch = \
                                  batch.to(device, non_blocking=True)";
@@ -421,42 +470,23 @@ pub(super) fn check(
             });
         }
     }
-    for (fi, range) in loops_found {
-        if let Some(f) = files.get_mut(fi) {
-            f.training_loops.push(range);
-        }
-    }
-    for (fi, eval) in evals {
-        if let Some(f) = files.get_mut(fi) {
-            f.eval_loaders.push(eval);
-        }
-    }
-    for (fi, range) in one_off {
-        if let Some(f) = files.get_mut(fi) {
-            f.one_off.push(range);
-        }
-    }
-    for ((f, why), named) in files.iter_mut().zip(not_run).zip(config_named) {
-        f.not_run = why;
-        f.config_named = named;
-    }
-    let mut seen = HashSet::new();
-    for (fi, hit) in hits {
-        if seen.insert((fi, hit.id, hit.byte))
-            && let Some(f) = files.get_mut(fi)
-        {
-            f.hits.push(hit);
-        }
-    }
-    // A loader built only under an opt-in flag (`if args.gail:` with its default `False`)
-    // is not the default run's: its findings are info, with the condition.
+}
+
+/// Loaders off the default run, as info: built only under an opt-in flag (`if args.gail:`
+/// with its default `False`), or only on a branch their function's own switches leave off
+/// (`if deterministic:` with `deterministic=False`) that no caller turns on (`switched`).
+fn loaders_off_default(
+    files: &mut [File<'_>],
+    opt_in: &HashSet<String>,
+    switched: Vec<((usize, usize), String)>,
+) {
     for f in files.iter_mut() {
         let (root, src) = (f.root, f.src);
         for h in f.hits.iter_mut() {
             if h.id.starts_with("torch-loader-")
                 && h.info.is_none()
                 && let Some(call) = call_at(root, h.byte)
-                && let Some(why) = opt_in_site(call, src, &opt_in, &|_| None)
+                && let Some(why) = opt_in_site(call, src, opt_in, &|_| None)
             {
                 h.info = Some(format!("the loader is built only {why}"));
             }
@@ -464,7 +494,7 @@ pub(super) fn check(
     }
     // A loader built only on a branch its function's own switches leave off (`if
     // deterministic:` with `deterministic=False`), which no caller turns on.
-    for (fi, why) in p_switched_loaders {
+    for (fi, why) in switched {
         if let Some(f) = files.get_mut(fi.0) {
             for h in f.hits.iter_mut() {
                 if h.byte == fi.1
