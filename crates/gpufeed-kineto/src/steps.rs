@@ -572,35 +572,9 @@ pub fn step_figures(
         .map(|g| (g.corr, ()))
         .collect();
 
-    let mut data = Vec::new();
-    let mut copy = Vec::new();
-    let mut blocked = Vec::new();
-    let mut sync_ends = Vec::new();
-    let mut launch_durs = Vec::new();
-    for r in &rows.cpu {
-        let name = t.symbols.name(r.name);
-        let d2h = r.corr >= 0 && d2h_corr.contains_key(&r.corr);
-        match host_kind(name) {
-            Some(Host::Data) => data.push((r.ts, r.end)),
-            Some(Host::Sync) => {
-                blocked.push((r.ts, r.end));
-                sync_ends.push(r.end);
-            }
-            _ if d2h => {
-                blocked.push((r.ts, r.end));
-                sync_ends.push(r.end);
-            }
-            Some(Host::Launch) => launch_durs.push((r.end - r.ts) as f64),
-            None => {}
-        }
-        if r.corr >= 0 && h2d_corr.contains_key(&r.corr) {
-            copy.push((r.ts, r.end));
-        }
-    }
-    let data = merge(data);
-    let copy = merge(copy);
-    let blocked = merge(blocked);
-    sync_ends.sort_unstable();
+    let host = HostTimes::of(rows, t, &h2d_corr, &d2h_corr);
+    let (data, copy, blocked, sync_ends) = (host.data, host.copy, host.blocked, host.sync_ends);
+    let launch_durs = host.launch_durs;
     let mut kernel_starts: Vec<i64> = gpu().filter(|g| work(g)).map(|g| g.ts).collect();
     kernel_starts.sort_unstable();
     let kernel_durs: Vec<f64> = gpu()
@@ -677,6 +651,52 @@ pub fn step_figures(
             launch_median_us: median(launch_durs),
         },
     )
+}
+
+/// Where the host was, from its rows: in the data loader, issuing host-to-device copies
+/// (by correlation, `h2d`), blocked in a call that waits for the device (a sync, or a
+/// device-to-host copy by correlation, `d2h`), with each such call's end, and each
+/// launch call's duration.
+struct HostTimes {
+    data: Vec<(i64, i64)>,
+    copy: Vec<(i64, i64)>,
+    blocked: Vec<(i64, i64)>,
+    sync_ends: Vec<i64>,
+    launch_durs: Vec<f64>,
+}
+
+impl HostTimes {
+    fn of(rows: &Rows, t: &RawTrace, h2d: &FxHashMap<i64, ()>, d2h: &FxHashMap<i64, ()>) -> Self {
+        let (mut data, mut copy, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut sync_ends, mut launch_durs) = (Vec::new(), Vec::new());
+        for r in &rows.cpu {
+            let waits = r.corr >= 0 && d2h.contains_key(&r.corr);
+            match host_kind(t.symbols.name(r.name)) {
+                Some(Host::Data) => data.push((r.ts, r.end)),
+                Some(Host::Sync) => {
+                    blocked.push((r.ts, r.end));
+                    sync_ends.push(r.end);
+                }
+                _ if waits => {
+                    blocked.push((r.ts, r.end));
+                    sync_ends.push(r.end);
+                }
+                Some(Host::Launch) => launch_durs.push((r.end - r.ts) as f64),
+                None => {}
+            }
+            if r.corr >= 0 && h2d.contains_key(&r.corr) {
+                copy.push((r.ts, r.end));
+            }
+        }
+        sync_ends.sort_unstable();
+        Self {
+            data: merge(data),
+            copy: merge(copy),
+            blocked: merge(blocked),
+            sync_ends,
+            launch_durs,
+        }
+    }
 }
 
 /// `a ∩ b`, both sorted and merged.
