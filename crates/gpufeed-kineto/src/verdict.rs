@@ -265,110 +265,14 @@ pub fn judge(
             )
         })
     });
-    let medians = match (launch.kernel_median_us, launch.launch_median_us) {
-        (Some(k), Some(l)) => format!(
-            "; median compute kernel {k:.1} µs, median launch call {l:.1} µs{}",
-            if k < l {
-                ": kernels end before the host can launch the next"
-            } else {
-                ""
-            }
-        ),
-        (Some(k), None) => format!("; median compute kernel {k:.1} µs"),
-        _ => String::new(),
-    };
-    let transfer = s.transfer > s.data_wait;
-    let mut causes: Vec<CauseShare> = Vec::new();
-    if let Some(l) = Level::of(s.input(), INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) {
-        let (b, fix) = if transfer {
-            let mut fix = "copies dominate the input time: pin the host memory and copy \
-                           asynchronously ahead of the step (PyTorch `DataLoader(pin_memory=True)` \
-                           and `.to(device, non_blocking=True)`; tf.data `prefetch_to_device`), \
-                           or send fewer bytes (half-precision inputs, less padding)"
-                .to_owned();
-            if s.h2d_pageable > 0.0 && 2.0 * s.h2d_pageable >= s.h2d {
-                fix = format!(
-                    "the copies come from pageable memory ({} of the step on the GPU), which \
-                     the driver stages through a pinned buffer while the host waits: {fix}",
-                    pct(s.h2d_pageable)
-                );
-            }
-            (Bottleneck::TransferBound, fix)
-        } else {
-            (
-                Bottleneck::InputBound,
-                "the input pipeline does not keep up: give the loader worker processes and a \
-                 deeper prefetch (PyTorch `DataLoader(num_workers=N, prefetch_factor=2, \
-                 persistent_workers=True)`; tf.data `num_parallel_calls=tf.data.AUTOTUNE` and \
-                 `.prefetch(tf.data.AUTOTUNE)`), and do per-item work such as decoding once, \
-                 before training"
-                    .to_owned(),
-            )
-        };
-        causes.push(CauseShare {
-            bottleneck: b,
-            share: s.input(),
-            level: l,
-            evidence: input_line.clone(),
-            fix,
-            if_fixed: None,
-        });
-    }
-    if let Some(l) = Level::of(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push(CauseShare {
-            bottleneck: Bottleneck::SyncBound,
-            share: s.sync_wait,
-            level: l,
-            evidence: format!(
-                "the GPU idles {} of the step after the host synchronised with it \
-                 ({syncs_per_step:.1} syncs per step; {stall_scale})",
-                pct(s.sync_wait)
-            ),
-            fix: "each synchronisation drains the GPU's queue, which then idles until the host \
-             launches new work: drop per-step `.item()`, `.cpu()`, `print(loss)` and \
-             `torch.cuda.synchronize()` from the loop (accumulate the loss on the GPU and read \
-             it every N steps), and look for data-dependent shapes (`nonzero`, boolean masks)"
-                .to_owned(),
-            if_fixed: None,
-        });
-    }
-    if let Some(l) = Level::of(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push(CauseShare {
-            bottleneck: Bottleneck::LaunchBound,
-            share: s.launch_wait,
-            level: l,
-            evidence: format!(
-                "the GPU idles {} of the step in gaps shorter than {KERNEL_WAIT_US:.0} µs \
-                 between kernels ({kernels_per_step:.0} kernels per step{medians}; {stall_scale})",
-                pct(s.launch_wait)
-            ),
-            fix: "the host cannot launch kernels as fast as the GPU runs them: give each kernel \
-             more work (a larger batch), fuse small operations (`torch.compile`, XLA with \
-             `jit_compile=True`) or replay the step as a CUDA graph \
-             (`torch.compile(mode=\"reduce-overhead\")`)"
-                .to_owned(),
-            if_fixed: None,
-        });
-    }
-    if let Some(l) = Level::of(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
-        causes.push(CauseShare {
-            bottleneck: Bottleneck::HostBound,
-            share: s.other_idle,
-            level: l,
-            evidence: format!(
-                "the GPU idles {} of the step while the host does other work: not fetching \
-                 data, copying, synchronising or in short launch gaps; {} of the step in gaps \
-                 shorter than {PER_OP_GAP_US:.0} µs between GPU ops ({stall_scale})",
-                pct(s.other_idle),
-                pct(s.other_idle_short)
-            ),
-            fix: host_fix(s),
-            if_fixed: None,
-        });
-    }
-    if let Some(c) = communication_cause(s, &stall_scale) {
-        causes.push(c);
-    }
+    let mut causes = stall_causes(
+        s,
+        &input_line,
+        &stall_scale,
+        launch,
+        syncs_per_step,
+        kernels_per_step,
+    );
     causes.sort_by(|a, b| b.share.total_cmp(&a.share));
     let oscillating = series.is_some_and(|a| a.verdict == StepVerdict::Oscillating);
     // A cause the median step does not show lives in a few slow steps: with a cycle in the
@@ -469,6 +373,123 @@ pub fn judge(
         causes,
         cycles: None,
     }
+}
+
+/// Every cause of the step at or past its moderate threshold, in no order: input or
+/// transfer, sync, launch gaps, the host elsewhere, and exposed communication.
+fn stall_causes(
+    s: Shares,
+    input_line: &str,
+    stall_scale: &str,
+    launch: LaunchStats,
+    syncs_per_step: f64,
+    kernels_per_step: f64,
+) -> Vec<CauseShare> {
+    let medians = match (launch.kernel_median_us, launch.launch_median_us) {
+        (Some(k), Some(l)) => format!(
+            "; median compute kernel {k:.1} µs, median launch call {l:.1} µs{}",
+            if k < l {
+                ": kernels end before the host can launch the next"
+            } else {
+                ""
+            }
+        ),
+        (Some(k), None) => format!("; median compute kernel {k:.1} µs"),
+        _ => String::new(),
+    };
+    let transfer = s.transfer > s.data_wait;
+    let mut causes: Vec<CauseShare> = Vec::new();
+    if let Some(l) = Level::of(s.input(), INPUT_BOUND_MODERATE, INPUT_BOUND_HIGH) {
+        let (b, fix) = if transfer {
+            let mut fix = "copies dominate the input time: pin the host memory and copy \
+                           asynchronously ahead of the step (PyTorch `DataLoader(pin_memory=True)` \
+                           and `.to(device, non_blocking=True)`; tf.data `prefetch_to_device`), \
+                           or send fewer bytes (half-precision inputs, less padding)"
+                .to_owned();
+            if s.h2d_pageable > 0.0 && 2.0 * s.h2d_pageable >= s.h2d {
+                fix = format!(
+                    "the copies come from pageable memory ({} of the step on the GPU), which \
+                     the driver stages through a pinned buffer while the host waits: {fix}",
+                    pct(s.h2d_pageable)
+                );
+            }
+            (Bottleneck::TransferBound, fix)
+        } else {
+            (
+                Bottleneck::InputBound,
+                "the input pipeline does not keep up: give the loader worker processes and a \
+                 deeper prefetch (PyTorch `DataLoader(num_workers=N, prefetch_factor=2, \
+                 persistent_workers=True)`; tf.data `num_parallel_calls=tf.data.AUTOTUNE` and \
+                 `.prefetch(tf.data.AUTOTUNE)`), and do per-item work such as decoding once, \
+                 before training"
+                    .to_owned(),
+            )
+        };
+        causes.push(CauseShare {
+            bottleneck: b,
+            share: s.input(),
+            level: l,
+            evidence: input_line.to_owned(),
+            fix,
+            if_fixed: None,
+        });
+    }
+    if let Some(l) = Level::of(s.sync_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::SyncBound,
+            share: s.sync_wait,
+            level: l,
+            evidence: format!(
+                "the GPU idles {} of the step after the host synchronised with it \
+                 ({syncs_per_step:.1} syncs per step; {stall_scale})",
+                pct(s.sync_wait)
+            ),
+            fix: "each synchronisation drains the GPU's queue, which then idles until the host \
+             launches new work: drop per-step `.item()`, `.cpu()`, `print(loss)` and \
+             `torch.cuda.synchronize()` from the loop (accumulate the loss on the GPU and read \
+             it every N steps), and look for data-dependent shapes (`nonzero`, boolean masks)"
+                .to_owned(),
+            if_fixed: None,
+        });
+    }
+    if let Some(l) = Level::of(s.launch_wait, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::LaunchBound,
+            share: s.launch_wait,
+            level: l,
+            evidence: format!(
+                "the GPU idles {} of the step in gaps shorter than {KERNEL_WAIT_US:.0} µs \
+                 between kernels ({kernels_per_step:.0} kernels per step{medians}; {stall_scale})",
+                pct(s.launch_wait)
+            ),
+            fix: "the host cannot launch kernels as fast as the GPU runs them: give each kernel \
+             more work (a larger batch), fuse small operations (`torch.compile`, XLA with \
+             `jit_compile=True`) or replay the step as a CUDA graph \
+             (`torch.compile(mode=\"reduce-overhead\")`)"
+                .to_owned(),
+            if_fixed: None,
+        });
+    }
+    if let Some(l) = Level::of(s.other_idle, HOST_STALL_MODERATE, HOST_STALL_HIGH) {
+        causes.push(CauseShare {
+            bottleneck: Bottleneck::HostBound,
+            share: s.other_idle,
+            level: l,
+            evidence: format!(
+                "the GPU idles {} of the step while the host does other work: not fetching \
+                 data, copying, synchronising or in short launch gaps; {} of the step in gaps \
+                 shorter than {PER_OP_GAP_US:.0} µs between GPU ops ({stall_scale})",
+                pct(s.other_idle),
+                pct(s.other_idle_short)
+            ),
+            fix: host_fix(s),
+            if_fixed: None,
+        });
+    }
+    if let Some(c) = communication_cause(s, stall_scale) {
+        causes.push(c);
+    }
+    causes
 }
 
 /// Exposed communication (collectives with no compute beside them) as a cause of its own,
