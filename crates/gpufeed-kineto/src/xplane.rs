@@ -393,6 +393,36 @@ fn shown(plane: &XPlane) -> bool {
     plane.name.starts_with("/host:CPU") || plane.name.starts_with("/device:")
 }
 
+/// The error for an XSpace without planes: cut off where the file ended early, else the
+/// profiler recorded nothing (with its own errors, where they read as text).
+fn no_planes(space: &XSpace, cut: Option<u64>, len: u64, path: &Path) -> Error {
+    if let Some(at) = cut {
+        return Error::CutOff {
+            path: path.to_owned(),
+            bytes: len,
+            offset: at,
+        };
+    }
+    // The profiler's own errors, when they read as text: a file of another kind that
+    // happens to parse as an XSpace holds bytes there, which are never printed.
+    let text: Vec<&str> = space
+        .errors
+        .iter()
+        .map(String::as_str)
+        .filter(|e| e.len() <= 500 && !e.chars().any(|c| c.is_control() && c != '\n'))
+        .take(5)
+        .collect();
+    let errors = if text.is_empty() {
+        String::new()
+    } else {
+        format!("; the profiler's errors: {}", text.join("; "))
+    };
+    Error::NotATrace {
+        path: path.to_owned(),
+        reason: format!("an XSpace with no planes: the profiler recorded nothing{errors}"),
+    }
+}
+
 /// Reads an xplane from its bytes; `path` names it in errors.
 pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
     let not_trace = |reason: String| Error::NotATrace {
@@ -404,30 +434,7 @@ pub fn read_bytes(bytes: &[u8], path: &Path) -> Result<RawTrace> {
     }
     let (space, cut) = decode_space(bytes, path)?;
     if space.planes.is_empty() {
-        if let Some(at) = cut {
-            return Err(Error::CutOff {
-                path: path.to_owned(),
-                bytes: bytes.len() as u64,
-                offset: at,
-            });
-        }
-        // The profiler's own errors, when they read as text: a file of another kind that
-        // happens to parse as an XSpace holds bytes there, which are never printed.
-        let text: Vec<&str> = space
-            .errors
-            .iter()
-            .map(String::as_str)
-            .filter(|e| e.len() <= 500 && !e.chars().any(|c| c.is_control() && c != '\n'))
-            .take(5)
-            .collect();
-        let errors = if text.is_empty() {
-            String::new()
-        } else {
-            format!("; the profiler's errors: {}", text.join("; "))
-        };
-        return Err(not_trace(format!(
-            "an XSpace with no planes: the profiler recorded nothing{errors}"
-        )));
+        return Err(no_planes(&space, cut, bytes.len() as u64, path));
     }
     let mut t = RawTrace {
         path: path.to_owned(),
