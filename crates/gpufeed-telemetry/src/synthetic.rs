@@ -99,6 +99,49 @@ pub const PATTERN_NAMES: [&str; 5] = ["stable", "oscillating", "bursty", "starve
 
 const MAX_GPUS: u32 = 64;
 
+/// The `KEY=VALUE` pairs of a pattern's parameters, each key one that pattern `name` takes
+/// (`keys`, and `noise`, `gpus`, `seed`), each value a finite number; a later pair wins.
+fn key_values<'a>(
+    params: &'a str,
+    name: &str,
+    keys: &[&str],
+    fail: &dyn Fn(String) -> SourceError,
+) -> Result<Vec<(&'a str, f64)>, SourceError> {
+    let mut values: Vec<(&'a str, f64)> = Vec::new();
+    for part in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(fail(format!(
+                "`{}` is not KEY=VALUE; write e.g. `oscillating:period=1.5,low=2,high=40`",
+                crate::error::shown(part)
+            )));
+        };
+        let k = k.trim();
+        if !keys.contains(&k) && !["noise", "gpus", "seed"].contains(&k) {
+            let mut all: Vec<&str> = keys.to_vec();
+            all.extend(["noise", "gpus", "seed"]);
+            return Err(fail(format!(
+                "`{name}` has no parameter `{}`; it takes {}",
+                crate::error::shown(k),
+                quoted(&all)
+            )));
+        }
+        let v: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| {
+                fail(format!(
+                    "`{k}` must be a number, not `{}`",
+                    crate::error::shown(v.trim())
+                ))
+            })?;
+        values.retain(|(key, _)| *key != k);
+        values.push((k, v));
+    }
+    Ok(values)
+}
+
 impl PatternSpec {
     /// Parses `NAME[:KEY=VALUE,...]` (see the [module docs](self)).
     pub fn parse(spec: &str) -> Result<Self, SourceError> {
@@ -124,38 +167,7 @@ impl PatternSpec {
                 )));
             }
         };
-        let mut values: Vec<(&str, f64)> = Vec::new();
-        for part in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let Some((k, v)) = part.split_once('=') else {
-                return Err(fail(format!(
-                    "`{}` is not KEY=VALUE; write e.g. `oscillating:period=1.5,low=2,high=40`",
-                    crate::error::shown(part)
-                )));
-            };
-            let k = k.trim();
-            if !keys.contains(&k) && !["noise", "gpus", "seed"].contains(&k) {
-                let mut all: Vec<&str> = keys.to_vec();
-                all.extend(["noise", "gpus", "seed"]);
-                return Err(fail(format!(
-                    "`{name}` has no parameter `{}`; it takes {}",
-                    crate::error::shown(k),
-                    quoted(&all)
-                )));
-            }
-            let v: f64 = v
-                .trim()
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| {
-                    fail(format!(
-                        "`{k}` must be a number, not `{}`",
-                        crate::error::shown(v.trim())
-                    ))
-                })?;
-            values.retain(|(key, _)| *key != k);
-            values.push((k, v));
-        }
+        let values = key_values(params, name, keys, &fail)?;
         let get = |k: &str, default: f64| {
             values
                 .iter()
