@@ -210,6 +210,19 @@ pub(crate) fn read(
             }
         }
     }
+    assemble(samples, query, untimed, limits, path)
+}
+
+/// The trace from the tables' samples (`(gpu, time, value)`, value `None` for `N/A`) and
+/// the query rows read: in time order counted from the first, or numbered in order where a
+/// date line cannot time them (`untimed`).
+fn assemble(
+    samples: Vec<(u32, Option<f64>, Option<f64>)>,
+    query: Option<State>,
+    untimed: bool,
+    limits: Limits,
+    path: &Path,
+) -> Result<UtilTrace, TraceError> {
     let skipped_query = query.as_ref().map_or(0, |q| q.skipped);
     let mut builder = SeriesBuilder::with_limits(limits);
     let mut skipped = skipped_query;
