@@ -606,11 +606,10 @@ const STREAM_MIN_BYTES: usize = 1 << 20;
 type CopyFn = fn(&mut [f32], &[f32]);
 type ZeroFn = fn(&mut [f32]);
 
-/// Fills `batch` with the items of one planned batch.
-fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, batch: &mut Batch) {
-    let n_mels = cache.n_mels();
-    let started = Instant::now();
-    let (rows, max_text, max_frames) = match config.padding {
+/// The shape of one planned batch: its rows, and the token and frame lengths every row
+/// is padded to (fixed, or the longest item's rounded up to the padding's multiple).
+fn batch_shape(cache: &Cache, config: &LoaderConfig, items: &[u32]) -> (usize, usize, usize) {
+    match config.padding {
         Padding::Fixed {
             max_text,
             max_frames,
@@ -630,7 +629,36 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
                 round(f.unwrap_or(0).max(1)),
             )
         }
-    };
+    }
+}
+
+/// The batch's tokens, lengths and item indices widened to `int64` (`LoaderConfig::int64`).
+fn widen_int64(batch: &mut Batch, rows: usize) {
+    let w = &mut batch.int64;
+    w.tokens.resize(batch.tokens.len());
+    for (d, &t) in w.tokens.as_mut_slice().iter_mut().zip(&batch.tokens) {
+        *d = i64::from(t);
+    }
+    for (dst, src) in [
+        (&mut w.text_lengths, &batch.text_lengths),
+        (&mut w.mel_lengths, &batch.mel_lengths),
+    ] {
+        dst.resize(rows);
+        for (d, &n) in dst.as_mut_slice().iter_mut().zip(src) {
+            *d = i64::from(n);
+        }
+    }
+    w.items.resize(rows);
+    for (r, d) in w.items.as_mut_slice().iter_mut().enumerate() {
+        *d = batch.items.get(r).map_or(-1, |&i| i64::from(i));
+    }
+}
+
+/// Fills `batch` with the items of one planned batch.
+fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, batch: &mut Batch) {
+    let n_mels = cache.n_mels();
+    let started = Instant::now();
+    let (rows, max_text, max_frames) = batch_shape(cache, config, items);
     batch.rows = rows;
     batch.max_text = max_text;
     batch.max_frames = max_frames;
@@ -695,24 +723,7 @@ fn assemble(cache: &Cache, config: &LoaderConfig, items: &[u32], index: usize, b
         batch.mel_lengths.push(f_len as i32);
     }
     if config.int64 {
-        let w = &mut batch.int64;
-        w.tokens.resize(batch.tokens.len());
-        for (d, &t) in w.tokens.as_mut_slice().iter_mut().zip(&batch.tokens) {
-            *d = i64::from(t);
-        }
-        for (dst, src) in [
-            (&mut w.text_lengths, &batch.text_lengths),
-            (&mut w.mel_lengths, &batch.mel_lengths),
-        ] {
-            dst.resize(rows);
-            for (d, &n) in dst.as_mut_slice().iter_mut().zip(src) {
-                *d = i64::from(n);
-            }
-        }
-        w.items.resize(rows);
-        for (r, d) in w.items.as_mut_slice().iter_mut().enumerate() {
-            *d = batch.items.get(r).map_or(-1, |&i| i64::from(i));
-        }
+        widen_int64(batch, rows);
     }
     let mut extra_total = 0u64;
     batch
