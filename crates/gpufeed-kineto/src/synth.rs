@@ -739,6 +739,12 @@ fn simulate(case: &Case, rank: usize) -> (Generated, Truth) {
         }
         w.step(step + 1, start, t - start);
     }
+    finish(case, rank, w, gpu.truth)
+}
+
+/// The generated trace of a rank around what `w` wrote: an XSpace of its two planes, or the
+/// JSON head and tail of its flavour (with `distributedInfo` for Kineto).
+fn finish(case: &Case, rank: usize, w: Writer, truth: Truth) -> (Generated, Truth) {
     let world = case.ranks;
     if case.flavor == Flavor::XPlane {
         let space = XSpace {
@@ -746,7 +752,7 @@ fn simulate(case: &Case, rank: usize) -> (Generated, Truth) {
             hostnames: vec![format!("gpufeed-{}", case.name)],
             ..XSpace::default()
         };
-        return (Generated::XPlane(space.encode_to_vec()), gpu.truth);
+        return (Generated::XPlane(space.encode_to_vec()), truth);
     }
     let (head, tail) = match case.flavor {
         Flavor::Kineto => (
@@ -760,7 +766,7 @@ fn simulate(case: &Case, rank: usize) -> (Generated, Truth) {
             "\n]}\n".to_owned(),
         ),
     };
-    (Generated::Json(head, w.out, tail), gpu.truth)
+    (Generated::Json(head, w.out, tail), truth)
 }
 
 /// Writes rank `rank` of `case`: the trace's bytes and what the generator did.
