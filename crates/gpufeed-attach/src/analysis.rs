@@ -594,19 +594,21 @@ fn syncs_starve(rec: &Recording, tally: &Tally) -> (bool, String) {
     )
 }
 
-/// Builds the document from what was sampled.
-#[must_use]
-pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
-    let mut src = Sources::default();
-    let mut tally = Tally::default();
+/// Each rank's training thread, tallied into `tally` (its samples' classes and lines) with
+/// the sources read into `src`; and the corrections made where the kernel's count of the
+/// thread's runnable time disagrees with the samples.
+fn tally_ranks(
+    target: &Target,
+    rec: &Recording,
+    src: &mut Sources,
+    tally: &mut Tally,
+) -> (Vec<AttachRank>, Vec<String>) {
     let mut ranks = Vec::new();
-    let mut evidence = Vec::new();
     let mut corrections = Vec::new();
     for (r, p) in target.ranks.iter().zip(&rec.ranks) {
         let (label, n, shares) = match training_thread(p) {
             Some((thread, tid, label)) => {
-                let (n, shares, st) =
-                    tally_rank(p, (thread, tid), rec.window_s, &mut src, &mut tally);
+                let (n, shares, st) = tally_rank(p, (thread, tid), rec.window_s, src, tally);
                 if let Some(st) = st.filter(|st| st.applies()) {
                     corrections.push(format!(
                         "PID {}: runnable {} of the window by the kernel's count (schedstat), {} of its samples; each sample weighted so that the two agree (samples are read when gpufeed gets a CPU, which on a busy machine is more often while the loop blocks)",
@@ -632,31 +634,12 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
             read_bytes: p.io.map(|(a, b)| b.saturating_sub(a)),
         });
     }
-    let samples = tally.n;
-    let torn: usize = rec.ranks.iter().chain(&rec.workers).map(|p| p.torn).sum();
-    let shares = tally.shares();
-    for r in &ranks {
-        evidence.push(format!(
-            "training thread of PID {}{}: {}; {} samples, {} torn (the stack changed under {TORN_TRIES} reads in a row, left out)",
-            r.pid,
-            r.rank.map(|k| format!(" (rank {k})")).unwrap_or_default(),
-            r.training_thread,
-            r.samples,
-            r.torn
-        ));
-    }
-    evidence.push(format!(
-        "shares of the training thread's samples: data wait {}, sync {}, compute {}, checkpoint/logging {}, other {}",
-        pct(shares.data_wait),
-        pct(shares.sync),
-        pct(shares.compute),
-        pct(shares.checkpoint_logging),
-        pct(shares.other)
-    ));
-    if samples > 0 {
-        evidence.push(sampling_sentence(&tally, rec));
-    }
-    evidence.extend(corrections);
+    (ranks, corrections)
+}
+
+/// The hottest lines of each class of the training thread's samples, each class's also
+/// as a line of `evidence`.
+fn class_lines(tally: &Tally, evidence: &mut Vec<String>) -> Vec<ClassLines> {
     let mut lines = Vec::new();
     for c in Class::ALL {
         let n: usize = tally.lines.get(&c).map_or(0, |l| l.values().sum());
@@ -682,6 +665,42 @@ pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
             top: t,
         });
     }
+    lines
+}
+
+/// Builds the document from what was sampled.
+#[must_use]
+pub fn judge(target: &Target, rec: &Recording, opts: &Options) -> Attach {
+    let mut src = Sources::default();
+    let mut tally = Tally::default();
+    let mut evidence = Vec::new();
+    let (ranks, corrections) = tally_ranks(target, rec, &mut src, &mut tally);
+    let samples = tally.n;
+    let torn: usize = rec.ranks.iter().chain(&rec.workers).map(|p| p.torn).sum();
+    let shares = tally.shares();
+    for r in &ranks {
+        evidence.push(format!(
+            "training thread of PID {}{}: {}; {} samples, {} torn (the stack changed under {TORN_TRIES} reads in a row, left out)",
+            r.pid,
+            r.rank.map(|k| format!(" (rank {k})")).unwrap_or_default(),
+            r.training_thread,
+            r.samples,
+            r.torn
+        ));
+    }
+    evidence.push(format!(
+        "shares of the training thread's samples: data wait {}, sync {}, compute {}, checkpoint/logging {}, other {}",
+        pct(shares.data_wait),
+        pct(shares.sync),
+        pct(shares.compute),
+        pct(shares.checkpoint_logging),
+        pct(shares.other)
+    ));
+    if samples > 0 {
+        evidence.push(sampling_sentence(&tally, rec));
+    }
+    evidence.extend(corrections);
+    let lines = class_lines(&tally, &mut evidence);
     let (workers, worker_text) = workers(rec);
     if let Some((t, _)) = &worker_text {
         evidence.push(t.clone());
