@@ -291,55 +291,7 @@ impl Builder<'_> {
                 }
                 Ok(())
             }
-            Event::Alias(id) => {
-                let Some(mut node) = self.anchors.get(&id).cloned() else {
-                    return Err(SyntaxError {
-                        span: self.pos.span(span),
-                        message: "this alias refers to an anchor that is not defined before \
-                                  it (or to the node that contains it); define `&name` first"
-                            .to_owned(),
-                        kind: SyntaxKind::Syntax,
-                    });
-                };
-                let (count, height, bytes) = node.size();
-                if self.stack.len() + height > MAX_DEPTH {
-                    // Aliases could otherwise stack nested anchors into a tree far deeper
-                    // than the text, and the recursive walks would overflow the stack.
-                    return Err(SyntaxError {
-                        span: self.pos.span(span),
-                        message: format!(
-                            "this alias makes the nesting deeper than {MAX_DEPTH} levels"
-                        ),
-                        kind: SyntaxKind::TooLarge,
-                    });
-                }
-                self.alias_nodes += count;
-                self.alias_bytes += bytes;
-                if self.alias_bytes > MAX_ALIAS_BYTES {
-                    return Err(SyntaxError {
-                        span: self.pos.span(span),
-                        message: format!(
-                            "aliases expand to more than {} MiB of text; a config does not \
-                             need that much, so this looks like an alias bomb",
-                            MAX_ALIAS_BYTES >> 20
-                        ),
-                        kind: SyntaxKind::TooLarge,
-                    });
-                }
-                if self.alias_nodes > MAX_ALIAS_NODES {
-                    return Err(SyntaxError {
-                        span: self.pos.span(span),
-                        message: format!(
-                            "aliases expand to more than {MAX_ALIAS_NODES} nodes; a config \
-                             does not need that many, so this looks like an alias bomb"
-                        ),
-                        kind: SyntaxKind::TooLarge,
-                    });
-                }
-                node.span = self.pos.span(span);
-                node.alias = true;
-                self.complete(node)
-            }
+            Event::Alias(id) => self.alias(id, span),
             Event::Scalar(value, style, anchor, tag) => {
                 let mut node_span = self.pos.span(span);
                 if node_span.byte_start == node_span.byte_end
@@ -394,72 +346,125 @@ impl Builder<'_> {
                 },
                 span,
             ),
-            Event::SequenceEnd | Event::MappingEnd => {
-                let Some(frame) = self.stack.pop() else {
-                    return Ok(());
-                };
-                let (node, anchor) = match frame {
-                    Frame::Sequence {
-                        anchor,
-                        tag,
-                        start,
-                        items,
-                    } => (
-                        Node {
-                            kind: NodeKind::Sequence(items),
-                            span: self.pos.join(start, span),
-                            tag,
-                            alias: false,
-                        },
-                        anchor,
-                    ),
-                    Frame::Mapping {
-                        anchor,
-                        tag,
-                        start,
-                        entries,
-                        key,
-                    } => {
-                        let mut entries = entries;
-                        if let Some(key) = key {
-                            // A key without a value (cannot happen with a well-formed
-                            // event stream); keep it with an empty value.
-                            let value = Node {
-                                kind: NodeKind::Scalar {
-                                    value: String::new(),
-                                    style: ScalarStyle::Plain,
-                                },
-                                span: Span {
-                                    byte_start: key.span.byte_end,
-                                    ..key.span
-                                },
-                                tag: None,
-                                alias: false,
-                            };
-                            entries.push(Entry {
-                                key,
-                                value,
-                                merged: false,
-                            });
-                        }
-                        let entries = merge(entries)?;
-                        (
-                            Node {
-                                kind: NodeKind::Mapping(entries),
-                                span: self.pos.join(start, span),
-                                tag,
-                                alias: false,
-                            },
-                            anchor,
-                        )
-                    }
-                };
-                if anchor > 0 {
-                    self.anchors.insert(anchor, node.clone());
-                }
-                self.complete(node)
-            }
+            Event::SequenceEnd | Event::MappingEnd => self.end(span),
         }
+    }
+
+    /// An alias: the anchored node again, within the limits on depth and expansion that
+    /// stop an alias bomb.
+    fn alias(&mut self, id: usize, span: PSpan) -> Result<(), SyntaxError> {
+        let Some(mut node) = self.anchors.get(&id).cloned() else {
+            return Err(SyntaxError {
+                span: self.pos.span(span),
+                message: "this alias refers to an anchor that is not defined before \
+                          it (or to the node that contains it); define `&name` first"
+                    .to_owned(),
+                kind: SyntaxKind::Syntax,
+            });
+        };
+        let (count, height, bytes) = node.size();
+        if self.stack.len() + height > MAX_DEPTH {
+            // Aliases could otherwise stack nested anchors into a tree far deeper
+            // than the text, and the recursive walks would overflow the stack.
+            return Err(SyntaxError {
+                span: self.pos.span(span),
+                message: format!("this alias makes the nesting deeper than {MAX_DEPTH} levels"),
+                kind: SyntaxKind::TooLarge,
+            });
+        }
+        self.alias_nodes += count;
+        self.alias_bytes += bytes;
+        if self.alias_bytes > MAX_ALIAS_BYTES {
+            return Err(SyntaxError {
+                span: self.pos.span(span),
+                message: format!(
+                    "aliases expand to more than {} MiB of text; a config does not \
+                     need that much, so this looks like an alias bomb",
+                    MAX_ALIAS_BYTES >> 20
+                ),
+                kind: SyntaxKind::TooLarge,
+            });
+        }
+        if self.alias_nodes > MAX_ALIAS_NODES {
+            return Err(SyntaxError {
+                span: self.pos.span(span),
+                message: format!(
+                    "aliases expand to more than {MAX_ALIAS_NODES} nodes; a config \
+                     does not need that many, so this looks like an alias bomb"
+                ),
+                kind: SyntaxKind::TooLarge,
+            });
+        }
+        node.span = self.pos.span(span);
+        node.alias = true;
+        self.complete(node)
+    }
+
+    /// The end of a sequence or a mapping: its node, completed (and anchored).
+    fn end(&mut self, span: PSpan) -> Result<(), SyntaxError> {
+        let Some(frame) = self.stack.pop() else {
+            return Ok(());
+        };
+        let (node, anchor) = match frame {
+            Frame::Sequence {
+                anchor,
+                tag,
+                start,
+                items,
+            } => (
+                Node {
+                    kind: NodeKind::Sequence(items),
+                    span: self.pos.join(start, span),
+                    tag,
+                    alias: false,
+                },
+                anchor,
+            ),
+            Frame::Mapping {
+                anchor,
+                tag,
+                start,
+                entries,
+                key,
+            } => {
+                let mut entries = entries;
+                if let Some(key) = key {
+                    // A key without a value (cannot happen with a well-formed
+                    // event stream); keep it with an empty value.
+                    let value = Node {
+                        kind: NodeKind::Scalar {
+                            value: String::new(),
+                            style: ScalarStyle::Plain,
+                        },
+                        span: Span {
+                            byte_start: key.span.byte_end,
+                            ..key.span
+                        },
+                        tag: None,
+                        alias: false,
+                    };
+                    entries.push(Entry {
+                        key,
+                        value,
+                        merged: false,
+                    });
+                }
+                let entries = merge(entries)?;
+                (
+                    Node {
+                        kind: NodeKind::Mapping(entries),
+                        span: self.pos.join(start, span),
+                        tag,
+                        alias: false,
+                    },
+                    anchor,
+                )
+            }
+        };
+        if anchor > 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        self.complete(node)
     }
 
     fn push(&mut self, frame: Frame, span: PSpan) -> Result<(), SyntaxError> {
