@@ -3199,11 +3199,12 @@ impl<'a, 't> Project<'a, 't> {
         }
     }
 
-    /// [`Project::one_off`], with or without the flags' branches as seeds.
-    fn one_off_with(
+    /// The code that runs once by what it is (see [`Project::one_off`]): tests, evaluation
+    /// scripts beside a training, preprocessing scripts and functions that write their data
+    /// once and do not train. `loops` are the training loops found.
+    fn one_off_seeds(
         &self,
         loops: &[(usize, (usize, usize))],
-        flags: bool,
     ) -> Vec<(usize, (usize, usize, String))> {
         let trains = |fi: usize, s: usize, e: usize| {
             loops
@@ -3298,38 +3299,13 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
         }
-        // The branches the flags' defaults do not take (`loops::flag_off_branches`): what
-        // only they call does not run with the defaults either. They seed the walk and are
-        // dropped from the result: their own findings are judged where they are (the
-        // per-step rules skip such bodies already).
-        let seeds = ranges.len();
-        if flags && !self.opt_in.is_empty() {
-            for (fi, f) in self.files.iter().enumerate() {
-                ast::walk(f.root, &mut |n| {
-                    for (s, e, cond) in loops::flag_off_branches(n, f.src, &self.opt_in) {
-                        ranges.push((
-                            fi,
-                            (
-                                s,
-                                e,
-                                format!(
-                                    "on a branch the flags' defaults do not take (`{cond}`, {}:{})",
-                                    f.rel.display(),
-                                    n.start_position().row + 1
-                                ),
-                            ),
-                        ));
-                    }
-                    true
-                });
-            }
-        }
-        let opt_in_seeds = seeds..ranges.len();
-        if ranges.is_empty() {
-            return ranges;
-        }
-        // The module-level functions and classes, the classes' methods, and every use of
-        // their names.
+        ranges
+    }
+
+    /// The project's module-level functions and classes and the classes' methods called by
+    /// name (`t.train_joint()`: not those a framework calls, which have no call of their own,
+    /// nor dunders), each `(file, definition, name)`; and the node ids of the methods.
+    fn definitions(&self) -> (Vec<(usize, Node<'t>, &'t str)>, HashSet<usize>) {
         let mut candidates: Vec<(usize, Node<'t>, &'t str)> = Vec::new();
         let mut methods: HashSet<usize> = HashSet::new();
         for (fi, f) in self.files.iter().enumerate() {
@@ -3368,6 +3344,49 @@ impl<'a, 't> Project<'a, 't> {
                 }
             }
         }
+        (candidates, methods)
+    }
+
+    /// [`Project::one_off`], with or without the flags' branches as seeds.
+    fn one_off_with(
+        &self,
+        loops: &[(usize, (usize, usize))],
+        flags: bool,
+    ) -> Vec<(usize, (usize, usize, String))> {
+        let mut ranges = self.one_off_seeds(loops);
+        // The branches the flags' defaults do not take (`loops::flag_off_branches`): what
+        // only they call does not run with the defaults either. They seed the walk and are
+        // dropped from the result: their own findings are judged where they are (the
+        // per-step rules skip such bodies already).
+        let seeds = ranges.len();
+        if flags && !self.opt_in.is_empty() {
+            for (fi, f) in self.files.iter().enumerate() {
+                ast::walk(f.root, &mut |n| {
+                    for (s, e, cond) in loops::flag_off_branches(n, f.src, &self.opt_in) {
+                        ranges.push((
+                            fi,
+                            (
+                                s,
+                                e,
+                                format!(
+                                    "on a branch the flags' defaults do not take (`{cond}`, {}:{})",
+                                    f.rel.display(),
+                                    n.start_position().row + 1
+                                ),
+                            ),
+                        ));
+                    }
+                    true
+                });
+            }
+        }
+        let opt_in_seeds = seeds..ranges.len();
+        if ranges.is_empty() {
+            return ranges;
+        }
+        // The module-level functions and classes, the classes' methods, and every use of
+        // their names.
+        let (candidates, methods) = self.definitions();
         let wanted: HashSet<&str> = candidates.iter().map(|&(_, _, n)| n).collect();
         let mut uses: HashMap<&str, Vec<(usize, Node<'t>)>> = HashMap::new();
         for (fi, f) in self.files.iter().enumerate() {
