@@ -2289,13 +2289,10 @@ const JAX_FIX: &str = "keep the metrics on the device (`total = jax.tree.map(jnp
 const HOST_FIX: &str = "keep the value on the device (`total += loss.detach()`) and read it every \
                         N steps (`if step % 100 == 0: print(total.item() / 100)`)";
 
-/// The sync `call` makes every step, if any; `tensors` are the names that hold tensors.
-pub(super) fn sync(
-    names: &ast::Names,
-    call: Node<'_>,
-    src: &str,
-    tensors: &HashSet<String>,
-) -> Option<Sync> {
+/// What a slice bound, a subscript or a name deciding a branch reads on the host every
+/// step: a tensor bound, a Python-list index into a device tensor, a boolean mask, a device
+/// value that decides.
+fn read_sync(call: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option<Sync> {
     if call.kind() == "slice" {
         return tensor_bound(call, src, tensors).map(|what| Sync {
             id: "host-sync-in-loop",
@@ -2334,6 +2331,93 @@ pub(super) fn sync(
             does: "reads a device tensor on the host to take the branch",
             fix: "decide on the device (`torch.where`), or check every N steps",
         });
+    }
+    None
+}
+
+/// The syncs of a framework's own calls: a TensorFlow summary under a writer, JAX's
+/// `jax.device_get`, `np.asarray` of a device array and `.block_until_ready()`.
+fn framework_sync(
+    names: &ast::Names,
+    call: Node<'_>,
+    name: &str,
+    method: Option<&str>,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> Option<Sync> {
+    // `tf.summary.scalar("loss", loss, step=step)` under a writer: the summary op runs on
+    // the CPU, so the value is copied from the GPU, and the eager call waits for it. The
+    // project pass keeps it only where a writer is made and no `record_if` thins the
+    // writes out.
+    if let Some(kind) = name.strip_prefix("tensorflow.summary.")
+        && matches!(kind, "scalar" | "histogram" | "image" | "audio")
+        && ast::positional(call, 1)
+            .or_else(|| ast::kwarg(call, "data", src))
+            .is_some_and(|d| {
+                // What a training loop summarises is a tensor unless known on the host.
+                tensor_like(d, src, tensors)
+                    || (d.kind() == "identifier" && !on_host(d, src, tensors))
+                    || (d.kind() == "call"
+                        && names
+                            .callee(d, src)
+                            .is_some_and(|c| c.starts_with("tensorflow.")))
+            })
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: format!("tf.summary.{kind}(...)"),
+            does: "writes a summary on the CPU, which copies the tensor from the GPU and waits for it",
+            fix: "write summaries every N steps: `with tf.summary.record_if(lambda: \
+                  step % 100 == 0):`, or `if step % 100 == 0:` around them",
+        });
+    }
+    // JAX: `jax.device_get(metrics)` copies device arrays to the host, `np.asarray(loss)`
+    // does too, and `loss.block_until_ready()` waits for the device (each every step).
+    let jax_value = |a: Node<'_>| -> bool {
+        if a.kind() == "dictionary" {
+            let mut c = a.walk();
+            let pairs: Vec<Node<'_>> = a.named_children(&mut c).collect();
+            return pairs.into_iter().any(|p| {
+                p.child_by_field_name("value")
+                    .is_some_and(|v| tensor_like(v, src, tensors))
+            });
+        }
+        tensor_like(a, src, tensors)
+    };
+    if matches!(name, "jax.device_get" | "numpy.asarray" | "numpy.array")
+        && ast::positional(call, 0).is_some_and(jax_value)
+        && (name == "jax.device_get" || names.imports("jax"))
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: format!("{}(...)", name.replace("numpy.", "np.")),
+            does: "copies device arrays to the host, waiting for the step that makes them",
+            fix: JAX_FIX,
+        });
+    }
+    if method == Some("block_until_ready")
+        && names.imports("jax")
+        && ast::receiver(call).is_some_and(jax_value)
+    {
+        return Some(Sync {
+            id: "host-sync-in-loop",
+            what: ".block_until_ready()".to_owned(),
+            does: "waits for the device to finish the step, so the next one cannot be queued behind it",
+            fix: JAX_FIX,
+        });
+    }
+    None
+}
+
+/// The sync `call` makes every step, if any; `tensors` are the names that hold tensors.
+pub(super) fn sync(
+    names: &ast::Names,
+    call: Node<'_>,
+    src: &str,
+    tensors: &HashSet<String>,
+) -> Option<Sync> {
+    if matches!(call.kind(), "slice" | "subscript" | "identifier") {
+        return read_sync(call, src, tensors);
     }
     let name = names.callee(call, src).unwrap_or_default();
     let method = ast::method(call, src);
@@ -2430,68 +2514,11 @@ pub(super) fn sync(
         }
         _ => {}
     }
-    // `tf.summary.scalar("loss", loss, step=step)` under a writer: the summary op runs on
-    // the CPU, so the value is copied from the GPU, and the eager call waits for it. The
-    // project pass keeps it only where a writer is made and no `record_if` thins the
-    // writes out.
-    if let Some(kind) = name.strip_prefix("tensorflow.summary.")
-        && matches!(kind, "scalar" | "histogram" | "image" | "audio")
-        && ast::positional(call, 1)
-            .or_else(|| ast::kwarg(call, "data", src))
-            .is_some_and(|d| {
-                // What a training loop summarises is a tensor unless known on the host.
-                tensor_like(d, src, tensors)
-                    || (d.kind() == "identifier" && !on_host(d, src, tensors))
-                    || (d.kind() == "call"
-                        && names
-                            .callee(d, src)
-                            .is_some_and(|c| c.starts_with("tensorflow.")))
-            })
-    {
-        return Some(Sync {
-            id: "host-sync-in-loop",
-            what: format!("tf.summary.{kind}(...)"),
-            does: "writes a summary on the CPU, which copies the tensor from the GPU and waits for it",
-            fix: "write summaries every N steps: `with tf.summary.record_if(lambda: \
-                  step % 100 == 0):`, or `if step % 100 == 0:` around them",
-        });
+    if let Some(sync) = framework_sync(names, call, &name, method, src, tensors) {
+        return Some(sync);
     }
-    // JAX: `jax.device_get(metrics)` copies device arrays to the host, `np.asarray(loss)`
-    // does too, and `loss.block_until_ready()` waits for the device (each every step).
-    let jax_value = |a: Node<'_>| -> bool {
-        if a.kind() == "dictionary" {
-            let mut c = a.walk();
-            let pairs: Vec<Node<'_>> = a.named_children(&mut c).collect();
-            return pairs.into_iter().any(|p| {
-                p.child_by_field_name("value")
-                    .is_some_and(|v| tensor_like(v, src, tensors))
-            });
-        }
-        tensor_like(a, src, tensors)
-    };
-    if matches!(
-        name.as_str(),
-        "jax.device_get" | "numpy.asarray" | "numpy.array"
-    ) && ast::positional(call, 0).is_some_and(jax_value)
-        && (name == "jax.device_get" || names.imports("jax"))
-    {
-        return Some(Sync {
-            id: "host-sync-in-loop",
-            what: format!("{}(...)", name.replace("numpy.", "np.")),
-            does: "copies device arrays to the host, waiting for the step that makes them",
-            fix: JAX_FIX,
-        });
-    }
-    if method == Some("block_until_ready")
-        && names.imports("jax")
-        && ast::receiver(call).is_some_and(jax_value)
-    {
-        return Some(Sync {
-            id: "host-sync-in-loop",
-            what: ".block_until_ready()".to_owned(),
-            does: "waits for the device to finish the step, so the next one cannot be queued behind it",
-            fix: JAX_FIX,
-        });
+    if formats_a_tensor(call, src, tensors) {
+        return Some(host("\"...\" % t".to_owned()));
     }
     // `max(lengths)` iterates a device tensor and compares its 0-d elements on the host;
     // `range(steps)` reads one with `__index__`. Only a name known to hold a device tensor:
@@ -2500,18 +2527,6 @@ pub(super) fn sync(
         ast::positional(call, 0)
             .is_some_and(|a| a.kind() == "identifier" && holds_device_tensor(text(a, src), tensors))
     };
-    // `sys.stderr.write("loss %.4f" % loss)`: `%` formatting reads the tensor (`__float__`),
-    // also inside a longer expression (`time.strftime(...) + " acc %.2f" % (top1 / n)`).
-    if ast::args_any(call, |a| {
-        let mut found = false;
-        ast::walk(a, &mut |n| {
-            found |= percent_formats_tensor(n, src, tensors);
-            !found && !matches!(n.kind(), "call" | "lambda")
-        });
-        found
-    }) {
-        return Some(host("\"...\" % t".to_owned()));
-    }
     match name.as_str() {
         "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
         "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
@@ -2544,6 +2559,20 @@ pub(super) fn sync(
         }),
         _ => None,
     }
+}
+
+/// `sys.stderr.write("loss %.4f" % loss)`: `%` formatting of a tensor in an argument reads
+/// it (`__float__`), also inside a longer expression (`time.strftime(...) + " acc %.2f" %
+/// (top1 / n)`).
+fn formats_a_tensor(call: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    ast::args_any(call, |a| {
+        let mut found = false;
+        ast::walk(a, &mut |n| {
+            found |= percent_formats_tensor(n, src, tensors);
+            !found && !matches!(n.kind(), "call" | "lambda")
+        });
+        found
+    })
 }
 
 /// `print(loss)`, `print("loss", out.mean())`, `print(f"{loss:.3f}")`.
