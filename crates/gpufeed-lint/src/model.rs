@@ -548,6 +548,99 @@ pub(super) struct HostTensor<'t> {
     pub(super) factory: Option<Node<'t>>,
 }
 
+/// The host factory a node holds, with its call: a call of one (through tensor methods
+/// on it: `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
+type Held<'t> = (String, Option<Node<'t>>);
+/// A name, where its assignment ends, what it holds, and the branch block it is in
+/// (an assignment in the `if` block says nothing of a use in the `else`).
+type Assigned<'t> = (String, usize, Held<'t>, Option<(usize, usize)>);
+/// Also through what keeps a host tensor on the host: `torch.cat` / `torch.stack` of
+/// host tensors, a comparison or arithmetic of one (`(labels.unsqueeze(0) ==
+/// labels.unsqueeze(1)).float()`, SimCLR's labels). Bounded: generated code nests deep.
+fn made<'t>(
+    n: Node<'t>,
+    assigned: &[Assigned<'t>],
+    file: &File<'t>,
+    depth: u32,
+) -> Option<Held<'t>> {
+    let src = file.src;
+    let mut n = n;
+    for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
+        match n.kind() {
+            "call" => {
+                let name = file.names.callee(n, src).unwrap_or_default();
+                if is_host_factory(&name) {
+                    return ast::kwarg(n, "device", src)
+                        .is_none()
+                        .then_some((name, Some(n)));
+                }
+                // Moved already (`torch.arange(n).to(x.device).expand(...)`): on the
+                // device from there on.
+                if moves_to_device(n, src) {
+                    return None;
+                }
+                // A table joined from host tables only: joined with the data
+                // (`torch.cat((torch.zeros(n, 1), data))`) it is the data's move, and
+                // so are conversions of data (`torch.stack([torch.from_numpy(a) ...])`).
+                if matches!(name.as_str(), "torch.cat" | "torch.stack" | "torch.concat")
+                    && depth < 4
+                {
+                    let parts = ast::positional(n, 0)?;
+                    let items: Vec<Node<'t>> = match parts.kind() {
+                        "list_comprehension" | "generator_expression" => {
+                            parts.child_by_field_name("body").into_iter().collect()
+                        }
+                        "list" | "tuple" => {
+                            let mut c = parts.walk();
+                            parts.named_children(&mut c).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    let tables: Vec<Held<'t>> = items
+                        .iter()
+                        .filter_map(|&i| made(i, assigned, file, depth + 1))
+                        .filter(|(f, _)| !f.is_empty() && !is_conversion(f))
+                        .collect();
+                    return (!items.is_empty() && tables.len() == items.len())
+                        .then(|| tables.into_iter().next())
+                        .flatten();
+                }
+                // A torch function of a host tensor keeps it on the host:
+                // `torch.bernoulli(torch.tensor(p))` (stochastic depth's coin).
+                if name.starts_with("torch.")
+                    && name.matches('.').count() == 1
+                    && depth < 4
+                    && let Some(first) = ast::positional(n, 0)
+                {
+                    return made(first, assigned, file, depth + 1).filter(|(f, _)| !f.is_empty());
+                }
+                n = ast::receiver(n)?;
+            }
+            "identifier" => {
+                let (id, at) = (text(n, src), n.start_byte());
+                return assigned
+                    .iter()
+                    .rev()
+                    .find(|(name, end, _, block)| {
+                        name == id && *end <= at && block.is_none_or(|(a, b)| a <= at && at < b)
+                    })
+                    .map(|(_, _, made, _)| made.clone());
+            }
+            "parenthesized_expression" => n = n.named_child(0)?,
+            "comparison_operator" | "binary_operator" if depth < 4 => {
+                let mut c = n.walk();
+                let parts: Vec<Node<'t>> = n.named_children(&mut c).collect();
+                return parts
+                    .into_iter()
+                    .find_map(|p| made(p, assigned, file, depth + 1))
+                    .filter(|(f, _)| !f.is_empty());
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// The moves to the GPU in `def` (`.cuda()`, `.to(device)`, `.type_as(x)`) of a tensor
 /// built on the CPU in the same function: the move, and the call that built it. Run on
 /// every `forward` here, and by the project pass on the functions a step reaches.
@@ -556,99 +649,6 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
     let Some(body) = def.child_by_field_name("body") else {
         return Vec::new();
     };
-    // The host factory a node holds, with its call: a call of one (through tensor methods
-    // on it: `torch.arange(t).unsqueeze(0)`), or a name last assigned one before `at`.
-    type Held<'t> = (String, Option<Node<'t>>);
-    // A name, where its assignment ends, what it holds, and the branch block it is in
-    // (an assignment in the `if` block says nothing of a use in the `else`).
-    type Assigned<'t> = (String, usize, Held<'t>, Option<(usize, usize)>);
-    // Also through what keeps a host tensor on the host: `torch.cat` / `torch.stack` of
-    // host tensors, a comparison or arithmetic of one (`(labels.unsqueeze(0) ==
-    // labels.unsqueeze(1)).float()`, SimCLR's labels). Bounded: generated code nests deep.
-    fn made<'t>(
-        n: Node<'t>,
-        assigned: &[Assigned<'t>],
-        file: &File<'t>,
-        depth: u32,
-    ) -> Option<Held<'t>> {
-        let src = file.src;
-        let mut n = n;
-        for _ in 0..=gpufeed_findings::constants::MAX_NESTING {
-            match n.kind() {
-                "call" => {
-                    let name = file.names.callee(n, src).unwrap_or_default();
-                    if is_host_factory(&name) {
-                        return ast::kwarg(n, "device", src)
-                            .is_none()
-                            .then_some((name, Some(n)));
-                    }
-                    // Moved already (`torch.arange(n).to(x.device).expand(...)`): on the
-                    // device from there on.
-                    if moves_to_device(n, src) {
-                        return None;
-                    }
-                    // A table joined from host tables only: joined with the data
-                    // (`torch.cat((torch.zeros(n, 1), data))`) it is the data's move, and
-                    // so are conversions of data (`torch.stack([torch.from_numpy(a) ...])`).
-                    if matches!(name.as_str(), "torch.cat" | "torch.stack" | "torch.concat")
-                        && depth < 4
-                    {
-                        let parts = ast::positional(n, 0)?;
-                        let items: Vec<Node<'t>> = match parts.kind() {
-                            "list_comprehension" | "generator_expression" => {
-                                parts.child_by_field_name("body").into_iter().collect()
-                            }
-                            "list" | "tuple" => {
-                                let mut c = parts.walk();
-                                parts.named_children(&mut c).collect()
-                            }
-                            _ => Vec::new(),
-                        };
-                        let tables: Vec<Held<'t>> = items
-                            .iter()
-                            .filter_map(|&i| made(i, assigned, file, depth + 1))
-                            .filter(|(f, _)| !f.is_empty() && !is_conversion(f))
-                            .collect();
-                        return (!items.is_empty() && tables.len() == items.len())
-                            .then(|| tables.into_iter().next())
-                            .flatten();
-                    }
-                    // A torch function of a host tensor keeps it on the host:
-                    // `torch.bernoulli(torch.tensor(p))` (stochastic depth's coin).
-                    if name.starts_with("torch.")
-                        && name.matches('.').count() == 1
-                        && depth < 4
-                        && let Some(first) = ast::positional(n, 0)
-                    {
-                        return made(first, assigned, file, depth + 1)
-                            .filter(|(f, _)| !f.is_empty());
-                    }
-                    n = ast::receiver(n)?;
-                }
-                "identifier" => {
-                    let (id, at) = (text(n, src), n.start_byte());
-                    return assigned
-                        .iter()
-                        .rev()
-                        .find(|(name, end, _, block)| {
-                            name == id && *end <= at && block.is_none_or(|(a, b)| a <= at && at < b)
-                        })
-                        .map(|(_, _, made, _)| made.clone());
-                }
-                "parenthesized_expression" => n = n.named_child(0)?,
-                "comparison_operator" | "binary_operator" if depth < 4 => {
-                    let mut c = n.walk();
-                    let parts: Vec<Node<'t>> = n.named_children(&mut c).collect();
-                    return parts
-                        .into_iter()
-                        .find_map(|p| made(p, assigned, file, depth + 1))
-                        .filter(|(f, _)| !f.is_empty());
-                }
-                _ => return None,
-            }
-        }
-        None
-    }
     let made = |n: Node<'t>, assigned: &[Assigned<'t>]| made(n, assigned, file, 0);
     let cuda_aliases = cuda_type_aliases(file);
     // `if reverse:` on `reverse=False`: the inference path of `forward`; `if lengths is
@@ -747,85 +747,106 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                 }
             }
             "call" if moves_to_device(n, src) => {
-                // `.to(coin.device)` / `.type_as(coin)` with `coin` itself built on the host:
-                // from the CPU to the CPU, nothing reaches the GPU.
-                let target = match ast::method(n, src) {
-                    Some("type_as") => ast::positional(n, 0),
-                    _ => ast::kwarg(n, "device", src)
-                        .or_else(|| ast::positional(n, 0))
-                        .filter(|a| a.kind() == "attribute")
-                        .filter(|a| {
-                            a.child_by_field_name("attribute")
-                                .is_some_and(|d| text(d, src) == "device")
-                        })
-                        .and_then(|a| a.child_by_field_name("object")),
-                };
-                let to_host =
-                    target.is_some_and(|t| made(t, &assigned).is_some_and(|(f, _)| !f.is_empty()));
-                if !to_host
-                    && let Some(r) = ast::receiver(n)
-                    && let Some((factory, call)) = made(r, &assigned)
-                    && !factory.is_empty()
-                {
-                    out.push(HostTensor {
-                        moved: n,
-                        made: factory,
-                        factory: call,
-                    });
-                }
+                out.extend(moved_host_tensor(n, file, &assigned));
             }
             // Host data copied to the device in one call: `torch.tensor([..], device=d)`,
             // `x.new_tensor(frames)` with `frames` built on the CPU (Conv-TasNet's decoder),
             // `tokens.new([sos_id])`,
             // `torch.cuda.FloatTensor(np.ones(n))` or its alias (`Tensor =
             // torch.cuda.FloatTensor`, as PyTorch-GAN's scripts build their labels).
-            "call" => {
-                let host_data = |a: Node<'t>| -> Option<Held<'t>> {
-                    if matches!(a.kind(), "list" | "tuple" | "list_comprehension") {
-                        return Some((format!("the Python {}", a.kind().replace('_', " ")), None));
-                    }
-                    if a.kind() == "call"
-                        && let Some(numpy) = file
-                            .names
-                            .callee(a, src)
-                            .filter(|c| c.starts_with("numpy."))
-                    {
-                        return Some((numpy, Some(a)));
-                    }
-                    if a.kind() == "identifier" && arrays.contains(text(a, src)) {
-                        return Some((format!("the NumPy array `{}`", text(a, src)), None));
-                    }
-                    made(a, &assigned).filter(|(f, _)| !f.is_empty())
-                };
-                let name = file.names.callee(n, src).unwrap_or_default();
-                let copies = (matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
-                    && ast::kwarg(n, "device", src).is_some())
-                    || ast::method(n, src) == Some("new_tensor")
-                    // The legacy `tokens.new([sos_id])` (Speech-Transformer's decoder); not
-                    // a module's `new` (`Image.new`, `hashlib.new`).
-                    || (ast::method(n, src) == Some("new")
-                        && ast::receiver(n).is_some_and(|r| {
-                            let head = text(r, src).split('.').next().unwrap_or("");
-                            !file.names.imports(head)
-                        }))
-                    || is_cuda_type(&name)
-                    || cuda_aliases.contains(name.as_str());
-                let copied = copies
-                    .then(|| ast::positional(n, 0).and_then(host_data))
-                    .flatten();
-                if let Some((what, call)) = copied {
-                    out.push(HostTensor {
-                        moved: n,
-                        made: what,
-                        factory: call,
-                    });
-                }
-            }
+            "call" => out.extend(copied_host_data(n, file, &assigned, &arrays, &cuda_aliases)),
             _ => {}
         }
         true
     });
     out
+}
+
+/// `.to(device)`, `.cuda()` or `.type_as(t)` of a tensor built on the host (`assigned`:
+/// what each name last held), unless the target is itself on the host.
+fn moved_host_tensor<'t>(
+    n: Node<'t>,
+    file: &File<'t>,
+    assigned: &[Assigned<'t>],
+) -> Option<HostTensor<'t>> {
+    let src = file.src;
+    // `.to(coin.device)` / `.type_as(coin)` with `coin` itself built on the host:
+    // from the CPU to the CPU, nothing reaches the GPU.
+    let target = match ast::method(n, src) {
+        Some("type_as") => ast::positional(n, 0),
+        _ => ast::kwarg(n, "device", src)
+            .or_else(|| ast::positional(n, 0))
+            .filter(|a| a.kind() == "attribute")
+            .filter(|a| {
+                a.child_by_field_name("attribute")
+                    .is_some_and(|d| text(d, src) == "device")
+            })
+            .and_then(|a| a.child_by_field_name("object")),
+    };
+    let to_host =
+        target.is_some_and(|t| made(t, assigned, file, 0).is_some_and(|(f, _)| !f.is_empty()));
+    if !to_host
+        && let Some(r) = ast::receiver(n)
+        && let Some((factory, call)) = made(r, assigned, file, 0)
+        && !factory.is_empty()
+    {
+        return Some(HostTensor {
+            moved: n,
+            made: factory,
+            factory: call,
+        });
+    }
+    None
+}
+
+/// Host data copied to the device in one call (see [`host_tensors_moved`]): `arrays` are the
+/// names holding NumPy arrays, `cuda_aliases` the file's names for CUDA tensor types.
+fn copied_host_data<'t>(
+    n: Node<'t>,
+    file: &File<'t>,
+    assigned: &[Assigned<'t>],
+    arrays: &HashSet<&str>,
+    cuda_aliases: &HashSet<String>,
+) -> Option<HostTensor<'t>> {
+    let src = file.src;
+    let host_data = |a: Node<'t>| -> Option<Held<'t>> {
+        if matches!(a.kind(), "list" | "tuple" | "list_comprehension") {
+            return Some((format!("the Python {}", a.kind().replace('_', " ")), None));
+        }
+        if a.kind() == "call"
+            && let Some(numpy) = file
+                .names
+                .callee(a, src)
+                .filter(|c| c.starts_with("numpy."))
+        {
+            return Some((numpy, Some(a)));
+        }
+        if a.kind() == "identifier" && arrays.contains(text(a, src)) {
+            return Some((format!("the NumPy array `{}`", text(a, src)), None));
+        }
+        made(a, assigned, file, 0).filter(|(f, _)| !f.is_empty())
+    };
+    let name = file.names.callee(n, src).unwrap_or_default();
+    let copies = (matches!(name.as_str(), "torch.tensor" | "torch.as_tensor")
+        && ast::kwarg(n, "device", src).is_some())
+        || ast::method(n, src) == Some("new_tensor")
+        // The legacy `tokens.new([sos_id])` (Speech-Transformer's decoder); not
+        // a module's `new` (`Image.new`, `hashlib.new`).
+        || (ast::method(n, src) == Some("new")
+            && ast::receiver(n).is_some_and(|r| {
+                let head = text(r, src).split('.').next().unwrap_or("");
+                !file.names.imports(head)
+            }))
+        || is_cuda_type(&name)
+        || cuda_aliases.contains(name.as_str());
+    let copied = copies
+        .then(|| ast::positional(n, 0).and_then(host_data))
+        .flatten();
+    copied.map(|(what, call)| HostTensor {
+        moved: n,
+        made: what,
+        factory: call,
+    })
 }
 
 /// A NumPy array, from how it is made: a `numpy` call (`np.outer(k, k)`), a method or
