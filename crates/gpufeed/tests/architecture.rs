@@ -160,3 +160,115 @@ fn the_binary_crate_only_parses_resolves_calls_and_prints() {
         &per_file[per_file.len().saturating_sub(5)..]
     );
 }
+
+/// No function outside tests is longer than 150 lines (issue 40): each reads as one step of
+/// its work. Counted from its `fn` line to its closing brace, in every crate's `src/` up to
+/// the file's `#[cfg(test)]`, with strings, character literals and `//` comments left out
+/// of the brace count.
+#[test]
+fn no_function_is_longer_than_150_lines() {
+    /// The braces of one line of code: its strings, character literals and comment removed.
+    fn braces(line: &str) -> (usize, usize, bool) {
+        let (mut open, mut close, mut semicolon) = (0, 0, false);
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        let mut in_string = false;
+        while i < chars.len() {
+            let c = chars[i];
+            if in_string {
+                match c {
+                    '\\' => i += 1,
+                    '"' => in_string = false,
+                    _ => {}
+                }
+            } else {
+                match c {
+                    '"' => in_string = true,
+                    '/' if chars.get(i + 1) == Some(&'/') => break,
+                    // `'{'`, `'\''`: a character literal; `'t` alone is a lifetime.
+                    '\'' if chars.get(i + 2) == Some(&'\'') => i += 2,
+                    '\'' if chars.get(i + 1) == Some(&'\\') && chars.get(i + 3) == Some(&'\'') => {
+                        i += 3;
+                    }
+                    '{' => open += 1,
+                    '}' => close += 1,
+                    ';' => semicolon = true,
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        (open, close, semicolon)
+    }
+    /// The name of the function a line starts, if it starts one.
+    fn starts_fn(line: &str) -> Option<&str> {
+        let mut rest = line.trim_start();
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let name = rest.strip_prefix("fn ")?;
+        Some(
+            name.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()?,
+        )
+    }
+    fn long_functions(dir: &Path, out: &mut Vec<(usize, String)>) {
+        for entry in fs_err::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                long_functions(&path, out);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = fs_err::read_to_string(&path).unwrap();
+            let lines: Vec<&str> = text
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .collect();
+            for (start, line) in lines.iter().enumerate() {
+                let Some(name) = starts_fn(line) else {
+                    continue;
+                };
+                let mut depth = 0usize;
+                let mut opened = false;
+                for (k, l) in lines.iter().enumerate().skip(start) {
+                    let (open, close, semicolon) = braces(l);
+                    if !opened && open == 0 && semicolon {
+                        break; // a declaration without a body
+                    }
+                    opened |= open > 0;
+                    depth = (depth + open).saturating_sub(close);
+                    if opened && depth == 0 {
+                        let length = k - start + 1;
+                        if length > 150 {
+                            out.push((length, format!("{}:{} {name}", path.display(), start + 1)));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut long = Vec::new();
+    for entry in fs_err::read_dir(&crates).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if src.is_dir() {
+            long_functions(&src, &mut long);
+        }
+    }
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "functions over 150 lines (split them into steps of their own): {long:?}"
+    );
+}
