@@ -1166,9 +1166,7 @@ impl<'a, 't> Project<'a, 't> {
                     continue;
                 };
                 let params = ast::param_names(def, f.src);
-                let mut switch = (cond.kind() == "identifier"
-                    && params.contains(&text(cond, f.src)))
-                .then(|| text(cond, f.src));
+                let mut switch = None;
                 ast::walk(cond, &mut |n| {
                     if switch.is_none()
                         && n.kind() == "identifier"
@@ -1182,11 +1180,15 @@ impl<'a, 't> Project<'a, 't> {
                     continue;
                 };
                 let fname = text(name, f.src);
+                // By keyword, or in its place (a method's calls do not pass `self`).
+                let at = params.iter().position(|&p| p == switch);
                 let turned_on = self.calls_by_name().get(fname).is_some_and(|sites| {
                     sites.iter().any(|&(ci, call)| {
+                        let csrc = self.src(ci);
                         counts(ci)
-                            && ast::kwarg(call, switch, self.src(ci))
-                                .is_some_and(|v| !ast::is_falsy_literal(v, self.src(ci)))
+                            && ast::kwarg(call, switch, csrc)
+                                .or_else(|| at.and_then(|i| ast::positional(call, i)))
+                                .is_some_and(|v| !ast::is_falsy_literal(v, csrc))
                     })
                 });
                 if !turned_on {
