@@ -383,6 +383,16 @@ pub(crate) fn param_names<'s>(def: Node<'_>, src: &'s str) -> Vec<&'s str> {
     names
 }
 
+/// The operators of a comparison or a boolean operation, in order: `["is", "not"]` for
+/// `x is not None`, `["=="]` for `a == b`.
+pub(crate) fn operators<'s>(node: Node<'_>, src: &'s str) -> Vec<&'s str> {
+    let mut c = node.walk();
+    node.children(&mut c)
+        .filter(|o| !o.is_named())
+        .map(|o| text(o, src))
+        .collect()
+}
+
 /// The name of a function's `**kwargs` parameter, if it has one.
 pub(crate) fn dict_splat_param<'s>(def: Node<'_>, src: &'s str) -> Option<&'s str> {
     let params = def.child_by_field_name("parameters")?;

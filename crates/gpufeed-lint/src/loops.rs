@@ -1035,12 +1035,7 @@ fn opt_in_value(value: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
                     .is_some_and(named)
         }
         "comparison_operator" if value.named_child_count() == 2 => {
-            let mut c = value.walk();
-            let ops: Vec<&str> = value
-                .children(&mut c)
-                .filter(|o| !o.is_named())
-                .map(|o| text(o, src))
-                .collect();
+            let ops = ast::operators(value, src);
             let (Some(left), Some(right)) = (value.named_child(0), value.named_child(1)) else {
                 return false;
             };
@@ -1198,12 +1193,7 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
     let flag =
         flag.filter(|_| matches!(right.kind(), "string" | "integer" | "none") || listed.is_some())?;
     let default = one_default(flag, marks)?;
-    let mut c2 = c.walk();
-    let ops: Vec<&str> = c
-        .children(&mut c2)
-        .filter(|o| !o.is_named())
-        .map(|o| text(o, src))
-        .collect();
+    let ops = ast::operators(c, src);
     if let Some(values) = listed {
         let member = values.contains(&default);
         return match ops.as_slice() {
@@ -1566,14 +1556,8 @@ fn fallback_of_given(node: Node<'_>, src: &str, gates: &HashSet<String>) -> bool
     if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
         return false;
     }
-    let mut w = c.walk();
-    let is = c
-        .children(&mut w)
-        .filter(|o| !o.is_named())
-        .map(|o| text(o, src))
-        .collect::<Vec<_>>()
-        == ["is"];
-    is && c.named_child(1).is_some_and(|n| text(n, src) == "None")
+    ast::operators(c, src) == ["is"]
+        && c.named_child(1).is_some_and(|n| text(n, src) == "None")
         && c.named_child(0)
             .is_some_and(|p| p.kind() == "identifier" && gates.contains(&given_mark(text(p, src))))
 }
@@ -1741,12 +1725,7 @@ pub(super) fn off_branches_unless(
                     .named_child(0)
                     .is_some_and(|p| p.kind() == "identifier" && optional.contains(text(p, src)))
             {
-                let mut w = cond.walk();
-                let ops: Vec<&str> = cond
-                    .children(&mut w)
-                    .filter(|o| !o.is_named())
-                    .map(|o| text(o, src))
-                    .collect();
+                let ops = ast::operators(cond, src);
                 if ops == ["is"]
                     && let Some(block) = n.child_by_field_name("consequence")
                 {
@@ -1769,15 +1748,7 @@ pub(super) fn off_branches_unless(
                     .find(|(name, _)| *name == text(p, src))
                 && let Some(other) = comparable_literal(v, src)
                 && other != default
-                && {
-                    let mut w = cond.walk();
-                    let ops: Vec<&str> = cond
-                        .children(&mut w)
-                        .filter(|o| !o.is_named())
-                        .map(|o| text(o, src))
-                        .collect();
-                    ops == ["=="]
-                }
+                && ast::operators(cond, src) == ["=="]
                 && let Some(block) = n.child_by_field_name("consequence")
             {
                 out.push((block.start_byte(), block.end_byte()));
@@ -1973,12 +1944,7 @@ pub(super) fn mask_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> b
     }
     match node.kind() {
         "comparison_operator" => {
-            let mut c = node.walk();
-            let ops: Vec<&str> = node
-                .children(&mut c)
-                .filter(|o| !o.is_named())
-                .map(|o| text(o, src))
-                .collect();
+            let ops = ast::operators(node, src);
             !ops.is_empty()
                 && ops
                     .iter()

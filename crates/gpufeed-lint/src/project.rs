@@ -4508,37 +4508,44 @@ fn opt_in_site<'t>(
 /// The name an `if isinstance(x, torch.Tensor):` (or `torch.is_tensor(x)`) around `call`
 /// tests, the innermost such `if` whose body holds the call, up to the function.
 fn tensor_guard<'s>(call: Node<'_>, src: &'s str) -> Option<&'s str> {
-    let mut n = call;
-    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
-        let p = n.parent()?;
-        if ast::is_scope(p) {
+    guarding_conditions(call).into_iter().find_map(|cond| {
+        let x = ast::positional(cond, 0).filter(|x| x.kind() == "identifier")?;
+        if cond.kind() != "call" {
             return None;
         }
+        let callee = cond
+            .child_by_field_name("function")
+            .map_or("", |f| text(f, src));
+        let tested = match callee {
+            "isinstance" => ast::positional(cond, 1)
+                .is_some_and(|t| text(t, src).rsplit('.').next() == Some("Tensor")),
+            "torch.is_tensor" => true,
+            _ => false,
+        };
+        tested.then(|| text(x, src))
+    })
+}
+
+/// The conditions of the `if`s whose body holds `call`, innermost first, up to its
+/// function. Climbs at most `MAX_NESTING` levels (`parent()` costs the tree's depth).
+fn guarding_conditions(call: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut n = call;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        let Some(p) = n.parent().filter(|p| !ast::is_scope(*p)) else {
+            break;
+        };
         if p.kind() == "if_statement"
             && p.child_by_field_name("consequence").is_some_and(|b| {
                 b.start_byte() <= call.start_byte() && call.end_byte() <= b.end_byte()
             })
-            && let Some(cond) = p
-                .child_by_field_name("condition")
-                .filter(|c| c.kind() == "call")
-            && let Some(x) = ast::positional(cond, 0).filter(|x| x.kind() == "identifier")
+            && let Some(cond) = p.child_by_field_name("condition")
         {
-            let callee = cond
-                .child_by_field_name("function")
-                .map_or("", |f| text(f, src));
-            let tested = match callee {
-                "isinstance" => ast::positional(cond, 1)
-                    .is_some_and(|t| text(t, src).rsplit('.').next() == Some("Tensor")),
-                "torch.is_tensor" => true,
-                _ => false,
-            };
-            if tested {
-                return Some(text(x, src));
-            }
+            out.push(cond);
         }
         n = p;
     }
-    None
+    out
 }
 
 /// True when `call` runs only under a tensor test of a value the caller gave, and the
@@ -4598,41 +4605,19 @@ fn rate_guard(name: &str, call: Node<'_>, src: &str) -> Option<String> {
     if !name.to_ascii_lowercase().contains("resample") {
         return None;
     }
-    let mut n = call;
-    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
-        let p = n.parent()?;
-        if ast::is_scope(p) {
-            return None;
-        }
-        if p.kind() == "if_statement"
-            && p.child_by_field_name("consequence").is_some_and(|b| {
-                b.start_byte() <= call.start_byte() && call.end_byte() <= b.end_byte()
-            })
-            && let Some(cond) = p.child_by_field_name("condition")
-            && cond.kind() == "comparison_operator"
-            && {
-                let mut w = cond.walk();
-                let ops: Vec<&str> = cond
-                    .children(&mut w)
-                    .filter(|o| !o.is_named())
-                    .map(|o| text(o, src))
-                    .collect();
-                ops == ["!="]
-            }
-            && {
-                let t = text(cond, src).to_ascii_lowercase();
-                t.contains("sr") || t.contains("rate")
-            }
-        {
-            return Some(format!(
+    guarding_conditions(call).into_iter().find_map(|cond| {
+        let rate = cond.kind() == "comparison_operator" && ast::operators(cond, src) == ["!="] && {
+            let t = text(cond, src).to_ascii_lowercase();
+            t.contains("sr") || t.contains("rate")
+        };
+        rate.then(|| {
+            format!(
                 "it runs only when `{}`: a file already at the target rate is not resampled; \
                  it costs every epoch only if your corpus is recorded at another rate",
                 text(cond, src)
-            ));
-        }
-        n = p;
-    }
-    None
+            )
+        })
+    })
 }
 
 /// True when the code at `byte` is in the body of an `if` on an opt-in flag.
