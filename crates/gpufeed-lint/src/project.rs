@@ -1122,18 +1122,8 @@ impl<'a, 't> Project<'a, 't> {
     ) -> Vec<((usize, usize), String)> {
         let counts = |ci: usize| {
             let f = &self.files[ci];
-            let script = {
-                let mut main = false;
-                ast::walk(f.root, &mut |n| {
-                    main |= n.kind() == "if_statement"
-                        && n.child_by_field_name("condition")
-                            .is_some_and(|c| is_main_check(c, f.src));
-                    !main && !ast::is_scope(n)
-                });
-                main
-            };
             let trains = loops.iter().any(|&(li, _)| li == ci) || calls_fit(f);
-            not_run.get(ci).is_none_or(Option::is_none) && (trains || !script)
+            not_run.get(ci).is_none_or(Option::is_none) && (trains || !runs_as_script(f))
         };
         let mut out = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
