@@ -1048,7 +1048,7 @@ fn rank_report(
     let no_verdict = match (&temporal, figs.is_empty()) {
         (None, _) => Some("no GPU events".to_owned()),
         (Some(_), true) => Some(no_steps_hint(format).to_owned()),
-        (Some(t), false) => unjudgeable(judged_figs, Some(t), device_pid.is_some()),
+        (Some(t), false) => unjudgeable(judged_figs, t, device_pid.is_some()),
     };
     let judged = match (temporal, shares) {
         (Some(_), Some(s)) if no_verdict.is_none() => Some(verdict::judge(
@@ -1119,8 +1119,7 @@ fn rank_report(
 /// Why the steps, though found, cannot be judged: a lone step shorter than
 /// [`ONE_STEP_SPAN_MIN`] of the GPU's profiled span, or (one GPU of several) no compute
 /// kernel in the steps.
-fn unjudgeable(figs: &[StepFigures], temporal: Option<&Temporal>, device: bool) -> Option<String> {
-    let t = temporal?;
+fn unjudgeable(figs: &[StepFigures], t: &Temporal, device: bool) -> Option<String> {
     if let [one] = figs
         && t.span_us > 0.0
         && one.dur_us < ONE_STEP_SPAN_MIN * t.span_us

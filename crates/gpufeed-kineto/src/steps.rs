@@ -572,9 +572,13 @@ pub fn step_figures(
         .map(|g| (g.corr, ()))
         .collect();
 
-    let host = HostTimes::of(rows, t, &h2d_corr, &d2h_corr);
-    let (data, copy, blocked, sync_ends) = (host.data, host.copy, host.blocked, host.sync_ends);
-    let launch_durs = host.launch_durs;
+    let HostTimes {
+        data,
+        copy,
+        blocked,
+        sync_ends,
+        launch_durs,
+    } = HostTimes::of(rows, t, &h2d_corr, &d2h_corr);
     let mut kernel_starts: Vec<i64> = gpu().filter(|g| work(g)).map(|g| g.ts).collect();
     kernel_starts.sort_unstable();
     let kernel_durs: Vec<f64> = gpu()
