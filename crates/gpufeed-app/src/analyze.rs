@@ -242,7 +242,7 @@ pub fn analyze(settings: &AnalyzeSettings, stages: &dyn Stages) -> Result<Report
 
     // 3. The doctor.
     let doctor_settings = DoctorSettings {
-        config: args.config.clone(),
+        config: doctor::DoctorConfig::of(&training),
         data: data.clone(),
         code: args.code.clone(),
     };

@@ -11,25 +11,65 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
+use gpufeed_analysis::config::TrainingConfig;
 use gpufeed_analysis::profile;
 use gpufeed_config::Config;
 use gpufeed_data::cache::{self, Cache, FeatureSettings};
 use gpufeed_data::loader::Loader;
 use gpufeed_data::settings::cache_root;
 use gpufeed_doctor::runtime::{self, LoaderRun, RuntimeFacts};
-use gpufeed_doctor::{self as doctor, Check, Inputs, env, frameworks::Probe};
+use gpufeed_doctor::{self as doctor, Check, Inputs, Validation, env, frameworks::Probe};
 use gpufeed_findings::Report;
 use gpufeed_findings::constants::RUNTIME_BATCHES;
 
 /// What the doctor looks at: the training config, the dataset and the code, each optional.
 #[derive(Debug, Clone, Default)]
 pub struct DoctorSettings {
-    /// The training config (YAML): validated, and its cache folder and loader settings.
-    pub config: Option<PathBuf>,
+    /// The training config (YAML), read once: validated, and its cache folder and loader
+    /// settings.
+    pub config: Option<DoctorConfig>,
     /// The dataset: its storage measured, and its cache's loader run.
     pub data: Option<PathBuf>,
     /// The training code, linted.
     pub code: Option<PathBuf>,
+}
+
+/// The training config as the doctor takes it, read once: its validation (the config
+/// check's findings) and, when it loads, its typed values (the cache folder and the loader
+/// settings of the runtime check).
+#[derive(Debug, Clone)]
+pub struct DoctorConfig {
+    validation: Validation,
+    config: Option<Config>,
+}
+
+impl DoctorConfig {
+    /// Reads `--config FILE` once.
+    ///
+    /// # Errors
+    /// A file that cannot be read at all (missing, a folder): bad input.
+    pub fn read(path: &Path) -> Result<Self> {
+        let validation = doctor::read_config(path)?;
+        // The text as read, parsed for its values; no second read.
+        let config = validation
+            .text
+            .as_deref()
+            .and_then(|text| gpufeed_config::check(text, path).ok())
+            .map(|loaded| loaded.config);
+        Ok(Self { validation, config })
+    }
+
+    /// The config `analyze` read for every stage, validated from its text; `None` without
+    /// `--config`.
+    #[must_use]
+    pub fn of(training: &TrainingConfig) -> Option<Self> {
+        let loaded = training.loaded()?;
+        let source = &loaded.source;
+        Some(Self {
+            validation: doctor::validate_config_text(source.text(), source.path()),
+            config: Some(loaded.config.clone()),
+        })
+    }
 }
 
 /// Environment variable naming the Python interpreter the frameworks are probed with.
@@ -54,15 +94,12 @@ pub fn doctor_run(settings: &DoctorSettings, progress: &mut dyn FnMut(&str)) -> 
     // gives the cache folder and the loader settings. A config that does not load gives
     // neither: the runtime check, which needs them, is skipped and says why, rather than
     // running on defaults the user did not choose.
-    let loaded = settings
+    let unloadable = settings.config.as_ref().is_some_and(|c| c.config.is_none());
+    let config = settings
         .config
-        .as_deref()
-        .map(|p| gpufeed_config::load(p).map(|l| l.config));
-    let unloadable = matches!(loaded, Some(Err(_)));
-    let config = match loaded {
-        Some(Ok(c)) => c,
-        _ => Config::default(),
-    };
+        .as_ref()
+        .and_then(|c| c.config.clone())
+        .unwrap_or_default();
     let cache_root = settings
         .data
         .as_deref()
@@ -79,7 +116,7 @@ pub fn doctor_run(settings: &DoctorSettings, progress: &mut dyn FnMut(&str)) -> 
         probe.python = python;
     }
     let inputs = Inputs {
-        config: settings.config.clone(),
+        config: settings.config.as_ref().map(|c| c.validation.clone()),
         data: settings.data.clone(),
         cache: cache_root,
         code: settings.code.clone(),
@@ -99,8 +136,8 @@ pub fn doctor_run(settings: &DoctorSettings, progress: &mut dyn FnMut(&str)) -> 
                  the defaults",
                 settings
                     .config
-                    .as_deref()
-                    .unwrap_or(Path::new(""))
+                    .as_ref()
+                    .map_or(Path::new(""), |c| c.validation.path.as_path())
                     .display()
             ),
         )),

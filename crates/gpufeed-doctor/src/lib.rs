@@ -98,12 +98,13 @@ pub mod runtime;
 pub mod storage;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub use gpufeed_findings::Check;
 use gpufeed_findings::finding::{Finding, Severity};
 use gpufeed_findings::rules::rule_info;
 use gpufeed_lint::{self as lint, LintError};
+pub use gpufeed_validate::Validation;
 use gpufeed_validate::{self as validate, ValidateError};
 
 /// Everything the machine checks collected: the input of [`check`].
@@ -141,8 +142,9 @@ pub fn check(facts: &Facts) -> Vec<Finding> {
 /// What `doctor` is asked to look at.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
-    /// `--config FILE`.
-    pub config: Option<PathBuf>,
+    /// `--config FILE`, read and validated once by the caller ([`read_config`], or
+    /// [`validate_config_text`] over text it already read): the doctor never reads it again.
+    pub config: Option<Validation>,
     /// `--data DIR`.
     pub data: Option<PathBuf>,
     /// The cache root beside the data, when one exists (`gpufeed precompute`'s output).
@@ -157,6 +159,29 @@ pub struct Inputs {
     pub budget: storage::Budget,
     /// Where `/proc` and `/sys` are.
     pub roots: host::Roots,
+}
+
+/// How the doctor validates a config: against this machine's cores, as the training
+/// machine's.
+fn validation_context() -> validate::Context {
+    let cores = std::thread::available_parallelism().ok().map(usize::from);
+    validate::Context::new(cores, validate::CoresOf::TrainingMachine)
+}
+
+/// Reads and validates `--config FILE`, once, for [`Inputs::config`].
+///
+/// # Errors
+/// [`DoctorError::Config`] when the file cannot be read at all (a missing file, a folder):
+/// bad input, said before any slow check.
+pub fn read_config(path: &Path) -> Result<Validation, DoctorError> {
+    Ok(validate::validate_file(path, &validation_context())?)
+}
+
+/// Validates config text a caller already read (`analyze` reads `--config` once for every
+/// stage), for [`Inputs::config`]; `path` names the file in the findings.
+#[must_use]
+pub fn validate_config_text(text: &str, path: &Path) -> Validation {
+    validate::validate_text(text, path, &validation_context())
 }
 
 /// A path given to `doctor` that cannot be used: bad input (exit code 2).
@@ -218,22 +243,17 @@ pub fn check_inputs(inputs: &Inputs) -> Result<(), DoctorError> {
 /// which check starts, for a line on stderr.
 ///
 /// # Errors
-/// A `--data`, `--config` or `--code` path that cannot be read ([`DoctorError`]).
+/// A `--data` or `--code` path that cannot be read ([`DoctorError`]); the config was read
+/// by the caller ([`read_config`]).
 pub fn run(inputs: &Inputs, progress: &mut dyn FnMut(Check)) -> Result<Outcome, DoctorError> {
     check_inputs(inputs)?;
     // What other processes use is measured over this run, from here to the end.
     let origin = std::time::Instant::now();
     let window = host::CpuSample::read(&inputs.roots, origin);
-    // Read the config first: a file that cannot be read is bad input, before any slow check.
     let cores = std::thread::available_parallelism().ok().map(usize::from);
-    let validation = match &inputs.config {
-        Some(path) => Some(validate::validate_file(
-            path,
-            &validate::Context::new(cores, validate::CoresOf::TrainingMachine),
-        )?),
-        None => None,
-    };
-    let num_workers = validation
+    // The config's text as the caller read it: parsed here, never read again.
+    let num_workers = inputs
+        .config
         .as_ref()
         .and_then(|v| v.text.as_deref().map(|t| (t, &v.path)))
         .and_then(|(text, path)| gpufeed_config::check(text, path).ok())
@@ -294,10 +314,10 @@ pub fn run(inputs: &Inputs, progress: &mut dyn FnMut(Check)) -> Result<Outcome, 
     facts.host.others = host::close_window(window.as_ref(), &inputs.roots, origin);
 
     let mut findings = check(&facts);
-    match validation {
+    match &inputs.config {
         Some(v) => {
             progress(Check::Config);
-            findings.extend(v.findings);
+            findings.extend(v.findings.iter().cloned());
         }
         None => skipped.push((
             Check::Config,

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use gpufeed_app::doctor::{DoctorSettings, doctor_run};
+use gpufeed_app::doctor::{DoctorConfig, DoctorSettings, doctor_run};
 use gpufeed_findings::render::{DoctorText, Markdown, Renderer};
 
 use crate::cli::{DoctorArgs, FindingsFormat, Format};
@@ -19,7 +19,12 @@ use crate::printer;
 /// `gpufeed doctor [--config FILE] [--data DIR] [--code DIR] [--format text|json|markdown]`.
 pub fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
     let settings = DoctorSettings {
-        config: args.inputs.config.clone(),
+        config: args
+            .inputs
+            .config
+            .as_deref()
+            .map(DoctorConfig::read)
+            .transpose()?,
         data: args.inputs.data.clone(),
         code: args.inputs.code.clone(),
     };

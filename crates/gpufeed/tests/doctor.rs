@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 use common::Run;
 use gpufeed_contract::{Finding, Severity};
 
-/// Runs `gpufeed doctor ARGS` with no NVML, the fake interpreter and a clean environment.
-fn doctor(dir: &Path, args: &[&str]) -> Run {
+/// `gpufeed doctor ARGS` with no NVML, the fake interpreter and a clean environment.
+fn doctor_command(dir: &Path, args: &[&str]) -> assert_cmd::Command {
     let python = common::fake_python(dir);
-    common::gpufeed()
-        .arg("doctor")
+    let mut cmd = common::gpufeed();
+    cmd.arg("doctor")
         .args(args)
         .env("GPUFEED_NVML_LIB", dir.join("no-libnvidia-ml.so.1"))
         .env("GPUFEED_PYTHON", python)
@@ -29,10 +29,13 @@ fn doctor(dir: &Path, args: &[&str]) -> Run {
         .env_remove("TF_FORCE_GPU_ALLOW_GROWTH")
         .env_remove("TF_GPU_THREAD_MODE")
         .env_remove("PYTORCH_CUDA_ALLOC_CONF")
-        .env_remove("OMP_NUM_THREADS")
-        .output()
-        .unwrap()
-        .into()
+        .env_remove("OMP_NUM_THREADS");
+    cmd
+}
+
+/// Runs `gpufeed doctor ARGS` (see [`doctor_command`]).
+fn doctor(dir: &Path, args: &[&str]) -> Run {
+    doctor_command(dir, args).output().unwrap().into()
 }
 
 /// With `--format json`: exactly one findings document on stdout.
@@ -142,6 +145,50 @@ fn config_with_an_error_finding_exits_1() {
     let run = doctor(dir.path(), &["--config", "no-such.yaml"]);
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.contains("no-such.yaml"), "{}", run.stderr);
+}
+
+/// The config is read once: given as a named pipe, which gives its text to one reader only
+/// (a second open waits for a writer that never comes), the doctor still validates it and
+/// finds its error. Before, the app read it for its loader settings and the doctor's config
+/// check read it again, and the run never ended.
+#[test]
+fn the_config_is_read_once() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            // Blocks until the doctor opens the pipe; one writer, one text.
+            let mut w = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            w.write_all(
+                b"data:\n  pad_to_fixed_length: true\n  max_text_length: 100\n  max_text_tokens: 200\n",
+            )
+            .unwrap();
+        })
+    };
+    // Killed past the deadline: a run that waits for a second read ends with no code.
+    let run: Run = doctor_command(dir.path(), &["--config", fifo.to_str().unwrap()])
+        .args(["--format", "json"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap()
+        .into();
+    assert!(
+        run.code.is_some(),
+        "doctor waited for a second read of its config: {}",
+        run.stderr
+    );
+    writer.join().unwrap();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let findings = common::findings(&run);
+    let f = find(&findings, "text-cap-mismatch").unwrap();
+    assert_eq!(f.path.as_deref(), fifo.to_str());
 }
 
 #[test]
