@@ -252,6 +252,8 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
             let read = rundocs::RunDocs::read(path, &shell);
             docs.docs.extend(read.docs);
             docs.scripts.extend(read.scripts);
+            docs.other_docs.extend(read.other_docs);
+            docs.other_scripts.extend(read.other_scripts);
             let relative = |f: PathBuf| {
                 let rel = f
                     .strip_prefix(path)

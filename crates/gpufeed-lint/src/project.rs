@@ -1669,7 +1669,7 @@ impl<'a, 't> Project<'a, 't> {
         config_named: &[bool],
     ) -> Vec<Option<String>> {
         let mut out = vec![None; self.files.len()];
-        if !self.cross || docs.scripts.is_empty() {
+        if !self.cross || docs.all_scripts().next().is_none() {
             return out;
         }
         let rels: Vec<String> = self
@@ -1679,25 +1679,24 @@ impl<'a, 't> Project<'a, 't> {
             .collect();
         // A script named by its path (`finetune/lora.py`), else by the end of it (`python
         // lora.py` after `cd finetune`); `train.py` names the root's, not a subfolder's.
-        let mut named: Vec<usize> = Vec::new();
-        for script in &docs.scripts {
-            let exact: Vec<usize> = (0..rels.len()).filter(|&i| rels[i] == *script).collect();
-            let found = if exact.is_empty() {
-                (0..rels.len())
-                    .filter(|&i| {
-                        rels[i].ends_with(&format!("/{script}"))
-                            || script.ends_with(&format!("/{}", rels[i]))
-                    })
-                    .collect()
-            } else {
-                exact
-            };
-            named.extend(found);
-        }
-        named.extend((0..config_named.len()).filter(|&i| config_named[i]));
-        if named.is_empty() {
-            return out;
-        }
+        let named_by = |scripts: &[String]| -> Vec<usize> {
+            let mut named = Vec::new();
+            for script in scripts {
+                let exact: Vec<usize> = (0..rels.len()).filter(|&i| rels[i] == *script).collect();
+                let found = if exact.is_empty() {
+                    (0..rels.len())
+                        .filter(|&i| {
+                            rels[i].ends_with(&format!("/{script}"))
+                                || script.ends_with(&format!("/{}", rels[i]))
+                        })
+                        .collect()
+                } else {
+                    exact
+                };
+                named.extend(found);
+            }
+            named
+        };
         let trains = |i: usize| loops.iter().any(|&(fi, _)| fi == i) || calls_fit(&self.files[i]);
         let reach = |starts: &[usize]| {
             let mut seen: HashSet<usize> = starts.iter().copied().collect();
@@ -1711,11 +1710,21 @@ impl<'a, 't> Project<'a, 't> {
             }
             seen
         };
+        let mut named = named_by(&docs.scripts);
+        named.extend((0..config_named.len()).filter(|&i| config_named[i]));
+        let mut names: Vec<&str> = docs.docs.iter().map(String::as_str).collect();
+        // The other shell scripts count where the documents name nothing that trains.
+        if !reach(&named).iter().any(|&i| trains(i)) {
+            named.extend(named_by(&docs.other_scripts));
+            names.extend(docs.other_docs.iter().map(String::as_str));
+        }
+        if named.is_empty() {
+            return out;
+        }
         let on_path = reach(&named);
         if !on_path.iter().any(|&i| trains(i)) {
             return out;
         }
-        let mut names: Vec<&str> = docs.docs.iter().map(String::as_str).collect();
         names.dedup();
         let runs: Vec<&str> = {
             let mut r: Vec<&str> = named
@@ -1745,8 +1754,9 @@ impl<'a, 't> Project<'a, 't> {
                     )
                 };
                 out[i] = Some(format!(
-                    "{only} that {} does not name (it runs {})",
+                    "{only} that {} {} not name (it runs {})",
                     names.join(", "),
+                    if names.len() == 1 { "does" } else { "do" },
                     runs.iter()
                         .map(|r| format!("`{r}`"))
                         .collect::<Vec<_>>()
@@ -1803,7 +1813,7 @@ impl<'a, 't> Project<'a, 't> {
                 || calls_fit(f)
                 // A Lightning module: its trainer builds it from a CLI or config.
                 || f.functions.contains_key("training_step")
-                || docs.scripts.iter().any(|s| s.ends_with(&format!("{stem}.py")))
+                || docs.all_scripts().any(|s| s.ends_with(&format!("{stem}.py")))
                 || !definitions_only(f.root)
                 || self.stem_named_elsewhere(stem, fi)
             {

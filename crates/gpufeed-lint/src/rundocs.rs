@@ -16,17 +16,27 @@ const MAX_DOC_BYTES: u64 = 256 * 1024;
 const MAX_DOCS: usize = 64;
 
 /// What the project's documents name.
+///
+/// Two tiers. The project's own documents (the root's README, its other Markdown and
+/// reStructuredText pages, such as a `PRETRAIN.md` the README points to, and its Makefile),
+/// with the shell scripts they name, say what the default run is. The other shell scripts
+/// (a scratch `script.sh` of notes, a launcher for another recipe) count only where those
+/// documents name no script that trains.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunDocs {
     /// The documents read, relative to the linted folder (`README.md`, `scripts/train.sh`).
     pub(crate) docs: Vec<String>,
     /// The script paths they name (`finetune/lora.py`, `train.py`), without a leading `./`.
     pub(crate) scripts: Vec<String>,
+    /// The shell scripts the documents do not name, and the scripts those name.
+    pub(crate) other_docs: Vec<String>,
+    /// The scripts named only by [`Self::other_docs`].
+    pub(crate) other_scripts: Vec<String>,
 }
 
 impl RunDocs {
-    /// Reads the root README (any `README*`) of `dir` and the shell scripts and Makefile
-    /// found under it (`scripts`, paths relative to `dir`).
+    /// Reads the root's documents (any `README*`, `*.md`, `*.rst`, the `Makefile`) of
+    /// `dir` and the shell scripts found under it (`scripts`, paths relative to `dir`).
     pub(crate) fn read(dir: &Path, scripts: &[PathBuf]) -> Self {
         let mut out = Self::default();
         let mut docs: Vec<PathBuf> = fs_err::read_dir(dir)
@@ -37,35 +47,74 @@ impl RunDocs {
                     .filter(|p| {
                         p.is_file()
                             && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                                n.to_ascii_lowercase().starts_with("readme") || n == "Makefile"
+                                let lower = n.to_ascii_lowercase();
+                                lower.starts_with("readme")
+                                    || n == "Makefile"
+                                    || lower.ends_with(".md")
+                                    || lower.ends_with(".rst")
                             })
                     })
                     .collect()
             })
             .unwrap_or_default();
         docs.sort();
-        docs.extend(scripts.iter().cloned());
-        for path in docs.into_iter().take(MAX_DOCS) {
-            let Some(text) = read_head(&path) else {
+        docs.truncate(MAX_DOCS);
+        let rel = |path: &Path| {
+            path.strip_prefix(dir)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+                .replace('\\', "/")
+        };
+        // The shell scripts the documents run (`bash scripts/train.sh`, `sh run.sh`).
+        let mut launched: Vec<String> = Vec::new();
+        for path in &docs {
+            let Some(text) = read_head(path) else {
                 continue;
             };
-            let named = scripts_named(&text);
-            if named.is_empty() {
-                continue;
-            }
-            out.docs.push(
-                path.strip_prefix(dir)
-                    .unwrap_or(&path)
-                    .display()
-                    .to_string(),
+            launched.extend(
+                words(&text)
+                    .map(|w| w.trim_end_matches([':', '.']))
+                    .filter(|w| w.ends_with(".sh"))
+                    .map(str::to_owned),
             );
-            for s in named {
-                if !out.scripts.contains(&s) {
-                    out.scripts.push(s);
-                }
+            add(&mut out.docs, &mut out.scripts, rel(path), &text);
+        }
+        for path in scripts.iter().take(MAX_DOCS) {
+            let Some(text) = read_head(path) else {
+                continue;
+            };
+            let r = rel(path);
+            let named = launched.iter().any(|w| {
+                let w = w.trim_start_matches("./");
+                r == w || r.ends_with(&format!("/{w}")) || w.ends_with(&format!("/{r}"))
+            });
+            if named {
+                add(&mut out.docs, &mut out.scripts, r, &text);
+            } else {
+                add(&mut out.other_docs, &mut out.other_scripts, r, &text);
             }
         }
         out
+    }
+
+    /// Every script any document names, of either tier.
+    pub(crate) fn all_scripts(&self) -> impl Iterator<Item = &String> {
+        self.scripts.iter().chain(&self.other_scripts)
+    }
+}
+
+/// Adds `doc` and the scripts its `text` names, when it names any.
+fn add(docs: &mut Vec<String>, scripts: &mut Vec<String>, doc: String, text: &str) {
+    let named = scripts_named(text);
+    if named.is_empty() {
+        return;
+    }
+    docs.push(doc);
+    for s in named {
+        if !scripts.contains(&s) {
+            scripts.push(s);
+        }
     }
 }
 
@@ -78,13 +127,17 @@ fn read_head(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// The words of a command or of prose, with the quotes, brackets and operators around them
+/// left out.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || "`\"'()[]{};|&<>,=*".contains(c))
+        .filter(|w| !w.is_empty())
+}
+
 /// The scripts a text names: every word ending in `.py` (`python3 ./train.py`, "launch
 /// `train.py`"), and the module of `-m pkg.train` as `pkg/train.py`.
 pub(crate) fn scripts_named(text: &str) -> Vec<String> {
-    let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || "`\"'()[]{};|&<>,=*".contains(c))
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = words(text).collect();
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: String| {
         if !s.is_empty() && !out.contains(&s) {

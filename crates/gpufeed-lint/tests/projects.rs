@@ -837,6 +837,17 @@ fn training_scripts_the_readme_does_not_run_are_alternatives() {
     check("entry-points");
 }
 
+/// The project's documents are its README and the pages beside it (a `PRETRAIN.md` the
+/// README points to), with the shell scripts they name; a shell script none of them names
+/// (a scratch `script.sh` of notes) counts only where they name nothing that trains. Before,
+/// only the README and every shell script were read, so the scratch script's variant was
+/// the default run and the documented one an alternative (issue 44, the ninth held-out set:
+/// TinyLlama).
+#[test]
+fn the_pages_beside_the_readme_say_the_default_run() {
+    check("doc-pages");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
