@@ -5211,7 +5211,7 @@ fn evaluation_script(rel: &Path) -> Option<String> {
 }
 
 /// Why a file is an inference script: its name says so (`inference.py`, `infer_wav.py`,
-/// `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`) and it runs no training loop and
+/// `base_inferencer.py`, `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`) and it runs no training loop and
 /// no `.fit`. A model wrapped in `DataParallel` or a loader built there does not feed
 /// training (audioset_tagging_cnn's `inference.py`).
 fn inference_script(f: &File<'_>) -> Option<String> {
@@ -5221,6 +5221,7 @@ fn inference_script(f: &File<'_>) -> Option<String> {
             w,
             "infer"
                 | "inference"
+                | "inferencer"
                 | "predict"
                 | "prediction"
                 | "demo"

@@ -450,8 +450,9 @@ fn iterators_and_loader_threads_are_per_item() {
     check("iterator-roots");
 }
 
-/// An inference script (`inference.py`, `predict.py`, `export_*.py`, ... with no training
-/// loop) does not train: its findings are info (issue 44; audioset_tagging_cnn).
+/// An inference script (`inference.py`, `predict.py`, `export_*.py`, an inferencer's
+/// `base_inferencer.py`, ... with no training loop) does not train: its findings are info
+/// (issue 44; audioset_tagging_cnn, FullSubNet).
 #[test]
 fn an_inference_script_is_not_the_training_path() {
     check("inference-script");
