@@ -1897,9 +1897,16 @@ impl<'a, 't> Project<'a, 't> {
                 continue;
             };
             for &def in defs {
-                if ast::enclosing(f.root, def, "class_definition")
-                    .is_some_and(|class| self.never_called(fi, class))
-                {
+                // Never called, or built only under flags off by default (a panoptic
+                // post-processor built only for `--dataset_file coco_panoptic`).
+                // A class built only by tests or inference scripts is not here: its
+                // findings stay, as info, with that reason.
+                if ast::enclosing(f.root, def, "class_definition").is_some_and(|class| {
+                    self.never_called(fi, class)
+                        || self
+                            .class_gates(fi, class)
+                            .is_some_and(|(_, gate, _)| gate.is_some())
+                }) {
                     out.push((fi, def.start_byte(), def.end_byte()));
                 }
             }
@@ -3537,20 +3544,38 @@ impl<'a, 't> Project<'a, 't> {
 
     /// Why the objects of a class are built only on an opt-in path: every call of its name
     /// in the project is under a flag that is off unless given (`RawAudio(p) if
-    /// args.raw_audio else Cached(p)`, or the body of `if args.raw_audio:`). What its
-    /// methods do per item or per step does not run with the defaults.
+    /// args.raw_audio else Cached(p)`, or the body of `if args.raw_audio:`), or in a test,
+    /// an example or an inference script (torch.hub's `hubconf.py`). What its methods do
+    /// per item or per step does not run with the defaults.
     fn gated_class(&self, fi: usize, class: Node<'t>) -> Option<String> {
+        let (name, gate, elsewhere) = self.class_gates(fi, class)?;
+        gate.or(elsewhere)
+            .map(|why| format!("`{name}` is built only {why}"))
+    }
+
+    /// [`Self::gated_class`]'s two reasons: the flag the training code builds the class
+    /// under (`None` where it builds none), and the test, example or inference script that
+    /// builds it otherwise; `None` where some call builds it on the default run.
+    fn class_gates(
+        &self,
+        fi: usize,
+        class: Node<'t>,
+    ) -> Option<(&'t str, Option<String>, Option<String>)> {
         let name = class
             .child_by_field_name("name")
             .map(|n| text(n, self.src(fi)))?;
         let sites = self.calls_by_name().get(name)?;
-        let mut gate = None;
+        let (mut gate, mut elsewhere) = (None, None);
         for &(si, call) in sites {
             let f = &self.files[si];
+            if let Some(why) = inference_script(f).or_else(|| test_or_example(f.rel)) {
+                elsewhere.get_or_insert(why);
+                continue;
+            }
             let on = |cond: Node<'t>| self.on_by_default(si, cond);
             gate = Some(opt_in_site(call, f.src, &self.opt_in, &on)?);
         }
-        gate.map(|why| format!("`{name}` is built only {why}"))
+        Some((name, gate, elsewhere))
     }
 
     /// Where a condition is a setting that is true unless the run changes it: `if
@@ -5211,7 +5236,8 @@ fn evaluation_script(rel: &Path) -> Option<String> {
 }
 
 /// Why a file is an inference script: its name says so (`inference.py`, `infer_wav.py`,
-/// `base_inferencer.py`, `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`) and it runs no training loop and
+/// `base_inferencer.py`, `predict.py`, `export_onnx.py`, `serve.py`, `demo.py`, torch.hub's
+/// `hubconf.py`) and it runs no training loop and
 /// no `.fit`. A model wrapped in `DataParallel` or a loader built there does not feed
 /// training (audioset_tagging_cnn's `inference.py`).
 fn inference_script(f: &File<'_>) -> Option<String> {
@@ -5228,6 +5254,7 @@ fn inference_script(f: &File<'_>) -> Option<String> {
                 | "export"
                 | "serve"
                 | "serving"
+                | "hubconf"
         )
     });
     (named && f.training_loops.is_empty() && !calls_fit(f)).then(|| {

@@ -849,6 +849,15 @@ fn the_pages_beside_the_readme_say_the_default_run() {
     check("doc-pages");
 }
 
+/// A module built only under flags off by default (`if args.masks:` then `if
+/// args.dataset_file == "coco_panoptic":`, default `coco`) or only by torch.hub's
+/// `hubconf.py`: its `forward` runs on no default step; a module built on every run keeps
+/// its finding (issue 44, the ninth held-out set: DETR's panoptic post-processor).
+#[test]
+fn modules_built_only_off_the_default_run() {
+    check("gated-modules");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
