@@ -898,10 +898,17 @@ impl<'a, 't> Project<'a, 't> {
                     if let Some(class) = f.classes.get(*name).and_then(|c| c.first()) {
                         return (Vec::new(), Some((fi, *class)));
                     }
+                    // A module's own functions: what `from m import name` and `from m import
+                    // *` give, never a method of one of its classes.
                     let funcs: Vec<Func<'t>> = f
                         .functions
                         .get(*name)
-                        .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                        .map(|d| {
+                            d.iter()
+                                .filter(|&&def| module_level(def))
+                                .map(|&def| Func { file: fi, def })
+                                .collect()
+                        })
                         .unwrap_or_default();
                     if funcs.is_empty() && hops < 3 && fi != from && f.names.imports(name) {
                         return self.qualified_within(fi, &f.names.resolve(name), hops + 1);
@@ -975,6 +982,85 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         own
+    }
+
+    /// The functions an attribute of the class (or of its bases) is set to: `self.stft =
+    /// partial(stft, n_fft=512)` or `self.stft = stft` in a method, so that `self.stft(y)`
+    /// runs `stft` (FullSubNet's trainers, every step). Only where it is set whatever the
+    /// settings: a choice among functions by a config value (`if lr_scheduler ==
+    /// "spec-aug": self.lr_scheduler = partial(...)`) says nothing of the default run.
+    fn attribute_functions(
+        &self,
+        fi: usize,
+        class: Node<'t>,
+        name: &str,
+        depth: u32,
+    ) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let mut refs: Vec<String> = Vec::new();
+        ast::walk(class, &mut |n| {
+            if n.kind() == "class_definition" && n.id() != class.id() {
+                return false;
+            }
+            if n.kind() == "assignment"
+                && let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                )
+                && ast::dotted(left, src).is_some_and(|l| l == format!("self.{name}"))
+                && !conditional(n)
+            {
+                let target = match right.kind() {
+                    "identifier" | "attribute" => Some(right),
+                    "call"
+                        if f.names
+                            .callee(right, src)
+                            .is_some_and(|c| c == "functools.partial") =>
+                    {
+                        ast::positional(right, 0)
+                    }
+                    _ => None,
+                };
+                if let Some(t) = target.and_then(|t| ast::dotted(t, src))
+                    && !t.starts_with("self.")
+                {
+                    refs.push(t);
+                }
+            }
+            true
+        });
+        let mut out: Vec<Func<'t>> = Vec::new();
+        for r in refs {
+            let found = if f.names.imports(r.split('.').next().unwrap_or("")) {
+                self.qualified(fi, &f.names.resolve(&r)).0
+            } else {
+                f.functions
+                    .get(r.as_str())
+                    .map(|d| d.iter().map(|&def| Func { file: fi, def }).collect())
+                    .unwrap_or_default()
+            };
+            out.extend(found);
+        }
+        if !out.is_empty() || depth >= 3 {
+            return out;
+        }
+        let Some(bases) = class.child_by_field_name("superclasses") else {
+            return out;
+        };
+        let mut c = bases.walk();
+        let bases: Vec<_> = bases.named_children(&mut c).collect();
+        for base in bases {
+            if let Some(d) = ast::dotted(base, src)
+                && let Some((bf, bc)) = self.class_named(fi, &d)
+            {
+                let found = self.attribute_functions(bf, bc, name, depth + 1);
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        out
     }
 
     /// A function name defined once, among the functions `keep` accepts, in the project, or
@@ -1055,6 +1141,13 @@ impl<'a, 't> Project<'a, 't> {
             if !found.is_empty() {
                 return found;
             }
+            // `from utils import *` then `length_to_mask(lengths)` (StyleTTS' trainers).
+            for module in &f.names.star {
+                let found = self.qualified(fi, &format!("{module}.{raw}")).0;
+                if !found.is_empty() {
+                    return found;
+                }
+            }
             let function = call.child_by_field_name("function");
             let found = called_object(function.and_then(|f| self.class_of_value(fi, call, f)));
             if !found.is_empty() {
@@ -1076,6 +1169,10 @@ impl<'a, 't> Project<'a, 't> {
         if matches!(head, "self" | "cls") && parts.len() == 2 {
             if let Some(class) = ast::enclosing(self.files[fi].root, call, "class_definition") {
                 let found = self.method_of(fi, class, last, 0);
+                if !found.is_empty() {
+                    return found;
+                }
+                let found = self.attribute_functions(fi, class, last, 0);
                 if !found.is_empty() {
                     return found;
                 }
@@ -5233,6 +5330,34 @@ fn evaluation_script(rel: &Path) -> Option<String> {
             rel.display()
         )
     })
+}
+
+/// True when a statement runs only on some paths of its function: under an `if`, a `try`,
+/// a loop or a `match`.
+fn conditional(node: Node<'_>) -> bool {
+    let mut n = node;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "function_definition" | "class_definition" | "module" => return false,
+            "if_statement" | "elif_clause" | "else_clause" | "try_statement" | "except_clause"
+            | "for_statement" | "while_statement" | "match_statement" => return true,
+            _ => n = p,
+        }
+    }
+    false
+}
+
+/// True when a definition is the module's own (at its top, or in a top-level `if`, `try`
+/// or decorator), not a method or a nested function.
+fn module_level(def: Node<'_>) -> bool {
+    let mut n = def;
+    while let Some(p) = n.parent() {
+        if matches!(p.kind(), "class_definition" | "function_definition") {
+            return false;
+        }
+        n = p;
+    }
+    true
 }
 
 /// Why a file is an inference script: its name says so (`inference.py`, `infer_wav.py`,

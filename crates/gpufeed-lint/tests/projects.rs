@@ -858,6 +858,16 @@ fn modules_built_only_off_the_default_run() {
     check("gated-modules");
 }
 
+/// Functions a step reaches through a base class's attribute (`self.torch_stft =
+/// partial(stft, ...)`, set whatever the settings) and through a star import (`from utils
+/// import *`, the module's own functions, never a method of one of its classes); a function
+/// an attribute is set to only for one config value is not known to run (issue 44, the
+/// ninth held-out set: FullSubNet, StyleTTS).
+#[test]
+fn helpers_reached_through_partials_and_star_imports() {
+    check("helper-routes");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
