@@ -966,8 +966,19 @@ impl<'a, 't> Project<'a, 't> {
         if !own.is_empty() || depth >= 3 {
             return own;
         }
+        self.in_bases(fi, class, |bf, bc| self.method_of(bf, bc, name, depth + 1))
+    }
+
+    /// The first non-empty `find` over the project classes `class` derives from, in order.
+    fn in_bases(
+        &self,
+        fi: usize,
+        class: Node<'t>,
+        find: impl Fn(usize, Node<'t>) -> Vec<Func<'t>>,
+    ) -> Vec<Func<'t>> {
+        let src = self.src(fi);
         let Some(bases) = class.child_by_field_name("superclasses") else {
-            return own;
+            return Vec::new();
         };
         let mut c = bases.walk();
         let bases: Vec<_> = bases.named_children(&mut c).collect();
@@ -975,13 +986,13 @@ impl<'a, 't> Project<'a, 't> {
             if let Some(d) = ast::dotted(base, src)
                 && let Some((bf, bc)) = self.class_named(fi, &d)
             {
-                let found = self.method_of(bf, bc, name, depth + 1);
+                let found = find(bf, bc);
                 if !found.is_empty() {
                     return found;
                 }
             }
         }
-        own
+        Vec::new()
     }
 
     /// The functions an attribute of the class (or of its bases) is set to: `self.stft =
@@ -1045,22 +1056,9 @@ impl<'a, 't> Project<'a, 't> {
         if !out.is_empty() || depth >= 3 {
             return out;
         }
-        let Some(bases) = class.child_by_field_name("superclasses") else {
-            return out;
-        };
-        let mut c = bases.walk();
-        let bases: Vec<_> = bases.named_children(&mut c).collect();
-        for base in bases {
-            if let Some(d) = ast::dotted(base, src)
-                && let Some((bf, bc)) = self.class_named(fi, &d)
-            {
-                let found = self.attribute_functions(bf, bc, name, depth + 1);
-                if !found.is_empty() {
-                    return found;
-                }
-            }
-        }
-        out
+        self.in_bases(fi, class, |bf, bc| {
+            self.attribute_functions(bf, bc, name, depth + 1)
+        })
     }
 
     /// A function name defined once, among the functions `keep` accepts, in the project, or
