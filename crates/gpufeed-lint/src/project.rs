@@ -2433,38 +2433,17 @@ impl<'a, 't> Project<'a, 't> {
             // A Python generator Keras draws each batch from, on the training process's
             // threads: `model.fit_generator(gen.next_batch(), ...)`, `model.fit(x=batches(),
             // ...)` (KerasDeepSpeech's `BatchGenerator`).
-            ast::walk(f.root, &mut |n| {
-                if n.kind() == "call"
-                    && matches!(ast::method(n, src), Some("fit_generator" | "fit"))
-                    && let Some(arg) = ast::positional(n, 0)
-                        .or_else(|| ast::kwarg(n, "generator", src))
-                        .or_else(|| ast::kwarg(n, "x", src))
-                    && let Some(call) = self.generator_call(fi, arg)
-                {
-                    for def in self.callees(fi, call) {
-                        let yields = {
-                            let mut y = false;
-                            ast::walk(def.def, &mut |m| {
-                                y |= m.kind() == "yield";
-                                !y && (m.id() == def.def.id() || !ast::is_scope(m))
-                            });
-                            y
-                        };
-                        if yields {
-                            out.push((
-                                def,
-                                format!(
-                                    "that Keras draws every batch from (`{}` at {rel}:{}), in \
-                                     the training process",
-                                    ast::method(n, src).unwrap_or("fit"),
-                                    n.start_position().row + 1
-                                ),
-                            ));
-                        }
-                    }
-                }
-                true
-            });
+            for (fit, def) in self.keras_generators(fi) {
+                out.push((
+                    def,
+                    format!(
+                        "that Keras draws every batch from (`{}` at {rel}:{}), in the training \
+                         process",
+                        ast::method(fit, src).unwrap_or("fit"),
+                        fit.start_position().row + 1
+                    ),
+                ));
+            }
             for &loader in &self.files[fi].loaders {
                 if let Some(arg) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                     for def in self.functions_of(fi, arg) {
@@ -2476,6 +2455,58 @@ impl<'a, 't> Project<'a, 't> {
                             ),
                         ));
                     }
+                }
+            }
+        }
+        out
+    }
+
+    /// The Python generators Keras draws batches from in file `fi`: each `fit_generator` or
+    /// `fit` call given a generator (`model.fit_generator(gen(lines), ...)`, `model.fit(x=
+    /// batches())`), with the project function that yields them.
+    fn keras_generators(&self, fi: usize) -> Vec<(Node<'t>, Func<'t>)> {
+        let src = self.src(fi);
+        let mut out = Vec::new();
+        ast::walk(self.files[fi].root, &mut |n| {
+            if n.kind() == "call"
+                && matches!(ast::method(n, src), Some("fit_generator" | "fit"))
+                && let Some(arg) = ast::positional(n, 0)
+                    .or_else(|| ast::kwarg(n, "generator", src))
+                    .or_else(|| ast::kwarg(n, "x", src))
+                && let Some(call) = self.generator_call(fi, arg)
+            {
+                out.extend(
+                    self.generators_of(fi, call, 0)
+                        .into_iter()
+                        .map(|def| (n, def)),
+                );
+            }
+            true
+        });
+        out
+    }
+
+    /// The project functions that yield what `call` returns: the callee itself when it
+    /// yields, else (a few levels) the generators its `return` calls give
+    /// (`data_generator_wrapper(...)` returning `data_generator(...)`, keras-yolo3).
+    fn generators_of(&self, fi: usize, call: Node<'t>, depth: u32) -> Vec<Func<'t>> {
+        let mut out = Vec::new();
+        for def in self.callees(fi, call) {
+            let (mut yields, mut returned) = (false, Vec::new());
+            ast::walk(def.def, &mut |m| {
+                yields |= m.kind() == "yield";
+                if m.kind() == "return_statement"
+                    && let Some(v) = m.named_child(0).filter(|v| v.kind() == "call")
+                {
+                    returned.push(v);
+                }
+                !yields && (m.id() == def.def.id() || !ast::is_scope(m))
+            });
+            if yields {
+                out.push(def);
+            } else if depth < 2 {
+                for r in returned {
+                    out.extend(self.generators_of(def.file, r, depth + 1));
                 }
             }
         }
@@ -2927,29 +2958,8 @@ impl<'a, 't> Project<'a, 't> {
             if let Some(c) = sig::arg(loader, torch::LOADER, "collate_fn", src) {
                 roots.extend(self.functions_of(fi, c));
             }
-            // The heaviest call names the work (the mel, not the WAV read before it);
-            // the first of equals.
-            let heaviest = roots
-                .into_iter()
-                .flat_map(|r| self.heavy_from(r))
-                .enumerate()
-                .max_by_key(|(i, h)| {
-                    (
-                        h.cached.is_none(),
-                        decode::weight(&h.name),
-                        std::cmp::Reverse(*i),
-                    )
-                })
-                .map(|(_, h)| h);
-            let (name, chain, cached) = if let Some(h) = heaviest {
-                let mut chain = h.chain.clone();
-                chain.push(format!(
-                    "{}:{} {}",
-                    self.files[h.file].rel.display(),
-                    h.node.start_position().row + 1,
-                    h.name
-                ));
-                (h.name, chain, h.cached)
+            let (name, chain, cached) = if let Some(h) = self.heaviest(roots) {
+                (h.name, h.chain, h.cached)
             } else if let Some(folder) = ds.and_then(|d| self.image_folder(fi, loader, d)) {
                 // torchvision's `ImageFolder` opens every image with PIL.
                 (folder, Vec::new(), None)
@@ -2992,6 +3002,82 @@ impl<'a, 't> Project<'a, 't> {
                     .to_owned(),
                     root: None,
                     info: cached,
+                },
+            ));
+        }
+        self.keras_few_workers(fi, hits);
+    }
+
+    /// The heaviest call `roots` reach, names the work (the mel, not the WAV read before
+    /// it; the first of equals), with its chain ending at the call itself.
+    fn heaviest(&self, roots: Vec<Func<'t>>) -> Option<Heavy<'t>> {
+        let mut h = roots
+            .into_iter()
+            .flat_map(|r| self.heavy_from(r))
+            .enumerate()
+            .max_by_key(|(i, h)| {
+                (
+                    h.cached.is_none(),
+                    decode::weight(&h.name),
+                    std::cmp::Reverse(*i),
+                )
+            })
+            .map(|(_, h)| h)?;
+        h.chain.push(format!(
+            "{}:{} {}",
+            self.files[h.file].rel.display(),
+            h.node.start_position().row + 1,
+            h.name
+        ));
+        Some(h)
+    }
+
+    /// `decode-per-item-few-workers` for Keras: `fit_generator` (or `fit`) drawing from a
+    /// Python generator in one thread (`workers=1`, Keras 2's default) while every batch
+    /// decodes or computes features (keras-yolo3's `data_generator`, PIL per image).
+    fn keras_few_workers(&self, fi: usize, hits: &mut Vec<(usize, Hit)>) {
+        let src = self.src(fi);
+        for (fit, def) in self.keras_generators(fi) {
+            let workers = match ast::kwarg(fit, "workers", src) {
+                None => 1,
+                Some(w) => match self.setting(fi, w).0.parse::<u32>() {
+                    Ok(n) if n <= 1 => n,
+                    _ => continue,
+                },
+            };
+            let Some(h) = self.heaviest(vec![def]) else {
+                continue;
+            };
+            let method = ast::method(fit, src).unwrap_or("fit");
+            let image = decode::is_image_decode(&h.name);
+            hits.push((
+                fi,
+                Hit {
+                    id: "decode-per-item-few-workers",
+                    byte: fit.start_byte(),
+                    specific: format!(
+                        "`{method}` draws every batch from a Python generator in {} while \
+                         every batch runs `{}`",
+                        if workers == 0 {
+                            "the training thread (`workers=0`)".to_owned()
+                        } else {
+                            "one thread (`workers=1`, Keras' default)".to_owned()
+                        },
+                        h.name
+                    ),
+                    context: Some(format!("per batch: {}", h.chain.join(" -> "))),
+                    fix: if image {
+                        "a keras.utils.Sequence (PyDataset) with workers=8, \
+                         use_multiprocessing=True; or a tf.data pipeline that decodes with \
+                         num_parallel_calls=tf.data.AUTOTUNE"
+                    } else {
+                        "a keras.utils.Sequence (PyDataset) with workers=8, \
+                         use_multiprocessing=True; better, precompute the features once \
+                         (`gpufeed precompute`)"
+                    }
+                    .to_owned(),
+                    root: None,
+                    info: h.cached,
                 },
             ));
         }
@@ -5288,12 +5374,12 @@ fn is_training_script(rel: &Path) -> bool {
     })
 }
 
-/// True when the file calls `.fit(...)` (Keras' `model.fit`, Lightning's `trainer.fit`,
-/// a trainer object's own `fit`): it starts a training.
+/// True when the file calls `.fit(...)` (Keras' `model.fit` or `fit_generator`,
+/// Lightning's `trainer.fit`, a trainer object's own `fit`): it starts a training.
 fn calls_fit(f: &File<'_>) -> bool {
     let mut found = false;
     ast::walk(f.root, &mut |n| {
-        if n.kind() == "call" && ast::method(n, f.src) == Some("fit") {
+        if n.kind() == "call" && matches!(ast::method(n, f.src), Some("fit" | "fit_generator")) {
             found = true;
         }
         !found

@@ -19,18 +19,21 @@ const MAX_DOCS: usize = 64;
 ///
 /// Two tiers. The project's own documents (the root's README, its other Markdown and
 /// reStructuredText pages, such as a `PRETRAIN.md` the README points to, and its Makefile),
-/// with the shell scripts they name, say what the default run is. The other shell scripts
-/// (a scratch `script.sh` of notes, a launcher for another recipe) count only where those
-/// documents name no script that trains.
+/// with the shell scripts they name, say what the default run is: the commands of the
+/// pages (code blocks, `code` spans, lines that run `python ...`). The scripts the pages
+/// only mention in prose, and the other shell scripts (a scratch `script.sh` of notes, a
+/// launcher for another recipe), count only where those commands name no script that
+/// trains.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RunDocs {
     /// The documents read, relative to the linted folder (`README.md`, `scripts/train.sh`).
     pub(crate) docs: Vec<String>,
     /// The script paths they name (`finetune/lora.py`, `train.py`), without a leading `./`.
     pub(crate) scripts: Vec<String>,
-    /// The shell scripts the documents do not name, and the scripts those name.
+    /// The documents of the second tier: pages that mention scripts in prose, and the
+    /// shell scripts the documents do not name.
     pub(crate) other_docs: Vec<String>,
-    /// The scripts named only by [`Self::other_docs`].
+    /// The scripts named only in the second tier.
     pub(crate) other_scripts: Vec<String>,
 }
 
@@ -78,7 +81,28 @@ impl RunDocs {
                     .filter(|w| w.ends_with(".sh"))
                     .map(str::to_owned),
             );
-            add(&mut out.docs, &mut out.scripts, rel(path), &text);
+            // A page's commands (code blocks, `code`, a line that runs `python ...`) say
+            // what to run; a script it only mentions in prose ("`x.py` can be used for ...",
+            // keras-yolo3's `train_bottleneck.py`) is of the second tier.
+            let prose = !path.file_name().is_some_and(|n| n == "Makefile");
+            if prose {
+                let commands = instructions(&text);
+                add(&mut out.docs, &mut out.scripts, rel(path), &commands);
+                let mentioned: Vec<String> = scripts_named(&text)
+                    .into_iter()
+                    .filter(|s| !out.scripts.contains(s))
+                    .collect();
+                if !mentioned.is_empty() {
+                    out.other_docs.push(rel(path));
+                    for s in mentioned {
+                        if !out.other_scripts.contains(&s) {
+                            out.other_scripts.push(s);
+                        }
+                    }
+                }
+            } else {
+                add(&mut out.docs, &mut out.scripts, rel(path), &text);
+            }
         }
         for path in scripts.iter().take(MAX_DOCS) {
             let Some(text) = read_head(path) else {
@@ -116,6 +140,46 @@ fn add(docs: &mut Vec<String>, scripts: &mut Vec<String>, doc: String, text: &st
             scripts.push(s);
         }
     }
+}
+
+/// Words that run a script named after them on the same line.
+const LAUNCHERS: &[&str] = &[
+    "python",
+    "python3",
+    "torchrun",
+    "accelerate",
+    "deepspeed",
+    "horovodrun",
+    "srun",
+    "mpirun",
+    "lightning",
+    "bash",
+    "sh",
+];
+
+/// The parts of a page that say what to run: its fenced and indented code blocks, its
+/// `code` spans, and the lines that run a launcher (`python train.py` in running text).
+fn instructions(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        let code = fenced || line.starts_with("    ") || line.starts_with('\t');
+        if code || words(line).any(|w| LAUNCHERS.contains(&w)) {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        for span in line.split('`').skip(1).step_by(2) {
+            out.push_str(span);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The first [`MAX_DOC_BYTES`] of a file, as text (invalid UTF-8 replaced).

@@ -895,9 +895,10 @@ fn loader_subclass_imported_through_pythonpath() {
 }
 
 /// A Python generator given to Keras (`model.fit_generator(gen.batches())`, `model.fit(x)`
-/// with `x` bound to a generator call) makes every batch in the training process: its
-/// per-item decoding and features are every epoch's; a generator over arrays in memory is
-/// not (issue 44, the seventh held-out set: KerasDeepSpeech).
+/// with `x` bound to a generator call, or a wrapper returning one) makes every batch in the
+/// training process: its per-item decoding and features are every epoch's, and in one
+/// thread where `workers` is left at 1; a generator over arrays in memory is not (issue 44,
+/// the seventh and ninth held-out sets: KerasDeepSpeech, keras-yolo3).
 #[test]
 fn keras_python_generators_run_per_item() {
     check("keras-generator");
