@@ -84,7 +84,7 @@ impl RunDocs {
             // A page's commands (code blocks, `code`, a line that runs `python ...`) say
             // what to run; a script it only mentions in prose ("`x.py` can be used for ...",
             // keras-yolo3's `train_bottleneck.py`) is of the second tier.
-            let prose = !path.file_name().is_some_and(|n| n == "Makefile");
+            let prose = path.file_name().is_none_or(|n| n != "Makefile");
             if prose {
                 let commands = instructions(&text);
                 add(&mut out.docs, &mut out.scripts, rel(path), &commands);
