@@ -135,7 +135,8 @@ impl TraceFormat {
             TraceFormat::StepList => "step-time list",
             TraceFormat::PhaseSteps => "step recording",
             TraceFormat::Pytorch => "PyTorch profiler trace",
-            TraceFormat::Tensorflow => "TensorFlow profiler trace",
+            // TensorFlow's and JAX's profilers write the same XSpace and trace viewer JSON.
+            TraceFormat::Tensorflow => "TensorFlow / JAX profiler trace",
         }
     }
 
@@ -153,16 +154,17 @@ impl TraceFormat {
             TraceFormat::StepList => "a list of step times",
             TraceFormat::PhaseSteps => "a gpufeed step recording",
             TraceFormat::Pytorch => "a PyTorch profiler trace",
-            TraceFormat::Tensorflow => "a TensorFlow profiler trace",
+            TraceFormat::Tensorflow => "a TensorFlow / JAX profiler trace",
         }
     }
 
-    /// The framework whose profiler wrote it: "PyTorch" or "TensorFlow"; `None` for a log.
+    /// The framework whose profiler wrote it: "PyTorch" or "TensorFlow / JAX" (one format);
+    /// `None` for a log.
     #[must_use]
     pub fn framework(self) -> Option<&'static str> {
         match self {
             TraceFormat::Pytorch => Some("PyTorch"),
-            TraceFormat::Tensorflow => Some("TensorFlow"),
+            TraceFormat::Tensorflow => Some("TensorFlow / JAX"),
             _ => None,
         }
     }

@@ -165,7 +165,7 @@ fn tensorflow_trace_is_detected_and_judged() {
     // Text: the verdict first.
     let out = gpufeed().arg("trace").arg(&p).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("TensorFlow profiler trace"), "{text}");
+    assert!(text.contains("TensorFlow / JAX profiler trace"), "{text}");
     assert!(text.contains("input-bound (high)"), "{text}");
 }
 
