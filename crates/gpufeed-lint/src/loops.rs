@@ -305,10 +305,21 @@ fn tensor_names_from(body: Node<'_>, src: &str, seed: HashSet<String>) -> HashSe
                     names.insert(host_mark(text(left, src)));
                 }
             }
-            // `x = x.cuda()`, `a, b = [t.to(device) for t in batch]`: device tensors.
+            // `x = x.cuda()`, `a, b = [t.to(device) for t in batch]`: device tensors; and
+            // `texts, lengths = batch` after `batch = [b.to(device) for b in batch]` (the
+            // parts of a name holding device tensors, StyleTTS' trainers).
             "assignment"
-                if n.child_by_field_name("right")
-                    .is_some_and(|r| moved_to_device(r, src)) =>
+                if n.child_by_field_name("right").is_some_and(|r| {
+                    moved_to_device(r, src)
+                        || (r.kind() == "identifier"
+                            && holds_device_tensor(text(r, src), &names)
+                            && n.child_by_field_name("left").is_some_and(|l| {
+                                matches!(
+                                    l.kind(),
+                                    "pattern_list" | "tuple_pattern" | "list_pattern"
+                                )
+                            }))
+                }) =>
             {
                 // Names only: `self.model = self.model.cuda()` binds no name.
                 if let Some(left) = n.child_by_field_name("left") {

@@ -394,7 +394,8 @@ fn imports_resolve_by_package_path_in_a_folder_of_projects() {
 
 /// The elements of a CUDA tensor iterated in the step (`zip(preds, lengths)`,
 /// `enumerate(lengths)`) used as slice bounds: one host read per row; CPU lengths and a
-/// `.tolist()` read cost nothing of the kind (issue 44, pattern 5).
+/// `.tolist()` read cost nothing of the kind. The parts of a batch moved as a list and then
+/// unpacked are device tensors too (issue 44, pattern 5; the ninth held-out set: StyleTTS).
 #[test]
 fn elements_of_a_cuda_tensor_as_slice_bounds_are_syncs() {
     check("iterated-lengths");
