@@ -2090,16 +2090,32 @@ pub(super) fn simple_assignments<'t>(
     });
 }
 
-/// The names `scope` binds to a tensor built on the device, as [`DEVICE`] marks for a set
-/// of tensor names.
+/// The names `scope` binds to a tensor built on the device, or computed on the device
+/// from one, as [`DEVICE`] marks for a set of tensor names.
 pub(super) fn device_tensors(scope: Node<'_>, src: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     simple_assignments(scope, src, |name, value| {
         if built_on_device(value, src) {
             out.insert(device_mark(name));
+        } else if computed_on_device(value, src, &out) {
+            // Computed from one: `mask = len_seg < (len_seq - 1)`, `counts =
+            // mask.sum(-1)` (SpeechSplit's `InterpLnr.forward`, then `counts.tolist()`).
+            out.insert(name.to_owned());
+            out.insert(device_mark(name));
         }
     });
     out
+}
+
+/// A value computed on the device from names holding device tensors: a comparison of one,
+/// arithmetic, an element or a tensor method of one ([`device_value`]).
+fn computed_on_device(value: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    if value.kind() == "comparison_operator" {
+        let mut c = value.walk();
+        let parts: Vec<Node<'_>> = value.named_children(&mut c).collect();
+        return parts.into_iter().any(|p| device_value(p, src, tensors));
+    }
+    value.kind() != "identifier" && device_value(value, src, tensors)
 }
 
 /// `torch.tensor(0).to(device)`, `torch.zeros(2).cuda()`, `torch.ones(1, device=dev)`:

@@ -869,6 +869,14 @@ fn helpers_reached_through_partials_and_star_imports() {
     check("helper-routes");
 }
 
+/// A tensor computed on the device from one built there (a comparison, then a reduction)
+/// is on the device: its `.tolist()` every step is a sync; a CPU tensor's is not (issue 44,
+/// the ninth held-out set: SpeechSplit).
+#[test]
+fn tensors_computed_from_device_tensors_are_on_the_device() {
+    check("device-derived");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
