@@ -813,6 +813,14 @@ fn copied_host_data<'t>(
         if matches!(a.kind(), "list" | "tuple" | "list_comprehension") {
             return Some((format!("the Python {}", a.kind().replace('_', " ")), None));
         }
+        // `list(permutations(range(C)))` (Conv-TasNet's PIT loss, every step).
+        if a.kind() == "call"
+            && let Some(builtin @ ("list" | "tuple")) =
+                a.child_by_field_name("function").map(|f| text(f, src))
+            && !file.names.imports(builtin)
+        {
+            return Some((format!("the Python {builtin}"), None));
+        }
         if a.kind() == "call"
             && let Some(numpy) = file
                 .names
