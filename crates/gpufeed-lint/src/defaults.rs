@@ -117,6 +117,19 @@ fn actions<'t>(
     out
 }
 
+/// The callables that build a settings object from keywords.
+const SETTINGS_OBJECTS: &[&str] = &[
+    "HParams",
+    "dict",
+    "Namespace",
+    "SimpleNamespace",
+    "EasyDict",
+    "edict",
+    "Munch",
+    "AttrDict",
+    "DotMap",
+];
+
 /// A default and where it is set (`train.py:30`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DefaultValue {
@@ -126,7 +139,8 @@ pub(crate) struct DefaultValue {
 }
 
 /// Every default of file `root` by name: flags, `__init__` parameters, class-level
-/// annotated fields and module constants set to a number or a bool.
+/// annotated fields, the keywords of a settings object (`HParams(num_workers=0)`,
+/// `dict(...)`) and module constants set to a number or a bool.
 pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, Vec<DefaultValue>> {
     let mut out: HashMap<String, Vec<DefaultValue>> = HashMap::new();
     let mut add = |name: &str, value: Option<String>, at: String| {
@@ -177,6 +191,36 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                                 text(name, src),
                                 literal(p.child_by_field_name("value")),
                                 line(p),
+                            );
+                        }
+                    }
+                }
+            }
+            // `hparams = HParams(batch_size=16, num_workers=0)` (SpeechSplit's settings),
+            // `cfg = dict(...)`, `EasyDict(...)`, `Namespace(...)`: a settings object's
+            // keywords.
+            "assignment"
+                if n.child_by_field_name("right").is_some_and(|r| {
+                    r.kind() == "call"
+                        && r.child_by_field_name("function").is_some_and(|f| {
+                            let f = text(f, src);
+                            SETTINGS_OBJECTS.contains(&f.rsplit('.').next().unwrap_or(f))
+                        })
+                }) =>
+            {
+                if let Some(args) = n
+                    .child_by_field_name("right")
+                    .and_then(|r| r.child_by_field_name("arguments"))
+                {
+                    let mut c = args.walk();
+                    for k in args.named_children(&mut c) {
+                        if k.kind() == "keyword_argument"
+                            && let Some(name) = k.child_by_field_name("name")
+                        {
+                            add(
+                                text(name, src),
+                                literal(k.child_by_field_name("value")),
+                                line(k),
                             );
                         }
                     }

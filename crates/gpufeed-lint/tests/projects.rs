@@ -878,6 +878,14 @@ fn tensors_computed_from_device_tensors_are_on_the_device() {
     check("device-derived");
 }
 
+/// The keywords of a settings object (`hparams = HParams(num_workers=0, ...)`, `dict(...)`,
+/// `EasyDict(...)`) are the defaults of the names read from it: a loader given
+/// `num_workers=hparams.num_workers` has none (issue 44, the ninth held-out set: SpeechSplit).
+#[test]
+fn a_settings_objects_keywords_are_defaults() {
+    check("settings-object");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
