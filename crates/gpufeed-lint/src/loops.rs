@@ -2205,10 +2205,12 @@ fn tensor_bound(slice: Node<'_>, src: &str, tensors: &HashSet<String>) -> Option
 }
 
 /// A slice bound that holds a tensor: a tensor name, an element of one (`ids[i]`), or
-/// arithmetic on one (`ids[i] + n`).
+/// arithmetic on one (`ids[i] + n`), or a module's buffer (`x[:, :, :self.r]` with
+/// `self.register_buffer('r', torch.tensor(1))`, WaveRNN's Tacotron decoder).
 fn bound_is_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     match node.kind() {
         "identifier" => holds_tensor(text(node, src), tensors),
+        "attribute" => holds_device_tensor(text(node, src), tensors),
         "subscript" => node
             .child_by_field_name("value")
             .is_some_and(|v| bound_is_tensor(v, src, tensors)),

@@ -535,7 +535,8 @@ fn retracing_depends_on_how_the_batches_are_made() {
 }
 
 /// A module's buffers and parameters live on its device: `int(self.ptr)` in a method that
-/// `forward` calls reads the GPU every step (MoCo's queue pointer).
+/// `forward` calls reads the GPU every step (MoCo's queue pointer), and so does a buffer as
+/// a slice bound (`x[:, :, :self.r]`, WaveRNN's Tacotron decoder; the ninth held-out set).
 #[test]
 fn a_modules_buffers_are_device_tensors() {
     check("module-buffers");
