@@ -995,6 +995,51 @@ impl<'a, 't> Project<'a, 't> {
         Vec::new()
     }
 
+    /// The functions a dictionary of the calling function maps its keys to: `table = {"a":
+    /// self.loss_a, "b": helper}` before `table[name](...)`.
+    fn dispatch_table(&self, fi: usize, call: Node<'t>, table: &str) -> Vec<Func<'t>> {
+        let f = &self.files[fi];
+        let src = f.src;
+        let Some(scope) = ast::enclosing(f.root, call, "function_definition") else {
+            return Vec::new();
+        };
+        let class = ast::enclosing(f.root, scope, "class_definition");
+        let mut values: Vec<Node<'t>> = Vec::new();
+        loops::simple_assignments(scope, src, |name, value| {
+            if name == table && value.kind() == "dictionary" {
+                let mut c = value.walk();
+                values.extend(
+                    value
+                        .named_children(&mut c)
+                        .filter(|p| p.kind() == "pair")
+                        .filter_map(|p| p.child_by_field_name("value")),
+                );
+            }
+        });
+        let mut out = Vec::new();
+        for v in values {
+            let Some(d) = ast::dotted(v, src) else {
+                continue;
+            };
+            match (d.strip_prefix("self."), class) {
+                (Some(method), Some(class)) if !method.contains('.') => {
+                    out.extend(self.method_of(fi, class, method, 0));
+                }
+                (None, _) if !d.contains('.') => {
+                    out.extend(
+                        f.functions
+                            .get(d.as_str())
+                            .into_iter()
+                            .flatten()
+                            .map(|&def| Func { file: fi, def }),
+                    );
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The functions an attribute of the class (or of its bases) is set to: `self.stft =
     /// partial(stft, n_fft=512)` or `self.stft = stft` in a method, so that `self.stft(y)`
     /// runs `stft` (FullSubNet's trainers, every step). Only where it is set whatever the
@@ -1091,6 +1136,16 @@ impl<'a, 't> Project<'a, 't> {
     fn callees(&self, fi: usize, call: Node<'t>) -> Vec<Func<'t>> {
         let f = &self.files[fi];
         let src = f.src;
+        // `loss_map[loss](outputs, targets)` with `loss_map = {"labels": self.loss_labels,
+        // ...}`: any function of the table (DETR's `SetCriterion.get_loss`).
+        if let Some(table) = call
+            .child_by_field_name("function")
+            .filter(|n| n.kind() == "subscript")
+            .and_then(|n| n.child_by_field_name("value"))
+            .filter(|v| v.kind() == "identifier")
+        {
+            return self.dispatch_table(fi, call, text(table, src));
+        }
         let Some(raw) = call
             .child_by_field_name("function")
             .and_then(|n| ast::dotted(n, src))

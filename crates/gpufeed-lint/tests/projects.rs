@@ -477,7 +477,8 @@ fn a_module_built_only_for_inference_is_off_the_path() {
 /// Host tensors built and copied in the training loop's own body (PyTorch-GAN's `Tensor =
 /// torch.cuda.FloatTensor` labels, an index from `torch.arange`) and in methods `forward`
 /// calls (moco's shuffle index, a NumPy mask, `x.new_tensor(list(permutations(...)))` of
-/// Conv-TasNet's PIT loss).
+/// Conv-TasNet's PIT loss), also through a dispatch table (`table[name](...)` with `table =
+/// {"sizes": self.loss_sizes, ...}`, DETR's `get_loss`).
 #[test]
 fn host_tensors_in_the_loop_body_and_in_what_forward_calls() {
     check("host-tensor-loop-body");
