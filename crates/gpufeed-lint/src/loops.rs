@@ -378,7 +378,39 @@ fn tensor_names_from(body: Node<'_>, src: &str, seed: HashSet<String>) -> HashSe
                             .any(|k| last.contains(k))
                         })
                 });
-                if from_model && let Some(left) = n.child_by_field_name("left") {
+                // `cost = torch.cdist(a, b)`, `p = F.softmax(x, -1)`: a torch operation on
+                // tensors gives a tensor (on their device); a factory without `device=`
+                // builds on the CPU and says nothing of it (DETR's matcher cost).
+                let torch_op = n.child_by_field_name("right").is_some_and(|r| {
+                    r.kind() == "call"
+                        && r.child_by_field_name("function").is_some_and(|f| {
+                            let f = text(f, src);
+                            let op = f
+                                .strip_prefix("torch.")
+                                .or_else(|| f.strip_prefix("F."))
+                                .unwrap_or("");
+                            !op.is_empty()
+                                && !op.contains('.')
+                                && op.starts_with(|c: char| c.is_ascii_lowercase())
+                                && !super::model::is_host_factory(&format!("torch.{op}"))
+                                && !matches!(
+                                    op,
+                                    "load" | "device" | "no_grad" | "manual_seed" | "numel"
+                                )
+                                && !op.starts_with("is_")
+                                && !op.starts_with("get_")
+                                && !op.starts_with("set_")
+                        })
+                });
+                // Names only: `state["exp_avg"] = torch.zeros_like(p)` makes no tensor
+                // of `state`.
+                let torch_op = torch_op
+                    && n.child_by_field_name("left").is_some_and(|l| {
+                        matches!(l.kind(), "identifier" | "pattern_list" | "tuple_pattern")
+                    });
+                if (from_model || torch_op)
+                    && let Some(left) = n.child_by_field_name("left")
+                {
                     ast::walk(left, &mut |t| {
                         if t.kind() == "identifier" {
                             names.insert(text(t, src).to_owned());
@@ -528,7 +560,20 @@ fn host_itself(node: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
 /// `lengths = lengths.cpu()` marks `lengths` as a host value, but the copy on that line still
 /// reads the device tensor, so a name is not taken as on the host in its own assignment.
 fn read_on_host(receiver: Node<'_>, src: &str, names: &HashSet<String>) -> bool {
-    if receiver.kind() == "identifier" {
+    // The name at the bottom of the chain: `C` of `C = C.view(bs, -1).cpu()` (DETR's
+    // matcher), unless the chain copies to the host on the way.
+    let mut base = receiver;
+    for _ in 0..gpufeed_findings::constants::MAX_NESTING {
+        if base.kind() != "call" {
+            break;
+        }
+        match (ast::method(base, src), ast::receiver(base)) {
+            (Some("cpu" | "item" | "tolist" | "numpy"), _) | (_, None) | (None, _) => break,
+            (Some(_), Some(r)) => base = r,
+        }
+    }
+    if base.kind() == "identifier" {
+        let receiver = base;
         let name = text(receiver, src);
         let mut up = receiver.parent();
         // Bounded: each `parent()` costs the depth of the tree (tree-sitter finds it from
@@ -2027,8 +2072,8 @@ fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
             });
             device
         };
-    // `x[mask] = 0` is `masked_fill_`, no count; `x[mask] = y` of a tensor (or several
-    // targets from a call) indexes as a read does.
+    // `x[mask] = 0` (or a number in a name) is `masked_fill_`, no count; `x[mask] = y` of
+    // a tensor (or several targets from a call) indexes as a read does.
     let mut target = subscript;
     if let Some(p) = target.parent()
         && matches!(p.kind(), "pattern_list" | "tuple_pattern")
@@ -2044,6 +2089,11 @@ fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
                     || (r.kind() == "unary_operator"
                         && r.named_child(0)
                             .is_some_and(|n| matches!(n.kind(), "integer" | "float")))
+                    // `labels[labels == eos] = sep_idx` with a number in a name: a fill too
+                    // (End-to-end-ASR's BERT labels).
+                    || (matches!(r.kind(), "identifier" | "attribute")
+                        && !tensor_like(r, src, tensors)
+                        && !holds_device_tensor(text(r, src), tensors))
             })
     });
     (on_device && !filled).then(|| {

@@ -3342,9 +3342,62 @@ impl<'a, 't> Project<'a, 't> {
                 assigned_calls(class, text(value, src), src)
                     .into_iter()
                     .find_map(made)
+                    .or_else(|| {
+                        (depth < 2)
+                            .then(|| self.class_given_to_init(fi, class, value, depth + 1))
+                            .flatten()
+                    })
             }
             _ => None,
         }
+    }
+
+    /// `self.matcher = matcher` in `__init__(self, num_classes, matcher, ...)`: the class
+    /// the constructions of `class` give that parameter (`SetCriterion(n, matcher=matcher)`
+    /// with `matcher = build_matcher(args)`, DETR; a model passed to a trainer's
+    /// constructor): the first construction whose argument names one.
+    fn class_given_to_init(
+        &self,
+        fi: usize,
+        class: Node<'t>,
+        attribute: Node<'t>,
+        depth: u64,
+    ) -> Option<(usize, Node<'t>)> {
+        let src = self.src(fi);
+        let target = text(attribute, src);
+        let init = ast::methods(class, "__init__", src).into_iter().next()?;
+        let params = ast::param_names(init, src);
+        let mut param = None;
+        ast::walk(Self::body(init), &mut |n| {
+            if param.is_none()
+                && n.kind() == "assignment"
+                && n.child_by_field_name("left")
+                    .is_some_and(|l| text(l, src) == target)
+                && let Some(right) = n.child_by_field_name("right")
+                && right.kind() == "identifier"
+                && params.contains(&text(right, src))
+            {
+                param = Some(text(right, src));
+            }
+            !ast::is_scope(n) || n.id() == Self::body(init).id()
+        });
+        let param = param?;
+        // The receiver is not an argument of the construction.
+        let index = params.iter().position(|&p| p == param)?.checked_sub(1)?;
+        let name = text(class.child_by_field_name("name")?, src);
+        let sites = self.calls_by_name().get(name)?;
+        sites.iter().find_map(|&(cfi, call)| {
+            if self.class_of_call(cfi, call).map(|(f, c)| (f, c.id())) != Some((fi, class.id())) {
+                return None;
+            }
+            let csrc = self.src(cfi);
+            let arg = ast::kwarg(call, param, csrc).or_else(|| ast::positional(call, index))?;
+            match arg.kind() {
+                "identifier" => self.class_of_value_within(cfi, call, arg, depth),
+                "call" => self.class_of_call(cfi, arg),
+                _ => None,
+            }
+        })
     }
 
     /// The project class the callers of function `def` pass as its parameter `name`, or as
@@ -4026,6 +4079,9 @@ impl<'a, 't> Project<'a, 't> {
     ) -> Option<(usize, Node<'t>)> {
         let fsrc = self.src(factory.file);
         let mut returned = Vec::new();
+        // `def build_model(args): return build(args)` (DETR's `models/__init__.py`): what the
+        // factory it calls returns, at the same place.
+        let mut forwarded = Vec::new();
         ast::walk(Self::body(factory.def), &mut |n| {
             if n.kind() == "return_statement"
                 && let Some(v) = n.named_child(0)
@@ -4033,12 +4089,25 @@ impl<'a, 't> Project<'a, 't> {
                 let item = match (position, v.kind()) {
                     (None, _) => Some(v),
                     (Some(i), "expression_list" | "tuple") => v.named_child(i),
+                    (Some(_), "call") => {
+                        forwarded.push(v);
+                        None
+                    }
                     _ => None,
                 };
                 returned.extend(item.map(|item| (n, item)));
             }
             !ast::is_scope(n) || n.id() == factory.def.id()
         });
+        if depth < 3
+            && let Some(class) = forwarded.into_iter().find_map(|call| {
+                self.factories(factory.file, call)
+                    .into_iter()
+                    .find_map(|inner| self.returned_class(inner, position, depth + 1))
+            })
+        {
+            return Some(class);
+        }
         returned
             .into_iter()
             .find_map(|(ret, item)| match item.kind() {

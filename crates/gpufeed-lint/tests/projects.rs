@@ -873,8 +873,11 @@ fn helpers_reached_through_partials_and_star_imports() {
 }
 
 /// A tensor computed on the device from one built there (a comparison, then a reduction)
-/// is on the device: its `.tolist()` every step is a sync; a CPU tensor's is not (issue 44,
-/// the ninth held-out set: SpeechSplit).
+/// is on the device: its `.tolist()` every step is a sync; a CPU tensor's is not. A torch
+/// operation on tensors (`torch.cdist`) gives a tensor, whose `.cpu()` waits even where
+/// the name is assigned the copy (`C = C.view(...).cpu()`); a fill by a mask with a number
+/// in a name and an optimizer state given a tensor are no syncs (issue 44, the ninth
+/// held-out set: SpeechSplit, DETR's matcher).
 #[test]
 fn tensors_computed_from_device_tensors_are_on_the_device() {
     check("device-derived");
