@@ -1055,7 +1055,15 @@ impl<'a, 't> Project<'a, 't> {
         let f = &self.files[fi];
         let src = f.src;
         let mut refs: Vec<String> = Vec::new();
+        // Most `self.x(...)` calls are of modules the class built (`self.fc = nn.Linear`):
+        // the text says at once whether the class sets the attribute by a plain name.
+        let set = src
+            .get(class.start_byte()..class.end_byte())
+            .is_some_and(|t| t.contains(&format!("self.{name} =")));
         ast::walk(class, &mut |n| {
+            if !set {
+                return false;
+            }
             if n.kind() == "class_definition" && n.id() != class.id() {
                 return false;
             }
@@ -2522,6 +2530,9 @@ impl<'a, 't> Project<'a, 't> {
     fn keras_generators(&self, fi: usize) -> Vec<(Node<'t>, Func<'t>)> {
         let src = self.src(fi);
         let mut out = Vec::new();
+        if !src.contains(".fit") {
+            return out;
+        }
         ast::walk(self.files[fi].root, &mut |n| {
             if n.kind() == "call"
                 && matches!(ast::method(n, src), Some("fit_generator" | "fit"))
@@ -3339,14 +3350,14 @@ impl<'a, 't> Project<'a, 't> {
                     return None;
                 }
                 let class = ast::enclosing(f.root, at, "class_definition")?;
-                assigned_calls(class, text(value, src), src)
-                    .into_iter()
-                    .find_map(made)
-                    .or_else(|| {
-                        (depth < 2)
-                            .then(|| self.class_given_to_init(fi, class, value, depth + 1))
-                            .flatten()
-                    })
+                let calls = assigned_calls(class, text(value, src), src);
+                if !calls.is_empty() {
+                    return calls.into_iter().find_map(made);
+                }
+                // Set from a parameter of `__init__` only: what its constructions give.
+                (depth < 2)
+                    .then(|| self.class_given_to_init(fi, class, value, depth + 1))
+                    .flatten()
             }
             _ => None,
         }
