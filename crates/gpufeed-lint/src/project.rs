@@ -2463,6 +2463,30 @@ impl<'a, 't> Project<'a, 't> {
                     }
                 }
             }
+            // `threading.Thread(target=self.thread_main, ...)`: a loader thread that reads
+            // every item and feeds a queue (tensorflow-wavenet's `AudioReader`).
+            if src.contains("Thread(") || src.contains("Process(") {
+                ast::walk(f.root, &mut |n| {
+                    if n.kind() == "call"
+                        && f.names.callee(n, src).is_some_and(|c| {
+                            matches!(c.as_str(), "threading.Thread" | "multiprocessing.Process")
+                        })
+                        && let Some(target) = ast::kwarg(n, "target", src)
+                    {
+                        for def in self.functions_of(fi, target) {
+                            out.push((
+                                def,
+                                format!(
+                                    "run by a loader thread (`{}` at {rel}:{}), for every item",
+                                    text(n.child_by_field_name("function").unwrap_or(n), src),
+                                    n.start_position().row + 1
+                                ),
+                            ));
+                        }
+                    }
+                    true
+                });
+            }
             for (name, classes) in &f.classes {
                 if !name.to_ascii_lowercase().contains("collat") {
                     continue;
