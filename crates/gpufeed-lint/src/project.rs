@@ -1855,7 +1855,14 @@ impl<'a, 't> Project<'a, 't> {
             }
             named
         };
-        let trains = |i: usize| loops.iter().any(|&(fi, _)| fi == i) || calls_fit(&self.files[i]);
+        // A loop, `fit`, or a framework's trainer run by a training script
+        // (`trainer.train()` in detectron2's `train_net.py`, DETR's `d2/` port).
+        let trains = |i: usize| {
+            let f = &self.files[i];
+            loops.iter().any(|&(fi, _)| fi == i)
+                || calls_fit(f)
+                || (is_training_script(f.rel) && runs_as_script(f) && runs_a_trainer(f))
+        };
         let reach = |starts: &[usize]| {
             let mut seen: HashSet<usize> = starts.iter().copied().collect();
             let mut todo: Vec<usize> = starts.to_vec();
@@ -5539,6 +5546,28 @@ fn calls_fit(f: &File<'_>) -> bool {
     let mut found = false;
     ast::walk(f.root, &mut |n| {
         if n.kind() == "call" && matches!(ast::method(n, f.src), Some("fit" | "fit_generator")) {
+            found = true;
+        }
+        !found
+    });
+    found
+}
+
+/// True when the file calls a trainer object's `train()` (`trainer.train()`,
+/// `DefaultTrainer(cfg).train()`): a framework's training loop.
+fn runs_a_trainer(f: &File<'_>) -> bool {
+    if !f.src.contains(".train()") {
+        return false;
+    }
+    let mut found = false;
+    ast::walk(f.root, &mut |n| {
+        if n.kind() == "call"
+            && ast::method(n, f.src) == Some("train")
+            && ast::arg_count(n) == 0
+            && ast::receiver(n).is_some_and(|r| {
+                r.kind() == "call" || text(r, f.src).to_ascii_lowercase().contains("trainer")
+            })
+        {
             found = true;
         }
         !found

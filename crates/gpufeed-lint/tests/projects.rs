@@ -835,8 +835,9 @@ fn modules_no_step_reaches_run_no_forward() {
 /// beside the ones they do (`finetune/full.py` next to the README's `python
 /// finetune/lora.py`; an optional vocoder's own `train.py`), is an alternative: its
 /// findings, and those of what only it imports, are info. What the named scripts import,
-/// and a module a config builds by name, stay on the default run (issue 44, the seventh
-/// held-out set: lit-llama, StableTTS).
+/// and a module a config builds by name, stay on the default run. A script named for
+/// training that runs a framework's trainer (`trainer.train()`, detectron2's) trains too
+/// (issue 44, the seventh and ninth held-out sets: lit-llama, StableTTS, DETR's `d2/`).
 #[test]
 fn training_scripts_the_readme_does_not_run_are_alternatives() {
     check("entry-points");
