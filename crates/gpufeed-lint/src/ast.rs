@@ -421,6 +421,15 @@ pub(crate) fn enclosing<'t>(root: Node<'t>, node: Node<'t>, kind: &str) -> Optio
     found
 }
 
+/// An `if`'s (or `elif`'s, `while`'s) condition without the parentheses around it.
+pub(crate) fn bare_condition(node: Node<'_>) -> Option<Node<'_>> {
+    let mut cond = node.child_by_field_name("condition")?;
+    while cond.kind() == "parenthesized_expression" {
+        cond = cond.named_child(0)?;
+    }
+    Some(cond)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -358,73 +358,73 @@ fn tensor_names_from(body: Node<'_>, src: &str, seed: HashSet<String>) -> HashSe
                     names.insert(device_mark(text(left, src)));
                 }
             }
-            "assignment" => {
-                let from_model = n.child_by_field_name("right").is_some_and(|r| {
-                    r.kind() == "call"
-                        && r.child_by_field_name("function").is_some_and(|f| {
-                            let f = text(f, src).to_ascii_lowercase();
-                            let last = f.rsplit('.').next().unwrap_or(&f);
-                            // `clip_grad_norm_` returns the total norm, a tensor.
-                            [
-                                "model",
-                                "net",
-                                "criterion",
-                                "loss",
-                                "forward",
-                                "step",
-                                "clip_grad",
-                            ]
-                            .iter()
-                            .any(|k| last.contains(k))
-                        })
-                });
-                // `cost = torch.cdist(a, b)`, `p = F.softmax(x, -1)`: a torch operation on
-                // tensors gives a tensor (on their device); a factory without `device=`
-                // builds on the CPU and says nothing of it (DETR's matcher cost).
-                let torch_op = n.child_by_field_name("right").is_some_and(|r| {
-                    r.kind() == "call"
-                        && r.child_by_field_name("function").is_some_and(|f| {
-                            let f = text(f, src);
-                            let op = f
-                                .strip_prefix("torch.")
-                                .or_else(|| f.strip_prefix("F."))
-                                .unwrap_or("");
-                            !op.is_empty()
-                                && !op.contains('.')
-                                && op.starts_with(|c: char| c.is_ascii_lowercase())
-                                && !super::model::is_host_factory(&format!("torch.{op}"))
-                                && !matches!(
-                                    op,
-                                    "load" | "device" | "no_grad" | "manual_seed" | "numel"
-                                )
-                                && !op.starts_with("is_")
-                                && !op.starts_with("get_")
-                                && !op.starts_with("set_")
-                        })
-                });
-                // Names only: `state["exp_avg"] = torch.zeros_like(p)` makes no tensor
-                // of `state`.
-                let torch_op = torch_op
-                    && n.child_by_field_name("left").is_some_and(|l| {
-                        matches!(l.kind(), "identifier" | "pattern_list" | "tuple_pattern")
-                    });
-                if (from_model || torch_op)
-                    && let Some(left) = n.child_by_field_name("left")
-                {
-                    ast::walk(left, &mut |t| {
-                        if t.kind() == "identifier" {
-                            names.insert(text(t, src).to_owned());
-                        }
-                        true
-                    });
-                }
-            }
+            "assignment" => call_results(n, src, &mut names),
             _ => {}
         }
         true
     });
     iterated_tensors(body, src, &mut names);
     names
+}
+
+/// Marks the names an assignment binds to what a model, a criterion or a step returns
+/// (`loss = criterion(out, y)`, `out = model(x)`), or to a torch operation on tensors.
+fn call_results(n: Node<'_>, src: &str, names: &mut HashSet<String>) {
+    let from_model = n.child_by_field_name("right").is_some_and(|r| {
+        r.kind() == "call"
+            && r.child_by_field_name("function").is_some_and(|f| {
+                let f = text(f, src).to_ascii_lowercase();
+                let last = f.rsplit('.').next().unwrap_or(&f);
+                // `clip_grad_norm_` returns the total norm, a tensor.
+                [
+                    "model",
+                    "net",
+                    "criterion",
+                    "loss",
+                    "forward",
+                    "step",
+                    "clip_grad",
+                ]
+                .iter()
+                .any(|k| last.contains(k))
+            })
+    });
+    // `cost = torch.cdist(a, b)`, `p = F.softmax(x, -1)`: a torch operation on
+    // tensors gives a tensor (on their device); a factory without `device=`
+    // builds on the CPU and says nothing of it (DETR's matcher cost).
+    let torch_op = n.child_by_field_name("right").is_some_and(|r| {
+        r.kind() == "call"
+            && r.child_by_field_name("function").is_some_and(|f| {
+                let f = text(f, src);
+                let op = f
+                    .strip_prefix("torch.")
+                    .or_else(|| f.strip_prefix("F."))
+                    .unwrap_or("");
+                !op.is_empty()
+                    && !op.contains('.')
+                    && op.starts_with(|c: char| c.is_ascii_lowercase())
+                    && !super::model::is_host_factory(&format!("torch.{op}"))
+                    && !matches!(op, "load" | "device" | "no_grad" | "manual_seed" | "numel")
+                    && !op.starts_with("is_")
+                    && !op.starts_with("get_")
+                    && !op.starts_with("set_")
+            })
+    });
+    // Names only: `state["exp_avg"] = torch.zeros_like(p)` makes no tensor
+    // of `state`.
+    let torch_op = torch_op
+        && n.child_by_field_name("left")
+            .is_some_and(|l| matches!(l.kind(), "identifier" | "pattern_list" | "tuple_pattern"));
+    if (from_model || torch_op)
+        && let Some(left) = n.child_by_field_name("left")
+    {
+        ast::walk(left, &mut |t| {
+            if t.kind() == "identifier" {
+                names.insert(text(t, src).to_owned());
+            }
+            true
+        });
+    }
 }
 
 /// Marks, in a set of tensor names, a name the scope assigned a host value to
@@ -856,6 +856,41 @@ fn periodic(node: Node<'_>, scope: Node<'_>, src: &str, defaults: &HashSet<Strin
     }
     node.child_by_field_name("condition")
         .is_some_and(|c| periodic_condition(c, src, defaults))
+}
+
+/// `if attn_example in ids:` with `ids` bound by the training loop (a batch's item ids) and
+/// the item chosen outside it: true only for the batches that hold that item, about once an
+/// epoch (WaveRNN's attention plot), not every step.
+fn rare_membership(node: Node<'_>, body: Node<'_>, src: &str) -> bool {
+    let Some(cond) = ast::bare_condition(node) else {
+        return false;
+    };
+    if cond.kind() != "comparison_operator" || ast::operators(cond, src) != ["in"] {
+        return false;
+    }
+    let (Some(item), Some(batch)) = (cond.named_child(0), cond.named_child(1)) else {
+        return false;
+    };
+    let Some(targets) = body
+        .parent()
+        .filter(|p| p.kind() == "for_statement")
+        .and_then(|lp| lp.child_by_field_name("left"))
+    else {
+        return false;
+    };
+    let mut bound = HashSet::new();
+    ast::walk(targets, &mut |t| {
+        if t.kind() == "identifier" {
+            bound.insert(text(t, src));
+        }
+        true
+    });
+    let mut item_bound = false;
+    ast::walk(item, &mut |t| {
+        item_bound |= t.kind() == "identifier" && bound.contains(text(t, src));
+        !item_bound
+    });
+    batch.kind() == "identifier" && bound.contains(text(batch, src)) && !item_bound
 }
 
 /// A test that holds every N steps: a `%` by a period that is not 1 ([`period_of_one`]).
@@ -1512,6 +1547,7 @@ fn per_step_calls_within<'t>(
         let stops = n.kind() == "if_statement" && ends_run_when_taken(n, src);
         if n.kind() == "if_statement"
             && (periodic(n, body, src, opt_in)
+                || rare_membership(n, body, src)
                 || stops
                 || crate::model::memo_fill(n, src)
                 || fallback_of_given(n, src, opt_in)
@@ -1600,15 +1636,9 @@ pub(super) fn falsy_mark(param: &str) -> String {
 /// `max_len`: the fallback for callers that do not, not run on this path (FastSpeech2's
 /// `get_mask_from_lengths`).
 fn fallback_of_given(node: Node<'_>, src: &str, gates: &HashSet<String>) -> bool {
-    let Some(mut c) = node.child_by_field_name("condition") else {
+    let Some(c) = ast::bare_condition(node) else {
         return false;
     };
-    while c.kind() == "parenthesized_expression" {
-        match c.named_child(0) {
-            Some(inner) => c = inner,
-            None => return false,
-        }
-    }
     if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
         return false;
     }

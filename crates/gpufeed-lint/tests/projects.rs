@@ -194,6 +194,14 @@ fn a_sync_on_a_branch_is_not_the_first_of_each_step() {
     assert_eq!(first_sync_lines("rare-branch-sync"), vec![Some(14)]);
 }
 
+/// `if attn_example in ids:` with `ids` bound by the loop and the item chosen outside it
+/// holds for the batches with that item, about once an epoch: not every step (issue 44, the
+/// ninth held-out set: WaveRNN's attention plot).
+#[test]
+fn a_chosen_item_in_the_batch_is_not_every_step() {
+    check("rare-membership");
+}
+
 /// A mel spectrogram computed in a `collate_fn` (a class with `__call__`) for each item.
 #[test]
 fn mel_in_collate_fn() {
