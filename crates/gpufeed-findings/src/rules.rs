@@ -486,6 +486,13 @@ pub const RULES: &[Rule] = &[
         "remove `set_detect_anomaly(True)` / `detect_anomaly()` from training, or put it behind a debug flag that is off by default",
     ),
     rule(
+        "ddp-gloo-on-cuda",
+        Warning,
+        Lint,
+        "the gloo backend all-reduces CUDA tensors through host memory (a copy to the host, TCP between the processes, a copy back) at every step's gradient synchronisation; NCCL moves them between the GPUs directly (PyTorch's distributed docs: \"use the NCCL backend for distributed GPU training\")",
+        "`dist.init_process_group(\"nccl\", ...)` for CUDA tensors; keep gloo for CPU training",
+    ),
+    rule(
         "sleep-in-loop",
         Warning,
         Lint,

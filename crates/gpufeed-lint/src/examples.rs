@@ -33,6 +33,7 @@ examples!(
     "anomaly-detection-on",
     "cache-key-never-hits",
     "cuda-sync-in-loop",
+    "ddp-gloo-on-cuda",
     "decode-per-item",
     "decode-per-item-few-workers",
     "host-sync-in-loop",

@@ -201,6 +201,7 @@ pub(super) fn check(
     let not_run;
     let config_named;
     let p_switched_loaders;
+    let uses_cuda;
     {
         let p = Project::new(files, configs);
         // Each file's loops on their own thread; the hits keep the files' order.
@@ -295,6 +296,7 @@ pub(super) fn check(
         p.few_workers(&mut hits);
         no_workers = p.loader_defaults(&mut hits);
         opt_in = p.opt_in.clone();
+        uses_cuda = p.uses_cuda;
         unreached = p.unreached_forwards();
         numpy_batches = p.numpy_collates();
         in_memory = p.in_memory_items();
@@ -311,6 +313,7 @@ pub(super) fn check(
         }
     }
     numpy_pins(files, numpy_batches);
+    gloo_beside_cuda(files, uses_cuda);
     to_files(files, loops_found, |f, range| f.training_loops.push(range));
     to_files(files, evals, |f, eval| f.eval_loaders.push(eval));
     to_files(files, one_off, |f, range| f.one_off.push(range));
@@ -429,6 +432,19 @@ fn by_flags(files: &mut [File<'_>], opt_in: &HashSet<String>, unreached: &[(usiz
                 && torch::ddp_first(call, src, &f.names, opt_in).is_none()
             {
                 h.info = None;
+            }
+        }
+    }
+}
+
+/// `init_process_group("gloo")` in a file beside the one that puts the model on CUDA
+/// (FullSubNet's `train.py` and its `BaseTrainer`): `ddp-gloo-on-cuda` where the project
+/// trains on CUDA.
+fn gloo_beside_cuda(files: &mut [File<'_>], uses_cuda: bool) {
+    if uses_cuda || files.iter().any(|f| f.cuda_ranks) {
+        for f in files.iter_mut() {
+            for call in std::mem::take(&mut f.gloo) {
+                torch::gloo_on_cuda(f, call);
             }
         }
     }

@@ -38,6 +38,79 @@ fn is_data_parallel(name: &str) -> bool {
     )
 }
 
+/// A string that names a CUDA device (`"cuda"`, `"cuda:0"`) or Lightning's GPU accelerator
+/// (`Trainer(accelerator="gpu")`).
+fn names_cuda(string: Node<'_>, src: &str) -> bool {
+    let s = text(string, src).trim_matches(|c| c == '"' || c == '\'');
+    s == "cuda"
+        || s.starts_with("cuda:")
+        || (s == "gpu"
+            && string
+                .parent()
+                .filter(|p| p.kind() == "keyword_argument")
+                .and_then(|p| p.child_by_field_name("name"))
+                .is_some_and(|k| text(k, src) == "accelerator"))
+}
+
+/// `anomaly-detection-on` at a call that turns autograd's anomaly mode on.
+fn anomaly_hit(file: &mut File<'_>, call: Node<'_>) {
+    file.hit(
+        "anomaly-detection-on",
+        call,
+        format!(
+            "`{}` turns autograd's anomaly mode on for the steps it covers",
+            text(call, file.src).chars().take(60).collect::<String>()
+        ),
+        None,
+        "delete it, or guard it with a debug flag off by default: \
+         `torch.autograd.set_detect_anomaly(args.debug)`",
+    );
+}
+
+/// `torch.distributed.init_process_group("gloo", ...)` (or `backend="gloo"`).
+fn gloo_group(name: &str, call: Node<'_>, src: &str) -> bool {
+    name == "torch.distributed.init_process_group"
+        && ast::positional(call, 0)
+            .or_else(|| ast::kwarg(call, "backend", src))
+            .is_some_and(|b| text(b, src).trim_matches(|c| c == '"' || c == '\'') == "gloo")
+}
+
+/// A call that puts a distributed run on CUDA: `torch.cuda.set_device(rank)` (any
+/// `torch.cuda` call), `DistributedDataParallel(..., device_ids=[rank])`.
+fn on_cuda_ranks(name: &str, call: Node<'_>, src: &str) -> bool {
+    name.starts_with("torch.cuda.")
+        || (name.ends_with("DistributedDataParallel")
+            && ast::kwarg(call, "device_ids", src).is_some())
+}
+
+/// The `init_process_group("gloo")` calls of a file: judged here where the file trains on
+/// CUDA, else left to the project (the model may go to CUDA in another file, a trainer's).
+fn distributed<'t>(file: &mut File<'t>, gloo: Vec<Node<'t>>, on_cuda: bool) {
+    file.cuda_ranks |= on_cuda;
+    if on_cuda {
+        for call in gloo {
+            gloo_on_cuda(file, call);
+        }
+    } else {
+        file.gloo = gloo;
+    }
+}
+
+/// `ddp-gloo-on-cuda` at an `init_process_group("gloo", ...)` call.
+pub(super) fn gloo_on_cuda(file: &mut File<'_>, call: Node<'_>) {
+    file.hit(
+        "ddp-gloo-on-cuda",
+        call,
+        format!(
+            "`{}` synchronises the gradients of a model on CUDA through gloo",
+            text(call, file.src).chars().take(60).collect::<String>()
+        ),
+        None,
+        "dist.init_process_group(\"nccl\", rank=rank, world_size=world_size)  # NCCL for CUDA \
+         tensors; gloo for CPU training",
+    );
+}
+
 /// The file's subclasses of `DataLoader`: each name, and whether it defines `__init__`.
 pub(super) fn loader_subclasses(file: &File<'_>) -> Vec<(String, bool)> {
     let src = file.src;
@@ -190,6 +263,9 @@ pub(super) fn check(
     let mut trainer_args = Vec::new();
     let mut text_iterators = Vec::new();
     let mut anomaly = Vec::new();
+    let mut gloo = Vec::new();
+    // CUDA as a distributed run uses it: `torch.cuda.set_device(rank)`, DDP over devices.
+    let mut cuda_ranks = false;
     let mut on_the_fly = None;
     let mut uses_cuda = false;
     ast::walk(file.root, &mut |n| {
@@ -218,6 +294,10 @@ pub(super) fn check(
                 if anomaly_mode_on(&name, n, src) {
                     anomaly.push(n);
                 }
+                if gloo_group(&name, n, src) {
+                    gloo.push(n);
+                }
+                cuda_ranks |= on_cuda_ranks(&name, n, src);
                 if is_data_loader(&name, file.names.imports_torch)
                     || builds_loader_subclass(file.root, n, src, subclasses)
                     || imported_loader_subclass(&name, project)
@@ -230,21 +310,7 @@ pub(super) fn check(
                     uses_cuda = true;
                 }
             }
-            "string" => {
-                let s = text(n, src).trim_matches(|c| c == '"' || c == '\'');
-                if s == "cuda" || s.starts_with("cuda:") {
-                    uses_cuda = true;
-                }
-                // Lightning: `Trainer(accelerator="gpu")`.
-                if s == "gpu"
-                    && n.parent()
-                        .filter(|p| p.kind() == "keyword_argument")
-                        .and_then(|p| p.child_by_field_name("name"))
-                        .is_some_and(|k| text(k, src) == "accelerator")
-                {
-                    uses_cuda = true;
-                }
-            }
+            "string" => uses_cuda |= names_cuda(n, src),
             _ => {}
         }
         true
@@ -256,18 +322,9 @@ pub(super) fn check(
         trainer_loader(file, call, on_the_fly.as_deref());
     }
     for call in anomaly {
-        file.hit(
-            "anomaly-detection-on",
-            call,
-            format!(
-                "`{}` turns autograd's anomaly mode on for the steps it covers",
-                text(call, src).chars().take(60).collect::<String>()
-            ),
-            None,
-            "delete it, or guard it with a debug flag off by default: \
-             `torch.autograd.set_detect_anomaly(args.debug)`",
-        );
+        anomaly_hit(file, call);
     }
+    distributed(file, gloo, uses_cuda || cuda_ranks);
     for call in text_iterators {
         let name = call
             .child_by_field_name("function")

@@ -900,6 +900,14 @@ fn a_settings_objects_keywords_are_defaults() {
     check("settings-object");
 }
 
+/// `init_process_group("gloo")` where the project's model trains on CUDA (here in another
+/// file, the trainer's): every step's gradient all-reduce goes through host memory (issue
+/// 44, the ninth held-out set: FullSubNet).
+#[test]
+fn gloo_for_a_model_on_cuda() {
+    check("ddp-gloo");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
