@@ -1302,9 +1302,21 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
         };
     }
     let value = literal_value(text(right, src));
+    // `args.num_gpu > 1` with `default=1` (FloWaveNet's DataParallel): numbers compared, of
+    // a setting read from its object only (a local `world_size = get_world_size()` is no
+    // flag, whatever a parser of the same name says).
+    let numbers = || {
+        (left.kind() == "attribute")
+            .then_some(())
+            .and_then(|()| Some((default.parse::<f64>().ok()?, value.parse::<f64>().ok()?)))
+    };
     match ops.as_slice() {
         ["=="] => Some(value == default),
         ["!="] => Some(value != default),
+        [">"] => numbers().map(|(d, v)| d > v),
+        [">="] => numbers().map(|(d, v)| d >= v),
+        ["<"] => numbers().map(|(d, v)| d < v),
+        ["<="] => numbers().map(|(d, v)| d <= v),
         _ => None,
     }
 }

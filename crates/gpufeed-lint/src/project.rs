@@ -420,10 +420,20 @@ fn by_flags(files: &mut [File<'_>], opt_in: &HashSet<String>, unreached: &[(usiz
         });
     }
     // `DataParallel` in the branch the project's flags pick by default (`-p` with
-    // `default='dp'` in `run.py`, the branch in `trainer.py`) is no fallback of DDP.
+    // `default='dp'` in `run.py`, the branch in `trainer.py`) is no fallback of DDP; under a
+    // flag off by default (`if args.num_gpu > 1:` with `default=1`) it is not the run's.
     for f in files.iter_mut() {
         let (root, src) = (f.root, f.src);
         for h in f.hits.iter_mut() {
+            if h.id == "torch-data-parallel"
+                && h.info.is_none()
+                && let Some(cond) = off_comparison_at(root, h.byte, src, opt_in)
+            {
+                h.info = Some(format!(
+                    "only when `{}` holds, which it does not by default",
+                    cond.chars().take(60).collect::<String>()
+                ));
+            }
             if h.id == "torch-data-parallel"
                 && h.info
                     .as_deref()
@@ -5020,6 +5030,30 @@ fn under_opt_in(root: Node<'_>, byte: usize, src: &str, opt_in: &HashSet<String>
     false
 }
 
+/// The condition of an `if` whose body byte `byte` lies in, when it compares a setting
+/// with a value its one default does not meet (`if args.num_gpu > 1:` with `default=1`).
+fn off_comparison_at<'s>(
+    root: Node<'_>,
+    byte: usize,
+    src: &'s str,
+    marks: &HashSet<String>,
+) -> Option<&'s str> {
+    let mut n = root.descendant_for_byte_range(byte, byte);
+    while let Some(node) = n {
+        if node.kind() == "if_statement"
+            && node
+                .child_by_field_name("consequence")
+                .is_some_and(|b| b.start_byte() <= byte && byte < b.end_byte())
+            && let Some(cond) = ast::bare_condition(node)
+            && loops::holds_by_default(cond, src, marks) == Some(false)
+        {
+            return Some(text(cond, src));
+        }
+        n = node.parent();
+    }
+    None
+}
+
 /// Why a call inside `body` runs only when a file cache misses: it is in the branch of an
 /// `if` on `os.path.exists(p)` / `os.path.isfile(p)` / `p.exists()` that does not load,
 /// and that branch also saves (`torch.save`, `np.save`, `pickle.dump`, ...), so the
@@ -5262,7 +5296,13 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
                     .is_some_and(|cond| is_main_check(cond, f.src))
             {
                 let (s, e) = (stmt.start_byte(), stmt.end_byte());
-                let trains = f.training_loops.iter().any(|(ls, _)| s <= *ls && *ls < e);
+                // A script whose loop is in its own `train()`, which the block calls after
+                // building the loaders (Wav2Lip's `wav2lip_train.py`), trains from there.
+                let trains = f.training_loops.iter().any(|(ls, _)| s <= *ls && *ls < e)
+                    || f.training_loops
+                        .iter()
+                        .filter_map(|&(ls, _)| enclosing_function_name(f, ls))
+                        .any(|name| names_word(&f.src[s..e], name));
                 if !trains {
                     mains.push((s, e, stmt.start_position().row + 1));
                 }
@@ -5273,6 +5313,20 @@ pub(super) fn off_path(files: &[File<'_>]) -> OffPath {
     out.modules = off_path_modules(files, &out.file);
     out.uncalled = uncalled_functions(files);
     out
+}
+
+/// The name of the module-level function whose body holds byte `at` of file `f`.
+fn enclosing_function_name<'f>(f: &'f File<'_>, at: usize) -> Option<&'f str> {
+    let mut c = f.root.walk();
+    let def = f
+        .root
+        .named_children(&mut c)
+        .map(|stmt| match stmt.kind() {
+            "decorated_definition" => stmt.child_by_field_name("definition").unwrap_or(stmt),
+            _ => stmt,
+        })
+        .find(|d| d.kind() == "function_definition" && d.start_byte() <= at && at < d.end_byte())?;
+    def.child_by_field_name("name").map(|n| text(n, f.src))
 }
 
 /// The module-level functions that nothing in the linted files names, where the project

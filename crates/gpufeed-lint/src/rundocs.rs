@@ -157,8 +157,19 @@ const LAUNCHERS: &[&str] = &[
     "sh",
 ];
 
+/// Words of running text that offer a variant rather than the run itself.
+const ALTERNATIVES: &[&str] = &[
+    "instead",
+    "alternative",
+    "optionally",
+    "optional",
+    "you can also",
+    "can also be used",
+];
+
 /// The parts of a page that say what to run: its fenced and indented code blocks, its
-/// `code` spans, and the lines that run a launcher (`python train.py` in running text).
+/// `code` spans, and the lines that run a launcher (`python train.py` in running text),
+/// but for a line of running text that offers a variant ("run `hq_train.py` instead").
 fn instructions(text: &str) -> String {
     let mut out = String::new();
     let mut fenced = false;
@@ -169,7 +180,18 @@ fn instructions(text: &str) -> String {
             continue;
         }
         let code = fenced || line.starts_with("    ") || line.starts_with('\t');
-        if code || words(line).any(|w| LAUNCHERS.contains(&w)) {
+        if code {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        // "To train with the quality discriminator, run `hq_train.py` instead" (Wav2Lip):
+        // a variant the page offers, not its run.
+        let lower = line.to_ascii_lowercase();
+        if ALTERNATIVES.iter().any(|a| lower.contains(a)) {
+            continue;
+        }
+        if words(line).any(|w| LAUNCHERS.contains(&w)) {
             out.push_str(line);
             out.push('\n');
             continue;
