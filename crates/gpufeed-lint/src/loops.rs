@@ -893,6 +893,59 @@ fn rare_membership(node: Node<'_>, body: Node<'_>, src: &str) -> bool {
     batch.kind() == "identifier" && bound.contains(text(batch, src)) && !item_bound
 }
 
+/// A flag that a step sets only every N steps: `do_eval = False` then `do_eval = True`
+/// under `if step % eval_interval == 0:`, or `do_eval = train and step % n == 0`
+/// (wavenet_vocoder's online decoding). Passed to a function's switch, it leaves the
+/// switch's branch off on most steps.
+pub(super) fn periodic_flag(arg: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
+    if arg.kind() != "identifier" {
+        return false;
+    }
+    let name = text(arg, src);
+    let mut scope = arg;
+    while let Some(p) = scope.parent() {
+        scope = p;
+        if matches!(scope.kind(), "function_definition" | "module") {
+            break;
+        }
+    }
+    let scope = scope.child_by_field_name("body").unwrap_or(scope);
+    let (mut periodic, mut other) = (false, false);
+    simple_assignments(scope, src, |n, value| {
+        if n != name {
+            return;
+        }
+        match value.kind() {
+            "false" | "none" => {}
+            "true" => {
+                let mut up = value.parent();
+                let mut gated = false;
+                while let Some(u) = up {
+                    if u.id() == scope.id() {
+                        break;
+                    }
+                    if matches!(u.kind(), "if_statement" | "elif_clause")
+                        && u.child_by_field_name("condition")
+                            .is_some_and(|c| periodic_condition(c, src, defaults))
+                    {
+                        gated = true;
+                        break;
+                    }
+                    up = u.parent();
+                }
+                if gated {
+                    periodic = true;
+                } else {
+                    other = true;
+                }
+            }
+            _ if periodic_condition(value, src, defaults) => periodic = true,
+            _ => other = true,
+        }
+    });
+    periodic && !other
+}
+
 /// A test that holds every N steps: a `%` by a period that is not 1 ([`period_of_one`]).
 fn periodic_condition(c: Node<'_>, src: &str, defaults: &HashSet<String>) -> bool {
     let mut found = false;

@@ -538,15 +538,16 @@ fn loaders_off_default(
 /// `loss.item()`), it is marked as never one, whatever it is called.
 fn bind_one(
     out: &mut HashSet<String>,
-    param: &str,
-    arg: Node<'_>,
+    (param, arg): (&str, Node<'_>),
     src: &str,
     tensors: &HashSet<String>,
+    defaults: &HashSet<String>,
 ) {
     if text(arg, src) != "None" {
         out.insert(loops::given_mark(param));
     }
-    if ast::is_falsy_literal(arg, src) {
+    // A falsy literal, or a flag set only every N steps (`do_eval`): off on most steps.
+    if ast::is_falsy_literal(arg, src) || loops::periodic_flag(arg, src, defaults) {
         out.insert(loops::falsy_mark(param));
     }
     if loops::mask_like(arg, src, tensors) {
@@ -2419,7 +2420,7 @@ impl<'a, 't> Project<'a, 't> {
                         a.child_by_field_name("name"),
                         a.child_by_field_name("value"),
                     ) {
-                        bind_one(&mut out, text(k, src), v, src, tensors);
+                        bind_one(&mut out, (text(k, src), v), src, tensors, &self.opt_in);
                         if let Some(kw) = splat.filter(|_| !names.contains(&text(k, src))) {
                             out.insert(loops::given_mark(kw));
                             if loops::tensor_like(v, src, tensors) {
@@ -2432,7 +2433,7 @@ impl<'a, 't> Project<'a, 't> {
                 "list_splat" | "dictionary_splat" => break,
                 _ => {
                     if let Some(n) = names.get(at) {
-                        bind_one(&mut out, n, a, src, tensors);
+                        bind_one(&mut out, (n, a), src, tensors, &self.opt_in);
                     }
                     at += 1;
                 }

@@ -918,6 +918,15 @@ fn a_main_block_that_calls_the_training_function_trains() {
     check("main-calls-train");
 }
 
+/// A flag a loop sets only every N steps (`do_eval = True` under `if step % n == 0:`),
+/// passed to a function's switch, leaves the switch's branch off on most steps; a flag set
+/// every step does not (issue 44, the tenth held-out set: wavenet_vocoder's online
+/// decoding).
+#[test]
+fn a_flag_set_every_n_steps_is_periodic() {
+    check("periodic-flag");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
