@@ -1792,6 +1792,101 @@ fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     false
 }
 
+/// The parameter name that stands for every parameter, given by a call that splats its
+/// arguments (`f(*args, **kwargs)`), for [`given_mark`].
+pub(super) const ALL_GIVEN: &str = "*";
+
+/// The branches of `def` that run only with an optional parameter (`kv_cache=None`) that
+/// the caller left out (`left_out`): the body of `if kv_cache is not None:` (or `if
+/// kv_cache:`), and the `else` of `if kv_cache is None:`. Byte ranges.
+pub(super) fn left_out_branches(
+    def: Node<'_>,
+    src: &str,
+    left_out: &dyn Fn(&str) -> bool,
+) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (Some(params), Some(body)) = (
+        def.child_by_field_name("parameters"),
+        def.child_by_field_name("body"),
+    ) else {
+        return out;
+    };
+    let optional: HashSet<&str> = {
+        let mut c = params.walk();
+        params
+            .named_children(&mut c)
+            .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
+            .filter(|p| {
+                p.child_by_field_name("value")
+                    .is_some_and(|v| v.kind() == "none")
+            })
+            .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
+            .filter(|name| left_out(name))
+            .collect()
+    };
+    if optional.is_empty() {
+        return out;
+    }
+    // Which way a test of an optional parameter goes when the caller left it out: `Some(
+    // true)` where it holds (`p is None`), `Some(false)` where it does not (`p is not
+    // None`, `p`).
+    let holds_left_out = |cond: Node<'_>| -> Option<bool> {
+        let named = |p: Option<Node<'_>>| {
+            p.is_some_and(|p| p.kind() == "identifier" && optional.contains(text(p, src)))
+        };
+        if named(Some(cond)) {
+            return Some(false);
+        }
+        if cond.kind() != "comparison_operator"
+            || !cond.named_child(1).is_some_and(|v| v.kind() == "none")
+            || !named(cond.named_child(0))
+        {
+            return None;
+        }
+        match ast::operators(cond, src).as_slice() {
+            ["is"] => Some(true),
+            ["is not"] | ["is", "not"] => Some(false),
+            _ => None,
+        }
+    };
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() == "if_statement"
+            && let Some(holds) = ast::bare_condition(n).and_then(holds_left_out)
+        {
+            if holds {
+                let mut c = n.walk();
+                out.extend(
+                    n.children_by_field_name("alternative", &mut c)
+                        .map(|a| (a.start_byte(), a.end_byte())),
+                );
+            } else if let Some(block) = n.child_by_field_name("consequence") {
+                out.push((block.start_byte(), block.end_byte()));
+            }
+        }
+        // `T0 = 0 if kv_cache is None else kv_cache.get_pos()`: the arm for a given value.
+        if n.kind() == "conditional_expression"
+            && let (Some(then), Some(mut cond), Some(other)) =
+                (n.named_child(0), n.named_child(1), n.named_child(2))
+        {
+            while cond.kind() == "parenthesized_expression" {
+                match cond.named_child(0) {
+                    Some(inner) => cond = inner,
+                    None => break,
+                }
+            }
+            if let Some(holds) = holds_left_out(cond) {
+                let off = if holds { other } else { then };
+                out.push((off.start_byte(), off.end_byte()));
+            }
+        }
+        true
+    });
+    out
+}
+
 /// The branches of `def` that its own switches, off by default, keep out of a plain call:
 /// the body of `if reverse:` and the `elif`/`else` of `if not reverse:`, for a parameter
 /// `reverse=False` (VITS' flows run backwards only for inference). With `fallbacks`, also

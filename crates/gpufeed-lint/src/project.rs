@@ -2320,10 +2320,18 @@ impl<'a, 't> Project<'a, 't> {
             .map(|d| {
                 // A switch the caller set to a value of its own is on (`reverse=True`);
                 // left out, or set to a falsy literal, it is off.
-                loops::off_branches_unless(d, f.src, false, &|p| {
+                let mut off = loops::off_branches_unless(d, f.src, false, &|p| {
                     tensors.contains(&loops::given_mark(p))
                         && !tensors.contains(&loops::falsy_mark(p))
-                })
+                });
+                // What a caller that leaves an optional parameter out skips: `if kv_cache
+                // is not None:` where the step calls `model(x, y)` (nanochat's GPT).
+                if depth > 0 && !tensors.contains(&loops::given_mark(loops::ALL_GIVEN)) {
+                    off.extend(loops::left_out_branches(d, f.src, &|p| {
+                        !tensors.contains(&loops::given_mark(p))
+                    }));
+                }
+                off
             })
             .unwrap_or_default();
         for (call, on_branch) in loops::per_step_calls(body, f.src, &gates) {
@@ -2430,7 +2438,11 @@ impl<'a, 't> Project<'a, 't> {
                     }
                 }
                 "comment" => {}
-                "list_splat" | "dictionary_splat" => break,
+                // `f(*args, **kwargs)`: any parameter may be given.
+                "list_splat" | "dictionary_splat" => {
+                    out.insert(loops::given_mark(loops::ALL_GIVEN));
+                    break;
+                }
                 _ => {
                     if let Some(n) = names.get(at) {
                         bind_one(&mut out, (n, a), src, tensors, &self.opt_in);

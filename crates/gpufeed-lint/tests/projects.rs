@@ -927,6 +927,15 @@ fn a_flag_set_every_n_steps_is_periodic() {
     check("periodic-flag");
 }
 
+/// What runs only with an optional argument the step leaves out (`model(x, y)` into
+/// `forward(idx, targets=None, kv_cache=None)`: `if kv_cache is not None:`, the `else` arm
+/// of `0 if kv_cache is None else kv_cache.get_pos()`) does not run in training (issue 44,
+/// the tenth held-out set: nanochat's KV cache).
+#[test]
+fn branches_for_an_argument_the_step_leaves_out() {
+    check("left-out");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
