@@ -1792,6 +1792,21 @@ fn device_value(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
     false
 }
 
+/// The parameters of a `parameters` node whose default is written `value` (`None`,
+/// `False`).
+fn defaulted_params<'s>(params: Node<'_>, src: &'s str, value: &str) -> HashSet<&'s str> {
+    let mut c = params.walk();
+    params
+        .named_children(&mut c)
+        .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
+        .filter(|p| {
+            p.child_by_field_name("value")
+                .is_some_and(|v| text(v, src) == value)
+        })
+        .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
+        .collect()
+}
+
 /// The parameter name that stands for every parameter, given by a call that splats its
 /// arguments (`f(*args, **kwargs)`), for [`given_mark`].
 pub(super) const ALL_GIVEN: &str = "*";
@@ -1811,19 +1826,8 @@ pub(super) fn left_out_branches(
     ) else {
         return out;
     };
-    let optional: HashSet<&str> = {
-        let mut c = params.walk();
-        params
-            .named_children(&mut c)
-            .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
-            .filter(|p| {
-                p.child_by_field_name("value")
-                    .is_some_and(|v| v.kind() == "none")
-            })
-            .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
-            .filter(|name| left_out(name))
-            .collect()
-    };
+    let mut optional = defaulted_params(params, src, "None");
+    optional.retain(|name| left_out(name));
     if optional.is_empty() {
         return out;
     }
@@ -1838,7 +1842,7 @@ pub(super) fn left_out_branches(
             return Some(false);
         }
         if cond.kind() != "comparison_operator"
-            || !cond.named_child(1).is_some_and(|v| v.kind() == "none")
+            || cond.named_child(1).is_none_or(|v| v.kind() != "none")
             || !named(cond.named_child(0))
         {
             return None;
@@ -1923,18 +1927,7 @@ pub(super) fn off_branches_unless(
             .filter(|(name, _)| !given(name))
             .collect()
     };
-    let defaults = |value: &str| -> HashSet<&str> {
-        let mut c = params.walk();
-        params
-            .named_children(&mut c)
-            .filter(|p| matches!(p.kind(), "default_parameter" | "typed_default_parameter"))
-            .filter(|p| {
-                p.child_by_field_name("value")
-                    .is_some_and(|v| text(v, src) == value)
-            })
-            .filter_map(|p| p.child_by_field_name("name").map(|n| text(n, src)))
-            .collect()
-    };
+    let defaults = |value: &str| defaulted_params(params, src, value);
     let mut off = defaults("False");
     off.retain(|p| !given(p));
     let optional = if fallbacks {
