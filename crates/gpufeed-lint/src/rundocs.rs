@@ -179,6 +179,10 @@ fn instructions(text: &str) -> String {
             fenced = !fenced;
             continue;
         }
+        // A listing of the tree (`├── chat_rl.py  # ...`) names files, not a run.
+        if ["├", "└", "│"].iter().any(|c| line.contains(c)) {
+            continue;
+        }
         let code = fenced || line.starts_with("    ") || line.starts_with('\t');
         if code {
             out.push_str(line);

@@ -853,9 +853,9 @@ fn training_scripts_the_readme_does_not_run_are_alternatives() {
 
 /// The project's documents are its README and the pages beside it (a `PRETRAIN.md` the
 /// README points to), with the shell scripts they name; a shell script none of them names
-/// (a scratch `script.sh` of notes), a script only mentioned in prose, and a variant a page
-/// offers ("run `large.py` instead", Wav2Lip's HQ trainer) count only where they name
-/// nothing that trains. Before,
+/// (a scratch `script.sh` of notes), a script only mentioned in prose or in a listing of
+/// the tree (`├── chat_rl.py`, nanochat), and a variant a page offers ("run `large.py`
+/// instead", Wav2Lip's HQ trainer) count only where they name nothing that trains. Before,
 /// only the README and every shell script were read, so the scratch script's variant was
 /// the default run and the documented one an alternative (issue 44, the ninth held-out set:
 /// TinyLlama).
