@@ -255,6 +255,7 @@ pub fn lint_paths(paths: &[PathBuf]) -> Result<LintOutcome, LintError> {
             docs.scripts.extend(read.scripts);
             docs.other_docs.extend(read.other_docs);
             docs.other_scripts.extend(read.other_scripts);
+            docs.flags.extend(read.flags);
             let relative = |f: PathBuf| {
                 let rel = f
                     .strip_prefix(path)

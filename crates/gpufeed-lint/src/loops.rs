@@ -1223,7 +1223,19 @@ pub(super) fn flag_off_branches<'s>(
                     .is_some_and(|b| ends_the_run(b, src))
             })
     };
-    let off = |c: Node<'_>| !required && opt_in_condition(c, src, opt_in);
+    // A branch the defaults take (`elif encoder_name == "conformer_cat":` with the README's
+    // `--encoder_name conformer_cat`) leaves every other one off, required or not.
+    let some_taken = holds_by_default(cond, src, opt_in) == Some(true) || {
+        let mut c = node.walk();
+        node.children_by_field_name("alternative", &mut c)
+            .filter_map(|a| a.child_by_field_name("condition"))
+            .any(|ec| holds_by_default(ec, src, opt_in) == Some(true))
+    };
+    let off = |c: Node<'_>| {
+        (!required || some_taken)
+            && (opt_in_condition(c, src, opt_in)
+                || (some_taken && holds_by_default(c, src, opt_in) != Some(true)))
+    };
     if off(cond)
         && let Some(b) = node.child_by_field_name("consequence")
     {

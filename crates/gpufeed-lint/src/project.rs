@@ -203,7 +203,8 @@ pub(super) fn check(
     let p_switched_loaders;
     let uses_cuda;
     {
-        let p = Project::new(files, configs);
+        let mut p = Project::new(files, configs);
+        p.documented(&docs.flags);
         // Each file's loops on their own thread; the hits keep the files' order.
         let per_file: Vec<_> = (0..files.len())
             .into_par_iter()
@@ -1020,6 +1021,46 @@ impl<'a, 't> Project<'a, 't> {
             }
         }
         Vec::new()
+    }
+
+    /// The options the project's documented commands give (`python main.py --encoder_name
+    /// conformer_cat --masks`) over the parser's defaults: the run the README shows is the
+    /// default run (mfa_conformer's encoder, chosen on the command line).
+    fn documented(&mut self, flags: &[(String, super::rundocs::Given)]) {
+        use super::rundocs::Given;
+        for (name, given) in flags {
+            // Only the project's own options: a flag no parser of the project defines says
+            // nothing of its code.
+            if !self.defaults.contains_key(name.as_str()) {
+                continue;
+            }
+            self.opt_in.remove(name.as_str());
+            let prefix = loops::default_mark(name, "");
+            self.opt_in.retain(|m| !m.starts_with(&prefix));
+            let literal = match given {
+                Given::Unknown => {
+                    // Set to what the page does not say: no default to judge by.
+                    self.defaults.remove(name.as_str());
+                    continue;
+                }
+                Given::Switch => "True".to_owned(),
+                Given::Value(v) => {
+                    self.opt_in.insert(loops::default_mark(name, v));
+                    if v.parse::<f64>().is_ok() || matches!(v.as_str(), "True" | "False") {
+                        v.clone()
+                    } else {
+                        format!("\"{v}\"")
+                    }
+                }
+            };
+            self.defaults.insert(
+                name.clone(),
+                vec![defaults::DefaultValue {
+                    value: Some(literal),
+                    at: "the README's command".to_owned(),
+                }],
+            );
+        }
     }
 
     /// The functions a dictionary of the calling function maps its keys to: `table = {"a":

@@ -35,6 +35,21 @@ pub(crate) struct RunDocs {
     pub(crate) other_docs: Vec<String>,
     /// The scripts named only in the second tier.
     pub(crate) other_scripts: Vec<String>,
+    /// The options the documented commands give their script (`python train.py
+    /// --encoder_name conformer_cat --masks`); an option two commands give two values is
+    /// left out. The run's settings, over the parser's defaults.
+    pub(crate) flags: Vec<(String, Given)>,
+}
+
+/// What a documented command gives an option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Given {
+    /// `--masks` alone: a switch turned on.
+    Switch,
+    /// `--encoder_name conformer_cat` (a shell variable the scripts set resolved).
+    Value(String),
+    /// A value the text does not tell (`<dir>`, `$UNSET`).
+    Unknown,
 }
 
 impl RunDocs {
@@ -71,6 +86,8 @@ impl RunDocs {
         };
         // The shell scripts the documents run (`bash scripts/train.sh`, `sh run.sh`).
         let mut launched: Vec<String> = Vec::new();
+        // The text of the commands that say what the run is.
+        let mut commanded: Vec<String> = Vec::new();
         for path in &docs {
             let Some(text) = read_head(path) else {
                 continue;
@@ -87,6 +104,7 @@ impl RunDocs {
             let prose = path.file_name().is_none_or(|n| n != "Makefile");
             if prose {
                 let commands = instructions(&text);
+                commanded.push(commands.clone());
                 add(&mut out.docs, &mut out.scripts, rel(path), &commands);
                 let mentioned: Vec<String> = scripts_named(&text)
                     .into_iter()
@@ -114,11 +132,18 @@ impl RunDocs {
                 r == w || r.ends_with(&format!("/{w}")) || w.ends_with(&format!("/{r}"))
             });
             if named {
+                commanded.push(text.clone());
                 add(&mut out.docs, &mut out.scripts, r, &text);
             } else {
                 add(&mut out.other_docs, &mut out.other_scripts, r, &text);
             }
         }
+        let shell: Vec<String> = scripts
+            .iter()
+            .take(MAX_DOCS)
+            .filter_map(|p| read_head(p))
+            .collect();
+        out.flags = documented_flags(&commanded, &shell);
         out
     }
 
@@ -140,6 +165,114 @@ fn add(docs: &mut Vec<String>, scripts: &mut Vec<String>, doc: String, text: &st
             scripts.push(s);
         }
     }
+}
+
+/// The options of the commands in `texts` that run a Python script (`python train.py
+/// --encoder_name conformer_cat --masks`, a command continued over lines with `\`): each
+/// `--name value`, `--name=value`, or `--name` alone (a switch). Placeholders
+/// (`<folder>`) and shell variables are no values. An option given two values by two
+/// commands is left out, as is one given after a shell operator.
+pub(crate) fn documented_flags(texts: &[String], shell: &[String]) -> Vec<(String, Given)> {
+    // `encoder_name="conformer_cat"  # ...` in a script: what `$encoder_name` stands for.
+    let mut vars: Vec<(&str, &str)> = Vec::new();
+    for line in shell.iter().chain(texts).flat_map(|t| t.lines()) {
+        if let Some((name, value)) = line.trim().split_once('=')
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            let value = value.split(" #").next().unwrap_or("").trim();
+            vars.push((name, value.trim_matches(|c| c == '"' || c == '\'')));
+        }
+    }
+    let resolve = |v: &str| -> Given {
+        let var = v
+            .strip_prefix("${")
+            .and_then(|r| r.strip_suffix('}'))
+            .or_else(|| v.strip_prefix('$'));
+        let v = match var {
+            Some(var) => {
+                let mut values = vars.iter().filter(|(n, _)| *n == var).map(|(_, v)| *v);
+                match (values.next(), values.next()) {
+                    (Some(one), None) => one,
+                    _ => return Given::Unknown,
+                }
+            }
+            None => v,
+        };
+        if v.is_empty() || v.starts_with('<') || v.contains('$') {
+            Given::Unknown
+        } else {
+            Given::Value(v.to_owned())
+        }
+    };
+    // Each command: its script and its options.
+    let mut commands: Vec<(String, Vec<(String, Given)>)> = Vec::new();
+    for text in texts {
+        let joined = text.replace("\\\n", " ");
+        for line in joined.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let Some(start) = words
+                .iter()
+                .position(|w| w.trim_matches(|c| c == '`' || c == '"').ends_with(".py"))
+            else {
+                continue;
+            };
+            let script = words[start]
+                .trim_matches(|c| c == '`' || c == '"')
+                .to_owned();
+            let mut options: Vec<(String, Given)> = Vec::new();
+            let mut i = start + 1;
+            while i < words.len() {
+                let w = words[i].trim_matches('`');
+                if matches!(w, "|" | "||" | "&&" | ";" | ">" | ">>" | "2>&1" | "&") {
+                    break;
+                }
+                i += 1;
+                let Some(option) = w.strip_prefix("--") else {
+                    continue;
+                };
+                let (name, given) = match option.split_once('=') {
+                    Some((n, v)) => (n, resolve(v.trim_matches(|c| c == '"' || c == '\''))),
+                    None => match words.get(i).map(|v| v.trim_matches('`')) {
+                        Some(v) if !v.starts_with('-') && !v.is_empty() => {
+                            i += 1;
+                            (option, resolve(v.trim_matches(|c| c == '"' || c == '\'')))
+                        }
+                        _ => (option, Given::Switch),
+                    },
+                };
+                let name = name.replace('-', "_");
+                if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                    options.push((name, given));
+                }
+            }
+            commands.push((script, options));
+        }
+    }
+    // An option every command of its script gives alike (a CPU variant's `--log_interval=1`
+    // beside the plain `python train.py` is no setting of the run), and that no two scripts
+    // give differently.
+    let mut seen: Vec<(String, Given)> = Vec::new();
+    let mut conflicting: Vec<String> = Vec::new();
+    for (script, options) in &commands {
+        for (name, given) in options {
+            let alike = commands.iter().filter(|(s, _)| s == script).all(|(_, o)| {
+                o.iter().filter(|(n, _)| n == name).all(|(_, g)| g == given)
+                    && o.iter().any(|(n, _)| n == name)
+            });
+            if !alike {
+                conflicting.push(name.clone());
+                continue;
+            }
+            match seen.iter().find(|(n, _)| n == name) {
+                Some((_, g)) if g != given => conflicting.push(name.clone()),
+                Some(_) => {}
+                None => seen.push((name.clone(), given.clone())),
+            }
+        }
+    }
+    seen.retain(|(n, _)| !conflicting.contains(n));
+    seen
 }
 
 /// Words that run a script named after them on the same line.
@@ -253,7 +386,33 @@ pub(crate) fn scripts_named(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::scripts_named;
+    use super::{documented_flags, scripts_named};
+
+    #[test]
+    fn options_of_the_documented_commands() {
+        use super::Given::{Switch, Unknown, Value};
+        let readme = "```bash\npython main.py --encoder_name $encoder_name --batch-size=64 \\\n  --masks --save_dir <dir> | tee log\n```\n".to_owned();
+        let shell = ["encoder_name=\"conformer_cat\" # conformer_cat | resnet34\n".to_owned()];
+        let value = |v: &str| Value(v.to_owned());
+        assert_eq!(
+            documented_flags(std::slice::from_ref(&readme), &shell),
+            [
+                ("encoder_name".to_owned(), value("conformer_cat")),
+                ("batch_size".to_owned(), value("64")),
+                ("masks".to_owned(), Switch),
+                ("save_dir".to_owned(), Unknown),
+            ]
+        );
+        // Two commands that disagree on an option leave it out; one that only the other
+        // gives is left out too.
+        let other = "python main.py --encoder_name conformer --lr 1e-3\n".to_owned();
+        let both = documented_flags(&[readme, other], &shell);
+        assert!(both.iter().all(|(n, _)| n != "encoder_name"), "{both:?}");
+        assert!(both.iter().all(|(n, _)| n != "lr"), "{both:?}");
+        // An option one command of a script gives and another leaves out is no setting.
+        let plain = "python train.py config/a.py\npython train.py config/a.py --log_interval=1\n";
+        assert_eq!(documented_flags(&[plain.to_owned()], &[]), []);
+    }
 
     #[test]
     fn commands_in_markdown_shell_and_prose() {

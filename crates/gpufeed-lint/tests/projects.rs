@@ -936,6 +936,15 @@ fn branches_for_an_argument_the_step_leaves_out() {
     check("left-out");
 }
 
+/// The options the README's command gives (`--encoder conformer_cat --aux_loss`) are the
+/// run's settings over the parser's defaults: the encoder it chooses runs, the others do
+/// not, the switch it turns on is on; an option only a variant command gives (`--log_every
+/// 1` on a CPU) is not (issue 44, the tenth held-out set: mfa_conformer).
+#[test]
+fn the_readmes_command_sets_the_flags() {
+    check("readme-flags");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
