@@ -253,8 +253,10 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
 }
 
 /// The keyword names a file passes a value other than `False`, `None` or `0` to
-/// (`MultiheadAttention(..., add_zero_attn=True)`): a setting someone turns on.
-pub(crate) fn turned_on(root: Node<'_>, src: &str) -> HashSet<String> {
+/// (`MultiheadAttention(..., add_zero_attn=True)`): a setting someone turns on. A flag off
+/// unless given (`validate=args.validate` with `--validate` a `store_true`, in `off`)
+/// turns nothing on.
+pub(crate) fn turned_on(root: Node<'_>, src: &str, off: &HashSet<String>) -> HashSet<String> {
     let mut out = HashSet::new();
     ast::walk(root, &mut |n| {
         if n.kind() == "keyword_argument"
@@ -263,6 +265,8 @@ pub(crate) fn turned_on(root: Node<'_>, src: &str) -> HashSet<String> {
                 n.child_by_field_name("value"),
             )
             && !ast::is_falsy_literal(value, src)
+            && !(matches!(value.kind(), "attribute" | "identifier")
+                && off.contains(text(value, src).rsplit('.').next().unwrap_or("")))
         {
             out.insert(text(name, src).to_owned());
         }

@@ -1307,10 +1307,27 @@ pub(super) fn opt_in_body(
     src: &str,
     opt_in: &HashSet<String>,
 ) -> Option<(usize, usize)> {
-    (node.kind() == "if_statement" && opt_in_gate(node, src, opt_in))
-        .then(|| node.child_by_field_name("consequence"))
-        .flatten()
-        .map(|b| (b.start_byte(), b.end_byte()))
+    if node.kind() != "if_statement" {
+        return None;
+    }
+    if opt_in_gate(node, src, opt_in) {
+        return node
+            .child_by_field_name("consequence")
+            .map(|b| (b.start_byte(), b.end_byte()));
+    }
+    // `if not validate: ... else: <opt-in>` (image-segmentation-keras' `fit` with
+    // validation data, `--validate` off unless given).
+    let negated = ast::bare_condition(node)
+        .filter(|c| c.kind() == "not_operator")
+        .and_then(|c| c.child_by_field_name("argument"))
+        .is_some_and(|a| opt_in_condition(a, src, opt_in));
+    if !negated {
+        return None;
+    }
+    let mut c = node.walk();
+    node.children_by_field_name("alternative", &mut c)
+        .find(|a| a.kind() == "else_clause")
+        .map(|a| (a.start_byte(), a.end_byte()))
 }
 
 /// An `if` on a flag that is off unless given on the command line (`if args.sync_step:`,

@@ -510,7 +510,9 @@ fn loaders_off_default(
     for f in files.iter_mut() {
         let (root, src) = (f.root, f.src);
         for h in f.hits.iter_mut() {
-            if h.id.starts_with("torch-loader-")
+            // A loader, or a Keras `fit` over a generator (`if not validate: ... else:
+            // model.fit(...)` with `--validate` off unless given).
+            if (h.id.starts_with("torch-loader-") || h.id == "decode-per-item-few-workers")
                 && h.info.is_none()
                 && let Some(call) = call_at(root, h.byte)
                 && let Some(why) = opt_in_site(call, src, opt_in, &|_| None)
@@ -770,7 +772,7 @@ impl<'a, 't> Project<'a, 't> {
         // bool = False`, `add_zero_attn=False`, `noise_dir: str = ''`).
         let on: HashSet<String> = files
             .iter()
-            .flat_map(|f| defaults::turned_on(f.root, f.src))
+            .flat_map(|f| defaults::turned_on(f.root, f.src, &p.opt_in))
             .collect();
         let off: Vec<String> = p
             .defaults

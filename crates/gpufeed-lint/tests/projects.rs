@@ -945,6 +945,14 @@ fn the_readmes_command_sets_the_flags() {
     check("readme-flags");
 }
 
+/// The `else` of `if not validate:`, with `validate=args.validate` from a `store_true`, is
+/// opt-in: a flag off unless given turns no switch on (issue 44, the tenth held-out set:
+/// image-segmentation-keras).
+#[test]
+fn the_else_of_a_negated_opt_in_flag_is_opt_in() {
+    check("keras-validate");
+}
+
 /// What a flag's `None` default leaves off: a writer built only with `--log_dir` (`X if
 /// args.log_dir is not None else None`, then `if writer is not None:`), a crop taken only
 /// with `--crop`; a flag with a default runs its path; a module constant of 1
