@@ -1,8 +1,11 @@
-//! The scripts a project says to run: the root README's commands (`python finetune/lora.py`,
-//! "launch `train.py`"), its shell scripts and its Makefile. A training script none of them
-//! names, beside one they do, is an alternative (`finetune/full.py` next to the README's
-//! `finetune/lora.py`; a vocoder's own `train.py` in a subfolder): its findings are not the
-//! default run's, and are lowered to info, saying so (`project::entry_points`).
+//! The scripts a project says to run: the commands of the root's README and the pages beside
+//! it (`python finetune/lora.py`, "launch `train.py`"), the shell scripts they name and the
+//! Makefile ([`RunDocs`]'s first tier), then what they only mention and the other shell
+//! scripts (its second). A training script none of them names, beside one they do, is an
+//! alternative (`finetune/full.py` next to the README's `finetune/lora.py`; a vocoder's own
+//! `train.py` in a subfolder): its findings are not the default run's, and are lowered to
+//! info, saying so (`project::entry_points`). The options those commands give their script
+//! are the run's settings ([`documented_flags`]).
 //!
 //! Written by hand: the commands are found as words ending in `.py` (and `-m MODULE`), which
 //! reads Markdown, reStructuredText, shell and make alike.
@@ -36,8 +39,8 @@ pub(crate) struct RunDocs {
     /// The scripts named only in the second tier.
     pub(crate) other_scripts: Vec<String>,
     /// The options the documented commands give their script (`python train.py
-    /// --encoder_name conformer_cat --masks`); an option two commands give two values is
-    /// left out. The run's settings, over the parser's defaults.
+    /// --encoder_name conformer_cat --masks`), where every command of that script gives
+    /// them alike ([`documented_flags`]). The run's settings, over the parser's defaults.
     pub(crate) flags: Vec<(String, Given)>,
 }
 
@@ -122,10 +125,14 @@ impl RunDocs {
                 add(&mut out.docs, &mut out.scripts, rel(path), &text);
             }
         }
-        for path in scripts.iter().take(MAX_DOCS) {
-            let Some(text) = read_head(path) else {
-                continue;
-            };
+        // Every shell script's text, read once: its tier, and the variables the commands use.
+        let shell: Vec<(&PathBuf, String)> = scripts
+            .iter()
+            .take(MAX_DOCS)
+            .filter_map(|p| Some((p, read_head(p)?)))
+            .collect();
+        for (path, text) in &shell {
+            let text = text.clone();
             let r = rel(path);
             let named = launched.iter().any(|w| {
                 let w = w.trim_start_matches("./");
@@ -138,11 +145,7 @@ impl RunDocs {
                 add(&mut out.other_docs, &mut out.other_scripts, r, &text);
             }
         }
-        let shell: Vec<String> = scripts
-            .iter()
-            .take(MAX_DOCS)
-            .filter_map(|p| read_head(p))
-            .collect();
+        let shell: Vec<String> = shell.into_iter().map(|(_, t)| t).collect();
         out.flags = documented_flags(&commanded, &shell);
         out
     }
@@ -169,9 +172,11 @@ fn add(docs: &mut Vec<String>, scripts: &mut Vec<String>, doc: String, text: &st
 
 /// The options of the commands in `texts` that run a Python script (`python train.py
 /// --encoder_name conformer_cat --masks`, a command continued over lines with `\`): each
-/// `--name value`, `--name=value`, or `--name` alone (a switch). Placeholders
-/// (`<folder>`) and shell variables are no values. An option given two values by two
-/// commands is left out, as is one given after a shell operator.
+/// `--name value`, `--name=value`, or `--name` alone (a switch), up to a shell operator. A
+/// shell variable (`$encoder_name`, `${encoder_name}`) takes the one value the scripts in
+/// `shell` (or `texts`) set it to; placeholders (`<folder>`) and other variables are
+/// [`Given::Unknown`]. An option is kept where every command of its script gives it alike
+/// and no two scripts give it differently.
 pub(crate) fn documented_flags(texts: &[String], shell: &[String]) -> Vec<(String, Given)> {
     // `encoder_name="conformer_cat"  # ...` in a script: what `$encoder_name` stands for.
     let mut vars: Vec<(&str, &str)> = Vec::new();
