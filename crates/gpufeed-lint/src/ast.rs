@@ -421,13 +421,19 @@ pub(crate) fn enclosing<'t>(root: Node<'t>, node: Node<'t>, kind: &str) -> Optio
     found
 }
 
+/// An expression without the parentheses around it; `None` for parentheses that hold
+/// nothing.
+pub(crate) fn unparenthesized(node: Node<'_>) -> Option<Node<'_>> {
+    let mut n = node;
+    while n.kind() == "parenthesized_expression" {
+        n = n.named_child(0)?;
+    }
+    Some(n)
+}
+
 /// An `if`'s (or `elif`'s, `while`'s) condition without the parentheses around it.
 pub(crate) fn bare_condition(node: Node<'_>) -> Option<Node<'_>> {
-    let mut cond = node.child_by_field_name("condition")?;
-    while cond.kind() == "parenthesized_expression" {
-        cond = cond.named_child(0)?;
-    }
-    Some(cond)
+    unparenthesized(node.child_by_field_name("condition")?)
 }
 
 #[cfg(test)]

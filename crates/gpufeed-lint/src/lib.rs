@@ -449,8 +449,9 @@ pub(crate) struct File<'t> {
     /// `init_process_group("gloo")` calls of a file that puts nothing on CUDA itself: the
     /// project pass judges them by the project's device (found by the torch rules).
     pub(crate) gloo: Vec<Node<'t>>,
-    /// True when the file puts a distributed run on CUDA (`torch.cuda.set_device(rank)`,
-    /// `DistributedDataParallel(..., device_ids=[rank])`; found by the torch rules).
+    /// True when the file trains on CUDA, or puts a distributed run there
+    /// (`torch.cuda.set_device(rank)`, `DistributedDataParallel(..., device_ids=[rank])`;
+    /// found by the torch rules), tests and examples included.
     pub(crate) cuda_ranks: bool,
     /// `DataLoader` calls that serve evaluation (byte range, why; the project pass).
     pub(crate) eval_loaders: Vec<(usize, usize, String)>,

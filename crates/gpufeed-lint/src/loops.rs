@@ -370,54 +370,50 @@ fn tensor_names_from(body: Node<'_>, src: &str, seed: HashSet<String>) -> HashSe
 /// Marks the names an assignment binds to what a model, a criterion or a step returns
 /// (`loss = criterion(out, y)`, `out = model(x)`), or to a torch operation on tensors.
 fn call_results(n: Node<'_>, src: &str, names: &mut HashSet<String>) {
-    let from_model = n.child_by_field_name("right").is_some_and(|r| {
-        r.kind() == "call"
-            && r.child_by_field_name("function").is_some_and(|f| {
-                let f = text(f, src).to_ascii_lowercase();
-                let last = f.rsplit('.').next().unwrap_or(&f);
-                // `clip_grad_norm_` returns the total norm, a tensor.
-                [
-                    "model",
-                    "net",
-                    "criterion",
-                    "loss",
-                    "forward",
-                    "step",
-                    "clip_grad",
-                ]
-                .iter()
-                .any(|k| last.contains(k))
-            })
-    });
-    // `cost = torch.cdist(a, b)`, `p = F.softmax(x, -1)`: a torch operation on
-    // tensors gives a tensor (on their device); a factory without `device=`
-    // builds on the CPU and says nothing of it (DETR's matcher cost).
-    let torch_op = n.child_by_field_name("right").is_some_and(|r| {
-        r.kind() == "call"
-            && r.child_by_field_name("function").is_some_and(|f| {
-                let f = text(f, src);
-                let op = f
-                    .strip_prefix("torch.")
-                    .or_else(|| f.strip_prefix("F."))
-                    .unwrap_or("");
-                !op.is_empty()
-                    && !op.contains('.')
-                    && op.starts_with(|c: char| c.is_ascii_lowercase())
-                    && !super::model::is_host_factory(&format!("torch.{op}"))
-                    && !matches!(op, "load" | "device" | "no_grad" | "manual_seed" | "numel")
-                    && !op.starts_with("is_")
-                    && !op.starts_with("get_")
-                    && !op.starts_with("set_")
-            })
-    });
-    // Names only: `state["exp_avg"] = torch.zeros_like(p)` makes no tensor
-    // of `state`.
-    let torch_op = torch_op
-        && n.child_by_field_name("left")
-            .is_some_and(|l| matches!(l.kind(), "identifier" | "pattern_list" | "tuple_pattern"));
-    if (from_model || torch_op)
-        && let Some(left) = n.child_by_field_name("left")
-    {
+    let (Some(left), Some(function)) = (
+        n.child_by_field_name("left"),
+        n.child_by_field_name("right")
+            .filter(|r| r.kind() == "call")
+            .and_then(|r| r.child_by_field_name("function")),
+    ) else {
+        return;
+    };
+    let from_model = {
+        let f = text(function, src).to_ascii_lowercase();
+        let last = f.rsplit('.').next().unwrap_or(&f);
+        // `clip_grad_norm_` returns the total norm, a tensor.
+        [
+            "model",
+            "net",
+            "criterion",
+            "loss",
+            "forward",
+            "step",
+            "clip_grad",
+        ]
+        .iter()
+        .any(|k| last.contains(k))
+    };
+    // `cost = torch.cdist(a, b)`, `p = F.softmax(x, -1)`: a torch operation on tensors gives
+    // a tensor (on their device); a factory without `device=` builds on the CPU and says
+    // nothing of it (DETR's matcher cost). Names only: `state["exp_avg"] =
+    // torch.zeros_like(p)` makes no tensor of `state`.
+    let torch_op = matches!(left.kind(), "identifier" | "pattern_list" | "tuple_pattern") && {
+        let f = text(function, src);
+        let op = f
+            .strip_prefix("torch.")
+            .or_else(|| f.strip_prefix("F."))
+            .unwrap_or("");
+        !op.is_empty()
+            && !op.contains('.')
+            && op.starts_with(|c: char| c.is_ascii_lowercase())
+            && !super::model::is_host_factory(&format!("torch.{op}"))
+            && !matches!(op, "load" | "device" | "no_grad" | "manual_seed" | "numel")
+            && !op.starts_with("is_")
+            && !op.starts_with("get_")
+            && !op.starts_with("set_")
+    };
+    if from_model || torch_op {
         ast::walk(left, &mut |t| {
             if t.kind() == "identifier" {
                 names.insert(text(t, src).to_owned());
@@ -1901,19 +1897,15 @@ pub(super) fn left_out_branches(
         }
         // `T0 = 0 if kv_cache is None else kv_cache.get_pos()`: the arm for a given value.
         if n.kind() == "conditional_expression"
-            && let (Some(then), Some(mut cond), Some(other)) =
-                (n.named_child(0), n.named_child(1), n.named_child(2))
+            && let (Some(then), Some(cond), Some(other)) = (
+                n.named_child(0),
+                n.named_child(1).and_then(ast::unparenthesized),
+                n.named_child(2),
+            )
+            && let Some(holds) = holds_left_out(cond)
         {
-            while cond.kind() == "parenthesized_expression" {
-                match cond.named_child(0) {
-                    Some(inner) => cond = inner,
-                    None => break,
-                }
-            }
-            if let Some(holds) = holds_left_out(cond) {
-                let off = if holds { other } else { then };
-                out.push((off.start_byte(), off.end_byte()));
-            }
+            let off = if holds { other } else { then };
+            out.push((off.start_byte(), off.end_byte()));
         }
         true
     });
@@ -1976,14 +1968,8 @@ pub(super) fn off_branches_unless(
             return false;
         }
         if n.kind() == "if_statement"
-            && let Some(mut cond) = n.child_by_field_name("condition")
+            && let Some(cond) = ast::bare_condition(n)
         {
-            while cond.kind() == "parenthesized_expression" {
-                match cond.named_child(0) {
-                    Some(inner) => cond = inner,
-                    None => break,
-                }
-            }
             // `if lengths is None:` on `lengths=None`, or the `else` of `if lengths is not
             // None:`.
             if cond.kind() == "comparison_operator"
@@ -2100,10 +2086,7 @@ fn maybe_mask_index(subscript: Node<'_>) -> bool {
 /// `if self.training:` (`Some(true)`) or `if not self.training:` (`Some(false)`): a
 /// module's branch for training or for evaluation.
 fn training_test(node: Node<'_>, src: &str) -> Option<bool> {
-    let mut cond = node.child_by_field_name("condition")?;
-    while cond.kind() == "parenthesized_expression" {
-        cond = cond.named_child(0)?;
-    }
+    let cond = ast::bare_condition(node)?;
     let is_flag = |n: Node<'_>| n.kind() == "attribute" && text(n, src).ends_with(".training");
     if is_flag(cond) {
         return Some(true);
