@@ -75,6 +75,20 @@ pub enum Error {
         /// What gpufeed reads instead.
         reads: String,
     },
+    /// The temporary file that holds a trace's events while it is analysed could not be
+    /// written or read back.
+    #[error(
+        "Failed to keep the events of `{path}` in a temporary file: {source}\n\nhint: gpufeed \
+         writes 48 bytes per trace event to the temporary folder; set `TMPDIR` to a folder with \
+         room"
+    )]
+    Spill {
+        /// The trace.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A folder without any trace file.
     #[error(
         "`{path}` holds no `*.json`, `*.json.gz` or `*.xplane.pb` trace file\n\nhint: point at the folder \

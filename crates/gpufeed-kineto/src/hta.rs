@@ -68,7 +68,7 @@ impl KernelType {
         }
     }
 
-    fn bit(self) -> u8 {
+    pub(crate) fn bit(self) -> u8 {
         match self {
             Self::Computation => 1,
             Self::Communication => 2,
@@ -176,48 +176,95 @@ pub(crate) fn profiler_step_ids(t: &RawTrace) -> FxHashSet<u32> {
 /// HTA's ns rounding can be turned off with this environment variable, as in HTA.
 pub const DISABLE_ROUNDING_ENV: &str = "HTA_DISABLE_NS_ROUNDING";
 
-/// The rows of one rank (rounding, GPU/CPU split) outside any window, before [`link`] gives each GPU row its launch
-/// (a map of every correlation, which the caller may build once the events are gone).
-#[must_use]
-pub(crate) fn unlinked_rows(t: &RawTrace, round: bool) -> Rows {
-    let round = round && t.fractional_ts;
-    let trace_cat = t.symbols.get("Trace");
-    let event_sync = t.symbols.get("Event Sync");
-    let context_sync = t.symbols.get("Context Sync");
-    let kept = |e: &&Event| {
-        !(e.cat == NO_CAT || Some(e.cat) == trace_cat || e.ts.is_nan() || e.dur.is_nan())
-    };
-    let is_gpu = |e: &Event| {
-        (e.stream >= 0 && e.corr >= 0) || Some(e.name) == event_sync || Some(e.name) == context_sync
-    };
-    // Counted first, so that each vector is allocated once at its size: a doubling vector
-    // holds up to twice what it needs, and the rows are the largest thing a read keeps.
-    let gpu_rows = t.events.iter().filter(kept).filter(|e| is_gpu(e)).count();
-    let mut gpu = Vec::with_capacity(gpu_rows);
-    let mut cpu = Vec::with_capacity(t.events.iter().filter(kept).count() - gpu_rows);
-    for e in t.events.iter().filter(kept) {
-        let (ts, end) = round_span(e.ts, e.dur, round);
-        if is_gpu(e) {
-            gpu.push(GpuRow {
+/// An event as HTA's model has it: a GPU row, a CPU row, or dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Row {
+    Gpu(GpuRow),
+    Cpu(CpuRow),
+}
+
+/// HTA's rule from an event to a row (see the module's docs): which are kept, which are
+/// GPU rows, and the rounding.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowRule {
+    trace_cat: Option<u32>,
+    event_sync: Option<u32>,
+    context_sync: Option<u32>,
+    /// Whether HTA's ns rounding applies (asked, and some `ts` is fractional).
+    pub(crate) round: bool,
+}
+
+impl RowRule {
+    pub(crate) fn of(t: &RawTrace, round: bool) -> Self {
+        Self {
+            trace_cat: t.symbols.get("Trace"),
+            event_sync: t.symbols.get("Event Sync"),
+            context_sync: t.symbols.get("Context Sync"),
+            round: round && t.fractional_ts,
+        }
+    }
+
+    fn kept(&self, e: &Event) -> bool {
+        !(e.cat == NO_CAT || Some(e.cat) == self.trace_cat || e.ts.is_nan() || e.dur.is_nan())
+    }
+
+    fn is_gpu(&self, e: &Event) -> bool {
+        (e.stream >= 0 && e.corr >= 0)
+            || Some(e.name) == self.event_sync
+            || Some(e.name) == self.context_sync
+    }
+
+    /// The row of `e`, if HTA keeps it; `kind` gives a GPU row's kernel type by name id.
+    pub(crate) fn row(&self, e: &Event, kind: impl FnOnce(u32) -> KernelType) -> Option<Row> {
+        if !self.kept(e) {
+            return None;
+        }
+        let (ts, end) = round_span(e.ts, e.dur, self.round);
+        Some(if self.is_gpu(e) {
+            Row::Gpu(GpuRow {
                 ts,
                 end,
                 stream: e.stream,
                 corr: e.corr,
                 name: e.name,
                 cat: e.cat,
-                kind: KernelType::of(t.symbols.name(e.name)),
+                kind: kind(e.name),
                 launch_ts: None,
                 pid: e.pid,
-            });
+            })
         } else {
-            cpu.push(CpuRow {
+            Row::Cpu(CpuRow {
                 ts,
                 end,
                 name: e.name,
                 cat: e.cat,
                 tid: e.tid,
                 corr: e.corr,
-            });
+            })
+        })
+    }
+}
+
+/// The rows of one rank (rounding, GPU/CPU split) outside any window, before [`link`] gives each GPU row its launch
+/// (a map of every correlation, which the caller may build once the events are gone).
+#[must_use]
+pub(crate) fn unlinked_rows(t: &RawTrace, round: bool) -> Rows {
+    let rule = RowRule::of(t, round);
+    // Counted first, so that each vector is allocated once at its size: a doubling vector
+    // holds up to twice what it needs, and the rows are the largest thing a read keeps.
+    let gpu_rows = t
+        .events
+        .iter()
+        .filter(|e| rule.kept(e) && rule.is_gpu(e))
+        .count();
+    let kept = t.events.iter().filter(|e| rule.kept(e)).count();
+    let mut gpu = Vec::with_capacity(gpu_rows);
+    let mut cpu = Vec::with_capacity(kept - gpu_rows);
+    for e in &t.events {
+        match rule.row(e, |n| KernelType::of(t.symbols.name(n))) {
+            Some(Row::Gpu(g)) => gpu.push(g),
+            Some(Row::Cpu(c)) => cpu.push(c),
+            None => {}
         }
     }
     let gpu_in_file = gpu.len();
@@ -227,7 +274,7 @@ pub(crate) fn unlinked_rows(t: &RawTrace, round: bool) -> Rows {
         gpu_in_file,
         gpu_outside: Vec::new(),
         windowed: false,
-        rounded: round,
+        rounded: rule.round,
     }
 }
 
@@ -406,7 +453,7 @@ pub struct StreamIdle {
 /// Categories of GPU rows HTA's idle-time breakdown considers (`cuda_sync` is not one):
 /// CUDA's kernels, copies and sets under their old and new names ([`CUDA_WORK_CATS`]), then
 /// MTIA's.
-const IDLE_CATS: [&str; 7] = [
+pub(crate) const IDLE_CATS: [&str; 7] = [
     "kernel",
     "Kernel",
     "gpu_memcpy",
@@ -517,6 +564,12 @@ pub fn kernel_types(rows: &Rows) -> Vec<KernelTypeTime> {
             sums[mask as usize] += next - t;
         }
     }
+    kernel_types_of(sums)
+}
+
+/// The kernel-type table from the time with each set of types running (`sums[mask]`,
+/// the mask's bits as [`KernelType`]'s).
+pub(crate) fn kernel_types_of(sums: [i64; 8]) -> Vec<KernelTypeTime> {
     // Mask 0 is the time with none of the three running: not in HTA's table.
     let total: i64 = sums[1..].iter().sum();
     (1..8)

@@ -266,6 +266,52 @@ pub fn read_path_counted(path: &Path, read: Option<Arc<AtomicU64>>) -> Result<Ra
         }
         return Ok(t);
     }
+    open_json(path, read, |r| read_from(r, path))
+}
+
+/// A trace read with its events in a temporary file rather than in memory (see
+/// [`spill_path_counted`]): [`RawTrace::events`] is empty, and [`EventFile::events`] gives
+/// them back in file order, as many times as asked.
+#[derive(Debug)]
+pub enum Spilled {
+    /// An xplane file, read whole (TensorFlow's planes are small).
+    Whole(RawTrace),
+    /// A JSON trace and its events.
+    Spilled(RawTrace, EventFile),
+}
+
+/// [`read_path_counted`], with a JSON trace's events written to a temporary file (48 bytes
+/// each, deleted when dropped) instead of kept: what the read holds in memory is the
+/// names and metadata, whatever the number of events. [`MAX_EVENTS`] does not apply.
+pub fn spill_path_counted(path: &Path, read: Option<Arc<AtomicU64>>) -> Result<Spilled> {
+    if let Some(kind) = crate::tf::classify(path, &[])
+        && let Some(e) = crate::tf::refusal(path, kind)
+    {
+        return Err(e);
+    }
+    if crate::xplane::is_xplane_name(path) {
+        return read_path_counted(path, read).map(Spilled::Whole);
+    }
+    let spill = SpillWriter::new().map_err(|source| Error::Spill {
+        path: path.to_owned(),
+        source,
+    })?;
+    let (t, file) = open_json(path, read, |r| {
+        read_with(r, path, Limits::DEFAULT, Some(spill))
+    })?;
+    match file {
+        Some(f) => Ok(Spilled::Spilled(t, f)),
+        None => Ok(Spilled::Whole(t)),
+    }
+}
+
+/// Opens a JSON trace, `.gz` or not (by its magic bytes), counting the bytes read into
+/// `read`, and hands the (inflated) bytes to `f`.
+fn open_json<T>(
+    path: &Path,
+    read: Option<Arc<AtomicU64>>,
+    f: impl FnOnce(Box<dyn Read>) -> Result<T>,
+) -> Result<T> {
     let io_err = |source| Error::Io {
         path: path.to_owned(),
         source,
@@ -279,9 +325,125 @@ pub fn read_path_counted(path: &Path, read: Option<Arc<AtomicU64>>) -> Result<Ra
     let head = io::Cursor::new(magic[..n].to_vec());
     if magic[..n] == [0x1f, 0x8b] {
         let gz = flate2::read::MultiGzDecoder::new(head.chain(file));
-        read_from(Pipelined::spawn(gz), path)
+        f(Box::new(Pipelined::spawn(gz)))
     } else {
-        read_from(head.chain(file), path)
+        f(Box::new(head.chain(file)))
+    }
+}
+
+/// Bytes of an event in a spill file.
+const EVENT_BYTES: usize = 48;
+
+impl Event {
+    fn encode(&self, out: &mut [u8; EVENT_BYTES]) {
+        out[0..8].copy_from_slice(&self.ts.to_le_bytes());
+        out[8..16].copy_from_slice(&self.dur.to_le_bytes());
+        out[16..20].copy_from_slice(&self.name.to_le_bytes());
+        out[20..24].copy_from_slice(&self.cat.to_le_bytes());
+        out[24..28].copy_from_slice(&self.pid.to_le_bytes());
+        out[28..32].copy_from_slice(&self.tid.to_le_bytes());
+        out[32..40].copy_from_slice(&self.stream.to_le_bytes());
+        out[40..48].copy_from_slice(&self.corr.to_le_bytes());
+    }
+
+    fn decode(b: &[u8; EVENT_BYTES]) -> Self {
+        let f = |i: usize| f64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        let u = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
+        let l = |i: usize| i64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+        Self {
+            ts: f(0),
+            dur: f(8),
+            name: u(16),
+            cat: u(20),
+            pid: u(24),
+            tid: u(28),
+            stream: l(32),
+            corr: l(40),
+        }
+    }
+}
+
+/// Writes events to an unnamed temporary file; the first write error is kept for
+/// [`SpillWriter::finish`] (a read cannot stop mid-event for it).
+struct SpillWriter {
+    w: io::BufWriter<std::fs::File>,
+    error: Option<io::Error>,
+    n: u64,
+}
+
+impl SpillWriter {
+    fn new() -> io::Result<Self> {
+        Ok(Self {
+            w: io::BufWriter::with_capacity(1 << 20, tempfile::tempfile()?),
+            error: None,
+            n: 0,
+        })
+    }
+
+    fn push(&mut self, e: &Event) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut b = [0u8; EVENT_BYTES];
+        e.encode(&mut b);
+        match io::Write::write_all(&mut self.w, &b) {
+            Ok(()) => self.n += 1,
+            Err(err) => self.error = Some(err),
+        }
+    }
+
+    fn finish(self) -> io::Result<EventFile> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let file = self
+            .w
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        Ok(EventFile { file, n: self.n })
+    }
+}
+
+/// The events of a spilled trace, in a temporary file deleted when this is dropped.
+#[derive(Debug)]
+pub struct EventFile {
+    file: std::fs::File,
+    n: u64,
+}
+
+impl EventFile {
+    /// Events in the file.
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    /// Whether the file holds no event.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The events in file order, read through a buffer (not mapped: the page cache holds
+    /// them, not this process).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be rewound or read.
+    pub fn events(&self) -> io::Result<impl Iterator<Item = io::Result<Event>> + '_> {
+        use io::Seek;
+        let mut f = &self.file;
+        f.seek(io::SeekFrom::Start(0))?;
+        let mut r = io::BufReader::with_capacity(1 << 20, f);
+        let mut left = self.n;
+        Ok(std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let mut b = [0u8; EVENT_BYTES];
+            Some(r.read_exact(&mut b).map(|()| Event::decode(&b)))
+        }))
     }
 }
 
@@ -730,6 +892,10 @@ struct Collector {
     /// Bytes of the process and thread ids and names kept, beside the symbols'.
     name_bytes: usize,
     limits: Limits,
+    /// Where the events go instead of `t.events`, when the read spills them.
+    spill: Option<SpillWriter>,
+    /// Events with a duration read so far (kept or spilled).
+    count: usize,
 }
 
 impl Collector {
@@ -764,7 +930,7 @@ impl Collector {
         let Limits {
             events, name_bytes, ..
         } = self.limits;
-        if self.t.events.len() > events {
+        if self.spill.is_none() && self.count > events {
             return Err(format!("{events} events"));
         }
         if self.t.symbols.bytes() + self.name_bytes > name_bytes {
@@ -816,7 +982,7 @@ impl Collector {
             _ => self.t.symbols.intern(raw_name),
         };
         if let Some(n) = args.step_num {
-            self.t.step_marks.push((n.0, self.t.events.len()));
+            self.t.step_marks.push((n.0, self.count));
         }
         let cat = e
             .cat
@@ -824,7 +990,7 @@ impl Collector {
             .map_or(NO_CAT, |c| self.t.symbols.intern(c));
         let pid = self.id(e.pid.as_ref());
         let tid = self.id(e.tid.as_ref());
-        self.t.events.push(Event {
+        let event = Event {
             ts: e.ts.map_or(f64::NAN, |t| t.value),
             dur,
             name,
@@ -833,17 +999,28 @@ impl Collector {
             tid,
             stream: args.stream.map_or(-1, |s| s.0),
             corr: args.correlation.or(args.correlation_id).map_or(-1, |c| c.0),
-        });
+        };
+        self.count += 1;
+        match &mut self.spill {
+            Some(w) => w.push(&event),
+            None => self.t.events.push(event),
+        }
     }
 }
 
 /// Reads a trace from `r`; `path` names it in errors.
 pub fn read_from(r: impl Read, path: &Path) -> Result<RawTrace> {
-    read_with(r, path, Limits::DEFAULT)
+    read_with(r, path, Limits::DEFAULT, None).map(|(t, _)| t)
 }
 
-/// [`read_from`], keeping to `limits`.
-fn read_with(r: impl Read, path: &Path, limits: Limits) -> Result<RawTrace> {
+/// [`read_from`], keeping to `limits`; with `spill`, the events go to that file instead of
+/// [`RawTrace::events`], and the file is returned with them.
+fn read_with(
+    r: impl Read,
+    path: &Path,
+    limits: Limits,
+    spill: Option<SpillWriter>,
+) -> Result<(RawTrace, Option<EventFile>)> {
     let mut s = Scan {
         r,
         buf: Vec::with_capacity(2 * CHUNK),
@@ -863,6 +1040,8 @@ fn read_with(r: impl Read, path: &Path, limits: Limits) -> Result<RawTrace> {
         evented: 0,
         name_bytes: 0,
         limits,
+        spill,
+        count: 0,
     };
     let io_err = |source| Error::Io {
         path: path.to_owned(),
@@ -979,7 +1158,14 @@ fn read_with(r: impl Read, path: &Path, limits: Limits) -> Result<RawTrace> {
     // The doubling's slack (up to half the capacity) goes before the analysis adds its
     // rows: a large block is resized in place (`mremap`), not copied.
     c.t.events.shrink_to_fit();
-    Ok(c.t)
+    let file = match c.spill {
+        Some(w) => Some(w.finish().map_err(|source| Error::Spill {
+            path: path.to_owned(),
+            source,
+        })?),
+        None => None,
+    };
+    Ok((c.t, file))
 }
 
 /// Reads the elements of an event array up to its `]`. Returns false when the input ended
@@ -1131,7 +1317,7 @@ mod tests {
         // An event (or any value) longer than the limit: the scanner stops after it, and
         // would hold no more than the limit of a 10 GB string.
         let long = format!(r#"{{"traceEvents":[{}]}}"#, ev(&"a".repeat(5000)));
-        let e = read_with(long.as_bytes(), path, limits)
+        let e = read_with(long.as_bytes(), path, limits, None)
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -1143,7 +1329,7 @@ mod tests {
             r#"{{"deviceProperties":"{}","traceEvents":[]}}"#,
             "a".repeat(5000)
         );
-        let e = read_with(long.as_bytes(), path, limits)
+        let e = read_with(long.as_bytes(), path, limits, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -1152,7 +1338,7 @@ mod tests {
         );
         // Events: the fourth with a duration is one too many.
         let four = format!("[{}]", [ev("k"), ev("k"), ev("k"), ev("k")].join(","));
-        let e = read_with(four.as_bytes(), path, limits)
+        let e = read_with(four.as_bytes(), path, limits, None)
             .unwrap_err()
             .to_string();
         assert!(
@@ -1161,9 +1347,14 @@ mod tests {
         );
         // Names: distinct event names, 2 x 60 bytes each.
         let names: Vec<String> = (0..3).map(|i| ev(&format!("{i:060}"))).collect();
-        let e = read_with(format!("[{}]", names.join(",")).as_bytes(), path, limits)
-            .unwrap_err()
-            .to_string();
+        let e = read_with(
+            format!("[{}]", names.join(",")).as_bytes(),
+            path,
+            limits,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("more than 200 bytes of names"), "{e}");
         // Under the limits, the same files read.
         assert_eq!(read(&four).unwrap().events.len(), 4);

@@ -825,9 +825,9 @@ pub fn finish(path: &Path, mut summaries: Vec<FileSummary>, opts: Options) -> Re
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Counts {
     /// Host calls that launch a kernel.
-    launch_calls: usize,
+    pub(crate) launch_calls: usize,
     /// `ProfilerStep` events on the host (not their GPU-track copies).
-    profiler_steps: usize,
+    pub(crate) profiler_steps: usize,
 }
 
 impl Counts {
@@ -855,23 +855,48 @@ pub(crate) fn rank_of_rows(
     format: TraceFormat,
     counts: Counts,
 ) -> RankReport {
-    let mut r = rank_report(rank, t, rows, format, None, counts);
+    let all = figures_of_rows(t, rows, format, None);
     let devices = device_pids(rows);
-    if devices.len() > 1 {
-        for &pid in &devices {
-            let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
-                v.iter().filter(|g| g.pid == pid).copied().collect()
-            };
-            let dev_rows = hta::Rows {
-                gpu: of(&rows.gpu),
-                gpu_outside: of(&rows.gpu_outside),
-                cpu: rows.cpu.clone(),
-                gpu_in_file: 0,
-                windowed: rows.windowed,
-                rounded: rows.rounded,
-            };
+    let per_device = if devices.len() > 1 {
+        devices
+            .iter()
+            .map(|&pid| {
+                let of = |v: &[hta::GpuRow]| -> Vec<hta::GpuRow> {
+                    v.iter().filter(|g| g.pid == pid).copied().collect()
+                };
+                let dev_rows = hta::Rows {
+                    gpu: of(&rows.gpu),
+                    gpu_outside: of(&rows.gpu_outside),
+                    cpu: rows.cpu.clone(),
+                    gpu_in_file: 0,
+                    windowed: rows.windowed,
+                    rounded: rows.rounded,
+                };
+                (pid, figures_of_rows(t, &dev_rows, format, Some(pid)))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    rank_of_figures(rank, t, format, counts, all, per_device)
+}
+
+/// One rank's report from its figures, and those of each of its GPUs where it holds
+/// several (`per_device`, by first appearance): the rank's steps and verdict are then
+/// those of the GPU that sets the pace.
+pub(crate) fn rank_of_figures(
+    rank: u32,
+    t: &RawTrace,
+    format: TraceFormat,
+    counts: Counts,
+    all: Figures,
+    per_device: Vec<(u32, Figures)>,
+) -> RankReport {
+    let mut r = rank_report(rank, t, format, None, counts, all);
+    if !per_device.is_empty() {
+        for (pid, f) in per_device {
             r.devices
-                .push(rank_report(rank, t, &dev_rows, format, Some(pid), counts));
+                .push(rank_report(rank, t, format, Some(pid), counts, f));
         }
         take_pace(&mut r);
     }
@@ -977,20 +1002,25 @@ fn device_name(t: &RawTrace, pid: u32) -> (Option<String>, Option<u32>) {
 
 /// Host kernel-launch calls in the file.
 fn launch_calls(t: &RawTrace) -> usize {
+    let ids = launch_call_ids(t);
+    if ids.is_empty() {
+        return 0;
+    }
+    t.events.iter().filter(|e| ids.contains(&e.name)).count()
+}
+
+/// The symbol ids of host kernel-launch calls (CUDA's and HIP's).
+pub(crate) fn launch_call_ids(t: &RawTrace) -> Vec<u32> {
     let hip = [
         "hipLaunchKernel",
         "hipExtModuleLaunchKernel",
         "hipModuleLaunchKernel",
     ];
-    let ids: Vec<u32> = steps::CUDA_LAUNCHES
+    steps::CUDA_LAUNCHES
         .iter()
         .chain(&hip)
         .filter_map(|n| t.symbols.get(n))
-        .collect();
-    if ids.is_empty() {
-        return 0;
-    }
-    t.events.iter().filter(|e| ids.contains(&e.name)).count()
+        .collect()
 }
 
 impl Report {
@@ -1001,27 +1031,34 @@ impl Report {
     }
 }
 
-/// One rank's (or, with `device`, one GPU's) figures, steps and verdict.
-fn rank_report(
-    rank: u32,
+/// What a rank's (or one GPU's) report is computed from: HTA's figures, the steps with
+/// their figures, and what the window counted. Built from rows in memory
+/// ([`figures_of_rows`]) or from a trace streamed from disk ([`crate::stream`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Figures {
+    pub(crate) temporal: Option<Temporal>,
+    pub(crate) idle_breakdown: Vec<hta::StreamIdle>,
+    pub(crate) kernel_types: Vec<hta::KernelTypeTime>,
+    /// The markers that gave the steps, and how many steps they gave.
+    pub(crate) markers: Option<Markers>,
+    pub(crate) step_rows: usize,
+    pub(crate) steps: Vec<StepFigures>,
+    pub(crate) launch: steps::LaunchStats,
+    pub(crate) windowed: bool,
+    pub(crate) gpu_events_in_file: usize,
+    pub(crate) gpu_events_analysed: usize,
+}
+
+/// [`Figures`] from rows in memory.
+fn figures_of_rows(
     t: &RawTrace,
     rows: &hta::Rows,
     format: TraceFormat,
     device_pid: Option<u32>,
-    counts: Counts,
-) -> RankReport {
-    let temporal = hta::temporal(rows);
-    let idle_breakdown = hta::idle_breakdown(rows, t);
-    let kernel_types = hta::kernel_types(rows);
+) -> Figures {
     let (step_rows, markers) = match format {
         TraceFormat::Tensorflow => tf::steps(t, device_pid),
         _ => steps::profiler_steps(rows, t),
-    };
-    let steps_in_file = match (format, markers) {
-        (TraceFormat::Pytorch, Some(Markers::ProfilerStep | Markers::ProfilerStepGpu)) => {
-            counts.profiler_steps
-        }
-        _ => step_rows.len(),
     };
     let origin = rows
         .gpu
@@ -1031,6 +1068,51 @@ fn rank_report(
         .min()
         .unwrap_or(0);
     let (figs, launch) = steps::step_figures(rows, t, &step_rows, origin);
+    Figures {
+        temporal: hta::temporal(rows),
+        idle_breakdown: hta::idle_breakdown(rows, t),
+        kernel_types: hta::kernel_types(rows),
+        markers,
+        step_rows: step_rows.len(),
+        steps: figs,
+        launch,
+        windowed: rows.windowed,
+        gpu_events_in_file: if device_pid.is_some() {
+            rows.gpu.len() + rows.gpu_outside.len()
+        } else {
+            rows.gpu_in_file
+        },
+        gpu_events_analysed: rows.gpu.len(),
+    }
+}
+
+/// One rank's (or, with `device`, one GPU's) report from its figures: steps judged, verdict.
+fn rank_report(
+    rank: u32,
+    t: &RawTrace,
+    format: TraceFormat,
+    device_pid: Option<u32>,
+    counts: Counts,
+    f: Figures,
+) -> RankReport {
+    let Figures {
+        temporal,
+        idle_breakdown,
+        kernel_types,
+        markers,
+        step_rows,
+        steps: figs,
+        launch,
+        windowed,
+        gpu_events_in_file,
+        gpu_events_analysed,
+    } = f;
+    let steps_in_file = match (format, markers) {
+        (TraceFormat::Pytorch, Some(Markers::ProfilerStep | Markers::ProfilerStepGpu)) => {
+            counts.profiler_steps
+        }
+        _ => step_rows,
+    };
     // Warm-up steps stay in the table but out of the figures judged.
     let warmup =
         gpufeed_stats::outliers::warmup_len(&figs.iter().map(|f| f.dur_us).collect::<Vec<_>>());
@@ -1086,13 +1168,9 @@ fn rank_report(
         devices: Vec::new(),
         markers: if figs.is_empty() { None } else { markers },
         window: Window {
-            applied: rows.windowed,
-            gpu_events_in_file: if device_pid.is_some() {
-                rows.gpu.len() + rows.gpu_outside.len()
-            } else {
-                rows.gpu_in_file
-            },
-            gpu_events_analysed: rows.gpu.len(),
+            applied: windowed,
+            gpu_events_in_file,
+            gpu_events_analysed,
             steps_in_file,
             launch_calls: counts.launch_calls,
         },

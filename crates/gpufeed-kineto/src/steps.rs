@@ -90,7 +90,7 @@ pub struct StepFigures {
 
 /// What a host row is, for the attribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Host {
+pub(crate) enum Host {
     Data,
     Sync,
     Launch,
@@ -109,7 +109,7 @@ fn is_launch(name: &str) -> bool {
     CUDA_LAUNCHES.contains(&name)
 }
 
-fn host_kind(name: &str) -> Option<Host> {
+pub(crate) fn host_kind(name: &str) -> Option<Host> {
     if (name.contains("DataLoader") && name.contains("__next__"))
         || name.ends_with("GetNext")
         || name.contains("IteratorGetNext")
@@ -249,7 +249,7 @@ impl Markers {
 pub const GPU_ANNOTATION_CAT: &str = "gpu_user_annotation";
 
 /// A step name's number: `ProfilerStep#N` → N.
-fn step_number(name: &str) -> Option<i64> {
+pub(crate) fn step_number(name: &str) -> Option<i64> {
     name.strip_prefix("ProfilerStep#")?.parse().ok()
 }
 
@@ -275,11 +275,11 @@ pub fn profiler_steps(rows: &Rows, t: &RawTrace) -> (Vec<(i64, i64, i64)>, Optio
         .collect();
     steps.sort_by_key(|s| s.1);
     if steps.is_empty() {
-        let loader = dataloader_iterations(rows, t);
+        let loader = dataloader_iterations(&rows.cpu, t);
         if !loader.is_empty() {
             return (loader, Some(Markers::DataloaderNext));
         }
-        let optimizer = optimizer_iterations(rows, t);
+        let optimizer = optimizer_iterations(&rows.cpu, t);
         let markers = (!optimizer.is_empty()).then_some(Markers::OptimizerStep);
         return (optimizer, markers);
     }
@@ -330,9 +330,8 @@ fn gpu_extents(
 
 /// PyTorch without a schedule: one iteration from each DataLoader `__next__` call (the
 /// outermost, on any thread) to the next; the last call starts no whole iteration.
-fn dataloader_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
-    let mut calls: Vec<(i64, i64)> = rows
-        .cpu
+pub(crate) fn dataloader_iterations(cpu: &[CpuRow], t: &RawTrace) -> Vec<(i64, i64, i64)> {
+    let mut calls: Vec<(i64, i64)> = cpu
         .iter()
         .filter(|r| {
             let n = t.symbols.name(r.name);
@@ -360,11 +359,10 @@ fn dataloader_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
 /// optimizer step (`Optimizer.step#SGD.step`, which the profiler records around every
 /// `optimizer.step()`) to the end of the next; the first step ends no whole iteration
 /// before it.
-fn optimizer_iterations(rows: &Rows, t: &RawTrace) -> Vec<(i64, i64, i64)> {
+pub(crate) fn optimizer_iterations(cpu: &[CpuRow], t: &RawTrace) -> Vec<(i64, i64, i64)> {
     // The host's annotations, not their copies on the GPU track.
     let gpu_cat = t.symbols.get(GPU_ANNOTATION_CAT);
-    let mut ends: Vec<i64> = rows
-        .cpu
+    let mut ends: Vec<i64> = cpu
         .iter()
         .filter(|r| Some(r.cat) != gpu_cat)
         .filter(|r| t.symbols.name(r.name).starts_with("Optimizer.step#"))
@@ -507,7 +505,7 @@ pub struct LaunchStats {
     pub launch_median_us: Option<f64>,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -572,13 +570,8 @@ pub fn step_figures(
         .map(|g| (g.corr, ()))
         .collect();
 
-    let HostTimes {
-        data,
-        copy,
-        blocked,
-        sync_ends,
-        launch_durs,
-    } = HostTimes::of(rows, t, &h2d_corr, &d2h_corr);
+    let host = HostTimes::of(&rows.cpu, t, &h2d_corr, &d2h_corr);
+    let sync_ends = &host.sync_ends;
     let mut kernel_starts: Vec<i64> = gpu().filter(|g| work(g)).map(|g| g.ts).collect();
     kernel_starts.sort_unstable();
     let kernel_durs: Vec<f64> = gpu()
@@ -617,33 +610,7 @@ pub fn step_figures(
             };
             f.h2d_us = f.h2d_pageable_us + f.h2d_pinned_us;
             for &(a, b) in &idle {
-                let gap = [(a, b)];
-                let d = clip(&data, a, b);
-                let rest = minus(&gap, &d);
-                let c = intersect(&rest, &copy);
-                let rest = minus(&rest, &c);
-                // The host inside a call that waits for the device (a sync, a
-                // device-to-host copy) while the GPU idles: the wait is the sync's.
-                let waited = intersect(&rest, &blocked);
-                let rest = minus(&rest, &waited);
-                f.data_wait_us += len(&d) as f64;
-                f.copy_wait_us += len(&c) as f64;
-                f.sync_wait_us += len(&waited) as f64;
-                let left = len(&rest) as f64;
-                let synced = {
-                    let i = sync_ends.partition_point(|&t| t < a);
-                    sync_ends.get(i).is_some_and(|&t| t <= b)
-                };
-                if synced {
-                    f.sync_wait_us += left;
-                } else if ((b - a) as f64) < KERNEL_WAIT_US {
-                    f.launch_wait_us += left;
-                } else {
-                    f.other_idle_us += left;
-                    if ((b - a) as f64) < PER_OP_GAP_US {
-                        f.other_idle_short_us += left;
-                    }
-                }
+                host.charge(&mut f, a, b);
             }
             f
         })
@@ -652,7 +619,7 @@ pub fn step_figures(
         out,
         LaunchStats {
             kernel_median_us: median(kernel_durs),
-            launch_median_us: median(launch_durs),
+            launch_median_us: median(host.launch_durs.clone()),
         },
     )
 }
@@ -661,44 +628,93 @@ pub fn step_figures(
 /// (by correlation, `h2d`), blocked in a call that waits for the device (a sync, or a
 /// device-to-host copy by correlation, `d2h`), with each such call's end, and each
 /// launch call's duration.
-struct HostTimes {
+#[derive(Debug, Default)]
+pub(crate) struct HostTimes {
     data: Vec<(i64, i64)>,
     copy: Vec<(i64, i64)>,
     blocked: Vec<(i64, i64)>,
-    sync_ends: Vec<i64>,
-    launch_durs: Vec<f64>,
+    pub(crate) sync_ends: Vec<i64>,
+    pub(crate) launch_durs: Vec<f64>,
 }
 
 impl HostTimes {
-    fn of(rows: &Rows, t: &RawTrace, h2d: &FxHashMap<i64, ()>, d2h: &FxHashMap<i64, ()>) -> Self {
-        let (mut data, mut copy, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut sync_ends, mut launch_durs) = (Vec::new(), Vec::new());
-        for r in &rows.cpu {
-            let waits = r.corr >= 0 && d2h.contains_key(&r.corr);
-            match host_kind(t.symbols.name(r.name)) {
-                Some(Host::Data) => data.push((r.ts, r.end)),
-                Some(Host::Sync) => {
-                    blocked.push((r.ts, r.end));
-                    sync_ends.push(r.end);
-                }
-                _ if waits => {
-                    blocked.push((r.ts, r.end));
-                    sync_ends.push(r.end);
-                }
-                Some(Host::Launch) => launch_durs.push((r.end - r.ts) as f64),
-                None => {}
-            }
-            if r.corr >= 0 && h2d.contains_key(&r.corr) {
-                copy.push((r.ts, r.end));
-            }
+    fn of(
+        cpu: &[CpuRow],
+        t: &RawTrace,
+        h2d: &FxHashMap<i64, ()>,
+        d2h: &FxHashMap<i64, ()>,
+    ) -> Self {
+        let mut host = Self::default();
+        for r in cpu {
+            host.add(
+                r,
+                host_kind(t.symbols.name(r.name)),
+                r.corr >= 0 && h2d.contains_key(&r.corr),
+                r.corr >= 0 && d2h.contains_key(&r.corr),
+            );
         }
-        sync_ends.sort_unstable();
-        Self {
-            data: merge(data),
-            copy: merge(copy),
-            blocked: merge(blocked),
-            sync_ends,
-            launch_durs,
+        host.finish()
+    }
+
+    /// Adds a host row: `kind` is that of its name, `copies` whether it issued a
+    /// host-to-device copy, `waits` whether a device-to-host copy (it returns once done).
+    pub(crate) fn add(&mut self, r: &CpuRow, kind: Option<Host>, copies: bool, waits: bool) {
+        match kind {
+            Some(Host::Data) => self.data.push((r.ts, r.end)),
+            Some(Host::Sync) => {
+                self.blocked.push((r.ts, r.end));
+                self.sync_ends.push(r.end);
+            }
+            _ if waits => {
+                self.blocked.push((r.ts, r.end));
+                self.sync_ends.push(r.end);
+            }
+            Some(Host::Launch) => self.launch_durs.push((r.end - r.ts) as f64),
+            None => {}
+        }
+        if copies {
+            self.copy.push((r.ts, r.end));
+        }
+    }
+
+    /// Sorts and merges what [`HostTimes::add`] gathered.
+    pub(crate) fn finish(mut self) -> Self {
+        self.sync_ends.sort_unstable();
+        self.data = merge(std::mem::take(&mut self.data));
+        self.copy = merge(std::mem::take(&mut self.copy));
+        self.blocked = merge(std::mem::take(&mut self.blocked));
+        self
+    }
+
+    /// Charges the GPU's idle interval `[a, b)` of a step to what the host was doing (see
+    /// the module's docs for the order).
+    pub(crate) fn charge(&self, f: &mut StepFigures, a: i64, b: i64) {
+        let gap = [(a, b)];
+        let d = clip(&self.data, a, b);
+        let rest = minus(&gap, &d);
+        let c = intersect(&rest, &self.copy);
+        let rest = minus(&rest, &c);
+        // The host inside a call that waits for the device (a sync, a device-to-host
+        // copy) while the GPU idles: the wait is the sync's.
+        let waited = intersect(&rest, &self.blocked);
+        let rest = minus(&rest, &waited);
+        f.data_wait_us += len(&d) as f64;
+        f.copy_wait_us += len(&c) as f64;
+        f.sync_wait_us += len(&waited) as f64;
+        let left = len(&rest) as f64;
+        let synced = {
+            let i = self.sync_ends.partition_point(|&t| t < a);
+            self.sync_ends.get(i).is_some_and(|&t| t <= b)
+        };
+        if synced {
+            f.sync_wait_us += left;
+        } else if ((b - a) as f64) < KERNEL_WAIT_US {
+            f.launch_wait_us += left;
+        } else {
+            f.other_idle_us += left;
+            if ((b - a) as f64) < PER_OP_GAP_US {
+                f.other_idle_short_us += left;
+            }
         }
     }
 }
