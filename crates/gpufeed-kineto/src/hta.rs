@@ -413,6 +413,11 @@ pub fn temporal(rows: &Rows) -> Option<Temporal> {
             .map(|g| (g.ts, g.end))
             .collect(),
     ));
+    Some(temporal_of(span, idle, compute))
+}
+
+/// The temporal breakdown from the span of the GPU rows, its idle time and its compute time.
+pub(crate) fn temporal_of(span: i64, idle: i64, compute: i64) -> Temporal {
     let non_compute = span - compute - idle;
     let pct = |x: i64| {
         if span > 0 {
@@ -421,7 +426,7 @@ pub fn temporal(rows: &Rows) -> Option<Temporal> {
             0.0
         }
     };
-    Some(Temporal {
+    Temporal {
         span_us: span as f64,
         idle_us: idle as f64,
         compute_us: compute as f64,
@@ -429,7 +434,7 @@ pub fn temporal(rows: &Rows) -> Option<Temporal> {
         idle_pct: pct(idle),
         compute_pct: pct(compute),
         non_compute_pct: pct(non_compute),
-    })
+    }
 }
 
 /// Idle time of one stream by cause: an entry of the contract's `idle_breakdown`.

@@ -95,36 +95,12 @@ pub struct FileSummary {
 /// it is the job's only file (its own step names then decide HTA's window).
 #[must_use]
 pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> FileSummary {
-    let format = opts.format.filter(|f| f.is_profiler()).unwrap_or({
-        if tf::is_tensorflow(&t) {
-            TraceFormat::Tensorflow
-        } else {
-            TraceFormat::Pytorch
-        }
-    });
+    let format = format_of(&t, opts);
     if format == TraceFormat::Tensorflow {
         tf::lower(&mut t);
     }
-    let truncated = t.truncated_at.map(|at| {
-        let (of, kept) = if t.from_xplane {
-            ("the file", "of the whole planes before it")
-        } else {
-            ("its JSON", "before it")
-        };
-        format!(
-            "`{}` stops mid-write at byte {at} of {of} (was the job killed while the profiler \
-             wrote?): analysed the {} event(s) {kept}",
-            t.path.display(),
-            t.elements
-        )
-    });
-    let step_names: Vec<String> = t
-        .symbols
-        .iter()
-        .filter(|(_, s)| s.contains("ProfilerStep"))
-        .take(2)
-        .map(|(_, s)| s.to_owned())
-        .collect();
+    let truncated = truncation_warning(&t);
+    let step_names = step_names(&t);
     let rank = t.rank.unwrap_or(0);
     let window = format == TraceFormat::Pytorch && step_names.len() >= 2;
     let fullness = report::fullness(&t);
@@ -162,6 +138,45 @@ pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> F
         report,
         other_window,
     }
+}
+
+/// The profiler that wrote `t`: the one forced, else TensorFlow's by its process names,
+/// else PyTorch's.
+pub(crate) fn format_of(t: &RawTrace, opts: Options) -> TraceFormat {
+    opts.format.filter(|f| f.is_profiler()).unwrap_or({
+        if tf::is_tensorflow(t) {
+            TraceFormat::Tensorflow
+        } else {
+            TraceFormat::Pytorch
+        }
+    })
+}
+
+/// The warning for a trace cut off mid-write, if it is.
+pub(crate) fn truncation_warning(t: &RawTrace) -> Option<String> {
+    t.truncated_at.map(|at| {
+        let (of, kept) = if t.from_xplane {
+            ("the file", "of the whole planes before it")
+        } else {
+            ("its JSON", "before it")
+        };
+        format!(
+            "`{}` stops mid-write at byte {at} of {of} (was the job killed while the profiler \
+             wrote?): analysed the {} event(s) {kept}",
+            t.path.display(),
+            t.elements
+        )
+    })
+}
+
+/// Up to two of a trace's `ProfilerStep` names.
+pub(crate) fn step_names(t: &RawTrace) -> Vec<String> {
+    t.symbols
+        .iter()
+        .filter(|(_, s)| s.contains("ProfilerStep"))
+        .take(2)
+        .map(|(_, s)| s.to_owned())
+        .collect()
 }
 
 /// What a long read has done, for a progress bar to poll from another thread.

@@ -14,6 +14,8 @@
 //!   the straggler across ranks.
 //! - [`job`]: a folder of N ranks read `jobs` files at a time, each kept only as its
 //!   summary; the fan-out of a job over an array job's tasks (`read_part`, `merge`).
+//! - [`stream`]: a PyTorch trace analysed from its events spilled to disk, in memory bounded
+//!   by its steps and streams: the same summary as the in-memory route, field for field.
 //! - [`tf`]: TensorFlow's trace viewer JSON mapped onto the same rows.
 //! - [`xplane`]: TensorFlow's `*.xplane.pb` (an `XSpace` protobuf) read onto the rows of its
 //!   trace viewer JSON.
@@ -37,6 +39,7 @@ pub mod job;
 pub mod read;
 pub mod report;
 pub mod steps;
+pub mod stream;
 pub mod synth;
 pub mod tf;
 pub mod verdict;

@@ -27,6 +27,8 @@
 //! compute kernel overlaps, split into pageable and pinned by the memcpy kind in the row's
 //! name (`Memcpy HtoD (Pageable -> Device)`).
 
+use std::collections::BTreeMap;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -513,6 +515,32 @@ pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
     Some(gpufeed_stats::summary::percentile_sorted(&v, 0.5))
 }
 
+/// The median of values given as counts (value → how many), as [`median`] gives it over
+/// the list.
+pub(crate) fn median_counted(counts: &BTreeMap<i64, u64>) -> Option<f64> {
+    let n: u64 = counts.values().sum();
+    if n == 0 {
+        return None;
+    }
+    // `percentile_sorted`'s rule: the values at ranks floor(h) and floor(h) + 1, h = (n-1)/2.
+    let h = (n - 1) as f64 * 0.5;
+    let lo = h.floor() as u64;
+    let hi = (lo + 1).min(n - 1);
+    let (mut at_lo, mut at_hi, mut seen) = (None, None, 0u64);
+    for (&v, &c) in counts {
+        seen += c;
+        if at_lo.is_none() && seen > lo {
+            at_lo = Some(v as f64);
+        }
+        if seen > hi {
+            at_hi = Some(v as f64);
+            break;
+        }
+    }
+    let (a, b) = (at_lo?, at_hi?);
+    Some(a + (h - lo as f64) * (b - a))
+}
+
 /// The per-step figures of one rank, and the launch medians.
 #[must_use]
 pub fn step_figures(
@@ -619,7 +647,7 @@ pub fn step_figures(
         out,
         LaunchStats {
             kernel_median_us: median(kernel_durs),
-            launch_median_us: median(host.launch_durs.clone()),
+            launch_median_us: median_counted(&host.launch_durs),
         },
     )
 }
@@ -634,7 +662,8 @@ pub(crate) struct HostTimes {
     copy: Vec<(i64, i64)>,
     blocked: Vec<(i64, i64)>,
     pub(crate) sync_ends: Vec<i64>,
-    pub(crate) launch_durs: Vec<f64>,
+    /// Launch calls by duration (µs → calls): a median needs no list of every call.
+    pub(crate) launch_durs: BTreeMap<i64, u64>,
 }
 
 impl HostTimes {
@@ -669,7 +698,7 @@ impl HostTimes {
                 self.blocked.push((r.ts, r.end));
                 self.sync_ends.push(r.end);
             }
-            Some(Host::Launch) => self.launch_durs.push((r.end - r.ts) as f64),
+            Some(Host::Launch) => *self.launch_durs.entry(r.end - r.ts).or_default() += 1,
             None => {}
         }
         if copies {
