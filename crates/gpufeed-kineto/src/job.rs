@@ -1,6 +1,8 @@
-//! A job's traces, one rank at a time: each file is read, summarised and dropped, so that
-//! memory holds at most `jobs` traces being read, whatever the number of ranks; the job's
-//! report is built from the summaries alone ([`crate::report::finish`]).
+//! A job's traces, one rank at a time: each file is read with its events spilled to a
+//! temporary file, summarised from there ([`crate::stream`]: memory bounded by the trace's
+//! steps and streams, not its events) and dropped, so that memory holds at most `jobs` such
+//! analyses, whatever the number of ranks; the job's report is built from the summaries
+//! alone ([`crate::report::finish`]).
 //!
 //! - [`summarize`]: one file → its [`FileSummary`] (the rank's report, and what choosing
 //!   among files and HTA's window need).
@@ -91,7 +93,8 @@ pub struct FileSummary {
     pub other_window: Option<Box<RankReport>>,
 }
 
-/// Summarises one trace read whole: `index` is its place in the folder, `alone` whether
+/// Summarises one trace read into memory (the route of TensorFlow's traces, and of
+/// [`crate::analyze`]; [`crate::stream`] gives the same from disk): `index` is its place in the folder, `alone` whether
 /// it is the job's only file (its own step names then decide HTA's window).
 #[must_use]
 pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> FileSummary {
@@ -231,8 +234,10 @@ fn summaries(
     let counter = plan.progress.map(|p| Arc::clone(&p.bytes_read));
     in_order(files.len(), plan.jobs_for(files.len()), |i| {
         let (index, path) = &files[i];
-        let r = read::read_path_counted(path, counter.clone())
-            .map(|t| summarize(t, *index, opts, alone));
+        // Each file's events wait on disk while it is analysed (`crate::stream`): memory is
+        // bounded by its steps and streams, not by its events.
+        let r = read::spill_path_counted(path, counter.clone())
+            .and_then(|t| crate::stream::summarize_spilled(t, *index, opts, alone));
         if let Some(p) = plan.progress {
             p.files_done.fetch_add(1, Ordering::Relaxed);
         }

@@ -113,3 +113,96 @@ fn every_generated_case_streams_to_the_in_memory_summary() {
         }
     }
 }
+
+/// A generated trace changed through its JSON: `f` edits the event list.
+fn edited(case: &Case, f: impl FnOnce(&mut Vec<serde_json::Value>)) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(&generate(case, 0)).unwrap();
+    f(v["traceEvents"].as_array_mut().unwrap());
+    serde_json::to_vec(&v).unwrap()
+}
+
+/// Every GPU row copied onto a second GPU (pid 1), each copy half as long and a little
+/// later: a rank of two GPUs, each with its figures, the busier setting the pace.
+fn second_gpu(events: &mut Vec<serde_json::Value>) {
+    let copies: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| e["args"]["stream"].is_i64())
+        .map(|e| {
+            let mut c = e.clone();
+            c["pid"] = 1.into();
+            c["ts"] = (e["ts"].as_f64().unwrap() + 3.0).into();
+            c["dur"] = (e["dur"].as_f64().unwrap() / 2.0).floor().into();
+            c
+        })
+        .collect();
+    events.extend(copies);
+}
+
+#[test]
+fn unusual_traces_stream_to_the_in_memory_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: Vec<u8>| {
+        let p = dir.path().join(name);
+        fs_err::write(&p, bytes).unwrap();
+        p
+    };
+    let two_gpus = write("two_gpus.json", edited(&Case::input_bound(), second_gpu));
+    let whole = summarize(
+        read::read_path(&two_gpus).unwrap(),
+        0,
+        Options::default(),
+        true,
+    );
+    assert_eq!(whole.report.devices.len(), 2, "the case holds two GPUs");
+    same(&two_gpus, &[usize::MAX, 5]);
+    // Events in reverse file order: every stream out of order, ties in file order reversed.
+    let reversed = write(
+        "reversed.json",
+        edited(&Case::sync_bound(), |e| e.reverse()),
+    );
+    same(&reversed, &[usize::MAX, 3]);
+    // Fractional times, so that HTA's rounding gives rows that end 1 µs before they start,
+    // and rows of the same start with other ends.
+    let rounded = write(
+        "rounded.json",
+        edited(&Case::launch_bound(), |events| {
+            for (i, e) in events.iter_mut().enumerate() {
+                if e["args"]["stream"].is_i64() && i % 3 == 0 {
+                    e["ts"] = (e["ts"].as_f64().unwrap() + 0.6).into();
+                    e["dur"] = 0.3.into();
+                }
+            }
+        }),
+    );
+    same(&rounded, &[usize::MAX, 4]);
+    // Rows of the same start on one stream, the longer first in the file: HTA takes a
+    // stream's rows by start, in file order among equal starts; merging takes them by end.
+    let ties = write(
+        "ties.json",
+        edited(&Case::input_bound(), |events| {
+            let mut out = Vec::with_capacity(events.len() * 2);
+            for (i, e) in events.drain(..).enumerate() {
+                if e["args"]["stream"].is_i64() && i % 5 == 0 {
+                    let mut longer = e.clone();
+                    longer["dur"] = (e["dur"].as_f64().unwrap() * 2.0 + 1.0).into();
+                    out.push(longer);
+                }
+                out.push(e);
+            }
+            *events = out;
+        }),
+    );
+    same(&ties, &[usize::MAX, 6]);
+    // A negative duration: read back into memory, the same summary.
+    let negative = write(
+        "negative.json",
+        edited(&Case::compute_bound(), |events| {
+            let k = events
+                .iter_mut()
+                .find(|e| e["args"]["stream"].is_i64())
+                .unwrap();
+            k["dur"] = (-50).into();
+        }),
+    );
+    same(&negative, &[usize::MAX]);
+}
