@@ -78,16 +78,15 @@ pub enum Error {
     /// The temporary file that holds a trace's events while it is analysed could not be
     /// written or read back.
     #[error(
-        "Failed to keep the events of `{path}` in a temporary file: {source}\n\nhint: gpufeed \
-         writes 48 bytes per trace event to the temporary folder; set `TMPDIR` to a folder with \
-         room"
+        "Failed to keep the events of `{path}` in a temporary file: {cause}\n\nhint: gpufeed \
+         writes about 50 bytes per trace event to the temporary folder while it reads a trace; \
+         set `TMPDIR` to a folder that exists, is writable and has room"
     )]
     Spill {
         /// The trace.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause, in the message (not a `source`, which would print it twice).
+        cause: std::io::Error,
     },
     /// A folder without any trace file.
     #[error(

@@ -292,9 +292,9 @@ pub fn spill_path_counted(path: &Path, read: Option<Arc<AtomicU64>>) -> Result<S
     if crate::xplane::is_xplane_name(path) {
         return read_path_counted(path, read).map(Spilled::Whole);
     }
-    let spill = SpillWriter::new().map_err(|source| Error::Spill {
+    let spill = SpillWriter::new().map_err(|cause| Error::Spill {
         path: path.to_owned(),
-        source,
+        cause,
     })?;
     let (t, file) = open_json(path, read, |r| {
         read_with(r, path, Limits::DEFAULT, Some(spill))
@@ -1159,9 +1159,9 @@ fn read_with(
     // rows: a large block is resized in place (`mremap`), not copied.
     c.t.events.shrink_to_fit();
     let file = match c.spill {
-        Some(w) => Some(w.finish().map_err(|source| Error::Spill {
+        Some(w) => Some(w.finish().map_err(|cause| Error::Spill {
             path: path.to_owned(),
-            source,
+            cause,
         })?),
         None => None,
     };

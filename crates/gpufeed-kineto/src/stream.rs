@@ -83,9 +83,9 @@ pub fn summarize_spilled_runs(
         Spilled::Whole(t) => return Ok(job::summarize(t, index, opts, alone)),
         Spilled::Spilled(t, events) => (t, events),
     };
-    let spill_err = |source| Error::Spill {
+    let spill_err = |cause| Error::Spill {
         path: t.path.clone(),
-        source,
+        cause,
     };
     if job::format_of(&t, opts) == TraceFormat::Pytorch
         && let Some(summary) =

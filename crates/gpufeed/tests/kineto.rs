@@ -234,6 +234,32 @@ fn json_that_is_not_a_trace_exits_2_naming_the_file() {
     assert!(stderr.contains("hint:"), "{stderr}");
 }
 
+/// A trace's events wait in a temporary file while it is analysed: a temporary folder that
+/// is missing is one error naming the trace and `TMPDIR`, exit 2.
+#[test]
+fn a_missing_temporary_folder_exits_2_naming_tmpdir() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rank0.pt.trace.json");
+    fs_err::write(&p, generate(&Case::input_bound(), 0)).unwrap();
+    let out = gpufeed()
+        .arg("trace")
+        .arg(&p)
+        .env("TMPDIR", dir.path().join("gone"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rank0.pt.trace.json")
+            && stderr.contains("temporary file")
+            && stderr.contains("hint:")
+            && stderr.contains("TMPDIR"),
+        "{stderr}"
+    );
+    // The cause once, not again as a source.
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+}
+
 #[test]
 fn cpu_only_trace_says_so_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
