@@ -924,6 +924,28 @@ impl Collector {
         }
     }
 
+    /// A top-level value beside `traceEvents`. Metadata is best effort: a field of an
+    /// unexpected shape is ignored.
+    fn meta(&mut self, key: &str, value: &[u8]) {
+        match key {
+            "distributedInfo" => {
+                if let Ok(d) = serde_json::from_slice::<DistributedInfo>(value) {
+                    self.t.rank = d.rank.and_then(|r| u32::try_from(r.0).ok());
+                    self.t.world_size = d.world_size.and_then(|r| u32::try_from(r.0).ok());
+                }
+            }
+            "deviceProperties" => {
+                if let Ok(d) = serde_json::from_slice::<Vec<DeviceProperties>>(value) {
+                    self.t.device = d.into_iter().find_map(|d| d.name);
+                }
+            }
+            "displayTimeUnit" => {
+                self.t.display_time_unit = serde_json::from_slice(value).ok();
+            }
+            _ => {}
+        }
+    }
+
     /// Adds an event; `Err` with what crossed a limit ([`MAX_EVENTS`], [`MAX_NAME_BYTES`]).
     fn push(&mut self, e: RawEvent<'_>) -> std::result::Result<(), String> {
         self.push_event(e);
@@ -1112,25 +1134,7 @@ fn read_with(
                     c.t.truncated_at.get_or_insert(s.offset());
                     break;
                 };
-                let value = &s.buf[s.pos..s.pos + len];
-                // Metadata is best effort: a field of an unexpected shape is ignored.
-                match key.as_str() {
-                    "distributedInfo" => {
-                        if let Ok(d) = serde_json::from_slice::<DistributedInfo>(value) {
-                            c.t.rank = d.rank.and_then(|r| u32::try_from(r.0).ok());
-                            c.t.world_size = d.world_size.and_then(|r| u32::try_from(r.0).ok());
-                        }
-                    }
-                    "deviceProperties" => {
-                        if let Ok(d) = serde_json::from_slice::<Vec<DeviceProperties>>(value) {
-                            c.t.device = d.into_iter().find_map(|d| d.name);
-                        }
-                    }
-                    "displayTimeUnit" => {
-                        c.t.display_time_unit = serde_json::from_slice(value).ok();
-                    }
-                    _ => {}
-                }
+                c.meta(&key, &s.buf[s.pos..s.pos + len]);
                 s.pos += len;
             }
             if !seen_events {
