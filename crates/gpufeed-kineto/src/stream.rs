@@ -1,5 +1,5 @@
-//! A PyTorch trace analysed from disk, in memory bounded by its steps and streams rather
-//! than by its events: the same [`FileSummary`] as [`crate::job::summarize`], field for field.
+//! A trace analysed from disk, in memory bounded by its steps and streams rather than by
+//! its events: the same [`FileSummary`] as [`crate::job::summarize`], field for field.
 //!
 //! The reader writes the events to a temporary file ([`read::spill_path_counted`], 48 bytes
 //! each) and keeps only the names and metadata. The analysis then reads that file, never the
@@ -22,10 +22,13 @@
 //!    its previous row; each step's figures are clipped lengths of merged intervals, and its
 //!    idle gaps are charged to the host as they close.
 //!
-//! Every figure is an integer number of µs summed in the same way as in memory, so the two
-//! routes agree exactly (`tests/stream.rs` holds them to it on every trace of the shared
-//! data). TensorFlow's traces (their steps are read from the events) and xplane files are
-//! analysed in memory.
+//! TensorFlow's trace viewer JSON goes the same way: its events are lowered onto HTA's
+//! rows as they are read back ([`tf::Lowering`]), and its step markers gathered in the first
+//! pass ([`tf::Marks`]). Every figure is an integer number of µs summed in the same way as
+//! in memory, so the two routes agree exactly (`tests/stream.rs` holds them to it on every
+//! trace of the shared data and every generated case). Two kinds of trace are analysed in
+//! memory instead: TensorFlow's `*.xplane.pb` (a protobuf decoded whole, as before), and a
+//! trace with a GPU row of negative duration (see [`KindSweep`]), read back from the spill.
 
 use std::collections::{BTreeMap, BinaryHeap};
 use std::io::{self, BufReader, Read, Seek, Write};
@@ -43,14 +46,15 @@ use crate::steps::{
     self, GPU_ANNOTATION_CAT, Host, HostTimes, LaunchStats, Markers, StepFigures, is_collective,
     is_comm_launcher, is_d2h, is_h2d, is_pageable,
 };
+use crate::tf;
 use gpufeed_contract::format::TraceFormat;
 use gpufeed_stats::thresholds::{COMM_STREAM_SHARE, GPU_STEP_COPY_HOLDS};
 
 /// GPU rows sorted in memory at a time (72 bytes each in memory, 56 on disk).
 pub const RUN_ROWS: usize = 1 << 19;
 
-/// Summarises a trace read by [`read::spill_path_counted`]: streamed where it is PyTorch's,
-/// else read back into memory and summarised as [`job::summarize`] does.
+/// Summarises a trace read by [`read::spill_path_counted`]: streamed (see the module's
+/// docs), else (an xplane file, or negative durations) in memory as [`job::summarize`] does.
 ///
 /// # Errors
 ///
@@ -83,17 +87,32 @@ pub fn summarize_spilled_runs(
         Spilled::Whole(t) => return Ok(job::summarize(t, index, opts, alone)),
         Spilled::Spilled(t, events) => (t, events),
     };
+    let path = t.path.clone();
     let spill_err = |cause| Error::Spill {
-        path: t.path.clone(),
+        path: path.clone(),
         cause,
     };
-    if job::format_of(&t, opts) == TraceFormat::Pytorch
-        && let Some(summary) =
-            streamed(&t, &events, index, opts, alone, run_rows).map_err(spill_err)?
+    let format = job::format_of(&t, opts);
+    let lowering = if format == TraceFormat::Tensorflow {
+        let mut max_corr = None;
+        for e in events.events().map_err(spill_err)? {
+            let corr = e.map_err(spill_err)?.corr;
+            max_corr = Some(max_corr.map_or(corr, |m: i64| m.max(corr)));
+        }
+        Some(tf::Lowering::new(&mut t, max_corr))
+    } else {
+        None
+    };
+    let source = Source {
+        file: &events,
+        lowering: lowering.as_ref(),
+    };
+    if let Some(summary) =
+        streamed(&t, source, format, index, opts, alone, run_rows).map_err(spill_err)?
     {
         return Ok(summary);
     }
-    // TensorFlow's, or a trace with negative durations: read back, within the reader's limit.
+    // A trace with negative durations: read back, within the reader's limit.
     if events.len() > read::MAX_EVENTS as u64 {
         return Err(Error::TooLarge {
             path: t.path.clone(),
@@ -182,12 +201,14 @@ struct FileFacts {
     /// A GPU row ends more than 1 µs before it starts (a negative duration): the kernel-type
     /// sweep cannot take its points as the rows come (see [`KindSweep`]).
     wild: bool,
+    /// TensorFlow's step markers.
+    marks: Option<tf::Marks>,
     sorted: Sorted,
 }
 
 fn file_facts(
     t: &RawTrace,
-    events: &EventFile,
+    events: Source<'_>,
     names: &Names,
     rule: RowRule,
     run_rows: usize,
@@ -198,7 +219,7 @@ fn file_facts(
         fullness: Fullness {
             gpu_events: 0,
             steps: 0,
-            events: usize::try_from(events.len()).unwrap_or(usize::MAX),
+            events: usize::try_from(events.file.len()).unwrap_or(usize::MAX),
         },
         counts: Counts {
             launch_calls: 0,
@@ -216,6 +237,7 @@ fn file_facts(
         corr_rows: 0,
         gpu_pids: Vec::new(),
         wild: false,
+        marks: events.lowering.is_some().then(|| tf::Marks::new(t)),
         sorted: Sorted::Mem(Vec::new()),
     };
     let mut sorter = Sorter {
@@ -223,8 +245,11 @@ fn file_facts(
         ..Sorter::default()
     };
     let mut seq = 0u64;
-    for e in events.events()? {
+    for (i, e) in events.events()?.enumerate() {
         let e = e?;
+        if let Some(m) = &mut f.marks {
+            m.add(t, i, &e);
+        }
         if work.contains(&e.cat) {
             f.fullness.gpu_events += 1;
         }
@@ -291,10 +316,35 @@ fn file_facts(
     Ok(f)
 }
 
-/// The streamed summary of a PyTorch trace (see the module's docs).
+/// A spilled trace's events, lowered onto HTA's model as they are read where the trace is
+/// TensorFlow's (each pass from a fresh [`tf::Lowering`], as the in-memory route lowers
+/// them once in file order).
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    file: &'a EventFile,
+    lowering: Option<&'a tf::Lowering>,
+}
+
+impl<'a> Source<'a> {
+    fn events(&self) -> io::Result<impl Iterator<Item = io::Result<Event>> + 'a> {
+        let mut lowering = self.lowering.cloned();
+        Ok(self.file.events()?.map(move |e| {
+            e.map(|mut e| {
+                if let Some(l) = &mut lowering {
+                    l.apply(&mut e);
+                }
+                e
+            })
+        }))
+    }
+}
+
+/// The streamed summary of a PyTorch or TensorFlow trace (see the module's docs); `None`
+/// where it cannot stream (negative durations).
 fn streamed(
     t: &RawTrace,
-    events: &EventFile,
+    events: Source<'_>,
+    format: TraceFormat,
     index: usize,
     opts: Options,
     alone: bool,
@@ -308,10 +358,12 @@ fn streamed(
     }
     let step_names = job::step_names(t);
     let rank = t.rank.unwrap_or(0);
-    let window = step_names.len() >= 2;
+    let pytorch = format == TraceFormat::Pytorch;
+    let window = pytorch && step_names.len() >= 2;
     let ctx = Ctx {
         t,
         rule,
+        format,
         events,
         names: &names,
         facts: &facts,
@@ -320,7 +372,7 @@ fn streamed(
         (ctx.rank(rank, Some(facts.last_step))?, None)
     } else {
         let report = ctx.rank(rank, None)?;
-        let other = if alone {
+        let other = if alone || !pytorch {
             None
         } else {
             Some(Box::new(ctx.rank(rank, Some(facts.last_step))?))
@@ -331,7 +383,7 @@ fn streamed(
         index,
         file: t.path.display().to_string(),
         rank,
-        format: TraceFormat::Pytorch,
+        format,
         fullness: facts.fullness,
         step_names,
         truncated: job::truncation_warning(t),
@@ -347,7 +399,8 @@ type Window = Option<Option<i64>>;
 struct Ctx<'a> {
     t: &'a RawTrace,
     rule: RowRule,
-    events: &'a EventFile,
+    format: TraceFormat,
+    events: Source<'a>,
     names: &'a Names,
     facts: &'a FileFacts,
 }
@@ -517,7 +570,7 @@ impl Ctx<'_> {
         Ok(report::rank_of_figures(
             rank,
             self.t,
-            TraceFormat::Pytorch,
+            self.format,
             self.facts.counts,
             all,
             per_device,
@@ -649,7 +702,10 @@ impl Ctx<'_> {
         dev: Option<u32>,
     ) -> io::Result<(Figures, Vec<u32>)> {
         let first = self.first_sweep(host, window, dev)?;
-        let (step_rows, markers) = self.steps_of(host, &first);
+        let (step_rows, markers) = match &self.facts.marks {
+            Some(marks) => marks.steps(dev),
+            None => self.steps_of(host, &first),
+        };
         let origin = match (first.origin, host.origin) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(0),

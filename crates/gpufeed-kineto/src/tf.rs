@@ -32,6 +32,15 @@ pub fn is_tensorflow(t: &RawTrace) -> bool {
         .any(|p| p.name.contains("/device:GPU") || p.name.contains("/host:CPU"))
 }
 
+/// The pids of TensorFlow's GPU planes (`/device:GPU:N`).
+fn gpu_pids(t: &RawTrace) -> Vec<u32> {
+    t.process_names
+        .iter()
+        .filter(|p| p.name.contains("/device:GPU"))
+        .map(|p| p.pid)
+        .collect()
+}
+
 /// The stream number of a GPU thread name: `Stream #14(Compute)` → 14.
 fn stream_of(thread: &str) -> Option<i64> {
     let rest = thread.strip_prefix("Stream #")?;
@@ -41,43 +50,87 @@ fn stream_of(thread: &str) -> Option<i64> {
 
 /// Gives TensorFlow's rows the categories, streams and correlations of HTA's model.
 pub fn lower(t: &mut RawTrace) {
-    let gpu_pids: Vec<u32> = t
-        .process_names
-        .iter()
-        .filter(|p| p.name.contains("/device:GPU"))
-        .map(|p| p.pid)
-        .collect();
-    let streams: Vec<((u32, u32), i64)> = t
-        .thread_names
-        .iter()
-        .filter_map(|m| Some(((m.pid, m.tid?), stream_of(&m.name)?)))
-        .collect();
-    let kernel = t.symbols.intern("kernel");
-    let memcpy = t.symbols.intern("gpu_memcpy");
-    let cpu = t.symbols.intern("cpu_op");
-    // Kernels without a launch link still count as GPU rows (HTA needs a correlation):
-    // they get ids above every real one, so they match no launch.
-    let mut spare = t.events.iter().map(|e| e.corr).max().unwrap_or(0).max(0) + 1;
-    for e in &mut t.events {
-        if gpu_pids.contains(&e.pid) {
-            match streams.iter().find(|(k, _)| *k == (e.pid, e.tid)) {
-                Some(&(_, s)) => {
-                    e.stream = s;
-                    e.cat = if t.symbols.name(e.name).starts_with("Memcpy") {
-                        memcpy
-                    } else {
-                        kernel
-                    };
-                    if e.corr < 0 {
-                        e.corr = spare;
-                        spare += 1;
-                    }
-                }
-                None => e.cat = NO_CAT,
+    let max_corr = t.events.iter().map(|e| e.corr).max();
+    let mut l = Lowering::new(t, max_corr);
+    let mut events = std::mem::take(&mut t.events);
+    for e in &mut events {
+        l.apply(e);
+    }
+    t.events = events;
+}
+
+/// [`lower`] one event at a time, in file order (the streamed route lowers events as it
+/// reads them back, each pass from a fresh [`Lowering`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Lowering {
+    gpu_pids: Vec<u32>,
+    streams: FxHashMap<(u32, u32), i64>,
+    /// Name ids that start with `Memcpy`.
+    memcpy_names: Vec<bool>,
+    kernel: u32,
+    memcpy: u32,
+    cpu: u32,
+    /// The next correlation given to a kernel without one.
+    spare: i64,
+}
+
+impl Lowering {
+    /// The lowering of `t`, whose largest correlation is `max_corr`; adds the categories'
+    /// names to its symbols.
+    pub(crate) fn new(t: &mut RawTrace, max_corr: Option<i64>) -> Self {
+        let gpu_pids = gpu_pids(t);
+        // The first thread name of a (pid, tid) gives its stream, as a search in order does.
+        let mut streams: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+        for m in &t.thread_names {
+            if let (Some(tid), Some(s)) = (m.tid, stream_of(&m.name)) {
+                streams.entry((m.pid, tid)).or_insert(s);
             }
-        } else {
-            e.cat = cpu;
+        }
+        let kernel = t.symbols.intern("kernel");
+        let memcpy = t.symbols.intern("gpu_memcpy");
+        let cpu = t.symbols.intern("cpu_op");
+        Self {
+            gpu_pids,
+            streams,
+            memcpy_names: t
+                .symbols
+                .iter()
+                .map(|(_, n)| n.starts_with("Memcpy"))
+                .collect(),
+            kernel,
+            memcpy,
+            cpu,
+            // Kernels without a launch link still count as GPU rows (HTA needs a
+            // correlation): they get ids above every real one, so they match no launch.
+            spare: max_corr.unwrap_or(0).max(0) + 1,
+        }
+    }
+
+    /// Lowers the next event in file order.
+    pub(crate) fn apply(&mut self, e: &mut Event) {
+        if !self.gpu_pids.contains(&e.pid) {
+            e.cat = self.cpu;
             e.stream = -1;
+            return;
+        }
+        let Some(&s) = self.streams.get(&(e.pid, e.tid)) else {
+            e.cat = NO_CAT;
+            return;
+        };
+        e.stream = s;
+        e.cat = if self
+            .memcpy_names
+            .get(e.name as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            self.memcpy
+        } else {
+            self.kernel
+        };
+        if e.corr < 0 {
+            e.corr = self.spare;
+            self.spare += 1;
         }
     }
 }
@@ -96,81 +149,127 @@ pub fn lower(t: &mut RawTrace) {
 ///    event's end.
 #[must_use]
 pub fn steps(t: &RawTrace, device: Option<u32>) -> (Vec<(i64, i64, i64)>, Option<Markers>) {
-    let span = |e: &Event| round_span(e.ts, e.dur, true);
-    let mut out: Vec<(i64, i64, i64)> = Vec::new();
-    for &(n, i) in &t.step_marks {
-        let Some(e) = t.events.get(i).filter(|e| !e.ts.is_nan()) else {
-            continue;
-        };
-        if !out.iter().any(|s| s.0 == n) {
-            let (a, b) = span(e);
-            out.push((n, a, b));
+    let mut marks = Marks::new(t);
+    for (i, e) in t.events.iter().enumerate() {
+        marks.add(t, i, e);
+    }
+    marks.steps(device)
+}
+
+/// An event of a `Steps` line: its number (`group_id`, else its name), its span.
+type LineStep = (Option<i64>, (i64, i64));
+
+/// What TensorFlow's steps are read from, gathered from the events in file order (in
+/// memory by [`steps`], from disk by [`crate::stream`]).
+#[derive(Debug, Default)]
+pub(crate) struct Marks {
+    /// Event index → `step_num`, `group_id`, `iter_num` (from the trace's marks).
+    step_num: FxHashMap<usize, i64>,
+    group: FxHashMap<usize, i64>,
+    iter_num: FxHashMap<usize, i64>,
+    gpu_pids: Vec<u32>,
+    /// The GPU planes' `Steps` lines, in the order of the thread names.
+    lines: Vec<(u32, u32)>,
+    /// Host markers with `step_num`: `(N, span)` in file order.
+    numbered: Vec<(i64, (i64, i64))>,
+    /// Each `Steps` line's events: its number (`group_id`, else its name), span.
+    on_lines: FxHashMap<(u32, u32), Vec<LineStep>>,
+    /// Keras' `train_function` calls on the host.
+    calls: Vec<(i64, i64)>,
+    /// `iter_num` marks: `(N, span)`.
+    iters: Vec<(i64, (i64, i64))>,
+}
+
+impl Marks {
+    pub(crate) fn new(t: &RawTrace) -> Self {
+        let gpu_pids = gpu_pids(t);
+        let lines = t
+            .thread_names
+            .iter()
+            .filter(|m| m.name == "Steps" && gpu_pids.contains(&m.pid))
+            .filter_map(|m| Some((m.pid, m.tid?)))
+            .collect();
+        Self {
+            step_num: t.step_marks.iter().map(|&(n, i)| (i, n)).collect(),
+            group: t.group_marks.iter().map(|&(n, i)| (i, n)).collect(),
+            iter_num: t.iter_marks.iter().map(|&(n, i)| (i, n)).collect(),
+            gpu_pids,
+            lines,
+            ..Self::default()
         }
     }
-    if !out.is_empty() {
-        return (sorted(out), Some(Markers::StepNum));
+
+    /// Event `i` of the file, `e`.
+    pub(crate) fn add(&mut self, t: &RawTrace, i: usize, e: &Event) {
+        if e.ts.is_nan() {
+            return;
+        }
+        let span = round_span(e.ts, e.dur, true);
+        if let Some(&n) = self.step_num.get(&i) {
+            self.numbered.push((n, span));
+        }
+        if let Some(&n) = self.iter_num.get(&i) {
+            self.iters.push((n, span));
+        }
+        if self.lines.contains(&(e.pid, e.tid)) {
+            let n = self
+                .group
+                .get(&i)
+                .copied()
+                .or_else(|| t.symbols.name(e.name).trim().parse().ok());
+            self.on_lines
+                .entry((e.pid, e.tid))
+                .or_default()
+                .push((n, span));
+        }
+        if !self.gpu_pids.contains(&e.pid) && t.symbols.name(e.name).contains("train_function") {
+            self.calls.push(span);
+        }
     }
-    let gpu_pids: Vec<u32> = t
-        .process_names
-        .iter()
-        .filter(|p| p.name.contains("/device:GPU"))
-        .map(|p| p.pid)
-        .collect();
-    let steps_lines: Vec<(u32, u32)> = t
-        .thread_names
-        .iter()
-        .filter(|m| m.name == "Steps" && gpu_pids.contains(&m.pid))
-        .filter_map(|m| Some((m.pid, m.tid?)))
-        .filter(|(pid, _)| device.is_none_or(|d| d == *pid))
-        .collect();
-    if let Some(&(pid, tid)) = steps_lines.first() {
-        let group: FxHashMap<usize, i64> = t.group_marks.iter().map(|&(n, i)| (i, n)).collect();
-        for (i, e) in t.events.iter().enumerate() {
-            if e.pid == pid && e.tid == tid && !e.ts.is_nan() {
-                let n = group
-                    .get(&i)
-                    .copied()
-                    .or_else(|| t.symbols.name(e.name).trim().parse().ok())
-                    .unwrap_or(out.len() as i64 + 1);
-                let (a, b) = span(e);
+
+    /// The steps of `device` (or of the first GPU with a `Steps` line), as [`steps`] gives
+    /// them.
+    pub(crate) fn steps(&self, device: Option<u32>) -> (Vec<(i64, i64, i64)>, Option<Markers>) {
+        let mut out: Vec<(i64, i64, i64)> = Vec::new();
+        for &(n, (a, b)) in &self.numbered {
+            if !out.iter().any(|s| s.0 == n) {
                 out.push((n, a, b));
             }
         }
         if !out.is_empty() {
-            return (sorted(out), Some(Markers::TfStepsLine));
+            return (sorted(out), Some(Markers::StepNum));
         }
-    }
-    let mut calls: Vec<(i64, i64)> = t
-        .events
-        .iter()
-        .filter(|e| {
-            !gpu_pids.contains(&e.pid)
-                && !e.ts.is_nan()
-                && t.symbols.name(e.name).contains("train_function")
-        })
-        .map(span)
-        .collect();
-    calls.sort_unstable();
-    for (a, b) in calls {
-        if out.last().is_none_or(|l| a >= l.2) {
-            out.push((out.len() as i64 + 1, a, b));
+        let line = self
+            .lines
+            .iter()
+            .find(|(pid, _)| device.is_none_or(|d| d == *pid));
+        if let Some(line) = line {
+            for &(n, (a, b)) in self.on_lines.get(line).map_or(&[][..], Vec::as_slice) {
+                out.push((n.unwrap_or(out.len() as i64 + 1), a, b));
+            }
+            if !out.is_empty() {
+                return (sorted(out), Some(Markers::TfStepsLine));
+            }
         }
+        let mut calls = self.calls.clone();
+        calls.sort_unstable();
+        for (a, b) in calls {
+            if out.last().is_none_or(|l| a >= l.2) {
+                out.push((out.len() as i64 + 1, a, b));
+            }
+        }
+        if !out.is_empty() {
+            return (out, Some(Markers::TrainFunction));
+        }
+        let mut iters: FxHashMap<i64, (i64, i64)> = FxHashMap::default();
+        for &(n, (a, b)) in &self.iters {
+            let x = iters.entry(n).or_insert((a, b));
+            *x = (x.0.min(a), x.1.max(b));
+        }
+        out.extend(iters.into_iter().map(|(n, (a, b))| (n, a, b)));
+        let markers = (!out.is_empty()).then_some(Markers::IterNum);
+        (sorted(out), markers)
     }
-    if !out.is_empty() {
-        return (out, Some(Markers::TrainFunction));
-    }
-    let mut iters: FxHashMap<i64, (i64, i64)> = FxHashMap::default();
-    for &(n, i) in &t.iter_marks {
-        let Some(e) = t.events.get(i).filter(|e| !e.ts.is_nan()) else {
-            continue;
-        };
-        let (a, b) = span(e);
-        let x = iters.entry(n).or_insert((a, b));
-        *x = (x.0.min(a), x.1.max(b));
-    }
-    out.extend(iters.into_iter().map(|(n, (a, b))| (n, a, b)));
-    let markers = (!out.is_empty()).then_some(Markers::IterNum);
-    (sorted(out), markers)
 }
 
 fn sorted(mut v: Vec<(i64, i64, i64)>) -> Vec<(i64, i64, i64)> {

@@ -1,6 +1,6 @@
 //! A trace streamed from its events on disk gives the summary of the trace read into
 //! memory, field for field: on every profiler trace of `shared/data` (beside the repository,
-//! as CI has it) and on every generated case, with HTA's window and without, with HTA's
+//! as CI has it) and on every generated case, PyTorch's and TensorFlow's, with HTA's window and without, with HTA's
 //! rounding and without, and with the GPU rows sorted in memory or merged from runs on disk.
 #![allow(clippy::unwrap_used)]
 
@@ -91,20 +91,13 @@ fn every_shared_trace_streams_to_the_in_memory_summary() {
 #[test]
 fn every_generated_case_streams_to_the_in_memory_summary() {
     let dir = tempfile::tempdir().unwrap();
-    let cases = [
-        Case::compute_bound(),
-        Case::input_bound(),
-        Case::transfer_bound(),
-        Case::sync_bound(),
-        Case::launch_bound(),
-        Case::host_bound(),
-        Case::oscillating(),
-        Case::straggler(),
-        Case::periodic_input_stall(),
-        Case::allreduce_straggler(),
-        Case::allreduce_straggler_steady(),
-        Case::input_bound_after_warmup(),
-    ];
+    // Every case in PyTorch's format and in TensorFlow's trace viewer JSON (lowered onto
+    // HTA's rows as the events are read back).
+    let cases: Vec<Case> = Case::all()
+        .into_iter()
+        .chain(Case::more())
+        .flat_map(|c| [c.clone(), c.tensorflow()])
+        .collect();
     for (i, case) in cases.iter().enumerate() {
         for rank in 0..2 {
             let path = dir.path().join(format!("case{i}_rank{rank}.json"));
@@ -155,6 +148,45 @@ fn unusual_traces_stream_to_the_in_memory_summary() {
     );
     assert_eq!(whole.report.devices.len(), 2, "the case holds two GPUs");
     same(&two_gpus, &[usize::MAX, 5]);
+    // The same in TensorFlow's trace viewer JSON: a second `/device:GPU:1` process with its
+    // stream's thread name, each row copied half as long.
+    let tf_two = write(
+        "tf_two_gpus.json",
+        edited(&Case::input_bound().tensorflow(), |events| {
+            let copies: Vec<serde_json::Value> = events
+                .iter()
+                .filter(|e| e["pid"] == 1)
+                .map(|e| {
+                    let mut c = e.clone();
+                    c["pid"] = 2.into();
+                    if e["ph"] == "M" {
+                        let name = e["args"]["name"]
+                            .as_str()
+                            .unwrap()
+                            .replace("GPU:0", "GPU:1");
+                        c["args"]["name"] = name.into();
+                    } else {
+                        c["ts"] = (e["ts"].as_f64().unwrap() + 3.0).into();
+                        c["dur"] = (e["dur"].as_f64().unwrap() / 2.0).into();
+                    }
+                    c
+                })
+                .collect();
+            events.extend(copies);
+        }),
+    );
+    let whole = summarize(
+        read::read_path(&tf_two).unwrap(),
+        0,
+        Options::default(),
+        true,
+    );
+    assert_eq!(
+        whole.report.devices.len(),
+        2,
+        "the TensorFlow case holds two GPUs"
+    );
+    same(&tf_two, &[usize::MAX, 5]);
     // Events in reverse file order: every stream out of order, ties in file order reversed.
     let reversed = write(
         "reversed.json",
