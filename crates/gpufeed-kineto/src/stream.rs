@@ -9,18 +9,23 @@
 //!    `ProfilerStep` (the window's bound), the steps' GPU-track copies, the host ops that launch
 //!    collectives, which correlations ran host-to-device and device-to-host copies. Every GPU
 //!    row goes to an external merge sort by `(start, end, place in the file)`: runs of
-//!    [`RUN_ROWS`] sorted in memory and written out, then merged.
-//! 2. **Per window** (HTA's, or none), file order again for the host rows: the launch of
-//!    each correlation (the one table that grows with the trace: 8 bytes per correlation,
-//!    dense where the ids are), the steps, the DataLoader's and optimizer's marks, the
-//!    correlations launched inside a collective's op, and where the host waited.
-//! 3. **GPU rows in time order, twice per window and GPU**: first what decides the steps
+//!    [`RUN_ROWS`] sorted in memory and written to temporary files, then merged.
+//! 2. **Each GPU row's launch** (the start of the last host row with its correlation, in
+//!    HTA's window and not). Where the trace's correlations fit in [`LAUNCH_MAP_BYTES`]
+//!    (8 bytes each, dense where the ids are; 16 million, a trace of about 6 GB), each
+//!    window's host rows fill a map. Past that, a second pass sorts the GPU rows and the host
+//!    rows by correlation on disk and joins them, so that nothing grows with the trace.
+//! 3. **Per window** (HTA's, or none), file order again for the host rows: the steps, the
+//!    DataLoader's and optimizer's marks, the correlations launched inside a collective's
+//!    op, and where the host waited.
+//! 4. **GPU rows in time order, twice per window and GPU**: first what decides the steps
 //!    (whether each step's GPU-track copy holds its work) and the communication streams'
-//!    shares; then one sweep that merges intervals as they come. HTA's temporal and
-//!    kernel-type figures are unions' lengths (the time with exactly a set of kernel types
-//!    running is an inclusion-exclusion of seven unions); each stream's idle gaps need only
-//!    its previous row; each step's figures are clipped lengths of merged intervals, and its
-//!    idle gaps are charged to the host as they close.
+//!    shares; then one sweep that merges intervals as they come. HTA's temporal figures are
+//!    a union's length and ends; its kernel-type figures are its own sweep over each type's
+//!    merged intervals, their points taken from a heap once no later row can come before
+//!    them ([`KindSweep`]); each stream's idle gaps need only its previous row; each step's
+//!    figures are clipped lengths of merged intervals (an exposed share is a union's length
+//!    less compute's), and its idle gaps are charged to the host as they close.
 //!
 //! TensorFlow's trace viewer JSON goes the same way: its events are lowered onto HTA's
 //! rows as they are read back ([`tf::Lowering`]), and its step markers gathered in the first
@@ -50,8 +55,14 @@ use crate::tf;
 use gpufeed_contract::format::TraceFormat;
 use gpufeed_stats::thresholds::{COMM_STREAM_SHARE, GPU_STEP_COPY_HOLDS};
 
-/// GPU rows sorted in memory at a time (72 bytes each in memory, 56 on disk).
-pub const RUN_ROWS: usize = 1 << 19;
+/// Records sorted in memory at a time: 262,144 GPU rows (88 bytes each in memory, 23 MiB;
+/// 72 on disk).
+pub const RUN_ROWS: usize = 1 << 18;
+
+/// The most the launch of each correlation may take in a map: 128 MiB, 16 million
+/// correlations (a PyTorch trace of about 6 GB). A trace that needs more joins its GPU
+/// rows to their launches on disk instead (about a fifth slower).
+pub const LAUNCH_MAP_BYTES: u64 = 128 << 20;
 
 /// Summarises a trace read by [`read::spill_path_counted`]: streamed (see the module's
 /// docs), else (an xplane file, or negative durations) in memory as [`job::summarize`] does.
@@ -66,22 +77,41 @@ pub fn summarize_spilled(
     opts: Options,
     alone: bool,
 ) -> Result<FileSummary> {
-    summarize_spilled_runs(spilled, index, opts, alone, RUN_ROWS)
+    summarize_spilled_with(spilled, index, opts, alone, Limits::default())
 }
 
-/// [`summarize_spilled`], sorting `run_rows` GPU rows in memory at a time (tests use runs of
-/// a few rows, so that small traces go through the merge of runs on disk).
+/// What the streamed analysis holds in memory at most, besides its names, steps and streams.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Records sorted in memory at a time ([`RUN_ROWS`]).
+    pub run_rows: usize,
+    /// Bytes the launch of each correlation may take in a map ([`LAUNCH_MAP_BYTES`]).
+    pub map_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            run_rows: RUN_ROWS,
+            map_bytes: LAUNCH_MAP_BYTES,
+        }
+    }
+}
+
+/// [`summarize_spilled`] within `limits` (tests use runs of a few rows and no map, so that
+/// small traces go through the merge of runs and the join on disk).
 ///
 /// # Errors
 ///
 /// As [`summarize_spilled`].
 #[doc(hidden)]
-pub fn summarize_spilled_runs(
+pub fn summarize_spilled_with(
     spilled: Spilled,
     index: usize,
     opts: Options,
     alone: bool,
-    run_rows: usize,
+    limits: Limits,
 ) -> Result<FileSummary> {
     let (mut t, events) = match spilled {
         Spilled::Whole(t) => return Ok(job::summarize(t, index, opts, alone)),
@@ -108,7 +138,7 @@ pub fn summarize_spilled_runs(
         lowering: lowering.as_ref(),
     };
     if let Some(summary) =
-        streamed(&t, source, format, index, opts, alone, run_rows).map_err(spill_err)?
+        streamed(&t, source, format, index, opts, alone, limits).map_err(spill_err)?
     {
         return Ok(summary);
     }
@@ -165,6 +195,16 @@ impl Names {
     }
 }
 
+impl Names {
+    /// A name's kernel type (ids past the table, none are, as computation).
+    fn kind_of(&self, id: u32) -> KernelType {
+        self.kind
+            .get(id as usize)
+            .copied()
+            .unwrap_or(KernelType::Computation)
+    }
+}
+
 /// A name's flag; ids past the table (none are) read as false.
 fn flag(v: &[bool], id: u32) -> bool {
     v.get(id as usize).copied().unwrap_or(false)
@@ -193,9 +233,9 @@ struct FileFacts {
     d2h: FxHashSet<(u32, i64)>,
     h2d_any: FxHashSet<i64>,
     d2h_any: FxHashSet<i64>,
-    /// The smallest and largest correlation ≥ 0 of a host row, and how many have one.
-    corr_range: Option<(i64, i64)>,
-    corr_rows: u64,
+    /// The earliest start of a host row with each negative correlation (HTA's window keeps
+    /// a GPU row of such a correlation where some host row in the window has it).
+    negative: FxHashMap<i64, i64>,
     /// GPU pids with a stream, any row.
     gpu_pids: Vec<u32>,
     /// A GPU row ends more than 1 µs before it starts (a negative duration): the kernel-type
@@ -203,7 +243,14 @@ struct FileFacts {
     wild: bool,
     /// TensorFlow's step markers.
     marks: Option<tf::Marks>,
-    sorted: Sorted,
+    /// The smallest and largest correlation ≥ 0 of a host row, and how many have one.
+    corr_range: Option<(i64, i64)>,
+    corr_rows: u64,
+    /// Whether each window's launches are looked up in a map (few enough correlations),
+    /// else joined to the GPU rows on disk, in `sorted`.
+    mapped: bool,
+    /// The GPU rows by time, each with its launches where they were joined.
+    sorted: Sorted<Placed, (i64, i64, u64)>,
 }
 
 fn file_facts(
@@ -211,7 +258,7 @@ fn file_facts(
     events: Source<'_>,
     names: &Names,
     rule: RowRule,
-    run_rows: usize,
+    limits: Limits,
 ) -> io::Result<FileFacts> {
     let work = cat_ids(t, CUDA_WORK_CATS);
     let gpu_cat = t.symbols.get(GPU_ANNOTATION_CAT);
@@ -233,18 +280,16 @@ fn file_facts(
         d2h: FxHashSet::default(),
         h2d_any: FxHashSet::default(),
         d2h_any: FxHashSet::default(),
+        negative: FxHashMap::default(),
         corr_range: None,
         corr_rows: 0,
+        mapped: true,
         gpu_pids: Vec::new(),
         wild: false,
         marks: events.lowering.is_some().then(|| tf::Marks::new(t)),
         sorted: Sorted::Mem(Vec::new()),
     };
-    let mut sorter = Sorter {
-        run_rows: run_rows.max(1),
-        ..Sorter::default()
-    };
-    let mut seq = 0u64;
+    let mut gpu = Sorter::new(by_time, limits.run_rows);
     for (i, e) in events.events()?.enumerate() {
         let e = e?;
         if let Some(m) = &mut f.marks {
@@ -269,13 +314,7 @@ fn file_facts(
             f.extents
                 .insert(n, hta::round_span(e.ts, e.dur, rule.round));
         }
-        match rule.row(&e, |n| {
-            names
-                .kind
-                .get(n as usize)
-                .copied()
-                .unwrap_or(KernelType::Computation)
-        }) {
+        match rule.row(&e, |n| names.kind_of(n)) {
             Some(Row::Gpu(g)) => {
                 f.gpu_in_file += 1;
                 f.wild |= g.end < g.ts - 1;
@@ -290,8 +329,11 @@ fn file_facts(
                     f.d2h.insert((g.pid, g.corr));
                     f.d2h_any.insert(g.corr);
                 }
-                sorter.push(seq, g)?;
-                seq += 1;
+                gpu.push(Placed {
+                    seq: i as u64,
+                    g,
+                    win: None,
+                })?;
             }
             Some(Row::Cpu(c)) => {
                 if step_name {
@@ -306,13 +348,22 @@ fn file_facts(
                         f.corr_range
                             .map_or((c.corr, c.corr), |(a, b)| (a.min(c.corr), b.max(c.corr))),
                     );
+                } else {
+                    let ts = f.negative.entry(c.corr).or_insert(c.ts);
+                    *ts = (*ts).min(c.ts);
                 }
             }
             None => {}
         }
     }
     f.fullness.steps = f.fullness.steps.max(t.step_marks.len());
-    f.sorted = sorter.finish()?;
+    f.mapped = CorrMap::bytes(f.corr_range, f.corr_rows) <= limits.map_bytes;
+    f.sorted = if f.mapped {
+        gpu.finish()?
+    } else {
+        drop(gpu);
+        joined(events, rule, names, f.last_step, limits.run_rows)?
+    };
     Ok(f)
 }
 
@@ -348,11 +399,11 @@ fn streamed(
     index: usize,
     opts: Options,
     alone: bool,
-    run_rows: usize,
+    limits: Limits,
 ) -> io::Result<Option<FileSummary>> {
     let names = Names::of(t);
     let rule = RowRule::of(t, !opts.no_rounding);
-    let facts = file_facts(t, events, &names, rule, run_rows)?;
+    let facts = file_facts(t, events, &names, rule, limits)?;
     if facts.wild {
         return Ok(None);
     }
@@ -416,14 +467,28 @@ struct CorrMap {
 impl CorrMap {
     const ABSENT: i64 = i64::MIN;
 
-    fn new(range: Option<(i64, i64)>, rows: u64) -> Self {
-        let dense_len = range
-            .map(|(a, b)| b - a + 1)
+    /// The dense table's length for `rows` host rows with a correlation in `range`; 0 where
+    /// the ids are too sparse for one.
+    fn dense_len(range: Option<(i64, i64)>, rows: u64) -> u64 {
+        range
+            .map(|(a, b)| b.saturating_sub(a).saturating_add(1))
             .filter(|&len| len > 0 && (len as u64) <= 2 * rows + 4096)
-            .unwrap_or(0);
+            .map_or(0, |len| len as u64)
+    }
+
+    /// About the bytes the map takes: 8 per slot of the dense table, else about 32 per
+    /// entry hashed.
+    fn bytes(range: Option<(i64, i64)>, rows: u64) -> u64 {
+        match Self::dense_len(range, rows) {
+            0 => rows.saturating_mul(32),
+            len => len * 8,
+        }
+    }
+
+    fn new(range: Option<(i64, i64)>, rows: u64) -> Self {
         Self {
             base: range.map_or(0, |r| r.0),
-            dense: vec![Self::ABSENT; usize::try_from(dense_len).unwrap_or(0)],
+            dense: vec![Self::ABSENT; usize::try_from(Self::dense_len(range, rows)).unwrap_or(0)],
             sparse: FxHashMap::default(),
         }
     }
@@ -452,7 +517,8 @@ impl CorrMap {
 
 /// What the host rows of a window give.
 struct HostSide {
-    launch: CorrMap,
+    /// The launch of each correlation in the window, where the trace's fit in a map.
+    launch: Option<CorrMap>,
     origin: Option<i64>,
     /// `ProfilerStep#N` rows on the host: `(N, ts, end)` in file order.
     steps: Vec<(i64, i64, i64)>,
@@ -491,7 +557,9 @@ impl Ctx<'_> {
         let mut times: Vec<(Option<u32>, HostTimes)> =
             filters.iter().map(|&f| (f, HostTimes::default())).collect();
         let mut side = HostSide {
-            launch: CorrMap::new(facts.corr_range, facts.corr_rows),
+            launch: facts
+                .mapped
+                .then(|| CorrMap::new(facts.corr_range, facts.corr_rows)),
             origin: None,
             steps: Vec::new(),
             loader: Vec::new(),
@@ -499,13 +567,7 @@ impl Ctx<'_> {
             comm_corr: FxHashSet::default(),
             times: Vec::new(),
         };
-        let kind_of = |n: u32| {
-            names
-                .kind
-                .get(n as usize)
-                .copied()
-                .unwrap_or(KernelType::Computation)
-        };
+        let kind_of = |n: u32| names.kind_of(n);
         for e in self.events.events()? {
             let Some(Row::Cpu(r)) = rule.row(&e?, kind_of) else {
                 continue;
@@ -513,7 +575,9 @@ impl Ctx<'_> {
             if !Self::in_window(window, r.ts) {
                 continue;
             }
-            side.launch.insert(r.corr, r.ts);
+            if let Some(m) = &mut side.launch {
+                m.insert(r.corr, r.ts);
+            }
             side.origin = Some(side.origin.map_or(r.ts, |o| o.min(r.ts)));
             if Some(r.cat) != gpu_cat
                 && let Some(n) = names.step_number.get(r.name as usize).copied().flatten()
@@ -687,10 +751,25 @@ const STEP_UNIONS: usize = 6;
 
 impl Ctx<'_> {
     /// A GPU row's place in `window`, and its launch (see [`hta::windowed`]).
-    fn placed(host: &HostSide, window: Window, g: &GpuRow) -> (bool, Option<i64>) {
-        let launch = host.launch.get(g.corr);
-        let inside = window.is_none() || launch.is_some();
-        (inside, launch.filter(|_| g.corr >= 0))
+    fn placed(&self, host: &HostSide, window: Window, p: &Placed) -> (bool, Option<i64>) {
+        let g = &p.g;
+        if let Some(map) = &host.launch {
+            let launch = map.get(g.corr);
+            let inside = window.is_none() || launch.is_some();
+            return (inside, launch.filter(|_| g.corr >= 0));
+        }
+        match window {
+            None => (true, g.launch_ts),
+            Some(last) => {
+                let inside = if g.corr >= 0 {
+                    p.win.is_some()
+                } else {
+                    let first = self.facts.negative.get(&g.corr);
+                    last.zip(first).is_some_and(|(l, &ts)| ts < l)
+                };
+                (inside, p.win)
+            }
+        }
     }
 
     /// The figures of `window` for every GPU (`dev` none), or for one; with every GPU's,
@@ -801,11 +880,12 @@ impl Ctx<'_> {
             host_steps: Vec::new(),
             copies_hold: false,
         };
-        self.facts.sorted.each(|seq, g| {
+        self.facts.sorted.each(|p| {
+            let (seq, g) = (p.seq, &p.g);
             if dev.is_some_and(|p| g.pid != p) {
                 return;
             }
-            let (inside, launch) = Self::placed(host, window, g);
+            let (inside, launch) = self.placed(host, window, p);
             out.dev_rows += 1;
             if g.stream != -1 {
                 let first = if inside {
@@ -999,11 +1079,12 @@ impl Ctx<'_> {
                 busy_end = b;
             }
         };
-        self.facts.sorted.each(|seq, g| {
+        self.facts.sorted.each(|p| {
+            let (seq, g) = (p.seq, &p.g);
             if dev.is_some_and(|p| g.pid != p) {
                 return;
             }
-            let (inside, launch) = Self::placed(host, window, g);
+            let (inside, launch) = self.placed(host, window, p);
             if inside && g.stream != -1 {
                 all.push(g.ts, g.end);
                 if g.kind == KernelType::Computation {
@@ -1167,149 +1248,352 @@ impl KindSweep {
     }
 }
 
-/// Bytes of a GPU row in a sorted run.
-const ROW_BYTES: usize = 56;
-
-fn encode(seq: u64, g: &GpuRow) -> [u8; ROW_BYTES] {
-    let mut b = [0u8; ROW_BYTES];
-    b[0..8].copy_from_slice(&g.ts.to_le_bytes());
-    b[8..16].copy_from_slice(&g.end.to_le_bytes());
-    b[16..24].copy_from_slice(&g.stream.to_le_bytes());
-    b[24..32].copy_from_slice(&g.corr.to_le_bytes());
-    b[32..40].copy_from_slice(&seq.to_le_bytes());
-    b[40..44].copy_from_slice(&g.name.to_le_bytes());
-    b[44..48].copy_from_slice(&g.cat.to_le_bytes());
-    b[48..52].copy_from_slice(&g.pid.to_le_bytes());
-    b[52] = match g.kind {
-        KernelType::Computation => 0,
-        KernelType::Communication => 1,
-        KernelType::Memory => 2,
-        KernelType::Other => 3,
-    };
-    b
+/// A GPU row, its place in the file and its launches: `g.launch_ts` is the start of the last
+/// host row (in file order) with its correlation, `win` that of the last such row in HTA's
+/// window (for a correlation ≥ 0; see [`Ctx::placed`]).
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    seq: u64,
+    g: GpuRow,
+    win: Option<i64>,
 }
 
-fn decode(b: &[u8; ROW_BYTES]) -> (u64, GpuRow) {
-    let l = |i: usize| i64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-    let u = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
-    let row = GpuRow {
-        ts: l(0),
-        end: l(8),
-        stream: l(16),
-        corr: l(24),
-        name: u(40),
-        cat: u(44),
-        pid: u(48),
-        kind: match b[52] {
-            0 => KernelType::Computation,
-            1 => KernelType::Communication,
-            2 => KernelType::Memory,
-            _ => KernelType::Other,
-        },
-        launch_ts: None,
-    };
-    (l(32) as u64, row)
+/// A host row with a correlation ≥ 0: the correlation, its place in the file, its start.
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    corr: i64,
+    seq: u64,
+    ts: i64,
 }
 
-/// An external merge sort of GPU rows by `(start, end, place in the file)`: runs of
-/// [`RUN_ROWS`] sorted in memory, written to temporary files.
-#[derive(Default)]
-struct Sorter {
+/// A fixed-size record of an external sort's runs.
+trait Record: Copy {
+    const BYTES: usize;
+    fn encode(&self, out: &mut [u8]);
+    fn decode(b: &[u8]) -> Self;
+}
+
+fn put(out: &mut [u8], at: usize, v: i64) {
+    out[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get(b: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
+}
+
+fn get32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default())
+}
+
+/// `None` on disk.
+const NONE: i64 = i64::MIN;
+
+impl Record for Placed {
+    const BYTES: usize = 72;
+
+    fn encode(&self, b: &mut [u8]) {
+        let g = &self.g;
+        for (i, v) in [
+            g.ts,
+            g.end,
+            g.stream,
+            g.corr,
+            self.seq as i64,
+            g.launch_ts.unwrap_or(NONE),
+            self.win.unwrap_or(NONE),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            put(b, 8 * i, v);
+        }
+        b[56..60].copy_from_slice(&g.name.to_le_bytes());
+        b[60..64].copy_from_slice(&g.cat.to_le_bytes());
+        b[64..68].copy_from_slice(&g.pid.to_le_bytes());
+        b[68] = match g.kind {
+            KernelType::Computation => 0,
+            KernelType::Communication => 1,
+            KernelType::Memory => 2,
+            KernelType::Other => 3,
+        };
+    }
+
+    fn decode(b: &[u8]) -> Self {
+        let opt = |v: i64| (v != NONE).then_some(v);
+        Self {
+            seq: get(b, 32) as u64,
+            g: GpuRow {
+                ts: get(b, 0),
+                end: get(b, 8),
+                stream: get(b, 16),
+                corr: get(b, 24),
+                launch_ts: opt(get(b, 40)),
+                name: get32(b, 56),
+                cat: get32(b, 60),
+                pid: get32(b, 64),
+                kind: match b[68] {
+                    0 => KernelType::Computation,
+                    1 => KernelType::Communication,
+                    2 => KernelType::Memory,
+                    _ => KernelType::Other,
+                },
+            },
+            win: opt(get(b, 48)),
+        }
+    }
+}
+
+impl Record for Launch {
+    const BYTES: usize = 24;
+
+    fn encode(&self, b: &mut [u8]) {
+        put(b, 0, self.corr);
+        put(b, 8, self.seq as i64);
+        put(b, 16, self.ts);
+    }
+
+    fn decode(b: &[u8]) -> Self {
+        Self {
+            corr: get(b, 0),
+            seq: get(b, 8) as u64,
+            ts: get(b, 16),
+        }
+    }
+}
+
+/// GPU rows by `(start, end, place in the file)`: the order of the sweeps.
+fn by_time(p: &Placed) -> (i64, i64, u64) {
+    (p.g.ts, p.g.end, p.seq)
+}
+
+/// GPU rows by `(correlation, place)`: the order of the join with their launches.
+fn by_corr(p: &Placed) -> (i64, u64) {
+    (p.g.corr, p.seq)
+}
+
+fn launch_key(l: &Launch) -> (i64, u64) {
+    (l.corr, l.seq)
+}
+
+/// An external merge sort: runs of `run_rows` records sorted in memory by `key`, written to
+/// unnamed temporary files, merged as they are read.
+struct Sorter<R, K> {
+    key: fn(&R) -> K,
     run_rows: usize,
-    buf: Vec<(u64, GpuRow)>,
+    buf: Vec<R>,
     runs: Vec<std::fs::File>,
 }
 
-impl Sorter {
-    fn push(&mut self, seq: u64, g: GpuRow) -> io::Result<()> {
-        self.buf.push((seq, g));
+impl<R: Record, K: Ord + Copy> Sorter<R, K> {
+    fn new(key: fn(&R) -> K, run_rows: usize) -> Self {
+        Self {
+            key,
+            run_rows: run_rows.max(1),
+            buf: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, r: R) -> io::Result<()> {
+        self.buf.push(r);
         if self.buf.len() >= self.run_rows {
             self.spill()?;
         }
         Ok(())
     }
 
-    fn sort(buf: &mut [(u64, GpuRow)]) {
-        buf.sort_unstable_by_key(|(seq, g)| (g.ts, g.end, *seq));
-    }
-
     fn spill(&mut self) -> io::Result<()> {
-        Self::sort(&mut self.buf);
+        let key = self.key;
+        self.buf.sort_unstable_by_key(key);
         let mut w = io::BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
-        for (seq, g) in self.buf.drain(..) {
-            w.write_all(&encode(seq, &g))?;
+        let mut b = vec![0u8; R::BYTES];
+        for r in self.buf.drain(..) {
+            r.encode(&mut b);
+            w.write_all(&b)?;
         }
         self.runs
             .push(w.into_inner().map_err(io::IntoInnerError::into_error)?);
         Ok(())
     }
 
-    fn finish(mut self) -> io::Result<Sorted> {
+    fn finish(mut self) -> io::Result<Sorted<R, K>> {
         if self.runs.is_empty() {
-            Self::sort(&mut self.buf);
+            let key = self.key;
+            self.buf.sort_unstable_by_key(key);
             self.buf.shrink_to_fit();
             return Ok(Sorted::Mem(self.buf));
         }
         if !self.buf.is_empty() {
             self.spill()?;
         }
-        self.buf = Vec::new();
-        Ok(Sorted::Runs(self.runs))
+        Ok(Sorted::Runs(self.runs, self.key))
     }
 }
 
-/// GPU rows sorted by `(start, end, place in the file)`, to be read as many times as needed.
-enum Sorted {
+/// Records sorted, to be read in order as many times as needed.
+enum Sorted<R, K> {
     /// Few enough to stay in memory.
-    Mem(Vec<(u64, GpuRow)>),
+    Mem(Vec<R>),
     /// Sorted runs on disk, merged as they are read.
-    Runs(Vec<std::fs::File>),
+    Runs(Vec<std::fs::File>, fn(&R) -> K),
 }
 
-impl Sorted {
-    /// Calls `f` on each row in order.
-    fn each(&self, mut f: impl FnMut(u64, &GpuRow)) -> io::Result<()> {
-        let runs = match self {
-            Self::Mem(rows) => {
-                for (seq, g) in rows {
-                    f(*seq, g);
-                }
-                return Ok(());
-            }
-            Self::Runs(runs) => runs,
+impl<R: Record, K: Ord + Copy> Sorted<R, K> {
+    /// The records in order.
+    fn iter(&self) -> io::Result<Merged<'_, R, K>> {
+        let (runs, key) = match self {
+            Self::Mem(rows) => return Ok(Merged::Mem(rows.iter())),
+            Self::Runs(runs, key) => (runs, *key),
         };
         let mut readers = Vec::with_capacity(runs.len());
         for mut file in runs {
             file.seek(io::SeekFrom::Start(0))?;
             readers.push(BufReader::with_capacity(64 << 10, file));
         }
-        let next = |r: &mut BufReader<&std::fs::File>| -> io::Result<Option<(u64, GpuRow)>> {
-            let mut b = [0u8; ROW_BYTES];
-            match r.read_exact(&mut b) {
-                Ok(()) => Ok(Some(decode(&b))),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
-                Err(e) => Err(e),
-            }
+        let mut m = Runs {
+            readers,
+            heads: Vec::new(),
+            heap: BinaryHeap::new(),
+            key,
         };
-        let mut heads: Vec<Option<(u64, GpuRow)>> = Vec::with_capacity(readers.len());
-        let mut heap = BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            let head = next(r)?;
-            if let Some((seq, g)) = &head {
-                heap.push(std::cmp::Reverse((g.ts, g.end, *seq, i)));
+        for i in 0..m.readers.len() {
+            let head = m.next_of(i)?;
+            if let Some(r) = &head {
+                m.heap.push(std::cmp::Reverse(((m.key)(r), i)));
             }
-            heads.push(head);
+            m.heads.push(head);
         }
-        while let Some(std::cmp::Reverse((_, _, _, i))) = heap.pop() {
-            if let Some((seq, g)) = heads[i].take() {
-                f(seq, &g);
-            }
-            let head = next(&mut readers[i])?;
-            if let Some((seq, g)) = &head {
-                heap.push(std::cmp::Reverse((g.ts, g.end, *seq, i)));
-            }
-            heads[i] = head;
+        Ok(Merged::Runs(m))
+    }
+
+    /// Calls `f` on each record in order.
+    fn each(&self, mut f: impl FnMut(&R)) -> io::Result<()> {
+        for r in self.iter()? {
+            f(&r?);
         }
         Ok(())
     }
+}
+
+/// The runs of a [`Sorted`] being merged: each run's next record, and a heap of their keys.
+struct Runs<'a, R, K> {
+    readers: Vec<BufReader<&'a std::fs::File>>,
+    heads: Vec<Option<R>>,
+    heap: BinaryHeap<std::cmp::Reverse<(K, usize)>>,
+    key: fn(&R) -> K,
+}
+
+impl<R: Record, K: Ord + Copy> Runs<'_, R, K> {
+    fn next_of(&mut self, i: usize) -> io::Result<Option<R>> {
+        let mut b = vec![0u8; R::BYTES];
+        match self.readers[i].read_exact(&mut b) {
+            Ok(()) => Ok(Some(R::decode(&b))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn pop(&mut self) -> io::Result<Option<R>> {
+        let Some(std::cmp::Reverse((_, i))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let out = self.heads[i].take();
+        let head = self.next_of(i)?;
+        if let Some(r) = &head {
+            self.heap.push(std::cmp::Reverse(((self.key)(r), i)));
+        }
+        self.heads[i] = head;
+        Ok(out)
+    }
+}
+
+/// The records of a [`Sorted`] in order.
+enum Merged<'a, R, K> {
+    Mem(std::slice::Iter<'a, R>),
+    Runs(Runs<'a, R, K>),
+}
+
+impl<R: Record, K: Ord + Copy> Iterator for Merged<'_, R, K> {
+    type Item = io::Result<R>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Mem(it) => it.next().copied().map(Ok),
+            Self::Runs(m) => m.pop().transpose(),
+        }
+    }
+}
+
+/// The GPU rows sorted by time with their launches joined on disk: a second pass over the
+/// events puts the GPU rows and the host rows with a correlation in sorts by correlation,
+/// then [`join_launches`] merges them.
+fn joined(
+    events: Source<'_>,
+    rule: RowRule,
+    names: &Names,
+    last_step: Option<i64>,
+    run_rows: usize,
+) -> io::Result<Sorted<Placed, (i64, i64, u64)>> {
+    let mut gpu = Sorter::new(by_corr, run_rows);
+    let mut launches = Sorter::new(launch_key, run_rows);
+    for (i, e) in events.events()?.enumerate() {
+        let kind = |n: u32| names.kind_of(n);
+        match rule.row(&e?, kind) {
+            Some(Row::Gpu(g)) => gpu.push(Placed {
+                seq: i as u64,
+                g,
+                win: None,
+            })?,
+            Some(Row::Cpu(c)) if c.corr >= 0 => launches.push(Launch {
+                corr: c.corr,
+                seq: i as u64,
+                ts: c.ts,
+            })?,
+            _ => {}
+        }
+    }
+    let (gpu, launches) = (gpu.finish()?, launches.finish()?);
+    join_launches(&gpu, &launches, last_step, run_rows)
+}
+
+/// Each GPU row (by correlation) given its launches (by correlation), then sorted by time:
+/// the join that a map of every correlation would otherwise hold in memory.
+fn join_launches(
+    gpu: &Sorted<Placed, (i64, u64)>,
+    launches: &Sorted<Launch, (i64, u64)>,
+    last_step: Option<i64>,
+    run_rows: usize,
+) -> io::Result<Sorted<Placed, (i64, i64, u64)>> {
+    let mut out = Sorter::new(by_time, run_rows);
+    let mut launches = launches.iter()?.peekable();
+    // The launches of the correlation last looked up: every host row with it, in file order.
+    let mut at: Option<(i64, Option<i64>, Option<i64>)> = None;
+    for p in gpu.iter()? {
+        let mut p = p?;
+        let corr = p.g.corr;
+        if corr >= 0 && at.is_none_or(|a| a.0 != corr) {
+            let (mut all, mut win) = (None, None);
+            while let Some(l) = launches.next_if(|l| l.as_ref().is_ok_and(|l| l.corr <= corr)) {
+                let l = l?;
+                if l.corr == corr {
+                    all = Some(l.ts);
+                    if last_step.is_some_and(|last| l.ts < last) {
+                        win = Some(l.ts);
+                    }
+                }
+            }
+            if let Some(Err(_)) = launches.peek() {
+                launches.next().transpose()?;
+            }
+            at = Some((corr, all, win));
+        }
+        let (all, win) = match at {
+            Some((c, all, win)) if c == corr && corr >= 0 => (all, win),
+            _ => (None, None),
+        };
+        p.g.launch_ts = all;
+        p.win = win;
+        out.push(p)?;
+    }
+    out.finish()
 }

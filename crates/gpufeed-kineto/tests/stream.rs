@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use gpufeed_kineto::job::summarize;
 use gpufeed_kineto::report::trace_files;
-use gpufeed_kineto::stream::summarize_spilled_runs;
+use gpufeed_kineto::stream::{Limits, summarize_spilled_with};
 use gpufeed_kineto::synth::{Case, generate};
 use gpufeed_kineto::{Options, read};
 
@@ -53,9 +53,17 @@ fn same(path: &Path, run_rows: &[usize]) {
         };
         for alone in [true, false] {
             let whole = summarize(read::read_path(path).unwrap(), 3, opts, alone);
-            for &rows in run_rows {
+            // Runs of `rows` with each window's launches in a map, and joined on disk.
+            let limits = run_rows.iter().flat_map(|&run_rows| {
+                [u64::MAX, 0].map(|map_bytes| Limits {
+                    run_rows,
+                    map_bytes,
+                })
+            });
+            for limits in limits {
+                let (rows, map) = (limits.run_rows, limits.map_bytes);
                 let spilled = read::spill_path_counted(path, None).unwrap();
-                let streamed = summarize_spilled_runs(spilled, 3, opts, alone, rows).unwrap();
+                let streamed = summarize_spilled_with(spilled, 3, opts, alone, limits).unwrap();
                 if streamed != whole {
                     // The first lines that differ, in the JSON both give.
                     let a = serde_json::to_string_pretty(&streamed).unwrap();
@@ -69,7 +77,7 @@ fn same(path: &Path, run_rows: &[usize]) {
                         .collect();
                     panic!(
                         "`{}` (alone: {alone}, no_rounding: {no_rounding}, runs of {rows} \
-                         rows):\n{}",
+                         rows, a map of {map} bytes):\n{}",
                         path.display(),
                         diff.join("\n")
                     );
@@ -225,6 +233,30 @@ fn unusual_traces_stream_to_the_in_memory_summary() {
         }),
     );
     same(&ties, &[usize::MAX, 6]);
+    // Two host rows of one correlation, the second after the last step and last in the
+    // file: HTA's window links the kernel to the first, no window to the second.
+    let relaunched = write(
+        "relaunched.json",
+        edited(&Case::sync_bound(), |events| {
+            let end = events
+                .iter()
+                .filter_map(|e| Some(e["ts"].as_f64()? + e["dur"].as_f64()?))
+                .fold(0.0, f64::max);
+            let again: Vec<serde_json::Value> = events
+                .iter()
+                .filter(|e| e["name"] == "cudaLaunchKernel")
+                .step_by(4)
+                .map(|e| {
+                    let mut c = e.clone();
+                    c["ts"] = (end + 10.0).into();
+                    c
+                })
+                .collect();
+            assert!(!again.is_empty(), "the case launches kernels");
+            events.extend(again);
+        }),
+    );
+    same(&relaunched, &[usize::MAX, 5]);
     // A negative duration: read back into memory, the same summary.
     let negative = write(
         "negative.json",
