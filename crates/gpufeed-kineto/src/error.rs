@@ -79,8 +79,8 @@ pub enum Error {
     /// written or read back.
     #[error(
         "Failed to keep the events of `{path}` in a temporary file: {cause}\n\nhint: gpufeed \
-         writes about 50 bytes per trace event to the temporary folder while it reads a trace; \
-         set `TMPDIR` to a folder that exists, is writable and has room"
+         keeps a trace's events in the temporary folder while it analyses it (about half the \
+         size of its JSON); set `TMPDIR` to a folder that exists, is writable and has room"
     )]
     Spill {
         /// The trace.
