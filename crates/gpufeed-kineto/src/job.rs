@@ -93,9 +93,10 @@ pub struct FileSummary {
     pub other_window: Option<Box<RankReport>>,
 }
 
-/// Summarises one trace read into memory (the route of TensorFlow's traces, and of
-/// [`crate::analyze`]; [`crate::stream`] gives the same from disk): `index` is its place in the folder, `alone` whether
-/// it is the job's only file (its own step names then decide HTA's window).
+/// Summarises one trace read into memory (the route of xplane files and of
+/// [`crate::analyze`]; [`crate::stream`] gives the same from disk): `index` is its place in
+/// the folder, `alone` whether it is the job's only file (its own step names then decide
+/// HTA's window).
 #[must_use]
 pub fn summarize(mut t: RawTrace, index: usize, opts: Options, alone: bool) -> FileSummary {
     let format = format_of(&t, opts);

@@ -507,7 +507,7 @@ pub struct LaunchStats {
     pub launch_median_us: Option<f64>,
 }
 
-pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
+fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -771,6 +771,26 @@ mod tests {
         assert_eq!(clip(&a, 5, 25), vec![(5, 10), (20, 25)]);
         assert_eq!(intersect(&a, &[(8, 21)]), vec![(8, 10), (20, 21)]);
         assert_eq!(minus(&a, &[]), a.to_vec());
+    }
+
+    #[test]
+    fn the_median_of_counts_is_the_median_of_the_list() {
+        for list in [
+            vec![5],
+            vec![3, 1],
+            vec![4, 4, 1, 9],
+            vec![7, 2, 2, 2, 10, 3, 8],
+            vec![1, 1, 1, 1, 2, 2],
+            (0..100).map(|i| (i * 37) % 11).collect(),
+        ] {
+            let mut counts = BTreeMap::new();
+            for &v in &list {
+                *counts.entry(v).or_insert(0u64) += 1;
+            }
+            let floats = list.iter().map(|&v| v as f64).collect();
+            assert_eq!(median_counted(&counts), median(floats), "{list:?}");
+        }
+        assert_eq!(median_counted(&BTreeMap::new()), None);
     }
 
     #[test]

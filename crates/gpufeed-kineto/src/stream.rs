@@ -193,9 +193,7 @@ impl Names {
             kind: names.iter().map(|n| KernelType::of(n)).collect(),
         }
     }
-}
 
-impl Names {
     /// A name's kernel type (ids past the table, none are, as computation).
     fn kind_of(&self, id: u32) -> KernelType {
         self.kind
