@@ -468,7 +468,7 @@ impl AlignedBytes {
         // is needed now.
         let mut map = anon(want)
             .or_else(|_| anon(end.next_multiple_of(Self::HUGE)))
-            .map_err(|source| DataError::Memory { bytes: end, source })?;
+            .map_err(|cause| DataError::Memory { bytes: end, cause })?;
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage); // a hint; fine if refused
         if let Some(old) = &self.map {

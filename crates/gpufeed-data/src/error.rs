@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum DataError {
     /// An I/O error on a file.
-    #[error("`{}`: {source}", path.display())]
+    #[error("`{}`: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
+        /// The cause, in the message (not a `source`, which anyhow's `{:#}` would print
+        /// again).
+        cause: io::Error,
     },
     /// The dataset path does not exist.
     #[error("`{}` does not exist; pass a dataset folder (LJSpeech layout) or a manifest", path.display())]
@@ -191,13 +191,13 @@ pub enum DataError {
     },
     /// No memory for a shard's arrays.
     #[error(
-        "cannot reserve {bytes} bytes of memory for a cache shard: {source}; free some memory or run fewer jobs"
+        "cannot reserve {bytes} bytes of memory for a cache shard: {cause}; free some memory or run fewer jobs"
     )]
     Memory {
         /// Bytes asked for.
         bytes: usize,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error, in the message (not a `source`).
+        cause: std::io::Error,
     },
     /// Loader settings that cannot work.
     #[error("invalid loader settings: {0}")]
@@ -209,10 +209,10 @@ pub enum DataError {
 
 impl DataError {
     /// Wraps an I/O error with its path.
-    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+    pub(crate) fn io(path: &Path, cause: io::Error) -> Self {
         Self::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         }
     }
 }

@@ -6,13 +6,13 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The file could not be opened or read.
-    #[error("Failed to read `{path}`: {source}")]
+    #[error("Failed to read `{path}`: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause, in the message (not a `source`, which anyhow's `{:#}` would print
+        /// again).
+        cause: std::io::Error,
     },
     /// The file is JSON (or not) but not a Chrome trace.
     #[error(

@@ -110,7 +110,7 @@ fn scan_error(path: &Path, offset: u64, source: io::Error) -> Error {
     } else {
         Error::Io {
             path: path.to_owned(),
-            source,
+            cause: source,
         }
     }
 }
@@ -312,9 +312,9 @@ fn open_json<T>(
     read: Option<Arc<AtomicU64>>,
     f: impl FnOnce(Box<dyn Read>) -> Result<T>,
 ) -> Result<T> {
-    let io_err = |source| Error::Io {
+    let io_err = |cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     };
     let mut file = Counted {
         inner: fs_err::File::open(path).map_err(io_err)?,
@@ -1065,9 +1065,9 @@ fn read_with(
         spill,
         count: 0,
     };
-    let io_err = |source| Error::Io {
+    let io_err = |cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     };
     let not_trace = |reason: &str| Error::NotATrace {
         path: path.to_owned(),
@@ -1175,9 +1175,9 @@ fn read_with(
 /// Reads the elements of an event array up to its `]`. Returns false when the input ended
 /// first (recorded in `truncated_at`).
 fn events<R: Read>(s: &mut Scan<R>, c: &mut Collector, path: &Path) -> Result<bool> {
-    let io_err = |source| Error::Io {
+    let io_err = |cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     };
     loop {
         match s.peek().map_err(io_err)? {

@@ -344,9 +344,9 @@ pub fn trace_files_skipping(path: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)>
     // The entries of `dir` that are files (`want_dirs` false) or folders.
     let entries = |dir: &Path, want_dirs: bool| -> Result<Vec<PathBuf>> {
         Ok(fs_err::read_dir(dir)
-            .map_err(|source| Error::Io {
+            .map_err(|cause| Error::Io {
                 path: dir.to_owned(),
-                source,
+                cause,
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| if want_dirs { p.is_dir() } else { p.is_file() })
@@ -442,9 +442,9 @@ fn read_head(p: &Path) -> Vec<u8> {
 /// TF Profiler's verdict from an overview page, as a report without ranks; the refusal
 /// when the page holds none.
 fn overview_report(path: &Path, page: &Path) -> Result<Report> {
-    let bytes = fs_err::read(page).map_err(|source| Error::Io {
+    let bytes = fs_err::read(page).map_err(|cause| Error::Io {
         path: page.to_owned(),
-        source,
+        cause,
     })?;
     let Some(v) = tf::overview_verdict(&bytes, page) else {
         return Err(

@@ -236,9 +236,9 @@ pub fn is_xplane_name(path: &Path) -> bool {
 
 /// Reads an xplane file whole (see the module's note on memory).
 pub fn read_path(path: &Path) -> Result<RawTrace> {
-    let bytes = fs_err::read(path).map_err(|source| Error::Io {
+    let bytes = fs_err::read(path).map_err(|cause| Error::Io {
         path: path.to_owned(),
-        source,
+        cause,
     })?;
     read_bytes(&bytes, path)
 }

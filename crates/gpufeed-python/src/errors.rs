@@ -65,7 +65,7 @@ fn classify(e: &DataError, message: String) -> PyErr {
         DataError::NotFound { .. } | DataError::NoManifest { .. } => {
             py::DataNotFoundError::new_err(message)
         }
-        DataError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+        DataError::Io { cause, .. } if cause.kind() == std::io::ErrorKind::NotFound => {
             py::DataNotFoundError::new_err(message)
         }
         DataError::Io { .. } => py::DataIOError::new_err(message),

@@ -109,6 +109,14 @@ fn bad_inputs_get_one_line() {
     std::fs::write(&config, "data:\n  hop_length: 0\n").unwrap();
     let line = fails(&["mel", s(&text), "--out", "y.npy", "--config", s(&config)]);
     assert!(line.contains("bad.yaml:2:"), "{line}");
+    // A cache folder that cannot be made: the path and the reason, the reason once.
+    let ds = tmp.path().join("ds");
+    std::fs::create_dir_all(ds.join("wavs")).unwrap();
+    std::fs::write(ds.join("metadata.csv"), "LJ001-0001|Hi.|Hi.\n").unwrap();
+    let cache = text.join("cache");
+    let line = fails(&["precompute", "--data", s(&ds), "--cache", s(&cache)]);
+    assert!(line.contains("x.wav/cache"), "{line}");
+    assert_eq!(line.matches("Not a directory").count(), 1, "{line}");
 }
 
 #[test]

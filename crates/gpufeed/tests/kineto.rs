@@ -234,6 +234,19 @@ fn json_that_is_not_a_trace_exits_2_naming_the_file() {
     assert!(stderr.contains("hint:"), "{stderr}");
 }
 
+/// A trace file that cannot be read: one line naming it and why, the reason once (the
+/// operating system's error is in the message, not again as its source).
+#[test]
+fn a_missing_trace_file_says_why_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rank0.pt.trace.json");
+    let out = gpufeed().arg("trace").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("rank0.pt.trace.json"), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+}
+
 /// A trace's events wait in a temporary file while it is analysed: a temporary folder that
 /// is missing is one error naming the trace and `TMPDIR`, exit 2.
 #[test]
