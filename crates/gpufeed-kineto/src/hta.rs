@@ -455,6 +455,23 @@ pub struct StreamIdle {
     pub min_gap_us: Option<f64>,
 }
 
+impl StreamIdle {
+    /// The gap from a row that ended at `prev_end` to the next, which starts at `ts` and
+    /// was launched at `launch`: host wait when the launch came after that end, else
+    /// kernel wait below [`KERNEL_WAIT_US`], else other.
+    pub(crate) fn gap(&mut self, prev_end: i64, ts: i64, launch: Option<i64>) {
+        let gap = (ts - prev_end) as f64;
+        self.min_gap_us = Some(self.min_gap_us.map_or(gap, |m: f64| m.min(gap)));
+        if launch.is_some_and(|l| l > prev_end) {
+            self.host_wait_us += gap;
+        } else if gap < KERNEL_WAIT_US {
+            self.kernel_wait_us += gap;
+        } else {
+            self.other_us += gap;
+        }
+    }
+}
+
 /// Categories of GPU rows HTA's idle-time breakdown considers (`cuda_sync` is not one):
 /// CUDA's kernels, copies and sets under their old and new names ([`CUDA_WORK_CATS`]), then
 /// MTIA's.
@@ -503,15 +520,7 @@ pub fn idle_breakdown(rows: &Rows, t: &RawTrace) -> Vec<StreamIdle> {
             };
             for w in ev.windows(2) {
                 let (prev, cur) = (&rows.gpu[w[0] as usize], &rows.gpu[w[1] as usize]);
-                let gap = (cur.ts - prev.end) as f64;
-                s.min_gap_us = Some(s.min_gap_us.map_or(gap, |m: f64| m.min(gap)));
-                if cur.launch_ts.is_some_and(|l| l > prev.end) {
-                    s.host_wait_us += gap;
-                } else if gap < KERNEL_WAIT_US {
-                    s.kernel_wait_us += gap;
-                } else {
-                    s.other_us += gap;
-                }
+                s.gap(prev.end, cur.ts, cur.launch_ts);
             }
             s
         })

@@ -369,6 +369,7 @@ struct SpillWriter {
     w: io::BufWriter<std::fs::File>,
     error: Option<io::Error>,
     n: u64,
+    max_corr: Option<i64>,
 }
 
 impl SpillWriter {
@@ -377,6 +378,7 @@ impl SpillWriter {
             w: io::BufWriter::with_capacity(1 << 20, tempfile::tempfile()?),
             error: None,
             n: 0,
+            max_corr: None,
         })
     }
 
@@ -386,6 +388,7 @@ impl SpillWriter {
         }
         let mut b = [0u8; EVENT_BYTES];
         e.encode(&mut b);
+        self.max_corr = Some(self.max_corr.map_or(e.corr, |m| m.max(e.corr)));
         match io::Write::write_all(&mut self.w, &b) {
             Ok(()) => self.n += 1,
             Err(err) => self.error = Some(err),
@@ -400,7 +403,11 @@ impl SpillWriter {
             .w
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
-        Ok(EventFile { file, n: self.n })
+        Ok(EventFile {
+            file,
+            n: self.n,
+            max_corr: self.max_corr,
+        })
     }
 }
 
@@ -409,6 +416,7 @@ impl SpillWriter {
 pub struct EventFile {
     file: std::fs::File,
     n: u64,
+    max_corr: Option<i64>,
 }
 
 impl EventFile {
@@ -416,6 +424,12 @@ impl EventFile {
     #[must_use]
     pub fn len(&self) -> u64 {
         self.n
+    }
+
+    /// The largest correlation of its events (-1 where an event has none), if any event.
+    #[must_use]
+    pub fn max_corr(&self) -> Option<i64> {
+        self.max_corr
     }
 
     /// Whether the file holds no event.

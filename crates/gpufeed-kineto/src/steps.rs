@@ -459,18 +459,13 @@ pub fn comm_rows(gpu: &[&GpuRow], cpu: &[CpuRow], t: &RawTrace) -> Vec<bool> {
     let (by_name, launchers) = (ids(is_collective), ids(is_comm_launcher));
     let mut comm_corr: FxHashSet<i64> = FxHashSet::default();
     if !launchers.is_empty() {
-        let mut spans: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
-        for r in cpu.iter().filter(|r| launchers.contains(&r.name)) {
-            spans.entry(r.tid).or_default().push((r.ts, r.end));
-        }
-        let spans: FxHashMap<u32, Vec<(i64, i64)>> =
-            spans.into_iter().map(|(k, v)| (k, merge(v))).collect();
+        let spans = LauncherSpans::of(
+            cpu.iter()
+                .filter(|r| launchers.contains(&r.name))
+                .map(|r| (r.tid, r.ts, r.end)),
+        );
         for r in cpu.iter().filter(|r| r.corr >= 0) {
-            let Some(iv) = spans.get(&r.tid) else {
-                continue;
-            };
-            let i = iv.partition_point(|&(_, e)| e < r.ts);
-            if iv.get(i).is_some_and(|&(s, e)| s <= r.ts && r.ts <= e) {
+            if spans.hold(r.tid, r.ts) {
                 comm_corr.insert(r.corr);
             }
         }
@@ -491,11 +486,39 @@ pub fn comm_rows(gpu: &[&GpuRow], cpu: &[CpuRow], t: &RawTrace) -> Vec<bool> {
     }
     for (g, c) in gpu.iter().zip(comm.iter_mut()) {
         let (known, all) = streams[&(g.pid, g.stream)];
-        if known > 0 && known as f64 >= COMM_STREAM_SHARE * all as f64 {
+        if comm_stream(known, all) {
             *c = true;
         }
     }
     comm
+}
+
+/// Each host thread's spans inside a collective's launcher op, merged.
+pub(crate) struct LauncherSpans(FxHashMap<u32, Vec<(i64, i64)>>);
+
+impl LauncherSpans {
+    /// From the launcher ops as `(tid, ts, end)`.
+    pub(crate) fn of(ops: impl Iterator<Item = (u32, i64, i64)>) -> Self {
+        let mut spans: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        for (tid, ts, end) in ops {
+            spans.entry(tid).or_default().push((ts, end));
+        }
+        Self(spans.into_iter().map(|(k, v)| (k, merge(v))).collect())
+    }
+
+    /// Whether thread `tid` was inside a launcher op at `ts` (ends included).
+    pub(crate) fn hold(&self, tid: u32, ts: i64) -> bool {
+        self.0.get(&tid).is_some_and(|iv| {
+            let i = iv.partition_point(|&(_, e)| e < ts);
+            iv.get(i).is_some_and(|&(s, e)| s <= ts && ts <= e)
+        })
+    }
+}
+
+/// Whether a stream whose known communication takes `known` of its `all` work time is a
+/// communication stream (see [`comm_rows`]).
+pub(crate) fn comm_stream(known: i64, all: i64) -> bool {
+    known > 0 && known as f64 >= COMM_STREAM_SHARE * all as f64
 }
 
 /// Medians the launch-bound evidence quotes.

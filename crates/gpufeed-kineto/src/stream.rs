@@ -53,7 +53,7 @@ use crate::steps::{
 };
 use crate::tf;
 use gpufeed_contract::format::TraceFormat;
-use gpufeed_stats::thresholds::{COMM_STREAM_SHARE, GPU_STEP_COPY_HOLDS};
+use gpufeed_stats::thresholds::GPU_STEP_COPY_HOLDS;
 
 /// Records sorted in memory at a time: 262,144 GPU rows (88 bytes each in memory, 23 MiB;
 /// 72 on disk).
@@ -123,16 +123,8 @@ pub fn summarize_spilled_with(
         cause,
     };
     let format = job::format_of(&t, opts);
-    let lowering = if format == TraceFormat::Tensorflow {
-        let mut max_corr = None;
-        for e in events.events().map_err(spill_err)? {
-            let corr = e.map_err(spill_err)?.corr;
-            max_corr = Some(max_corr.map_or(corr, |m: i64| m.max(corr)));
-        }
-        Some(tf::Lowering::new(&mut t, max_corr))
-    } else {
-        None
-    };
+    let lowering =
+        (format == TraceFormat::Tensorflow).then(|| tf::Lowering::new(&mut t, events.max_corr()));
     let source = Source {
         file: &events,
         lowering: lowering.as_ref(),
@@ -536,14 +528,13 @@ impl Ctx<'_> {
         let (names, facts) = (self.names, self.facts);
         let rule = self.rule;
         let gpu_cat = self.t.symbols.get(GPU_ANNOTATION_CAT);
-        let mut spans: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
-        for &(tid, ts, end) in &facts.launchers {
-            if Self::in_window(window, ts) {
-                spans.entry(tid).or_default().push((ts, end));
-            }
-        }
-        let spans: FxHashMap<u32, Vec<(i64, i64)>> =
-            spans.into_iter().map(|(k, v)| (k, hta::merge(v))).collect();
+        let spans = steps::LauncherSpans::of(
+            facts
+                .launchers
+                .iter()
+                .copied()
+                .filter(|&(_, ts, _)| Self::in_window(window, ts)),
+        );
         let filters: Vec<Option<u32>> = std::iter::once(None)
             .chain(
                 (facts.gpu_pids.len() > 1)
@@ -588,13 +579,8 @@ impl Ctx<'_> {
             if flag(&names.optimizer_step, r.name) {
                 side.optimizer.push(r);
             }
-            if r.corr >= 0
-                && let Some(iv) = spans.get(&r.tid)
-            {
-                let i = iv.partition_point(|&(_, e)| e < r.ts);
-                if iv.get(i).is_some_and(|&(s, e)| s <= r.ts && r.ts <= e) {
-                    side.comm_corr.insert(r.corr);
-                }
+            if r.corr >= 0 && spans.hold(r.tid, r.ts) {
+                side.comm_corr.insert(r.corr);
             }
             let kind = names.host.get(r.name as usize).copied().flatten();
             for (f, h) in &mut times {
@@ -932,9 +918,7 @@ impl Ctx<'_> {
         }
         out.comm_streams = streams
             .into_iter()
-            .filter(|&(_, (known, all))| {
-                known > 0 && known as f64 >= COMM_STREAM_SHARE * all as f64
-            })
+            .filter(|&(_, (known, all))| steps::comm_stream(known, all))
             .map(|(k, _)| k)
             .collect();
         let mut devices: Vec<(bool, u64, u32)> = first_in
@@ -1009,18 +993,9 @@ impl StreamGaps {
     fn flush(&mut self) {
         self.group.sort_unstable_by_key(|r| r.0);
         for (_, ts, end, launch) in std::mem::take(&mut self.group) {
-            let i = &mut self.idle;
-            i.events += 1;
+            self.idle.events += 1;
             if let Some(prev) = self.prev_end {
-                let gap = (ts - prev) as f64;
-                i.min_gap_us = Some(i.min_gap_us.map_or(gap, |m: f64| m.min(gap)));
-                if launch.is_some_and(|l| l > prev) {
-                    i.host_wait_us += gap;
-                } else if gap < hta::KERNEL_WAIT_US {
-                    i.kernel_wait_us += gap;
-                } else {
-                    i.other_us += gap;
-                }
+                self.idle.gap(prev, ts, launch);
             }
             self.prev_end = Some(end);
         }
