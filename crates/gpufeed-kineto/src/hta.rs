@@ -354,13 +354,38 @@ pub fn windowed(all: Rows, t: &RawTrace) -> Rows {
 pub fn merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     iv.sort_unstable();
     let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    let mut m = Merger::default();
     for (s, e) in iv {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
+        out.extend(m.push(s, e));
+    }
+    out.extend(m.finish());
+    out
+}
+
+/// Intervals merged as they come by start: [`merge`]'s rule one interval at a time (the
+/// streamed analysis merges rows as its sweep reaches them).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Merger {
+    /// The interval still open.
+    pub(crate) cur: Option<(i64, i64)>,
+}
+
+impl Merger {
+    /// Adds `[s, e)` (no start before the last one's); gives the merged interval it closes.
+    pub(crate) fn push(&mut self, s: i64, e: i64) -> Option<(i64, i64)> {
+        match &mut self.cur {
+            Some(c) if s <= c.1 => {
+                c.1 = c.1.max(e);
+                None
+            }
+            _ => self.cur.replace((s, e)),
         }
     }
-    out
+
+    /// The interval still open.
+    pub(crate) fn finish(&mut self) -> Option<(i64, i64)> {
+        self.cur.take()
+    }
 }
 
 fn merged_len(iv: &[(i64, i64)]) -> i64 {
@@ -544,8 +569,6 @@ pub struct KernelTypeTime {
 /// HTA's order of bits.
 #[must_use]
 pub fn kernel_types(rows: &Rows) -> Vec<KernelTypeTime> {
-    // At equal times starts (0) sort before ends (1): a zero-length interval then sets
-    // and clears its bit at once.
     let mut points: Vec<(i64, u8, u8)> = Vec::new();
     for kind in [
         KernelType::Computation,
@@ -565,20 +588,38 @@ pub fn kernel_types(rows: &Rows) -> Vec<KernelTypeTime> {
         }
     }
     points.sort_unstable();
-    let mut sums = [0i64; 8];
-    let mut mask = 0u8;
-    for w in 0..points.len() {
-        let (t, dir, bit) = points[w];
-        if dir == 0 {
-            mask |= bit;
-        } else {
-            mask &= !bit;
-        }
-        if let Some(&(next, _, _)) = points.get(w + 1) {
-            sums[mask as usize] += next - t;
-        }
+    let mut sums = MaskSums::default();
+    for (t, dir, bit) in points {
+        sums.point(t, dir, bit);
     }
-    kernel_types_of(sums)
+    kernel_types_of(sums.sums)
+}
+
+/// HTA's kernel-type sweep over the points of each type's merged intervals, taken in order
+/// (`(time, 0 start | 1 end, type bit)`; at equal times starts come first, so that a
+/// zero-length interval sets and clears its bit at once): the time from each point to the
+/// next goes to the set of types running after it.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct MaskSums {
+    mask: u8,
+    at: Option<i64>,
+    /// Time with each set of types running, by mask.
+    pub(crate) sums: [i64; 8],
+}
+
+impl MaskSums {
+    /// The next point in order.
+    pub(crate) fn point(&mut self, t: i64, dir: u8, bit: u8) {
+        if let Some(prev) = self.at {
+            self.sums[self.mask as usize] += t - prev;
+        }
+        if dir == 0 {
+            self.mask |= bit;
+        } else {
+            self.mask &= !bit;
+        }
+        self.at = Some(t);
+    }
 }
 
 /// The kernel-type table from the time with each set of types running (`sums[mask]`,

@@ -42,7 +42,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{Error, Result};
 use crate::hta::{
-    self, CUDA_WORK_CATS, CpuRow, GpuRow, IDLE_CATS, KernelType, Row, RowRule, StreamIdle, Temporal,
+    self, CUDA_WORK_CATS, CpuRow, GpuRow, IDLE_CATS, KernelType, MaskSums, Merger, Row, RowRule,
+    StreamIdle, Temporal,
 };
 use crate::job::{self, FileSummary, Fullness};
 use crate::read::{self, Event, EventFile, RawTrace, Spilled};
@@ -626,30 +627,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Rows merged as they come by start: HTA's `merge_kernel_intervals` one row at a time.
-#[derive(Debug, Default, Clone, Copy)]
-struct Merger {
-    cur: Option<(i64, i64)>,
-}
-
-impl Merger {
-    /// Adds `[s, e)` (no start before the last one's); gives the merged interval it closes.
-    fn push(&mut self, s: i64, e: i64) -> Option<(i64, i64)> {
-        match &mut self.cur {
-            Some(c) if s <= c.1 => {
-                c.1 = c.1.max(e);
-                None
-            }
-            _ => self.cur.replace((s, e)),
-        }
-    }
-
-    /// The interval still open.
-    fn finish(&mut self) -> Option<(i64, i64)> {
-        self.cur.take()
-    }
-}
-
 /// The length of a union, with its first start and last end.
 #[derive(Debug, Default, Clone, Copy)]
 struct Union {
@@ -1157,9 +1134,7 @@ impl Ctx<'_> {
 struct KindSweep {
     mergers: [Merger; 3],
     points: BinaryHeap<std::cmp::Reverse<(i64, u8, u8)>>,
-    mask: u8,
-    at: Option<i64>,
-    sums: [i64; 8],
+    sums: MaskSums,
 }
 
 impl KindSweep {
@@ -1198,15 +1173,7 @@ impl KindSweep {
                 break;
             }
             self.points.pop();
-            if let Some(prev) = self.at {
-                self.sums[self.mask as usize] += at - prev;
-            }
-            if dir == 0 {
-                self.mask |= bit;
-            } else {
-                self.mask &= !bit;
-            }
-            self.at = Some(at);
+            self.sums.point(at, dir, bit);
         }
     }
 
@@ -1217,7 +1184,7 @@ impl KindSweep {
             }
         }
         self.take_before(i64::MAX);
-        self.sums
+        self.sums.sums
     }
 }
 
