@@ -14,17 +14,10 @@ use std::path::PathBuf;
 
 use gpufeed_kineto::{Options, analyze_path};
 
+mod common;
+
 fn data(case: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/kineto")
-        .join(case);
-    assert!(
-        p.is_dir(),
-        "`{}` is missing\n\nhint: these tests read the shared data set; check out shared/ \
-         beside the repository (CI does)",
-        p.display()
-    );
-    p
+    common::shared(&format!("kineto/{case}"))
 }
 
 /// HTA's temporal breakdown of one rank: span, idle, compute, non-compute (µs), then

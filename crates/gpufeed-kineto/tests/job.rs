@@ -10,38 +10,16 @@ use gpufeed_kineto::report::trace_files;
 use gpufeed_kineto::synth::{Case, generate};
 use gpufeed_kineto::{Options, Report, analyze, read};
 
-fn shared(sub: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(sub);
-    assert!(
-        p.is_dir(),
-        "`{}` is missing\n\nhint: these tests read the shared data set; check out shared/ \
-         beside the repository (CI does)",
-        p.display()
-    );
-    p
-}
+mod common;
 
 /// Every profiler trace folder of the shared data, and each trace file in it.
 fn profiler_inputs() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for sub in ["kineto", "real-world"] {
-        let mut dirs: Vec<PathBuf> = fs_err::read_dir(shared(sub))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        for d in dirs {
-            let Ok(files) = trace_files(&d) else {
-                continue; // a folder of GPU logs, not profiler traces
-            };
-            if files.len() > 1 {
-                out.extend(files);
-            }
-            out.push(d);
+    for (d, files) in common::profiler_folders() {
+        if files.len() > 1 {
+            out.extend(files);
         }
+        out.push(d);
     }
     out
 }

@@ -7,41 +7,18 @@
 use std::path::{Path, PathBuf};
 
 use gpufeed_kineto::job::summarize;
-use gpufeed_kineto::report::trace_files;
 use gpufeed_kineto::stream::{Limits, summarize_spilled_with};
 use gpufeed_kineto::synth::{Case, generate};
 use gpufeed_kineto::{Options, read};
 
-fn shared(sub: &str) -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data")
-        .join(sub);
-    assert!(
-        p.is_dir(),
-        "`{}` is missing\n\nhint: these tests read the shared data set; check out shared/ \
-         beside the repository (CI does)",
-        p.display()
-    );
-    p
-}
+mod common;
 
 /// Every profiler trace file of the shared data.
 fn shared_traces() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for sub in ["kineto", "real-world"] {
-        let mut dirs: Vec<PathBuf> = fs_err::read_dir(shared(sub))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        dirs.sort();
-        for d in dirs {
-            if let Ok(files) = trace_files(&d) {
-                out.extend(files);
-            }
-        }
-    }
-    out
+    common::profiler_folders()
+        .into_iter()
+        .flat_map(|(_, files)| files)
+        .collect()
 }
 
 /// Asserts that the streamed summaries of `path` equal the in-memory ones.
