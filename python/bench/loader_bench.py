@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +29,6 @@ import time
 import numpy as np
 
 import gpufeed
-from gpufeed import _gpufeed
 
 B, T, M = 32, 800, 80
 
@@ -37,7 +37,8 @@ def build_cache(clips: int) -> gpufeed.Cache:
     root = os.environ.get("GPUFEED_BENCH_DIR") or tempfile.mkdtemp(prefix="gpufeed-bench-")
     data = os.path.join(root, f"demo-{clips}")
     if not os.path.isfile(os.path.join(data, "metadata.csv")):
-        assert _gpufeed.main(["gpufeed", "demo-data", data, "--clips", str(clips)]) == 0
+        binary = gpufeed.find_gpufeed_bin()
+        subprocess.run([binary, "demo-data", data, "--clips", str(clips)], check=True)
     return gpufeed.precompute(data, cache=os.path.join(root, "cache"))
 
 

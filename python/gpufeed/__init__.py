@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _gpufeed, errors
+from ._bin import find_gpufeed_bin
 from ._gpufeed import Cache, Loader, Monitor, __version__, mel
 from ._steps import StepReport, StepTimer
 from .errors import (
@@ -59,6 +60,7 @@ __all__ = [
     "analyze",
     "attach",
     "errors",
+    "find_gpufeed_bin",
     "load_config",
     "mel",
     "precompute",

@@ -1,22 +1,31 @@
-"""The ``gpufeed`` command: the same Rust CLI as the binary, run in this process.
+"""``python -m gpufeed``: the ``gpufeed`` command that came with this package.
 
-``pip install gpufeed`` puts it on the PATH; ``python -m gpufeed`` runs it too.
+The wheel ships the Rust binary itself as its command (``pip install .`` puts it on the
+PATH); this runs the same binary, in place of this process where the system allows.
 """
 
 from __future__ import annotations
 
-import signal
+import os
+import subprocess
 import sys
+
+from ._bin import find_gpufeed_bin
 
 
 def main() -> None:
     """Runs ``gpufeed`` with this process's arguments and exits with its code."""
-    from ._gpufeed import main as run
-
-    # The CLI is the whole process: Ctrl-C ends it as it ends the binary, rather than
-    # setting a flag that no Python code is left to check.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    sys.exit(run(["gpufeed", *sys.argv[1:]]))
+    try:
+        binary = find_gpufeed_bin()
+    except FileNotFoundError as e:
+        sys.stderr.write(f"error: {e}\n")
+        sys.exit(2)
+    args = [binary, *sys.argv[1:]]
+    if os.name == "posix":
+        # The binary is the whole process from here: signals, exit code and terminal
+        # are its own.
+        os.execv(binary, args)
+    sys.exit(subprocess.call(args))
 
 
 if __name__ == "__main__":

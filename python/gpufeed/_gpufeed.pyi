@@ -10,7 +10,6 @@ import numpy.typing as npt
 
 __all__ = [
     "__version__",
-    "main",
     "schema_text",
     "mel",
     "precompute_run",
@@ -267,9 +266,6 @@ class AttachDocument(TypedDict):
     cost: dict[str, Any]
 
 def schema_text(name: str) -> str: ...
-def main(argv: list[str]) -> int:
-    """Runs the gpufeed CLI with ``argv`` (program name first); returns the exit code."""
-
 def mel(
     audio: npt.NDArray[np.float32] | npt.NDArray[np.float64],
     sr: int,

@@ -11,7 +11,6 @@ import sys
 import pytest
 
 import gpufeed
-from gpufeed import _gpufeed
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "data"
@@ -33,8 +32,8 @@ def run_cli(*args: str, **kw):
 def demo_dir(tmp_path_factory) -> pathlib.Path:
     """64 generated clips in LJSpeech layout (`gpufeed demo-data`)."""
     d = tmp_path_factory.mktemp("demo") / "data"
-    code = _gpufeed.main(["gpufeed", "demo-data", str(d), "--clips", "64", "--seed", "7"])
-    assert code == 0
+    code, _, err = run_cli("demo-data", str(d), "--clips", "64", "--seed", "7")
+    assert code == 0, err
     return d
 
 

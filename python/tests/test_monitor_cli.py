@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 
 import pytest
@@ -97,10 +99,21 @@ def test_the_gpufeed_command_is_the_rust_cli():
     assert json.loads(out)["gpus"][0]["verdict"] == "oscillating"
     code, _, err = run_cli("trace", "/nonexistent.csv")
     assert code == 2 and "nonexistent" in err
-    script = shutil.which("gpufeed", path=str(REPO / ".venv" / "bin")) or shutil.which("gpufeed")
-    if script is not None:  # the console script pip installed
-        p = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0 and p.stdout.startswith("gpufeed ")
+
+
+def test_the_wheel_ships_the_binary_as_its_command():
+    """The `gpufeed` command pip installed is the Rust binary itself (as ruff's and uv's
+    are), beside this environment's python, not a Python script that imports the
+    extension; `python -m gpufeed` and `find_gpufeed_bin` name the same file."""
+    binary = gpufeed.find_gpufeed_bin()
+    assert pathlib.Path(binary).parent == pathlib.Path(sysconfig.get_path("scripts"))
+    with open(binary, "rb") as f:
+        assert f.read(4) == b"\x7fELF", f"{binary} is not a native executable"
+    p = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["gpufeed", gpufeed.__version__]
+    # The extension links library crates only: the CLI is not in it.
+    assert not hasattr(gpufeed._gpufeed, "main")
 
 
 def test_ctrl_c_ends_the_command(tmp_path):
@@ -114,3 +127,45 @@ def test_ctrl_c_ends_the_command(tmp_path):
     p.send_signal(2)  # SIGINT
     out, err = p.communicate(timeout=30)
     assert p.returncode in (0, -2, 130), (p.returncode, err)
+
+
+def test_a_missing_binary_is_named_with_the_fix(tmp_path, monkeypatch):
+    """A package installed without its binary (`maturin develop`, say) says where it
+    looked and how to get the command, in one message."""
+    from gpufeed import _bin
+
+    monkeypatch.setattr(_bin, "_candidates", lambda: [tmp_path / "bin", tmp_path / "scripts"])
+    with pytest.raises(FileNotFoundError) as e:
+        gpufeed.find_gpufeed_bin()
+    msg = str(e.value)
+    assert str(tmp_path / "bin") in msg and str(tmp_path / "scripts") in msg
+    assert "pip install ." in msg and "cargo install --path crates/gpufeed" in msg
+
+
+def test_the_source_distribution_can_build_the_binary(tmp_path):
+    """The sdist holds the backend and the two crates only the binary needs, so that a
+    wheel built from it ships the command too."""
+    maturin = pathlib.Path(sys.executable).parent / "maturin"
+    if not maturin.exists():
+        pytest.skip("maturin is not installed in this environment")
+    p = subprocess.run(
+        [str(maturin), "sdist", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    (sdist,) = tmp_path.glob("gpufeed-*.tar.gz")
+    import tarfile
+
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    for needed in [
+        "pyproject.toml",
+        "python/backend/gpufeed_build.py",
+        "crates/gpufeed/src/main.rs",
+        "crates/gpufeed/benches/trace_throughput.rs",
+        "crates/gpufeed-live/src/lib.rs",
+    ]:
+        assert needed in names, f"the sdist lacks {needed}"

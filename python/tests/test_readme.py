@@ -10,9 +10,7 @@ import sys
 
 import pytest
 
-from gpufeed import _gpufeed
-
-from conftest import REPO
+from conftest import REPO, run_cli
 
 
 def readme_block(name: str) -> str:
@@ -27,7 +25,8 @@ def demo_128(tmp_path_factory):
     """128 demo clips: the loops' 2 epochs of batches of 16 are 16 steps, enough for a
     verdict (gpufeed judges 13 steps or more after the warm-up step)."""
     d = tmp_path_factory.mktemp("demo128") / "data"
-    assert _gpufeed.main(["gpufeed", "demo-data", str(d), "--clips", "128"]) == 0
+    code, _, err = run_cli("demo-data", str(d), "--clips", "128")
+    assert code == 0, err
     return d
 
 

@@ -10,7 +10,6 @@
 //!   `gpufeed-attach`, in this process.
 //! - [`analyze`]: `analyze`, every stage of `gpufeed analyze` through `gpufeed-app`,
 //!   returning the report's document.
-//! - `main`: the `gpufeed` command, the same CLI as the binary, run in-process.
 //! - `schema_text`: the JSON Schema of a document, as `gpufeed schema NAME` prints it.
 //!
 //! Python never runs on the worker threads, except the user's own function of
@@ -30,13 +29,6 @@ mod monitor;
 mod steps;
 mod user;
 
-/// Runs the gpufeed CLI with `argv` (the first item is the program's name) and returns its
-/// exit code. The GIL is released for the whole run.
-#[pyfunction]
-fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| gpufeed::main_from(argv))
-}
-
 /// The JSON Schema of a gpufeed document (`gpufeed schema NAME`), as published under
 /// `docs/schemas/`: the `phase-steps` document is what `StepTimer.report().to_dict()` is.
 #[pyfunction]
@@ -55,7 +47,6 @@ fn schema_text(name: &str) -> PyResult<String> {
 #[pymodule]
 fn _gpufeed(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_function(wrap_pyfunction!(schema_text, m)?)?;
     analyze::register(m)?;
     attach::register(m)?;

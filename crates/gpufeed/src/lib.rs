@@ -40,22 +40,6 @@ pub fn main() -> ExitCode {
     main_with(std::env::args_os())
 }
 
-/// As [`main`] with the arguments given (the first is the program's name), returning the
-/// exit code as a number: the Python package's `gpufeed` command and `python -m gpufeed`
-/// run the CLI in-process through this.
-#[must_use]
-pub fn main_from<I, T>(args: I) -> u8
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    let code = main_with(args);
-    // `ExitCode` has no accessor for its value, but compares: find it among the 256.
-    (0..=u8::MAX)
-        .find(|&n| ExitCode::from(n) == code)
-        .unwrap_or(EXIT_BAD_INPUT)
-}
-
 fn main_with<I, T>(args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,

@@ -27,15 +27,11 @@ fn documented(text: &str) -> Graph {
         .collect()
 }
 
-fn actual(root: &Path) -> Graph {
+/// `cargo ARGS` in the workspace root, offline; its stdout.
+fn cargo(root: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO"))
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
+        .args(args)
+        .arg("--offline")
         .current_dir(root)
         .output()
         .unwrap();
@@ -44,7 +40,12 @@ fn actual(root: &Path) -> Graph {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn actual(root: &Path) -> Graph {
+    let out = cargo(root, &["metadata", "--format-version", "1", "--no-deps"]);
+    let meta: serde_json::Value = serde_json::from_str(&out).unwrap();
     meta["packages"]
         .as_array()
         .unwrap()
@@ -74,13 +75,13 @@ fn the_crate_table_is_the_crate_graph() {
         documented, actual,
         "docs/ARCHITECTURE.md's crate table against cargo"
     );
-    // The binary is depended on only to run the CLI in-process (`main_from`).
+    // Nothing depends on the binary crate: the wheel ships the binary itself.
     let users: Vec<&String> = actual
         .iter()
         .filter(|(_, deps)| deps.contains("gpufeed"))
         .map(|(name, _)| name)
         .collect();
-    assert_eq!(users, ["gpufeed-python"]);
+    assert!(users.is_empty(), "{users:?} depend on the binary crate");
 }
 
 /// The feature crates own their settings types and know nothing of the YAML; gpufeed-config
@@ -100,31 +101,37 @@ fn the_feature_crates_do_not_depend_on_the_config_crate() {
     }
 }
 
-/// gpufeed-python takes nothing from the binary crate but `main_from`.
+/// The Python extension links library crates only (issue 40): the CLI's own crates (the
+/// argument parser, the terminal UI, the signal handling) are not compiled into it, since
+/// the wheel ships the `gpufeed` binary as its command.
 #[test]
-fn python_uses_the_binary_only_to_run_the_cli() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpufeed-python/src");
-    for entry in fs_err::read_dir(&src).unwrap() {
-        let path = entry.unwrap().path();
-        let text = fs_err::read_to_string(&path).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            let mut rest = code;
-            while let Some(at) = rest.find("gpufeed::") {
-                let before = rest[..at].chars().last();
-                let after = &rest[at + "gpufeed::".len()..];
-                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                    assert!(
-                        after.starts_with("main_from"),
-                        "{}:{}: `{}` uses the binary crate",
-                        path.display(),
-                        i + 1,
-                        line.trim()
-                    );
-                }
-                rest = after;
-            }
-        }
+fn the_python_extension_links_no_cli_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tree = cargo(
+        &root,
+        &[
+            "tree",
+            "--package",
+            "gpufeed-python",
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ],
+    );
+    let names: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(names.contains("pyo3"), "cargo tree said: {tree}");
+    for cli in ["gpufeed", "clap", "ratatui", "signal-hook", "crossterm"] {
+        assert!(
+            !names.contains(cli),
+            "gpufeed-python links `{cli}`: the extension links library crates only, \
+             and the wheel ships the binary as the `gpufeed` command"
+        );
     }
 }
 
