@@ -75,6 +75,10 @@ def _build_binary(config_settings: Mapping[str, Any] | None) -> Path:
         "build",
         "--package",
         "gpufeed",
+        # Features resolved as for the extension (whose crate turns on every feature the
+        # binary's tree does): maturin's build that follows reuses every dependency.
+        "--package",
+        "gpufeed-python",
         "--bin",
         "gpufeed",
         "--message-format=json-render-diagnostics",
