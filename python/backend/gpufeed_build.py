@@ -7,9 +7,9 @@ as fast as ``cargo install`` would make it.
 
 maturin builds one Cargo target per wheel, so this backend builds the binary first (same
 profile and target as maturin's build: ``MATURIN_PEP517_ARGS`` or the ``build-args``
-config setting), puts it in ``gpufeed._gpufeed.data/scripts/`` at the project root, where maturin
-takes a wheel's data folder from, lets maturin build the wheel, and removes the folder.
-Everything else is maturin's own backend, unchanged.
+config setting), puts it in ``gpufeed._gpufeed.data/scripts/`` at the project root,
+where maturin takes a wheel's data folder from, lets maturin build the wheel, and removes
+the folder. Everything else is maturin's own backend, unchanged.
 """
 
 from __future__ import annotations
@@ -91,7 +91,13 @@ def _build_binary(config_settings: Mapping[str, Any] | None) -> Path:
         sys.exit(1)
     for line in result.stdout.splitlines():
         message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-artifact" and message.get("executable"):
+        target = message.get("target") or {}
+        if (
+            message.get("reason") == "compiler-artifact"
+            and target.get("name") == "gpufeed"
+            and "bin" in target.get("kind", [])
+            and message.get("executable")
+        ):
             return Path(message["executable"])
     sys.stderr.write(f"error: `{' '.join(command)}` named no executable\n")
     sys.exit(1)

@@ -19,9 +19,7 @@ def _candidates() -> list[Path]:
     """Where pip puts a wheel's scripts, for each way this package can be installed."""
     places = [Path(sysconfig.get_path("scripts"))]
     # `pip install --user`: the user scheme's scripts.
-    user = f"{os.name}_user" if os.name != "posix" else "posix_user"
-    if user in sysconfig.get_scheme_names():
-        places.append(Path(sysconfig.get_path("scripts", scheme=user)))
+    places.append(Path(sysconfig.get_path("scripts", scheme=sysconfig.get_preferred_scheme("user"))))
     # `pip install --target DIR` and `--prefix DIR`: scripts land in DIR/bin, beside the
     # package, or under the prefix above site-packages.
     package = Path(__file__).resolve().parent
