@@ -774,6 +774,8 @@ fn moved_host_tensor<'t>(
     // from the CPU to the CPU, nothing reaches the GPU.
     let target = match ast::method(n, src) {
         Some("type_as") => ast::positional(n, 0),
+        // `.type(coin.type())`: coin's own type string, device included.
+        Some("type") => ast::positional(n, 0).and_then(|a| type_of_tensor(a, src)),
         _ => ast::kwarg(n, "device", src)
             .or_else(|| ast::positional(n, 0))
             .filter(|a| a.kind() == "attribute")
@@ -978,10 +980,23 @@ fn cuda_type_aliases(file: &File<'_>) -> std::collections::HashSet<String> {
     out
 }
 
-/// `.cuda()`, `.type_as(x)`, or `.to(...)` with a device (not only a dtype).
+/// `t` in `t.type()`: the type string of a tensor, which names its device
+/// (`torch.cuda.FloatTensor`).
+fn type_of_tensor<'t>(arg: Node<'t>, src: &str) -> Option<Node<'t>> {
+    (arg.kind() == "call"
+        && ast::method(arg, src) == Some("type")
+        && ast::positional(arg, 0).is_none())
+    .then(|| ast::receiver(arg))
+    .flatten()
+}
+
+/// `.cuda()`, `.type_as(x)`, `.type(x.type())` or `.type(torch.cuda.FloatTensor)`, or
+/// `.to(...)` with a device (not only a dtype).
 fn moves_to_device(call: Node<'_>, src: &str) -> bool {
     match ast::method(call, src) {
         Some("cuda" | "type_as") => true,
+        Some("type") => ast::positional(call, 0)
+            .is_some_and(|a| type_of_tensor(a, src).is_some() || text(a, src).contains("cuda")),
         Some("to") => {
             if ast::kwarg(call, "device", src).is_some() {
                 return true;
@@ -1047,6 +1062,8 @@ class M(torch.nn.Module):
         frame = torch.arange(0, x.size(1) * 2).unfold(0, 2, 1)
         frame = x.new_tensor(frame).long()
         sos = x.new([self.sos_id])
+        mask = torch.ones(x.size(0)).type(x.type())
+        eye = torch.eye(4).type(torch.cuda.FloatTensor)
         return x
 ";
         assert_eq!(
@@ -1058,6 +1075,8 @@ class M(torch.nn.Module):
                 ("host-tensor-in-forward", 8),
                 ("host-tensor-in-forward", 10),
                 ("host-tensor-in-forward", 11),
+                ("host-tensor-in-forward", 12),
+                ("host-tensor-in-forward", 13),
             ]
         );
         let good = "\
@@ -1074,6 +1093,9 @@ class M(torch.nn.Module):
         u = torch.as_tensor(x, device=x.device)
         v = x.new_tensor(x.detach())
         img = Image.new('RGB', (2, 2))
+        f = torch.ones(3).type(torch.FloatTensor)
+        g = torch.ones(3).type(f.type())
+        h = x.type(torch.cuda.HalfTensor)
         return x
 def prepare(x):
     return torch.tensor(x).cuda()
