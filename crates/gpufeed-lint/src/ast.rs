@@ -57,8 +57,26 @@ impl Names {
     /// Collects every import of the file (at any depth: imports inside functions count).
     pub(crate) fn collect(root: Node<'_>, src: &str) -> Self {
         let mut names = Self::default();
+        // `sync = torch.cuda.synchronize`: a name bound to an imported function, anywhere
+        // in the file; `None` once the name is bound to anything else too.
+        let mut bound: HashMap<&str, Option<String>> = HashMap::new();
         walk(root, &mut |n| {
             match n.kind() {
+                "assignment" => {
+                    if let Some(left) = n.child_by_field_name("left")
+                        && left.kind() == "identifier"
+                    {
+                        let right = n
+                            .child_by_field_name("right")
+                            .filter(|r| r.kind() == "attribute")
+                            .and_then(|r| dotted(r, src));
+                        let slot = bound.entry(text(left, src)).or_insert(right.clone());
+                        if *slot != right {
+                            *slot = None;
+                        }
+                    }
+                    return true;
+                }
                 "import_statement" => {
                     let mut c = n.walk();
                     for name in n.children_by_field_name("name", &mut c) {
@@ -83,6 +101,15 @@ impl Names {
             }
             false
         });
+        for (name, target) in bound {
+            if let Some(target) = target
+                && !names.aliases.contains_key(name)
+                && names.imports(target.split('.').next().unwrap_or(""))
+            {
+                let target = names.resolve(&target);
+                names.aliases.insert(name.to_owned(), target);
+            }
+        }
         names
     }
 
