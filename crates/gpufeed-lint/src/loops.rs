@@ -739,12 +739,6 @@ const REDUCTIONS: &[&str] = &[
     "allclose",
 ];
 
-/// True when `node`'s value decides an `if`, `elif`, `while` or `assert` (see
-/// [`branch_condition`]).
-fn decides_branch(node: Node<'_>) -> bool {
-    branch_condition(node).is_some()
-}
-
 /// The condition of the `if`, `elif`, `while` or `assert` that `node`'s value decides:
 /// `node` itself, or the comparison, `not`, `and`/`or` or parentheses around it that is
 /// the condition.
@@ -824,14 +818,40 @@ fn reduction_in_condition(
         && ast::receiver(call).is_some_and(|r| {
             tensor_like(r, src, tensors)
                 || (r.kind() == "call" && text(r, src).starts_with("torch."))
+                || elementwise_of_tensor(r, src, tensors)
         });
-    if !(is_torch || on_tensor) || !decides_branch(call) {
-        return None;
-    }
+    let keyword = branch_condition(call)
+        .and_then(|c| c.parent())
+        .map(|statement| match statement.kind() {
+            "assert_statement" => "assert",
+            "while_statement" => "while",
+            "elif_clause" => "elif",
+            _ => "if",
+        });
+    let keyword = keyword.filter(|_| is_torch || on_tensor)?;
     Some(if is_torch {
-        format!("if {name}(...)")
+        format!("{keyword} {name}(...)")
     } else {
-        format!("if (...).{}()", method.unwrap_or_default())
+        format!("{keyword} (...).{}()", method.unwrap_or_default())
+    })
+}
+
+/// `(out >= 0)`, `(a != b)`, `~mask`, `(x - y)`: an element-wise operation with a tensor
+/// among its operands gives a tensor (`assert (out >= 0).all()`).
+fn elementwise_of_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    let Some(n) = ast::unparenthesized(node) else {
+        return false;
+    };
+    if !matches!(
+        n.kind(),
+        "comparison_operator" | "binary_operator" | "unary_operator"
+    ) {
+        return false;
+    }
+    let mut c = n.walk();
+    let operands: Vec<_> = n.named_children(&mut c).collect();
+    operands.into_iter().any(|o| {
+        ast::unparenthesized(o).is_some_and(|o| tensor_like(o, src, tensors))
     })
 }
 
