@@ -18,7 +18,9 @@ use super::defaults;
 /// The call that makes a loop a training loop, if this is one.
 pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
     match ast::method(call, src) {
-        Some("backward" | "apply_gradients" | "minimize" | "train_on_batch") => return true,
+        Some(
+            "backward" | "manual_backward" | "apply_gradients" | "minimize" | "train_on_batch",
+        ) => return true,
         Some("step") => return steps_optimizer(call, src),
         Some("gradient") => {
             return ast::receiver(call)
@@ -26,10 +28,32 @@ pub(super) fn step_call(call: Node<'_>, src: &str, names: &ast::Names) -> bool {
         }
         _ => {}
     }
+    if backward_helper(call, src) {
+        return true;
+    }
     names.callee(call, src).is_some_and(|n| {
         let last = n.rsplit('.').next().unwrap_or(&n).to_ascii_lowercase();
         names_a_step(&last, "train_step") || names_a_step(&last, "training_step")
     })
+}
+
+/// `loss_scaler(loss, optimizer, clip_grad=...)`: a helper given the loss first and the
+/// optimizer, which runs the backward pass and the step inside (timm's and DeiT's
+/// `NativeScaler.__call__`, apex-style `backward(loss, opt)` helpers).
+fn backward_helper(call: Node<'_>, src: &str) -> bool {
+    let named = |a: Node<'_>, word: &str| {
+        a.kind() == "identifier" && text(a, src).to_ascii_lowercase().contains(word)
+    };
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return false;
+    };
+    let mut c = args.walk();
+    let args: Vec<Node<'_>> = args.named_children(&mut c).collect();
+    args.first().is_some_and(|a| named(*a, "loss"))
+        && args.iter().skip(1).any(|a| {
+            let value = a.child_by_field_name("value").unwrap_or(*a);
+            named(value, "optim")
+        })
 }
 
 /// `word` in a function's name as a word of its own: `train_step`, `distributed_train_step`,

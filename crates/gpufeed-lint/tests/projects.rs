@@ -1099,3 +1099,13 @@ fn an_elif_with_its_own_period_is_periodic() {
 fn a_class_built_through_its_package_only_off_the_default_run_is_off_it() {
     check("package-classes");
 }
+
+/// A loop whose backward pass and optimizer step run in a helper given the loss first and
+/// the optimizer (`loss_scaler(loss, optimizer, ...)`, timm's and DeiT's `NativeScaler`)
+/// is the training loop, iterated through a logger's wrapper
+/// (`metric_logger.log_every(data_loader, ...)`); an epoch loop that saves a checkpoint
+/// given the loss after the optimizer is not.
+#[test]
+fn backward_helper() {
+    check("backward-helper");
+}
