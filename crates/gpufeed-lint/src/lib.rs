@@ -30,11 +30,14 @@
 //! match; code after `return`/`raise`/`break`/`continue` in a block and under
 //! `if False:`/`if 0:`/`while False:` is dead and never reported. Names are resolved
 //! through the file's imports (`import tensorflow as tf`, `from torch.utils.data import
-//! DataLoader as DL`), with the usual aliases (`tf`, `torch`, `np`) when not imported.
+//! DataLoader as DL`) and the names bound to an imported function (`sync =
+//! torch.cuda.synchronize`), with the usual aliases (`tf`, `torch`, `np`) when not imported.
 //! A *training loop* is the innermost `for`/`while` whose body (not a nested loop's or
 //! function's) calls `.backward()`, `opt.step()` (a receiver named like an optimizer or
 //! scaler, not a scheduler), `.apply_gradients()`, `tape.gradient()`, `.minimize()`,
-//! `train_on_batch()` or a `*train_step*` function, or a `for` loop over something named
+//! `train_on_batch()`, `manual_backward()`, a `*train_step*` function or a helper given
+//! the loss first and the optimizer (`loss_scaler(loss, optimizer)`, which runs the
+//! backward pass inside), or a `for` loop over something named
 //! like a loader or dataset whose calls reach such a call in the project's functions; the
 //! body of a class's `training_step` method (PyTorch Lightning runs it for every batch) is
 //! one too. Code under an `if` whose condition uses `%` (`if step % 100 == 0:`) runs every

@@ -2,8 +2,9 @@
 //!
 //! A training loop is the innermost `for`/`while` whose own body (not a nested loop's,
 //! function's or class's) makes a step: `.backward()`, `optimizer.step()`,
-//! `.apply_gradients()`, `tape.gradient()`, `.minimize()`, `train_on_batch()` or a call of
-//! a `*train_step*` function. The rules then look at the whole loop body (nested blocks and
+//! `.apply_gradients()`, `tape.gradient()`, `.minimize()`, `train_on_batch()`, a call of
+//! a `*train_step*` function or of a helper given the loss first and the optimizer
+//! (`loss_scaler(loss, optimizer)`). The rules then look at the whole loop body (nested blocks and
 //! loops included: they run at least once per step), except code under an `if` whose
 //! condition uses `%`, which runs every N steps (`if step % 100 == 0: print(loss.item())`
 //! is the recommended way to log).
@@ -874,9 +875,9 @@ fn elementwise_of_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -
     }
     let mut c = n.walk();
     let operands: Vec<_> = n.named_children(&mut c).collect();
-    operands.into_iter().any(|o| {
-        ast::unparenthesized(o).is_some_and(|o| tensor_like(o, src, tensors))
-    })
+    operands
+        .into_iter()
+        .any(|o| ast::unparenthesized(o).is_some_and(|o| tensor_like(o, src, tensors)))
 }
 
 /// True for an `if` that runs every N steps (`%` in its condition), unless it is a
