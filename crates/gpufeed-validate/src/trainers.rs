@@ -6,7 +6,9 @@
 //!
 //! Recognition scores each trainer by its markers present in the file (2 points each) and
 //! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
-//! highest score wins, MyXTTS on a tie. Another trainer needs 2 markers at least, and is
+//! highest score wins, MyXTTS on a tie; but a top-level `defaults` list, Hydra's, is in no
+//! MyXTTS config and makes the file a Hydra application's whatever its `data` section
+//! holds. Another trainer needs 2 markers at least, and is
 //! named only when the file has one of its own keys ([`Trainer::own`]): a Lightning
 //! `trainer:` section is NeMo's, a Lightning CLI config's, a Hydra application's and many
 //! others', so it says that the file is some trainer's, not whose. Such a file, or one with
@@ -747,6 +749,13 @@ pub fn whose(o: &Keys) -> Whose {
             .filter(|(t, _)| is_named(o, t))
             .max_by_key(|(_, n)| *n);
         return Whose::Other(named.map_or(&UNKNOWN, |(t, _)| *t));
+    }
+    // Hydra's defaults list (`defaults: [model: resnet, _self_]`) is in no MyXTTS config,
+    // and decides the file is a Hydra application's whatever its `data` section holds.
+    if !found(o, &["defaults[]"]).is_empty()
+        && let Some(hydra) = TRAINERS.iter().find(|t| t.name == "Hydra")
+    {
+        return Whose::Other(hydra);
     }
     if myxtts > 0 {
         return Whose::Myxtts;

@@ -744,3 +744,26 @@ fn persistent_workers_without_workers_is_an_error() {
         "{others:#?}"
     );
 }
+
+/// A Hydra application's config whose loader settings sit in a `data` section, a name
+/// MyXTTS' configs use too: it was taken for a MyXTTS config, with `defaults` and `trainer`
+/// reported as unknown keys and MyXTTS' shape rule applied. The defaults list decides it is
+/// Hydra's, and its loader settings are judged by name.
+#[test]
+fn a_hydra_defaults_list_is_hydra_whatever_its_data_section_holds() {
+    let (line, others) = with_cores_8("hydra_data_section.yaml");
+    assert!(line.contains("looks like a Hydra config"), "{line}");
+    assert!(
+        line.contains("loader workers (`data.num_workers: 0`)"),
+        "{line}"
+    );
+    assert_eq!(
+        others,
+        [(
+            "loader-in-main-thread",
+            Severity::Warning,
+            Some(13),
+            "`data.num_workers` is 0: batches are built in the training process".to_owned()
+        )]
+    );
+}
