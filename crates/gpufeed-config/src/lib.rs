@@ -345,6 +345,7 @@ pub use check::Violation;
 pub use diag::{ConfigError, ConfigWarning, Edit, ErrorKind, Rejected, WarningKind};
 pub use load::{MAX_CONFIG_BYTES, check, check_file, read_capped};
 pub use outline::{Outline, OutlineScalar, OutlineValue, outline};
+pub use read::near_key;
 pub use schema::{
     Config, DataConfig, KeyInfo, ModelConfig, Myxtts, OverLength, PreprocessingMode, SECTIONS,
     TrainingConfig, Value, key_info, keys,

@@ -737,6 +737,16 @@ pub(crate) fn suggest(section: Option<&str>, key: &str) -> Option<Suggestion> {
     })
 }
 
+/// True when `path` (`data.num_worker`) is not a MyXTTS key but near one, in its section
+/// or another (a typo gpufeed would suggest a fix for).
+#[must_use]
+pub fn near_key(path: &str) -> bool {
+    let (section, name) = path
+        .split_once('.')
+        .map_or((None, path), |(s, n)| (Some(s), n));
+    suggest(section, name).is_some()
+}
+
 /// Reports an unknown key. `siblings`: the other keys of the same mapping (no rename edit
 /// when the suggested key is already there).
 fn unknown_key(r: &mut Reader<'_>, section: Option<&str>, key: &Node, siblings: &[&str]) {

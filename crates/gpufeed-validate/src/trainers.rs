@@ -6,7 +6,11 @@
 //!
 //! Recognition scores each trainer by its markers present in the file (2 points each) and
 //! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
-//! highest score wins, MyXTTS on a tie; but a top-level `defaults` list, Hydra's, is in no
+//! highest score wins, MyXTTS on a tie. MyXTTS needs as many of its own keys as others in
+//! its sections, typos of its keys aside (its dataclasses refuse unknown keys, so a config
+//! it ran has none): the
+//! same section names with mostly other keys are another trainer's. A top-level `defaults`
+//! list, Hydra's, is in no
 //! MyXTTS config and makes the file a Hydra application's whatever its `data` section
 //! holds. Another trainer needs 2 markers at least, and is
 //! named only when the file has one of its own keys ([`Trainer::own`]): a Lightning
@@ -24,7 +28,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use gpufeed_config::{OutlineValue, key_info};
+use gpufeed_config::{OutlineValue, key_info, near_key};
 use gpufeed_stats::thresholds::BATCH_SIZE_SMALL;
 
 use super::Context;
@@ -729,6 +733,7 @@ pub fn whose(o: &Keys) -> Whose {
     }
     let sections = ["model", "data", "training"];
     let mut myxtts = 0usize;
+    let (mut known, mut unknown) = (0usize, 0usize);
     for e in entries {
         let top = e.path.split('.').next().unwrap_or("");
         if !sections.contains(&top) {
@@ -736,8 +741,13 @@ pub fn whose(o: &Keys) -> Whose {
         }
         if e.depth == 1 && o.value(&e.path).is_none() {
             myxtts += 1; // a section that is a mapping
-        } else if e.depth == 2 && key_info(&e.path).is_some() {
-            myxtts += 1;
+        } else if e.depth == 2 && e.key.is_some() {
+            if key_info(&e.path).is_some() {
+                myxtts += 1;
+                known += 1;
+            } else if !near_key(&e.path) {
+                unknown += 1;
+            }
         }
     }
     let candidates = candidates(o);
@@ -757,7 +767,11 @@ pub fn whose(o: &Keys) -> Whose {
     {
         return Whose::Other(hydra);
     }
-    if myxtts > 0 {
+    // MyXTTS' dataclasses refuse a key they do not define (TypeError), so a config it ran
+    // has none, and one with a typo a few (near a key of its own: not counted): sections
+    // where most keys are not MyXTTS' are another trainer's `model`/`data`/`training` (a
+    // common layout).
+    if myxtts > 0 && unknown <= known {
         return Whose::Myxtts;
     }
     // A Python file's names are code's as much as settings: only YAML is read this way.

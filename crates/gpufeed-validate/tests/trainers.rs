@@ -767,3 +767,26 @@ fn a_hydra_defaults_list_is_hydra_whatever_its_data_section_holds() {
         )]
     );
 }
+
+/// A config of a trainer gpufeed does not know, laid out in `model`/`data`/`training`
+/// sections as MyXTTS' are: it was taken for a MyXTTS config, with eight unknown-key
+/// warnings and MyXTTS' shape rule. Most of its keys are not MyXTTS' (whose dataclasses
+/// refuse unknown keys), so it is an unknown trainer's, its loader settings judged by name.
+#[test]
+fn sections_named_as_myxtts_with_mostly_other_keys_are_another_trainers() {
+    let (line, others) = with_cores_8("other_trainer_sections.yaml");
+    assert!(line.contains("a trainer gpufeed does not know"), "{line}");
+    assert!(
+        line.contains("loader workers (`data.num_workers: 2`)"),
+        "{line}"
+    );
+    assert_eq!(
+        others,
+        [(
+            "num-workers-low",
+            Severity::Info,
+            Some(14),
+            "`data.num_workers` is 2, fewer than the 8 cores of the training machine".to_owned()
+        )]
+    );
+}
