@@ -861,6 +861,26 @@ fn reduction_in_condition(
     })
 }
 
+/// The positional arguments of a call, and the items of a shape tuple or list given as one
+/// (`torch.zeros((n, 80))`).
+fn positional_args<'t>(call: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut out = Vec::new();
+    if let Some(args) = call.child_by_field_name("arguments") {
+        let mut c = args.walk();
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "keyword_argument" | "comment" | "list_splat" | "dictionary_splat" => {}
+                "tuple" | "list" => {
+                    let mut c = a.walk();
+                    out.extend(a.named_children(&mut c));
+                }
+                _ => out.push(a),
+            }
+        }
+    }
+    out.into_iter()
+}
+
 /// `(out >= 0)`, `(a != b)`, `~mask`, `(x - y)`: an element-wise operation with a tensor
 /// among its operands gives a tensor (`assert (out >= 0).all()`).
 fn elementwise_of_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
@@ -2815,6 +2835,15 @@ pub(super) fn sync(
     match name.as_str() {
         "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
         "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
+            Some(host(format!("{name}(...)")))
+        }
+        // `torch.arange(lengths.max(), device=d)`, `torch.zeros(n_max, 80)`: a size given as
+        // a 0-d device tensor is read on the host (`__index__`) before the factory runs
+        // (VITS-style `sequence_mask` with `max_length = length.max()`).
+        "torch.arange" | "torch.zeros" | "torch.ones" | "torch.empty" | "torch.full"
+        | "torch.rand" | "torch.randn" | "torch.randint" | "torch.linspace"
+            if positional_args(call).any(|a| device_value(a, src, tensors)) =>
+        {
             Some(host(format!("{name}(...)")))
         }
         // `max(1, D - mask_len.max())`: the builtin compares its arguments, and a device
