@@ -1765,6 +1765,10 @@ fn per_step_calls_within<'t>(
 /// decides a branch, a subscript by a mask or a list.
 fn step_read(n: Node<'_>, deciding: &HashSet<usize>) -> bool {
     n.kind() == "slice"
+        || n.kind() == "interpolation"
+        || (n.kind() == "binary_operator"
+            && n.child_by_field_name("operator")
+                .is_some_and(|o| o.kind() == "%"))
         || (n.kind() == "identifier" && deciding.contains(&n.id()))
         || (n.kind() == "subscript" && maybe_mask_index(n))
 }
@@ -1811,7 +1815,7 @@ fn percent_formats_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) 
             .is_none_or(|o| text(o, src) != "%")
         || node
             .child_by_field_name("left")
-            .is_none_or(|l| !matches!(l.kind(), "string" | "concatenated_string"))
+            .is_none_or(|l| !format_string(l, src))
     {
         return false;
     }
@@ -1826,6 +1830,8 @@ fn percent_formats_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) 
                 let parts: Vec<Node<'_>> = v.named_children(&mut c).collect();
                 parts.into_iter().any(|p| read(p, src, tensors))
             }
+            // `% (epoch, *mloss)`: each element of the tensor is formatted.
+            "list_splat" => v.named_child(0).is_some_and(|t| read(t, src, tensors)),
             _ => device_value(v, src, tensors) || tensor_like(v, src, tensors),
         }
     }
@@ -1837,6 +1843,28 @@ fn percent_formats_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) 
             items.into_iter().any(read)
         }
         _ => read(right),
+    }
+}
+
+/// A format string: a literal, or literals joined and repeated (`("%10s" + "%10.4g" * 4)`).
+fn format_string(node: Node<'_>, src: &str) -> bool {
+    let Some(n) = ast::unparenthesized(node) else {
+        return false;
+    };
+    match n.kind() {
+        "string" | "concatenated_string" => true,
+        "binary_operator" => {
+            n.child_by_field_name("operator")
+                .is_some_and(|o| matches!(text(o, src), "+" | "*"))
+                && [
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ]
+                .into_iter()
+                .flatten()
+                .any(|side| format_string(side, src))
+        }
+        _ => false,
     }
 }
 
@@ -2739,6 +2767,14 @@ pub(super) fn sync(
         does: "copies a tensor to the host",
         fix: host_fix,
     };
+    // `s = "%10.4g" * 4 % (*mloss,)`, `f"{loss}"`: formatting a tensor reads it, wherever
+    // the string goes.
+    if call.kind() == "interpolation" {
+        return interpolates_tensor(call, src, tensors).then(|| host("f\"{t}\"".to_owned()));
+    }
+    if call.kind() == "binary_operator" {
+        return percent_formats_tensor(call, src, tensors).then(|| host("\"...\" % t".to_owned()));
+    }
     match method {
         // `lengths = lengths.cpu()` then `n.item()` for each: only the first copy waits.
         Some(m @ ("item" | "numpy" | "cpu"))
@@ -2887,6 +2923,14 @@ fn formats_a_tensor(call: Node<'_>, src: &str, tensors: &HashSet<String>) -> boo
         });
         found
     })
+}
+
+/// `f"{loss.detach().float()}"`: an f-string's field holding a tensor formats it on the host.
+fn interpolates_tensor(node: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    node.kind() == "interpolation"
+        && node
+            .child_by_field_name("expression")
+            .is_some_and(|e| tensor_like(e, src, tensors) || device_value(e, src, tensors))
 }
 
 /// `print(loss)`, `print("loss", out.mean())`, `print(f"{loss:.3f}")`.

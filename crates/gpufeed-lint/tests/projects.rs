@@ -248,7 +248,9 @@ fn evaluation_loaders_are_not_the_training_path() {
 /// Syncs other than `.item()`: a device reduction deciding an `if` in a helper the loop
 /// calls, `math.isnan` of the clipped gradient norm, `"...".format` of it, TensorBoard's
 /// `add_scalar` of it in a helper, `if torch.isnan(loss).any()`, `assert (loss >= 0).all()`
-/// (an element-wise comparison of a tensor gives a tensor); none under `step % N`.
+/// (an element-wise comparison of a tensor gives a tensor), an f-string field holding a
+/// tensor given to a progress bar, `%` formatting of a starred tensor (`% (step,
+/// *mloss)`) with a repeated format; none under `step % N`.
 #[test]
 fn implicit_syncs() {
     check("implicit-syncs");
