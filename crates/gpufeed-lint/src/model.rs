@@ -722,10 +722,20 @@ pub(super) fn host_tensors_moved<'t>(def: Node<'t>, file: &File<'t>) -> Vec<Host
                     n.child_by_field_name("right"),
                 ) && left.kind() == "identifier"
                 {
-                    // A tensor a factory builds on the device (`torch.ones(7, device=d)`).
-                    let device_factory = right.kind() == "call"
-                        && is_host_factory(&file.names.callee(right, src).unwrap_or_default())
-                        && ast::kwarg(right, "device", src).is_some();
+                    // A tensor a factory builds on the device (`torch.ones(7, device=d)`,
+                    // cast or reshaped: `.long()`).
+                    let mut made_by = right;
+                    while let Some(
+                        "long" | "float" | "int" | "half" | "double" | "bool" | "view" | "reshape"
+                        | "unsqueeze" | "squeeze" | "contiguous",
+                    ) = ast::method(made_by, src)
+                        && let Some(r) = ast::receiver(made_by)
+                    {
+                        made_by = r;
+                    }
+                    let device_factory = made_by.kind() == "call"
+                        && is_host_factory(&file.names.callee(made_by, src).unwrap_or_default())
+                        && ast::kwarg(made_by, "device", src).is_some();
                     if device_factory {
                         on_device.insert(text(left, src));
                     } else {
@@ -812,6 +822,14 @@ fn copied_host_data<'t>(
 ) -> Option<HostTensor<'t>> {
     let src = file.src;
     let host_data = |a: Node<'t>| -> Option<Held<'t>> {
+        // `torch.tensor(p.shape, device=d)`: a tensor's shape is a tuple on the host.
+        if (a.kind() == "attribute"
+            && a.child_by_field_name("attribute")
+                .is_some_and(|f| text(f, src) == "shape"))
+            || (a.kind() == "call" && ast::method(a, src) == Some("size") && ast::arg_count(a) == 0)
+        {
+            return Some(("a tensor's shape (a tuple on the host)".to_owned(), None));
+        }
         // `torch.tensor([], device=d)`: an empty tensor made on the device, nothing copied.
         if matches!(a.kind(), "list" | "tuple") && a.named_child_count() == 0 {
             return None;
@@ -1067,6 +1085,7 @@ class M(torch.nn.Module):
         frame = x.new_tensor(frame).long()
         sos = x.new([self.sos_id])
         empty = torch.tensor([], device=x.device, dtype=torch.int64)
+        gains = [torch.tensor(p.shape, device=x.device)[[3, 2, 3, 2]] for p in lengths]
         mask = torch.ones(x.size(0)).type(x.type())
         eye = torch.eye(4).type(torch.cuda.FloatTensor)
         return x
@@ -1082,6 +1101,7 @@ class M(torch.nn.Module):
                 ("host-tensor-in-forward", 11),
                 ("host-tensor-in-forward", 13),
                 ("host-tensor-in-forward", 14),
+                ("host-tensor-in-forward", 15),
             ]
         );
         let good = "\

@@ -1031,7 +1031,8 @@ fn modules_loaded_by_computed_names_stay_on_the_run() {
 }
 
 /// A slice of a device tensor set from a host tensor (`gain[2:6] = torch.tensor(p.shape)[...]`
-/// with `gain = torch.ones(7, device=d)`) copies it to the GPU every step; a shape read to
+/// with `gain = torch.ones(7, device=d)`, or its `.long()` cast) copies it to the GPU every
+/// step; a shape read to
 /// build it is no data of the step's; a host tensor set from one copies nothing (issue 44,
 /// the seventh held-out set: PyTorch-YOLOv3).
 #[test]
