@@ -2873,6 +2873,15 @@ pub(super) fn sync(
         "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
             Some(host(format!("{name}(...)")))
         }
+        // `pack_padded_sequence(x, lengths)` wants the lengths on the CPU, and copies device
+        // ones there (PyTorch's docs: "must be on the CPU if provided as a tensor").
+        "torch.nn.utils.rnn.pack_padded_sequence"
+            if ast::positional(call, 1)
+                .or_else(|| ast::kwarg(call, "lengths", src))
+                .is_some_and(|a| device_value(a, src, tensors)) =>
+        {
+            Some(host("pack_padded_sequence(x, device lengths)".to_owned()))
+        }
         // `torch.arange(lengths.max(), device=d)`, `torch.zeros(n_max, 80)`: a size given as
         // a 0-d device tensor is read on the host (`__index__`) before the factory runs
         // (VITS-style `sequence_mask` with `max_length = length.max()`).

@@ -250,7 +250,9 @@ fn evaluation_loaders_are_not_the_training_path() {
 /// `add_scalar` of it in a helper, `if torch.isnan(loss).any()`, `assert (loss >= 0).all()`
 /// (an element-wise comparison of a tensor gives a tensor), an f-string field holding a
 /// tensor given to a progress bar, `%` formatting of a starred tensor (`% (step,
-/// *mloss)`) with a repeated format; none under `step % N`.
+/// *mloss)`) with a repeated format, `pack_padded_sequence` given device lengths, a factory
+/// given a 0-d device tensor as a size (`torch.arange(lengths.max())`); none under `step %
+/// N`.
 #[test]
 fn implicit_syncs() {
     check("implicit-syncs");
