@@ -2798,7 +2798,6 @@ pub(super) fn sync(
             fix: "decide on the device (`torch.where`, `torch.clamp`), or check every N steps",
         });
     }
-    let first_is_tensor = || ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors));
     match method {
         // `"{:.6f}".format(grad_norm)`: `Tensor.__format__` reads the value.
         Some("format")
@@ -2861,6 +2860,20 @@ pub(super) fn sync(
     if formats_a_tensor(call, src, tensors) {
         return Some(host("\"...\" % t".to_owned()));
     }
+    named_call_sync(&name, call, nargs, src, tensors, host)
+}
+
+/// The syncs of a call [`sync`] knows by the function's name (builtins, `torch`, `math`,
+/// `time`): `host` makes a `host-sync-in-loop` finding of what is read.
+fn named_call_sync(
+    name: &str,
+    call: Node<'_>,
+    nargs: usize,
+    src: &str,
+    tensors: &HashSet<String>,
+    host: impl Fn(String) -> Sync,
+) -> Option<Sync> {
+    let first_is_tensor = || ast::positional(call, 0).is_some_and(|a| tensor_like(a, src, tensors));
     // `max(lengths)` iterates a device tensor and compares its 0-d elements on the host;
     // `range(steps)` reads one with `__index__`. Only a name known to hold a device tensor:
     // `max(losses)` over a Python list of floats is common and free.
@@ -2868,7 +2881,7 @@ pub(super) fn sync(
         ast::positional(call, 0)
             .is_some_and(|a| a.kind() == "identifier" && holds_device_tensor(text(a, src), tensors))
     };
-    match name.as_str() {
+    match name {
         "float" | "int" | "bool" if first_is_tensor() => Some(host(format!("{name}(...)"))),
         "max" | "min" | "sorted" | "list" | "range" if nargs == 1 && first_on_device() => {
             Some(host(format!("{name}(...)")))
