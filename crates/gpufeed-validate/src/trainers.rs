@@ -8,13 +8,12 @@
 //! MyXTTS by its sections (1 point each) and the keys of its schema (1 point each); the
 //! highest score wins, MyXTTS on a tie. MyXTTS needs as many of its own keys as others in
 //! its sections, typos of its keys aside (its dataclasses refuse unknown keys, so a config
-//! it ran has none): the
-//! same section names with mostly other keys are another trainer's. A top-level `defaults`
-//! list, Hydra's, is in no
-//! MyXTTS config and makes the file a Hydra application's whatever its `data` section
-//! holds. Another trainer needs 2 markers at least, and is
-//! named only when the file has one of its own keys ([`Trainer::own`]): a Lightning
-//! `trainer:` section is NeMo's, a Lightning CLI config's, a Hydra application's and many
+//! it ran has none): the same section names with mostly other keys are another trainer's.
+//! A top-level `defaults` list, Hydra's, is in no MyXTTS config and makes the file a Hydra
+//! application's whatever its `data` section holds. Another trainer needs 2 markers at
+//! least, and is named only when the file has one of its own keys ([`Trainer::own`]): a
+//! Lightning `trainer:` section is NeMo's, a Lightning CLI config's, a Hydra application's
+//! and many
 //! others', so it says that the file is some trainer's, not whose. Such a file, or one with
 //! no trainer's markers and no MyXTTS section but a `DataLoader` argument somewhere, is
 //! checked as [`UNKNOWN`]'s: its loader settings found by key name.
