@@ -301,9 +301,13 @@ def test_close_and_with_join_the_threads(demo_cache):
 def test_ctrl_c_mid_epoch_leaves_no_thread_behind(demo_dir, tmp_path):
     script = textwrap.dedent(
         f"""
-        import os, signal, sys, time
+        import faulthandler, os, signal, sys, time
         import numpy  # its BLAS starts its threads on import: count from here
         import gpufeed
+        # A hang prints every Python thread's stack (to the test's captured stderr) before
+        # the parent's timeout: this test failed once in CI (2026-11-29) and passed in 18
+        # reruns, loaded and unloaded.
+        faulthandler.dump_traceback_later(25, exit=True)
         base = len(os.listdir("/proc/self/task"))
         loader = gpufeed.Loader({str(demo_dir)!r}, cache={str(tmp_path)!r}, batch_size=2, workers=2)
         print("ready", flush=True)
