@@ -304,9 +304,12 @@ def test_ctrl_c_mid_epoch_leaves_no_thread_behind(demo_dir, tmp_path):
         import faulthandler, os, signal, sys, time
         import numpy  # its BLAS starts its threads on import: count from here
         import gpufeed
+        # Ctrl-C in a terminal reaches Python's default handler. A test run launched in the
+        # background (`cmd &` without job control) hands its children SIGINT ignored, and
+        # Python then installs no handler: the loop never stopped (2026-11-29, twice).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         # A hang prints every Python thread's stack (to the test's captured stderr) before
-        # the parent's timeout: this test failed once in CI (2026-11-29) and passed in 18
-        # reruns, loaded and unloaded.
+        # the parent's timeout.
         faulthandler.dump_traceback_later(25, exit=True)
         base = len(os.listdir("/proc/self/task"))
         loader = gpufeed.Loader({str(demo_dir)!r}, cache={str(tmp_path)!r}, batch_size=2, workers=2)
