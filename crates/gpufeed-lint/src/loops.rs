@@ -4,10 +4,10 @@
 //! function's or class's) makes a step: `.backward()`, `optimizer.step()`,
 //! `.apply_gradients()`, `tape.gradient()`, `.minimize()`, `train_on_batch()`, a call of
 //! a `*train_step*` function or of a helper given the loss first and the optimizer
-//! (`loss_scaler(loss, optimizer)`). The rules then look at the whole loop body (nested blocks and
-//! loops included: they run at least once per step), except code under an `if` whose
-//! condition uses `%`, which runs every N steps (`if step % 100 == 0: print(loss.item())`
-//! is the recommended way to log).
+//! (`loss_scaler(loss, optimizer)`). The rules then look at the whole loop body (nested
+//! blocks and loops included: they run at least once per step), except code under an `if`
+//! whose condition uses `%`, which runs every N steps (`if step % 100 == 0:
+//! print(loss.item())` is the recommended way to log).
 
 use std::collections::HashSet;
 
@@ -845,15 +845,17 @@ fn reduction_in_condition(
                 || (r.kind() == "call" && text(r, src).starts_with("torch."))
                 || elementwise_of_tensor(r, src, tensors)
         });
-    let keyword = branch_condition(call)
-        .and_then(|c| c.parent())
-        .map(|statement| match statement.kind() {
-            "assert_statement" => "assert",
-            "while_statement" => "while",
-            "elif_clause" => "elif",
-            _ => "if",
-        });
-    let keyword = keyword.filter(|_| is_torch || on_tensor)?;
+    // Only then is the statement looked for: it walks up the tree, and this runs for every
+    // call of every step.
+    if !(is_torch || on_tensor) {
+        return None;
+    }
+    let keyword = match branch_condition(call)?.parent()?.kind() {
+        "assert_statement" => "assert",
+        "while_statement" => "while",
+        "elif_clause" => "elif",
+        _ => "if",
+    };
     Some(if is_torch {
         format!("{keyword} {name}(...)")
     } else {
