@@ -241,7 +241,7 @@ thresholds! {
     /// window in which the Python producer made batches, from which the step may wait.
     ATTACH_PRODUCER_BUSY = 0.9, "ratio",
         "`gpufeed attach` on Keras `fit` (the input's GetNext runs inside the compiled step): a Python producer making batches in less than this share of the window idled with its prefetch buffer full, so the step did not wait for input and its idle moments are its own ops; at or above it, a moment with no TF kernel busy while the producer works is a wait",
-        "queueing: a consumer behind a buffer waits only when the buffer is empty, and the buffer fills only when the producer is faster, which leaves the producer idle part of the time; gpufeed judgement for the margin: a producer busy all the time is seen making a batch at about 97 % of the ticks (the rest is TF handing the batch over in native code), and 400 ticks put the share within ±3 points";
+        "queueing: a consumer behind a buffer waits only when the buffer is empty, and the buffer fills only when the producer is faster, which leaves the producer idle part of the time; gpufeed judgement for the margin: a producer busy all the time, one thread at 200 Hz, is seen in its frames at 86-94 % of the ticks (between two batches tf.data hands the batch over in native code), and at 99-100 % once a single tick out of them between two batches counts as that hand-over; one idling with its buffer full, at 10-15 % (the truth loops of python/tests/test_attach.py); 400 ticks put the share within ±3 points";
     /// `gpufeed attach`: the share of the window in which threads beside the training
     /// thread held the GIL, from which the training thread's own waits for it matter.
     ATTACH_GIL_CONTENDED = 0.25, "ratio",
