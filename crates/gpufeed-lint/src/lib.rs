@@ -19,7 +19,9 @@
 //!
 //! tree-sitter recovers from syntax errors: each error becomes a `syntax-error` finding
 //! and the rest of the file is still linted; findings inside the broken region itself are
-//! dropped (their structure is a guess). Dead code (after `return`/`raise`/`break`/
+//! dropped (their structure is a guess). Where the grammar itself rejects valid Python (a
+//! starred item in a bare expression list: `a, b = *(x), y`), the file is parsed again
+//! around the gap, so working code is never a `syntax-error` for it. Dead code (after `return`/`raise`/`break`/
 //! `continue` in the same block, under `if False:`/`if 0:`/`while False:`, the `else` of
 //! `if True:`) is never reported, and neither is anything in a string or a comment, since
 //! rules only look at code nodes.
@@ -178,6 +180,7 @@ mod decode;
 mod defaults;
 pub mod examples;
 mod flow;
+mod grammar;
 mod loops;
 mod model;
 mod project;
@@ -621,7 +624,7 @@ fn lint_inputs(
             },
             |(parser, ready), input| {
                 if *ready {
-                    parser.parse(source_of(input), None)
+                    grammar::parse(parser, source_of(input))
                 } else {
                     None
                 }
