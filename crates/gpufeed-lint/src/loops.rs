@@ -2051,10 +2051,10 @@ pub(super) fn off_branches_unless(
     } else {
         HashSet::new()
     };
-    let mut out = Vec::new();
     let Some(body) = def.child_by_field_name("body") else {
-        return out;
+        return Vec::new();
     };
+    let mut out = evaluation_branches(body, src);
     if off.is_empty() && optional.is_empty() && literal_defaults.is_empty() {
         return out;
     }
@@ -2134,6 +2134,50 @@ pub(super) fn off_branches_unless(
                     out.push((block.start_byte(), block.end_byte()));
                 }
             }
+        }
+        true
+    });
+    out
+}
+
+/// The evaluation branches of a module's method, which a training step does not take
+/// (the model is in training mode: `model.train()`, `nn.Module.training`): the body of
+/// `if not self.training:`, the `else` of `if self.training:`, and the rest of the block
+/// after an `if self.training: ... return` with no `else` (a sampler after the training
+/// path's return).
+fn evaluation_branches(body: Node<'_>, src: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    ast::walk(body, &mut |n| {
+        if ast::is_scope(n) {
+            return false;
+        }
+        if n.kind() != "if_statement" {
+            return true;
+        }
+        match training_test(n, src) {
+            Some(false) => out.extend(
+                n.child_by_field_name("consequence")
+                    .map(|b| (b.start_byte(), b.end_byte())),
+            ),
+            Some(true) => {
+                let mut c = n.walk();
+                let alternatives: Vec<(usize, usize)> = n
+                    .children_by_field_name("alternative", &mut c)
+                    .map(|a| (a.start_byte(), a.end_byte()))
+                    .collect();
+                let returns = n.child_by_field_name("consequence").is_some_and(|b| {
+                    b.named_child(b.named_child_count().saturating_sub(1))
+                        .is_some_and(|last| last.kind() == "return_statement")
+                });
+                if alternatives.is_empty()
+                    && returns
+                    && let Some(block) = n.parent()
+                {
+                    out.push((n.end_byte(), block.end_byte()));
+                }
+                out.extend(alternatives);
+            }
+            None => {}
         }
         true
     });

@@ -1114,3 +1114,12 @@ fn a_class_built_through_its_package_only_off_the_default_run_is_off_it() {
 fn backward_helper() {
     check("backward-helper");
 }
+
+/// A training step runs the model in training mode: the host tensors of `forward`'s
+/// evaluation path (`if not self.training:`, the `else` of `if self.training:`, after the
+/// training path's `return`) are not every step; the training path's still is (issue 44,
+/// pattern 3).
+#[test]
+fn the_evaluation_path_of_forward_is_not_every_step() {
+    check("eval-mode-branches");
+}
