@@ -2055,7 +2055,21 @@ pub(super) fn off_branches_unless(
         return Vec::new();
     };
     let mut out = evaluation_branches(body, src);
-    if off.is_empty() && optional.is_empty() && literal_defaults.is_empty() {
+    // `**kwargs`, whose `kwargs.get("infer", False)` is a switch off unless given.
+    let kwargs: Option<&str> = {
+        let mut c = params.walk();
+        params
+            .named_children(&mut c)
+            .find(|p| p.kind() == "dictionary_splat_pattern")
+            .and_then(|p| p.named_child(0))
+            .map(|n| text(n, src))
+    };
+    let kwarg_off = |f: Node<'_>| {
+        kwargs.is_some_and(|k| {
+            kwarg_switch(f, k, src).is_some_and(|name| !given(name) && !given(ALL_GIVEN))
+        })
+    };
+    if off.is_empty() && optional.is_empty() && literal_defaults.is_empty() && kwargs.is_none() {
         return out;
     }
     ast::walk(body, &mut |n| {
@@ -2108,7 +2122,9 @@ pub(super) fn off_branches_unless(
             } else {
                 Some(cond)
             };
-            if flag.is_some_and(|f| f.kind() == "identifier" && off.contains(text(f, src))) {
+            if flag.is_some_and(|f| {
+                (f.kind() == "identifier" && off.contains(text(f, src))) || kwarg_off(f)
+            }) {
                 if negated {
                     let mut c = n.walk();
                     let alternatives: Vec<(usize, usize)> = n
@@ -2138,6 +2154,26 @@ pub(super) fn off_branches_unless(
         true
     });
     out
+}
+
+/// `kwargs.get("infer")` or `kwargs.get("infer", False)` (or `None`, `0`) on the
+/// function's `**kwargs` named `kwargs`: the switch's name.
+fn kwarg_switch<'s>(call: Node<'_>, kwargs: &str, src: &'s str) -> Option<&'s str> {
+    if call.kind() != "call" || ast::method(call, src) != Some("get") {
+        return None;
+    }
+    let receiver = ast::receiver(call)?;
+    if receiver.kind() != "identifier" || text(receiver, src) != kwargs {
+        return None;
+    }
+    let args = call.child_by_field_name("arguments")?;
+    let (name, default) = (args.named_child(0)?, args.named_child(1));
+    if name.kind() != "string" || args.named_child_count() > 2 {
+        return None;
+    }
+    default
+        .is_none_or(|d| matches!(text(d, src), "False" | "None" | "0"))
+        .then(|| literal_value(text(name, src)))
 }
 
 /// The evaluation branches of a module's method, which a training step does not take

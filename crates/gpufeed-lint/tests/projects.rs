@@ -1123,3 +1123,11 @@ fn backward_helper() {
 fn the_evaluation_path_of_forward_is_not_every_step() {
     check("eval-mode-branches");
 }
+
+/// `kwargs.get("infer", False)` on a function's `**kwargs` is a switch off unless the
+/// caller gives it, as a parameter `infer=False` is: `forward`'s sampler is not every
+/// step, a helper's logging that the step switches on is (issue 44, pattern 3).
+#[test]
+fn a_switch_read_from_kwargs_is_off_unless_given() {
+    check("kwargs-switch");
+}
