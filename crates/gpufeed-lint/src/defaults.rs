@@ -275,6 +275,86 @@ pub(crate) fn turned_on(root: Node<'_>, src: &str, off: &HashSet<String>) -> Has
     out
 }
 
+/// What a file assigns to attributes (`self.infer = False`, `model.infer = True`): for
+/// each attribute name, whether every assignment is a falsy literal (`False`, `None`, `0`,
+/// `''`), and whether one is `self`'s. `None` where the file sets attributes by a name it computes (`setattr(self, k,
+/// v)`, `self.__dict__.update(...)`, `vars(self)[k] = v`), which may set any of them.
+///
+/// An attribute the whole project only ever sets falsy is a switch nothing turns on: `if
+/// self.infer:` with `self.infer = False` in `__init__` and no `model.infer = True`
+/// anywhere is the inference path, not the step.
+pub(crate) fn attribute_values(root: Node<'_>, src: &str) -> Option<HashMap<String, (bool, bool)>> {
+    let mut out: HashMap<String, (bool, bool)> = HashMap::new();
+    let mut dynamic = false;
+    ast::walk(root, &mut |n| {
+        match n.kind() {
+            "assignment" | "augmented_assignment" => {
+                let falsy = n.kind() == "assignment"
+                    && n.child_by_field_name("right")
+                        .is_some_and(|v| ast::is_falsy_literal(v, src));
+                let Some(left) = n.child_by_field_name("left") else {
+                    return true;
+                };
+                // `self.a, self.b = x, y` and `self.a = self.b = False` are set alike: only
+                // a literal on the right is falsy.
+                let mut targets = vec![left];
+                if matches!(left.kind(), "pattern_list" | "tuple_pattern") {
+                    let mut c = left.walk();
+                    targets = left.named_children(&mut c).collect();
+                }
+                for t in targets {
+                    if t.kind() == "attribute"
+                        && let Some(a) = t.child_by_field_name("attribute")
+                    {
+                        let own = t
+                            .child_by_field_name("object")
+                            .is_some_and(|o| text(o, src) == "self");
+                        let (only, mine) =
+                            out.entry(text(a, src).to_owned()).or_insert((true, false));
+                        *only &= falsy;
+                        *mine |= own;
+                    }
+                    if t.kind() == "subscript"
+                        && t.child_by_field_name("value")
+                            .is_some_and(|v| text(v, src).contains("__dict__"))
+                    {
+                        dynamic = true;
+                    }
+                }
+            }
+            "call" => {
+                let f = n
+                    .child_by_field_name("function")
+                    .map_or("", |f| text(f, src));
+                let first_is_literal = n
+                    .child_by_field_name("arguments")
+                    .and_then(|a| a.named_child(1))
+                    .is_some_and(|k| k.kind() == "string");
+                if f == "setattr" {
+                    if first_is_literal
+                        && let Some(k) = n
+                            .child_by_field_name("arguments")
+                            .and_then(|a| a.named_child(1))
+                    {
+                        let name = text(k, src).trim_matches(|c| c == '"' || c == '\'');
+                        out.insert(name.to_owned(), (false, false));
+                    } else {
+                        dynamic = true;
+                    }
+                }
+                if f.ends_with("__dict__.update")
+                    || (f.starts_with("vars(") && f.ends_with(".update"))
+                {
+                    dynamic = true;
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    (!dynamic).then_some(out)
+}
+
 /// A literal a default is read from: a number, a bool, `None`, or an empty string (`noise_dir:
 /// str = ''`, a path that turns a feature on when given).
 fn is_literal(n: Node<'_>, src: &str) -> bool {

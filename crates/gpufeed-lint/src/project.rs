@@ -804,6 +804,36 @@ impl<'a, 't> Project<'a, 't> {
             .flat_map(|f| loops::gated_attributes(f.root, f.src, &p.opt_in))
             .collect();
         p.opt_in.extend(gated);
+        // Attributes of `self` the project only ever sets falsy (`self.infer = False`, never
+        // `True`, on `self` or any object): `if self.infer:` is off. Any file that sets
+        // attributes by computed names makes it unknowable; a name that is also a flag or
+        // setting keeps the default found for it (`cudnn.benchmark = False` says nothing
+        // of `--benchmark`).
+        let mut only_falsy: Option<HashMap<String, (bool, bool)>> = Some(HashMap::new());
+        for f in files.iter() {
+            match (
+                defaults::attribute_values(f.root, f.src),
+                only_falsy.as_mut(),
+            ) {
+                (Some(values), Some(all)) => {
+                    for (name, (falsy, own)) in values {
+                        let e = all.entry(name).or_insert((true, false));
+                        e.0 &= falsy;
+                        e.1 |= own;
+                    }
+                }
+                _ => only_falsy = None,
+            }
+        }
+        let never_on: Vec<String> = only_falsy
+            .into_iter()
+            .flatten()
+            .filter(|(name, (falsy, own))| {
+                *falsy && *own && !on.contains(name) && !p.defaults.contains_key(name)
+            })
+            .map(|(name, _)| name)
+            .collect();
+        p.opt_in.extend(never_on);
         p.imported = files
             .iter()
             .enumerate()

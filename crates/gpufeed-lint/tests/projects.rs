@@ -1131,3 +1131,11 @@ fn the_evaluation_path_of_forward_is_not_every_step() {
 fn a_switch_read_from_kwargs_is_off_unless_given() {
     check("kwargs-switch");
 }
+
+/// An attribute the project only ever sets falsy (`self.infer = False`, never `True`) is a
+/// switch nothing turns on: its branch is not every step; one the training script sets
+/// `True` is (issue 44, pattern 3).
+#[test]
+fn an_attribute_nothing_turns_on_is_off() {
+    check("attribute-switch");
+}
