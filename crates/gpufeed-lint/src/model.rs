@@ -614,6 +614,13 @@ fn made<'t>(
                 {
                     return made(first, assigned, file, depth + 1).filter(|(f, _)| !f.is_empty());
                 }
+                // A helper of the same file that builds a table on the host and returns it
+                // (`make_mask(n).cuda()`, `self.positions(n).to(x.device)`), one level.
+                if depth == 0
+                    && let Some(held) = helper_table(n, file)
+                {
+                    return Some(held);
+                }
                 n = ast::receiver(n)?;
             }
             "identifier" => {
@@ -915,6 +922,69 @@ fn numpy_value(node: Node<'_>, file: &File<'_>, arrays: &HashSet<&str>, depth: u
         }
         _ => false,
     }
+}
+
+/// The host table a call of a function of the same file returns (`make_mask(n)` with
+/// `return torch.ones(n, n).triu()`; `self.positions(n)`, a method of that name): every
+/// `return` of every definition of the name gives one built by a torch factory without
+/// `device=`, directly or through a name. A conversion of data the helper was given
+/// (`torch.tensor(lengths)`) is the data's copy, not a table, and does not count.
+fn helper_table<'t>(call: Node<'t>, file: &File<'t>) -> Option<Held<'t>> {
+    let src = file.src;
+    let function = call.child_by_field_name("function")?;
+    let name = match function.kind() {
+        "identifier" => text(function, src),
+        "attribute"
+            if function
+                .child_by_field_name("object")
+                .is_some_and(|o| text(o, src) == "self") =>
+        {
+            text(function.child_by_field_name("attribute")?, src)
+        }
+        _ => return None,
+    };
+    let defs = file.functions.get(name)?;
+    let mut first = None;
+    for &def in defs {
+        let body = def.child_by_field_name("body")?;
+        let mut assigned: Vec<Assigned<'t>> = Vec::new();
+        let mut returns = 0;
+        let mut all = true;
+        ast::walk(body, &mut |n| {
+            if ast::is_scope(n) || !all {
+                return false;
+            }
+            if n.kind() == "assignment"
+                && let (Some(left), Some(right)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                )
+                && left.kind() == "identifier"
+            {
+                let held = made(right, &assigned, file, 1).unwrap_or((String::new(), None));
+                assigned.push((text(left, src).to_owned(), n.end_byte(), held, None));
+            }
+            if n.kind() == "return_statement" {
+                returns += 1;
+                let held = n
+                    .named_child(0)
+                    .and_then(|v| made(v, &assigned, file, 1))
+                    .filter(|(f, _)| !f.is_empty() && !is_conversion(f));
+                match held {
+                    Some(h) => {
+                        first.get_or_insert(h);
+                    }
+                    None => all = false,
+                }
+            }
+            true
+        });
+        if returns == 0 || !all {
+            return None;
+        }
+    }
+    // Rendered in backticks by the messages: "`torch.ones` in `make_mask` builds ...".
+    first.map(|(factory, at)| (format!("{factory}` in `{name}"), at))
 }
 
 /// Whether function `def` returns a NumPy array (a name it assigned one, or a `numpy`

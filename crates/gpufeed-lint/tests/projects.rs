@@ -1139,3 +1139,12 @@ fn a_switch_read_from_kwargs_is_off_unless_given() {
 fn an_attribute_nothing_turns_on_is_off() {
     check("attribute-switch");
 }
+
+/// A helper of the file that builds a table on the host and returns it, copied to the GPU
+/// by `forward` (`causal_mask(n).cuda()`, `self.positions(n).to(x.device)`), every call;
+/// not a helper that builds on the device, converts the data it is given, or returns
+/// something else on one of its paths (issue 44, a miss of the eleventh scouting set).
+#[test]
+fn a_host_table_returned_by_a_helper_and_moved_is_every_call() {
+    check("host-table-returned");
+}
