@@ -2422,6 +2422,47 @@ pub(super) fn mask_like(node: Node<'_>, src: &str, names: &HashSet<String>) -> b
     }
 }
 
+/// A comprehension's variable that iterates a tensor: `y` in `[y[y != pad] for y in
+/// padded]`, each a row of `padded`, on its device (Listen-Attend-Spell's decoder strips
+/// the padding of each row so).
+fn row_of_tensor(value: Node<'_>, src: &str, tensors: &HashSet<String>) -> bool {
+    if value.kind() != "identifier" {
+        return false;
+    }
+    let name = text(value, src);
+    let mut n = value;
+    // The comprehension around the subscript: a few levels up, not the whole tree.
+    for _ in 0..8 {
+        let Some(p) = n.parent() else {
+            return false;
+        };
+        if matches!(
+            p.kind(),
+            "list_comprehension" | "generator_expression" | "set_comprehension"
+        ) {
+            let mut c = p.walk();
+            return p
+                .named_children(&mut c)
+                .filter(|k| k.kind() == "for_in_clause")
+                .any(|clause| {
+                    clause
+                        .child_by_field_name("left")
+                        .is_some_and(|l| l.kind() == "identifier" && text(l, src) == name)
+                        && clause.child_by_field_name("right").is_some_and(|r| {
+                            tensor_like(r, src, tensors)
+                                || (r.kind() == "identifier"
+                                    && holds_device_tensor(text(r, src), tensors))
+                        })
+                });
+        }
+        if ast::is_scope(p) {
+            return false;
+        }
+        n = p;
+    }
+    false
+}
+
 /// `x[mask]` in a step, `x` a tensor: as many elements as the mask holds, which PyTorch
 /// counts on the host (a read is `x.masked_select(mask)`, a store of a tensor indexes the
 /// same way); a store of a number (`x[mask] = 0`) is `masked_fill_`, no count.
@@ -2433,6 +2474,7 @@ fn mask_selection(subscript: Node<'_>, src: &str, tensors: &HashSet<String>) -> 
         .find(|i| mask_like(*i, src, tensors))?;
     let on_device = tensor_like(value, src, tensors)
         || (value.kind() == "identifier" && holds_device_tensor(text(value, src), tensors))
+        || row_of_tensor(value, src, tensors)
         || {
             // `sim[~eye]`, `x[keep & valid]`: a mask on the device.
             let mut device = false;
@@ -2482,7 +2524,7 @@ fn holds_tensor(name: &str, tensors: &HashSet<String>) -> bool {
 }
 
 /// Whether `name` holds a device tensor here ([`DEVICE`]), not a host value since.
-fn holds_device_tensor(name: &str, tensors: &HashSet<String>) -> bool {
+pub(super) fn holds_device_tensor(name: &str, tensors: &HashSet<String>) -> bool {
     tensors.contains(&device_mark(name)) && !tensors.contains(&host_mark(name))
 }
 

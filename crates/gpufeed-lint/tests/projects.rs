@@ -1148,3 +1148,11 @@ fn an_attribute_nothing_turns_on_is_off() {
 fn a_host_table_returned_by_a_helper_and_moved_is_every_call() {
     check("host-table-returned");
 }
+
+/// A boolean mask applied to each row of a device tensor in a comprehension (`[y[y !=
+/// PAD] for y in padded]`) counts each row on the host, every step; the same over a list
+/// of host arrays does not (issue 44, a miss of the eleventh scouting set).
+#[test]
+fn a_mask_per_row_of_a_device_tensor_is_a_sync() {
+    check("mask-per-row");
+}
