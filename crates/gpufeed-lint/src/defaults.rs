@@ -254,8 +254,9 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
 
 /// The keyword names a file passes a value other than `False`, `None` or `0` to
 /// (`MultiheadAttention(..., add_zero_attn=True)`): a setting someone turns on. A flag off
-/// unless given (`validate=args.validate` with `--validate` a `store_true`, in `off`)
-/// turns nothing on.
+/// unless given (`validate=args.validate` with `--validate` a `store_true`, in `off`), or a
+/// setting whose default is off (`print_nan_grads=hparams['print_nan_grads']` with
+/// `print_nan_grads: false` in the project's YAML), turns nothing on.
 pub(crate) fn turned_on(root: Node<'_>, src: &str, off: &HashSet<String>) -> HashSet<String> {
     let mut out = HashSet::new();
     ast::walk(root, &mut |n| {
@@ -267,6 +268,7 @@ pub(crate) fn turned_on(root: Node<'_>, src: &str, off: &HashSet<String>) -> Has
             && !ast::is_falsy_literal(value, src)
             && !(matches!(value.kind(), "attribute" | "identifier")
                 && off.contains(text(value, src).rsplit('.').next().unwrap_or("")))
+            && !read_setting(value, src).is_some_and(|k| off.contains(k))
         {
             out.insert(text(name, src).to_owned());
         }

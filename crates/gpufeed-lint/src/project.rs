@@ -770,9 +770,25 @@ impl<'a, 't> Project<'a, 't> {
         // A constructor parameter or config field that is `False` (or an empty string) unless
         // given, and that no call turns on, is an opt-in flag too (`speed_volume_perturb:
         // bool = False`, `add_zero_attn=False`, `noise_dir: str = ''`).
+        // A keyword given a setting read whose default is off turns nothing on either.
+        let off_by_default: HashSet<String> = p
+            .opt_in
+            .iter()
+            .cloned()
+            .chain(
+                p.defaults
+                    .keys()
+                    .filter(|name| {
+                        defaults::resolved(&p.defaults, name)
+                            .and_then(|d| d.value.as_deref())
+                            .is_some_and(|v| v == "False" || defaults::is_empty_string(v))
+                    })
+                    .cloned(),
+            )
+            .collect();
         let on: HashSet<String> = files
             .iter()
-            .flat_map(|f| defaults::turned_on(f.root, f.src, &p.opt_in))
+            .flat_map(|f| defaults::turned_on(f.root, f.src, &off_by_default))
             .collect();
         let off: Vec<String> = p
             .defaults

@@ -1156,3 +1156,11 @@ fn a_host_table_returned_by_a_helper_and_moved_is_every_call() {
 fn a_mask_per_row_of_a_device_tensor_is_a_sync() {
     check("mask-per-row");
 }
+
+/// A switch given from the project's YAML (`print_nan_grads=hparams["print_nan_grads"]`
+/// with `print_nan_grads: false`) turns nothing on: the trainer's branch on it is not every
+/// step; one the YAML turns on is (issue 44, pattern 3).
+#[test]
+fn a_switch_the_config_leaves_off_is_off() {
+    check("config-switch");
+}
