@@ -1405,6 +1405,31 @@ fn opt_in_gate(node: Node<'_>, src: &str, opt_in: &HashSet<String>) -> bool {
 /// `== "ddp"` does not; `None` when the default is not known (or two flags of the name
 /// disagree, as in two scripts).
 pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) -> Option<bool> {
+    // `'loss_ota' not in hyp or hyp['loss_ota'] == 1` (yolov7): an `or` holds where one
+    // side does, an `and` fails where one side does; else the sides must all be known.
+    if c.kind() == "parenthesized_expression" {
+        return holds_by_default(c.named_child(0)?, src, marks);
+    }
+    if c.kind() == "boolean_operator" {
+        let or = c
+            .child_by_field_name("operator")
+            .is_some_and(|o| text(o, src) == "or");
+        let sides = [
+            c.child_by_field_name("left"),
+            c.child_by_field_name("right"),
+        ];
+        let values: Vec<Option<bool>> = sides
+            .into_iter()
+            .map(|s| s.and_then(|s| holds_by_default(s, src, marks)))
+            .collect();
+        return if values.contains(&Some(or)) {
+            Some(or)
+        } else if values.iter().all(|v| *v == Some(!or)) {
+            Some(!or)
+        } else {
+            None
+        };
+    }
     if c.kind() != "comparison_operator" || c.named_child_count() != 2 {
         return None;
     }
@@ -1412,6 +1437,8 @@ pub(super) fn holds_by_default(c: Node<'_>, src: &str, marks: &HashSet<String>) 
     let flag = match left.kind() {
         "attribute" => left.child_by_field_name("attribute").map(|a| text(a, src)),
         "identifier" => Some(text(left, src)),
+        // `hyp['loss_ota']`: a setting read as a mapping.
+        "subscript" => crate::defaults::read_setting(left, src),
         _ => None,
     };
     // `flag in ["CelebA", "RaFD"]`: a list or tuple of literals.
@@ -1698,6 +1725,22 @@ fn per_step_calls_within<'t>(
                 && let Some(block) = n.child_by_field_name("consequence")
             {
                 calls.extend(per_step_calls_within(block, src, opt_in, depth + 1));
+            }
+            return false;
+        }
+        // `if opt.loss_ota == 1: ... else: ...` with the default 1 (a flag's, or a value
+        // every config file of the project agrees on): only the branch the defaults take
+        // runs in the step (yolov7's `ComputeLoss` is the `else`).
+        if n.kind() == "if_statement"
+            && ast::bare_condition(n)
+                .is_some_and(|c| holds_by_default(c, src, opt_in) == Some(true))
+        {
+            if depth < gpufeed_findings::constants::MAX_NESTING {
+                for part in ["condition", "consequence"] {
+                    if let Some(p) = n.child_by_field_name(part) {
+                        calls.extend(per_step_calls_within(p, src, opt_in, depth + 1));
+                    }
+                }
             }
             return false;
         }

@@ -1164,3 +1164,12 @@ fn a_mask_per_row_of_a_device_tensor_is_a_sync() {
 fn a_switch_the_config_leaves_off_is_off() {
     check("config-switch");
 }
+
+/// `if hyp["loss_ota"] == 1: ... else: ...` with every config of the project at 1 (or
+/// `if opt.aux == "flat":` with that default): the step runs the branch the defaults
+/// take, not the other (yolov7's `ComputeLoss`, the eleventh scouting set; issue 44,
+/// pattern 3).
+#[test]
+fn only_the_branch_the_defaults_take_runs_in_the_step() {
+    check("default-branch");
+}
