@@ -474,9 +474,79 @@ pub(super) fn ddp_first(
                 return Some(stmt.start_position().row + 1);
             }
         }
+        // `if cuda and rank == -1 and torch.cuda.device_count() > 1:` (yolov7): the run
+        // not launched for DDP, with the file's DDP wrap under `rank != -1` elsewhere.
+        if p.kind() == "block"
+            && let Some(stmt) = p.parent()
+            && stmt.kind() == "if_statement"
+            && stmt
+                .child_by_field_name("consequence")
+                .is_some_and(|c| c.id() == p.id())
+            && stmt
+                .child_by_field_name("condition")
+                .is_some_and(|c| not_distributed(c, src))
+        {
+            let mut root = stmt;
+            while let Some(up) = root.parent() {
+                root = up;
+            }
+            let mut line = None;
+            ast::walk(root, &mut |c| {
+                if c.kind() == "call"
+                    && names
+                        .callee(c, src)
+                        .is_some_and(|name| name.ends_with("DistributedDataParallel"))
+                {
+                    line = Some(c.start_position().row + 1);
+                }
+                line.is_none()
+            });
+            if line.is_some() {
+                return line;
+            }
+        }
         n = p;
     }
     None
+}
+
+/// A condition that holds only in a run not launched for DDP: a rank tested against -1
+/// (`rank == -1`, `args.local_rank == -1`, in an `and`), or `not` a flag named for
+/// distribution (`not args.distributed`, `not ddp`).
+fn not_distributed(cond: Node<'_>, src: &str) -> bool {
+    let mut found = false;
+    ast::walk(cond, &mut |n| {
+        match n.kind() {
+            "comparison_operator" if n.named_child_count() == 2 => {
+                let (l, r) = (n.named_child(0), n.named_child(1));
+                found |= l.is_some_and(|l| text(l, src).to_ascii_lowercase().contains("rank"))
+                    && r.is_some_and(|r| text(r, src).replace(' ', "") == "-1")
+                    && ast::operators(n, src) == ["=="];
+            }
+            "not_operator" => {
+                found |= n.child_by_field_name("argument").is_some_and(|a| {
+                    matches!(a.kind(), "identifier" | "attribute") && {
+                        let t = text(a, src).to_ascii_lowercase();
+                        let last = t.rsplit('.').next().unwrap_or(&t).to_owned();
+                        matches!(
+                            last.as_str(),
+                            "distributed" | "ddp" | "is_distributed" | "use_ddp"
+                        )
+                    }
+                });
+            }
+            // Not into `or`: one side alone does not say the run is not distributed.
+            "boolean_operator"
+                if n.child_by_field_name("operator")
+                    .is_some_and(|o| text(o, src) == "or") =>
+            {
+                return false;
+            }
+            _ => {}
+        }
+        !found
+    });
+    found
 }
 
 /// `TrainingArguments(...)` of Hugging Face's `Trainer` without `dataloader_num_workers`
