@@ -78,6 +78,36 @@ fn steps_optimizer(call: Node<'_>, src: &str) -> bool {
         })
 }
 
+/// A loop of a benchmarking helper that times a module's forward and backward passes on
+/// purpose: in a function named for it (`profile`, `benchmark`, `bench_*`, `measure_*`,
+/// `time_*`, `*_speed`), with no optimizer step anywhere in the function. Its syncs are the
+/// timing, and it trains nothing (yolov5's and yolov7's `profile()` in `torch_utils.py`,
+/// which no training code calls).
+pub(super) fn benchmark_loop(root: Node<'_>, lp: Node<'_>, src: &str) -> bool {
+    let Some(def) = ast::enclosing(root, lp, "function_definition") else {
+        return false;
+    };
+    let name = def
+        .child_by_field_name("name")
+        .map_or(String::new(), |n| text(n, src).to_ascii_lowercase());
+    let timing = name.split('_').any(|w| {
+        matches!(
+            w,
+            "profile" | "benchmark" | "bench" | "measure" | "timeit" | "speed"
+        )
+    }) || name.starts_with("time_");
+    if !timing {
+        return false;
+    }
+    let mut steps = false;
+    ast::walk(def, &mut |n| {
+        steps |= n.kind() == "call"
+            && (steps_optimizer(n, src) || ast::method(n, src) == Some("zero_grad"));
+        !steps
+    });
+    !steps
+}
+
 /// Calls in a loop's own body: not in nested loops, functions, classes or lambdas.
 pub(super) fn own_calls<'t>(body: Node<'t>) -> Vec<Node<'t>> {
     let mut out = Vec::new();

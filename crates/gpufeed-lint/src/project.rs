@@ -1499,7 +1499,9 @@ impl<'a, 't> Project<'a, 't> {
                 .copied()
                 .find(|c| loops::step_call(*c, src, &f.names))
             {
-                out.push((lp, step));
+                if !loops::benchmark_loop(f.root, lp, src) {
+                    out.push((lp, step));
+                }
                 continue;
             }
             // A loop over a loader whose calls reach a train step in the project.

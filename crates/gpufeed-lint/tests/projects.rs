@@ -1173,3 +1173,11 @@ fn a_switch_the_config_leaves_off_is_off() {
 fn only_the_branch_the_defaults_take_runs_in_the_step() {
     check("default-branch");
 }
+
+/// A benchmarking helper's loop (`profile()` timing forward and backward with syncs, no
+/// optimizer step) is no training loop; a timed loop that steps an optimizer is (issue 44,
+/// the eleventh scouting set's yolov7).
+#[test]
+fn a_benchmark_helper_is_no_training_loop() {
+    check("benchmark-helper");
+}
