@@ -153,6 +153,25 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
             .map(|v| text(v, src).to_owned())
     };
     let line = |at: Node<'_>| format!("{file}:{}", at.start_position().row + 1);
+    // `@property def num_workers(self): return int(os.getenv(...))`: a value computed when
+    // read, so no default of the name elsewhere (another class's `__init__` parameter)
+    // says what `dataset.num_workers` is (FastDiff's `BaseDataset`).
+    ast::walk(root, &mut |n| {
+        if n.kind() == "decorated_definition" {
+            let mut c = n.walk();
+            let property = n
+                .named_children(&mut c)
+                .any(|d| d.kind() == "decorator" && text(d, src).trim() == "@property");
+            if property
+                && let Some(name) = n
+                    .child_by_field_name("definition")
+                    .and_then(|d| d.child_by_field_name("name"))
+            {
+                add(text(name, src), None, line(name));
+            }
+        }
+        true
+    });
     for a in arguments(root, src) {
         if let Some(d) = a.default {
             add(&a.dest, literal(Some(d)), line(d));

@@ -1181,3 +1181,12 @@ fn only_the_branch_the_defaults_take_runs_in_the_step() {
 fn a_benchmark_helper_is_no_training_loop() {
     check("benchmark-helper");
 }
+
+/// `num_workers=dataset.num_workers` where the project defines `num_workers` as a
+/// property (computed when read) is not judged by another class's `num_workers=None`
+/// parameter; a setting with only such a default still is (issue 44, pattern 4; FastDiff,
+/// the eleventh scouting set).
+#[test]
+fn a_property_has_no_default_elsewhere() {
+    check("property-setting");
+}
