@@ -95,8 +95,10 @@
 //! config builds by its dotted path (Hydra's `_target_: pkg.models.Net`) stays on the run.
 //! Where the project trains (a loop, `fit`, Lightning's `training_step`), a module of
 //! definitions only that no file imports and nothing names (a vendored `meldataset.py`) does
-//! not run either, unless the project imports modules by computed names
-//! (`importlib.import_module`, `pkgutil`); and a loader built in a function under
+//! not run either, unless a computed import may load it: any module where a folder is
+//! walked (`pkgutil`, `__import__`) or a whole name is built (`f"{pkg}.{name}"`), the
+//! package's modules for `import_module(f"plugins.{name}")`, and what a config or string
+//! names for `import_module(pkg)`; and a loader built in a function under
 //! `@torch.inference_mode()` / `@torch.no_grad()`, or named for inference or synthesis
 //! (`batched_synthesis`), feeds no training.
 //!

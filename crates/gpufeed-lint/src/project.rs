@@ -2068,18 +2068,18 @@ impl<'a, 't> Project<'a, 't> {
                 .files
                 .iter()
                 .any(|f| calls_fit(f) || f.functions.contains_key("training_step"));
-        // Modules loaded by a computed name (`importlib.import_module(f"models.{name}")`, a
-        // registry filled by walking its folder) are imported without saying so.
+        // Modules loaded by a computed name are imported without saying so: any module,
+        // where a folder is walked for them (`pkgutil`, `__import__`, a spec from a file);
+        // the modules of a package, for `import_module(f"models.{name}")`; a module a
+        // config or a string names, for `import_module(pkg)` (below).
         let dynamic = self.files.iter().any(|f| {
-            [
-                "import_module(",
-                "__import__(",
-                "pkgutil",
-                "spec_from_file_location",
-            ]
-            .iter()
-            .any(|k| f.src.contains(k))
+            ["__import__(", "pkgutil", "spec_from_file_location"]
+                .iter()
+                .any(|k| f.src.contains(k))
         });
+        let Some(packages) = self.dynamic_packages() else {
+            return out;
+        };
         if !self.cross || self.files.len() < 2 || !trains || dynamic {
             return out;
         }
@@ -2088,7 +2088,13 @@ impl<'a, 't> Project<'a, 't> {
             let Some(stem) = f.rel.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
+            let dotted = f
+                .rel
+                .with_extension("")
+                .to_string_lossy()
+                .replace(['/', '\\'], ".");
             if imported.contains(&fi)
+                || packages.iter().any(|p| dotted.starts_with(p.as_str()))
                 || config_named[fi]
                 || stem == "__init__"
                 || stem == "__main__"
@@ -2108,6 +2114,65 @@ impl<'a, 't> Project<'a, 't> {
             ));
         }
         out
+    }
+
+    /// The packages whose modules `importlib.import_module` may load by a name built from a
+    /// literal prefix (`f"data_gen.tts.txt_processors.{name}"`, `"models." + name`: the
+    /// prefix, dots kept); `None` where a call builds the whole name (`f"{pkg}.{name}"`),
+    /// which may load any module. A name read whole from elsewhere (`import_module(pkg)`) is
+    /// left to the configs and strings that name the module.
+    fn dynamic_packages(&self) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        let mut any = false;
+        for f in self
+            .files
+            .iter()
+            .filter(|f| f.src.contains("import_module("))
+        {
+            ast::walk(f.root, &mut |n| {
+                if n.kind() != "call"
+                    || !n
+                        .child_by_field_name("function")
+                        .is_some_and(|c| text(c, f.src).ends_with("import_module"))
+                {
+                    return true;
+                }
+                let Some(arg) = ast::positional(n, 0) else {
+                    return true;
+                };
+                let literal_start = match arg.kind() {
+                    "string" => Some(arg),
+                    "binary_operator" => arg
+                        .child_by_field_name("left")
+                        .filter(|l| l.kind() == "string"),
+                    _ => None,
+                };
+                if let Some(lit) = literal_start {
+                    let mut c = lit.walk();
+                    let interpolated = lit
+                        .named_children(&mut c)
+                        .any(|p| p.kind() == "interpolation");
+                    if interpolated || arg.kind() == "binary_operator" {
+                        // The literal text before the first field.
+                        let mut c = lit.walk();
+                        let prefix: String = lit
+                            .named_children(&mut c)
+                            .take_while(|p| p.kind() != "interpolation")
+                            .filter(|p| p.kind() == "string_content")
+                            .map(|p| text(p, f.src))
+                            .collect();
+                        match prefix.rsplit_once('.') {
+                            Some((package, _)) if !package.is_empty() => {
+                                out.push(package.to_owned())
+                            }
+                            _ => any = true,
+                        }
+                    }
+                }
+                true
+            });
+        }
+        (!any).then_some(out)
     }
 
     /// True when another file names `stem` (an identifier, a word of a string) or a

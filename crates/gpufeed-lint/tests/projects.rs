@@ -1190,3 +1190,13 @@ fn a_benchmark_helper_is_no_training_loop() {
 fn a_property_has_no_default_elsewhere() {
     check("property-setting");
 }
+
+/// `importlib.import_module` does not make every module possibly run: a name built from
+/// a literal package (`f"plugins.{name}"`) loads that package's modules, a name read whole
+/// (`import_module(pkg)` from a config) loads what a config or string names; a module
+/// outside both that nothing imports is off the path (issue 44; FastDiff's
+/// `utils/torch_stft.py`, the eleventh scouting set).
+#[test]
+fn a_computed_import_loads_only_what_it_can_name() {
+    check("dynamic-imports");
+}
