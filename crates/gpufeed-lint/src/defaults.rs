@@ -170,7 +170,8 @@ pub(crate) fn collect(root: Node<'_>, src: &str, file: &str) -> HashMap<String, 
                 add(text(name, src), None, line(name));
             }
         }
-        true
+        // Properties sit in class bodies: not inside a function's.
+        n.kind() != "function_definition"
     });
     for a in arguments(root, src) {
         if let Some(d) = a.default {
