@@ -614,13 +614,6 @@ fn made<'t>(
                 {
                     return made(first, assigned, file, depth + 1).filter(|(f, _)| !f.is_empty());
                 }
-                // A helper of the same file that builds a table on the host and returns it
-                // (`make_mask(n).cuda()`, `self.positions(n).to(x.device)`), one level.
-                if depth == 0
-                    && let Some(held) = helper_table(n, file)
-                {
-                    return Some(held);
-                }
                 n = ast::receiver(n)?;
             }
             "identifier" => {
@@ -804,9 +797,11 @@ fn moved_host_tensor<'t>(
     };
     let to_host =
         target.is_some_and(|t| made(t, assigned, file, 0).is_some_and(|(f, _)| !f.is_empty()));
-    if !to_host
-        && let Some(r) = ast::receiver(n)
-        && let Some((factory, call)) = made(r, assigned, file, 0)
+    if to_host {
+        return None;
+    }
+    let r = ast::receiver(n)?;
+    if let Some((factory, call)) = made(r, assigned, file, 0)
         && !factory.is_empty()
     {
         return Some(HostTensor {
@@ -814,6 +809,23 @@ fn moved_host_tensor<'t>(
             made: factory,
             factory: call,
         });
+    }
+    // A helper of the same file that builds a table on the host and returns it
+    // (`make_mask(n).cuda()`, `self.positions(n).float().to(x.device)`), one level: looked
+    // for only at a move, as it walks the helper.
+    let mut r = r;
+    for _ in 0..4 {
+        if r.kind() != "call" {
+            return None;
+        }
+        if let Some((factory, call)) = helper_table(r, file) {
+            return Some(HostTensor {
+                moved: n,
+                made: factory,
+                factory: call,
+            });
+        }
+        r = ast::receiver(r)?;
     }
     None
 }
