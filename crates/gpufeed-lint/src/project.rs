@@ -537,6 +537,41 @@ fn loaders_off_default(
     }
 }
 
+/// The attributes of `self` the project only ever sets falsy (`self.infer = False`, never
+/// `True`, on `self` or any object), which no call turns on (`on`) and which are no flag or
+/// setting (`defaults`): `if self.infer:` is off. Any file that sets attributes by computed
+/// names makes it unknowable (none then).
+fn never_turned_on(
+    files: &[File<'_>],
+    on: &HashSet<String>,
+    defaults: &HashMap<String, Vec<defaults::DefaultValue>>,
+) -> Vec<String> {
+    let mut only_falsy: Option<HashMap<String, (bool, bool)>> = Some(HashMap::new());
+    for f in files {
+        match (
+            defaults::attribute_values(f.root, f.src),
+            only_falsy.as_mut(),
+        ) {
+            (Some(values), Some(all)) => {
+                for (name, (falsy, own)) in values {
+                    let e = all.entry(name).or_insert((true, false));
+                    e.0 &= falsy;
+                    e.1 |= own;
+                }
+            }
+            _ => only_falsy = None,
+        }
+    }
+    only_falsy
+        .into_iter()
+        .flatten()
+        .filter(|(name, (falsy, own))| {
+            *falsy && *own && !on.contains(name) && !defaults.contains_key(name)
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// A parameter given a tensor is one; given a host value (`reduced_loss` from
 /// `loss.item()`), it is marked as never one, whatever it is called.
 fn bind_one(
@@ -820,36 +855,7 @@ impl<'a, 't> Project<'a, 't> {
             .flat_map(|f| loops::gated_attributes(f.root, f.src, &p.opt_in))
             .collect();
         p.opt_in.extend(gated);
-        // Attributes of `self` the project only ever sets falsy (`self.infer = False`, never
-        // `True`, on `self` or any object): `if self.infer:` is off. Any file that sets
-        // attributes by computed names makes it unknowable; a name that is also a flag or
-        // setting keeps the default found for it (`cudnn.benchmark = False` says nothing
-        // of `--benchmark`).
-        let mut only_falsy: Option<HashMap<String, (bool, bool)>> = Some(HashMap::new());
-        for f in files.iter() {
-            match (
-                defaults::attribute_values(f.root, f.src),
-                only_falsy.as_mut(),
-            ) {
-                (Some(values), Some(all)) => {
-                    for (name, (falsy, own)) in values {
-                        let e = all.entry(name).or_insert((true, false));
-                        e.0 &= falsy;
-                        e.1 |= own;
-                    }
-                }
-                _ => only_falsy = None,
-            }
-        }
-        let never_on: Vec<String> = only_falsy
-            .into_iter()
-            .flatten()
-            .filter(|(name, (falsy, own))| {
-                *falsy && *own && !on.contains(name) && !p.defaults.contains_key(name)
-            })
-            .map(|(name, _)| name)
-            .collect();
-        p.opt_in.extend(never_on);
+        p.opt_in.extend(never_turned_on(files, &on, &p.defaults));
         p.imported = files
             .iter()
             .enumerate()
