@@ -299,8 +299,9 @@ pub(crate) fn turned_on(root: Node<'_>, src: &str, off: &HashSet<String>) -> Has
 
 /// What a file assigns to attributes (`self.infer = False`, `model.infer = True`): for
 /// each attribute name, whether every assignment is a falsy literal (`False`, `None`, `0`,
-/// `''`), and whether one is `self`'s. `None` where the file sets attributes by a name it computes (`setattr(self, k,
-/// v)`, `self.__dict__.update(...)`, `vars(self)[k] = v`), which may set any of them.
+/// `''`), and whether one is `self`'s. `None` where the file sets attributes by a name it
+/// computes (`setattr(self, k, v)`, `self.__dict__.update(...)`, `vars(self)[k] = v`),
+/// which may set any of them.
 ///
 /// An attribute the whole project only ever sets falsy is a switch nothing turns on: `if
 /// self.infer:` with `self.infer = False` in `__init__` and no `model.infer = True`
@@ -337,8 +338,10 @@ pub(crate) fn attribute_values(root: Node<'_>, src: &str) -> Option<HashMap<Stri
                         *mine |= own;
                     }
                     if t.kind() == "subscript"
-                        && t.child_by_field_name("value")
-                            .is_some_and(|v| text(v, src).contains("__dict__"))
+                        && t.child_by_field_name("value").is_some_and(|v| {
+                            let v = text(v, src);
+                            v.contains("__dict__") || v.starts_with("vars(")
+                        })
                     {
                         dynamic = true;
                     }
@@ -348,15 +351,12 @@ pub(crate) fn attribute_values(root: Node<'_>, src: &str) -> Option<HashMap<Stri
                 let f = n
                     .child_by_field_name("function")
                     .map_or("", |f| text(f, src));
-                let first_is_literal = n
-                    .child_by_field_name("arguments")
-                    .and_then(|a| a.named_child(1))
-                    .is_some_and(|k| k.kind() == "string");
                 if f == "setattr" {
-                    if first_is_literal
-                        && let Some(k) = n
-                            .child_by_field_name("arguments")
-                            .and_then(|a| a.named_child(1))
+                    // `setattr(obj, "name", v)`: the name is the second argument.
+                    if let Some(k) = n
+                        .child_by_field_name("arguments")
+                        .and_then(|a| a.named_child(1))
+                        .filter(|k| k.kind() == "string")
                     {
                         let name = text(k, src).trim_matches(|c| c == '"' || c == '\'');
                         out.insert(name.to_owned(), (false, false));
