@@ -2129,14 +2129,7 @@ pub(super) fn off_branches_unless(
     };
     let mut out = evaluation_branches(body, src);
     // `**kwargs`, whose `kwargs.get("infer", False)` is a switch off unless given.
-    let kwargs: Option<&str> = {
-        let mut c = params.walk();
-        params
-            .named_children(&mut c)
-            .find(|p| p.kind() == "dictionary_splat_pattern")
-            .and_then(|p| p.named_child(0))
-            .map(|n| text(n, src))
-    };
+    let kwargs = ast::dict_splat_param(def, src);
     let kwarg_off = |f: Node<'_>| {
         kwargs.is_some_and(|k| {
             kwarg_switch(f, k, src).is_some_and(|name| !given(name) && !given(ALL_GIVEN))
@@ -2199,26 +2192,9 @@ pub(super) fn off_branches_unless(
                 (f.kind() == "identifier" && off.contains(text(f, src))) || kwarg_off(f)
             }) {
                 if negated {
-                    let mut c = n.walk();
-                    let alternatives: Vec<(usize, usize)> = n
-                        .children_by_field_name("alternative", &mut c)
-                        .map(|a| (a.start_byte(), a.end_byte()))
-                        .collect();
                     // `if not reverse: ...; return nll` with no `else`: the rest of the
                     // block after it is the reverse path (Coqui's duration predictor).
-                    let returns = n.child_by_field_name("consequence").is_some_and(|b| {
-                        let count = b.named_child_count();
-                        count > 0
-                            && b.named_child(count - 1)
-                                .is_some_and(|last| last.kind() == "return_statement")
-                    });
-                    if alternatives.is_empty()
-                        && returns
-                        && let Some(block) = n.parent()
-                    {
-                        out.push((n.end_byte(), block.end_byte()));
-                    }
-                    out.extend(alternatives);
+                    out.extend(untaken_after(n));
                 } else if let Some(block) = n.child_by_field_name("consequence") {
                     out.push((block.start_byte(), block.end_byte()));
                 }
@@ -2226,6 +2202,29 @@ pub(super) fn off_branches_unless(
         }
         true
     });
+    out
+}
+
+/// What an `if` whose body always runs leaves untaken: its `elif`/`else` branches, or,
+/// with none and a body that ends in `return`, the rest of the block after it. Byte ranges.
+fn untaken_after(n: Node<'_>) -> Vec<(usize, usize)> {
+    let mut c = n.walk();
+    let mut out: Vec<(usize, usize)> = n
+        .children_by_field_name("alternative", &mut c)
+        .map(|a| (a.start_byte(), a.end_byte()))
+        .collect();
+    let returns = n.child_by_field_name("consequence").is_some_and(|b| {
+        let count = b.named_child_count();
+        count > 0
+            && b.named_child(count - 1)
+                .is_some_and(|last| last.kind() == "return_statement")
+    });
+    if out.is_empty()
+        && returns
+        && let Some(block) = n.parent()
+    {
+        out.push((n.end_byte(), block.end_byte()));
+    }
     out
 }
 
@@ -2272,24 +2271,7 @@ fn evaluation_branches(body: Node<'_>, src: &str) -> Vec<(usize, usize)> {
                 n.child_by_field_name("consequence")
                     .map(|b| (b.start_byte(), b.end_byte())),
             ),
-            Some(true) => {
-                let mut c = n.walk();
-                let alternatives: Vec<(usize, usize)> = n
-                    .children_by_field_name("alternative", &mut c)
-                    .map(|a| (a.start_byte(), a.end_byte()))
-                    .collect();
-                let returns = n.child_by_field_name("consequence").is_some_and(|b| {
-                    b.named_child(b.named_child_count().saturating_sub(1))
-                        .is_some_and(|last| last.kind() == "return_statement")
-                });
-                if alternatives.is_empty()
-                    && returns
-                    && let Some(block) = n.parent()
-                {
-                    out.push((n.end_byte(), block.end_byte()));
-                }
-                out.extend(alternatives);
-            }
+            Some(true) => out.extend(untaken_after(n)),
             None => {}
         }
         true
